@@ -1,0 +1,310 @@
+/* analysis.c — environment blocks (medium, viscous, damping, rft, drag, ground, obstacles,
+ * self contact) and analysis blocks (simulate, static, modes) with their outputs and probes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elab_internal.h"
+
+/* Environment blocks may appear once each; the flag says whether this one came before. */
+static bool first_time(Elab *e, Stmt *s, int *seen)
+{
+    (void)e;
+    if (*seen) {
+        Diag *d = diag_error(s->loc, "`%s` is given twice", block_kind_name(s->block));
+        diag_hint(d, "merge the two blocks into one");
+        return false;
+    }
+    *seen = 1;
+    return true;
+}
+
+static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
+{
+    srd_model *m = e->model;
+    double n[3] = { 0, 0, 1 };
+    const Value *nv = prop_get(pv, "normal");
+    bool has_incline = prop_given(pv, "incline");
+    if (nv && has_incline) {
+        diag_error(s->loc, "give the ground either a `normal` or an `incline`, not both");
+        return;
+    }
+    if ((nv || has_incline) && prop_given(pv, "height")) {
+        diag_error(s->loc, "an uneven ground (`height`) cannot also have a `normal` or an `incline`");
+        return;
+    }
+    if (nv) {
+        double len = sqrt(nv->v[0] * nv->v[0] + nv->v[1] * nv->v[1] + nv->v[2] * nv->v[2]);
+        if (!(len > 0)) {
+            diag_error(s->loc, "the ground normal must not be zero");
+            return;
+        }
+        for (int c = 0; c < 3; c++)
+            n[c] = nv->v[c] / len;
+    } else if (has_incline) {
+        /* The plane rises along +x by the incline angle. */
+        double th = prop_num(pv, "incline", 0);
+        n[0] = -sin(th);
+        n[2] = cos(th);
+    }
+    memcpy(m->ground_normal, n, sizeof n);
+    m->ground_point[2] = prop_num(pv, "level", 0);
+    m->ground_stiffness = prop_num(pv, "stiffness", 0);
+    m->ground_delta = prop_num(pv, "delta", 0);
+    m->ground_friction = prop_num(pv, "friction", 0);
+    m->ground_slip_velocity = prop_num(pv, "slip_velocity", 1e-3);
+    for (int k = 0; k < pv->n_specs; k++)
+        if (!strcmp(pv->specs[k]->name, "height") && pv->set[k] && !pv->bad[k]) {
+            DPUSH(e->exprs, pv->where[k]->value);
+            m->ground_height_expr = e->exprs.n - 1;
+        }
+    if (!(m->ground_delta > 0) || !(m->ground_stiffness > 0)) {
+        diag_error(s->loc, "the ground's `stiffness` and `delta` must be positive");
+        return;
+    }
+    if (m->ground_friction < 0) {
+        diag_error(s->loc, "a friction coefficient cannot be negative");
+        return;
+    }
+    m->has_ground = 1;
+}
+
+static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
+{
+    static const char *shapes[] = { "sphere", "box", "cylinder" };
+    int k = 0;
+    while (k < 3 && strcmp(shapes[k], s->subkind))
+        k++;
+    if (k == 3) {
+        Diag *d = diag_error(s->subkind_loc, "unknown obstacle shape `%s`", s->subkind);
+        const char *close = diag_closest(s->subkind, shapes, 3);
+        diag_hint(d, close ? "did you mean `%s`?" : "obstacles are sphere, box and cylinder", close);
+        return;
+    }
+    const char *need = k == 1 ? "size" : "radius";
+    if (!prop_given(pv, need)) {
+        Diag *d = diag_error(s->loc, "a %s obstacle needs `%s`", shapes[k], need);
+        diag_hint(d, "add `%s = ...;`", need);
+        return;
+    }
+    srd_obstacle o;
+    memset(&o, 0, sizeof o);
+    o.shape = strdup(shapes[k]);
+    memcpy(o.center, prop_get(pv, "center")->v, sizeof o.center);
+    o.radius = prop_num(pv, "radius", 0);
+    const Value *size = prop_get(pv, "size");
+    const Value *axis = prop_get(pv, "axis");
+    if (size)
+        memcpy(o.size, size->v, sizeof o.size);
+    else if (axis)
+        memcpy(o.size, axis->v, sizeof o.size);
+    o.stiffness = prop_num(pv, "stiffness", 0);
+    o.delta = prop_num(pv, "delta", 0);
+    o.friction = prop_num(pv, "friction", 0);
+    o.slip_velocity = prop_num(pv, "slip_velocity", 1e-3);
+    srd_model *m = e->model;
+    m->obstacles = elab_grow(m->obstacles, sizeof *m->obstacles * (size_t)(m->n_obstacles + 1));
+    m->obstacles[m->n_obstacles++] = o;
+}
+
+static void contact_block(Elab *e, Stmt *s, const PropValues *pv)
+{
+    if (strcmp(s->subkind, "self")) {
+        Diag *d = diag_error(s->subkind_loc, "unknown contact kind `%s`", s->subkind);
+        diag_hint(d, "write `contact self { ... }`; contact with the ground and obstacles is set in their blocks");
+        return;
+    }
+    srd_model *m = e->model;
+    if (m->has_self_contact) {
+        diag_error(s->loc, "`contact self` is given twice");
+        return;
+    }
+    m->has_self_contact = 1;
+    m->contact_delta = prop_num(pv, "delta", 0);
+    m->contact_stiffness = prop_num(pv, "stiffness", 0);
+    m->contact_friction = prop_num(pv, "friction", 0);
+    m->contact_slip_velocity = prop_num(pv, "slip_velocity", 1e-3);
+}
+
+void elab_environment(Elab *e, Stmt *s)
+{
+    PropValues pv;
+    char owner[96];
+    snprintf(owner, sizeof owner, "the %s block", block_kind_name(s->block));
+    props_read(e, s, &pv, owner);
+    if (!props_complete(s, &pv, owner))
+        return;
+    srd_model *m = e->model;
+    switch (s->block) {
+    case BK_MEDIUM:
+        if (first_time(e, s, &e->seen[BK_MEDIUM]))
+            m->medium_density = prop_num(&pv, "density", 0);
+        break;
+    case BK_VISCOUS:
+        if (first_time(e, s, &e->seen[BK_VISCOUS]))
+            m->viscous_eta = prop_num(&pv, "eta", 0);
+        break;
+    case BK_DAMPING:
+        if (!first_time(e, s, &e->seen[BK_DAMPING]))
+            break;
+        if (!prop_given(&pv, "alpha") && !prop_given(&pv, "beta")) {
+            Diag *d = diag_error(s->loc, "a damping block needs `alpha`, `beta` or both");
+            diag_hint(d, "Rayleigh damping is -(alpha M + beta K) v");
+            break;
+        }
+        m->damping_alpha = prop_num(&pv, "alpha", 0);
+        m->damping_beta = prop_num(&pv, "beta", 0);
+        break;
+    case BK_RFT:
+        if (first_time(e, s, &e->seen[BK_RFT])) {
+            m->has_rft = 1;
+            m->rft_ct = prop_num(&pv, "ct", 0);
+            m->rft_cn = prop_num(&pv, "cn", 0);
+        }
+        break;
+    case BK_DRAG:
+        if (first_time(e, s, &e->seen[BK_DRAG])) {
+            m->has_drag = 1;
+            m->drag_cd = prop_num(&pv, "cd", 0);
+            m->drag_density = prop_num(&pv, "density", 0);
+        }
+        break;
+    case BK_GROUND:
+        if (first_time(e, s, &e->seen[BK_GROUND]))
+            ground_block(e, s, &pv);
+        break;
+    case BK_OBSTACLE: obstacle_block(e, s, &pv); break;
+    case BK_CONTACT: contact_block(e, s, &pv); break;
+    default: break;
+    }
+}
+
+/* ---- analyses ---- */
+
+static bool time_value(Elab *e, Expr *x, const char *what, double *out)
+{
+    Value v = eval_expr(e, x);
+    if (v.kind == V_ERR)
+        return false;
+    if (v.kind != V_NUM || v.n != 1 || !v.known || !dims_eq(v.dims, dims_of(0, 0, 1, 0)) || !(v.v[0] > 0)) {
+        char have[128];
+        value_describe(&v, have, sizeof have);
+        Diag *d = diag_error(x->loc, "%s must be a positive time, but this is %s", what, have);
+        diag_hint(d, "for example `every 10 ms`");
+        return false;
+    }
+    *out = v.v[0];
+    return true;
+}
+
+static void read_output(Elab *e, Stmt *s, srd_analysis *a)
+{
+    if (strcmp(s->name, "vtk") && strcmp(s->name, "csv")) {
+        Diag *d = diag_error(s->name_loc, "unknown output format `%s`", s->name);
+        diag_hint(d, "formats are `vtk` (ParaView frames) and `csv` (node positions)");
+        return;
+    }
+    if (a->output_format) {
+        diag_error(s->loc, "only one `output` per analysis");
+        return;
+    }
+    if (!s->str[0] || strchr(s->str, '\n')) {
+        diag_error(s->loc, "an output needs a file name");
+        return;
+    }
+    double every = 0;
+    if (s->every && !time_value(e, s->every, "an output period", &every))
+        return;
+    a->output_format = strdup(s->name);
+    a->output_name = strdup(s->str);
+    a->output_every = every;
+}
+
+static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
+{
+    for (int i = 0; i < a->n_probes; i++)
+        if (!strcmp(a->probes[i].name, s->name)) {
+            diag_error(s->name_loc, "probe `%s` is declared twice", s->name);
+            return;
+        }
+    Value v = eval_expr(e, s->target);
+    if (v.kind == V_ERR)
+        return;
+    if (v.kind != V_SEL || v.sel->n != 1 || (v.sel->kind != SEL_NODE && v.sel->kind != SEL_EDGE)) {
+        char have[128];
+        value_describe(&v, have, sizeof have);
+        Diag *d = diag_error(s->target->loc, "a probe watches one node or one edge, but this is %s", have);
+        diag_hint(d, "for example `probe tip = finger.end.z every 1 ms;`");
+        return;
+    }
+    double every = 0;
+    if (s->every && !time_value(e, s->every, "a probe period", &every))
+        return;
+    a->probes = elab_grow(a->probes, sizeof *a->probes * (size_t)(a->n_probes + 1));
+    srd_probe *p = &a->probes[a->n_probes++];
+    memset(p, 0, sizeof *p);
+    p->name = strdup(s->name);
+    p->dof = -1;
+    p->node = v.sel->kind == SEL_NODE ? v.sel->items[0] : -1 - v.sel->items[0]; /* edges as -1-index until finalize */
+    p->component = v.sel->component;
+    p->every = every;
+}
+
+static char *word_prop(const PropValues *pv, const char *name, const char *dflt)
+{
+    const Value *v = prop_get(pv, name);
+    return strdup(v ? v->str : dflt);
+}
+
+void elab_analysis(Elab *e, Stmt *s)
+{
+    srd_model *m = e->model;
+    srd_analysis *a = s->block == BK_SIMULATE ? &m->simulate : s->block == BK_STATIC ? &m->statics : &m->modes;
+    if (a->present) {
+        diag_error(s->loc, "there is already a `%s` block", block_kind_name(s->block));
+        return;
+    }
+    if (e->loop_depth) {
+        diag_error(s->loc, "a `%s` block belongs at the top level", block_kind_name(s->block));
+        return;
+    }
+    PropValues pv;
+    char owner[64];
+    snprintf(owner, sizeof owner, "the %s block", block_kind_name(s->block));
+    props_read(e, s, &pv, owner);
+    if (!props_complete(s, &pv, owner))
+        return;
+    a->present = 1;
+    if (s->block == BK_SIMULATE) {
+        a->method = word_prop(&pv, "method", "implicit_euler");
+        a->dt = prop_num(&pv, "dt", 0);
+        a->duration = prop_num(&pv, "duration", 0);
+        a->tolerance = prop_num(&pv, "tolerance", 1e-6);
+        a->max_iterations = (int)prop_num(&pv, "max_iterations", 25);
+        if (!(a->dt > 0) || !(a->duration > 0))
+            diag_error(s->loc, "`dt` and `duration` must be positive");
+        else if (a->dt > a->duration)
+            diag_error(s->loc, "the time step (%g s) is longer than the duration (%g s)", a->dt, a->duration);
+    } else if (s->block == BK_STATIC) {
+        a->method = strdup("static");
+        a->tolerance = prop_num(&pv, "tolerance", 1e-8);
+        a->max_iterations = (int)prop_num(&pv, "max_iterations", 50);
+        a->load_steps = (int)prop_num(&pv, "load_steps", 1);
+    } else {
+        a->method = word_prop(&pv, "at", "reference");
+        a->mode_count = (int)prop_num(&pv, "count", 1);
+    }
+    if (s->block != BK_MODES) {
+        a->solver = word_prop(&pv, "solver", "auto");
+        const Value *ls = prop_get(&pv, "line_search");
+        a->line_search = !ls || !strcmp(ls->str, "on");
+    }
+    if (a->tolerance < 0 || a->tolerance >= 1)
+        diag_error(s->loc, "`tolerance` must be between 0 and 1 (it is relative)");
+    for (int i = 0; i < pv.n_extra; i++) {
+        if (pv.extra[i]->kind == ST_OUTPUT)
+            read_output(e, pv.extra[i], a);
+        else
+            read_probe(e, pv.extra[i], a);
+    }
+}

@@ -1,0 +1,17 @@
+/* ast.c — names of AST enumerations for messages and dumps. */
+#include "ast.h"
+
+const char *block_kind_name(BlockKind k)
+{
+    static const char *names[BK_COUNT] = {
+        "material", "rod",  "shell",  "body",    "medium",   "viscous", "damping", "rft",
+        "drag",     "ground", "obstacle", "contact", "simulate", "static",  "modes",
+    };
+    return k < BK_COUNT ? names[k] : "?";
+}
+
+const char *binop_name(BinOp op)
+{
+    static const char *names[] = { "+", "-", "*", "/", "^", "<", "<=", ">", ">=", "==", "!=", "&&", "||" };
+    return names[op];
+}

@@ -1,0 +1,317 @@
+/* diag.c — collects diagnostics during a run and prints them like a good compiler does. */
+#include "diag.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+const SrcLoc NO_LOC = { -1, 0, 0, 0, 0 };
+
+typedef struct SrcFile {
+    char *path;
+    char *text;
+    size_t len;
+} SrcFile;
+
+typedef struct Note {
+    SrcLoc loc;
+    char  *msg;
+} Note;
+
+struct Diag {
+    DiagLevel level;
+    SrcLoc    loc;
+    char     *msg;
+    char     *hint;
+    Note      notes[4];
+    int       n_notes;
+    int       seq; /* keeps the order of diagnostics reported at the same position */
+};
+
+static SrcFile *files;
+static int      n_files, cap_files;
+static Diag   **diags;
+static int      n_diags, cap_diags, n_errors, seq_counter;
+
+enum { MAX_REPORTED_ERRORS = 50 };
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n);
+    if (!p) {
+        fputs("srdc: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xrealloc(NULL, n), s, n);
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    char *s = xrealloc(NULL, (size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+int src_add(const char *path, const char *text, size_t len)
+{
+    if (n_files == cap_files) {
+        cap_files = cap_files ? 2 * cap_files : 8;
+        files = xrealloc(files, sizeof *files * (size_t)cap_files);
+    }
+    SrcFile *f = &files[n_files];
+    f->path = xstrdup(path);
+    f->text = xrealloc(NULL, len + 1);
+    memcpy(f->text, text, len);
+    f->text[len] = 0;
+    f->len = len;
+    return n_files++;
+}
+
+const char *src_path(int file) { return file >= 0 && file < n_files ? files[file].path : "<command line>"; }
+const char *src_text(int file) { return file >= 0 && file < n_files ? files[file].text : ""; }
+
+SrcLoc loc_span(SrcLoc from, SrcLoc to)
+{
+    if (from.file != to.file)
+        return from;
+    SrcLoc r = from;
+    r.end_line = to.end_line;
+    r.end_col = to.end_col;
+    return r;
+}
+
+static bool same_loc(SrcLoc a, SrcLoc b)
+{
+    return a.file == b.file && a.line == b.line && a.col == b.col && a.end_line == b.end_line &&
+           a.end_col == b.end_col;
+}
+
+static Diag *diag_new(DiagLevel level, SrcLoc loc, const char *fmt, va_list ap)
+{
+    char *msg = vformat(fmt, ap);
+    /* Loop bodies and functions are evaluated many times: report each mistake once. */
+    for (int i = 0; i < n_diags; i++)
+        if (same_loc(diags[i]->loc, loc) && !strcmp(diags[i]->msg, msg)) {
+            free(msg);
+            return NULL;
+        }
+    Diag *d = xrealloc(NULL, sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->level = level;
+    d->loc = loc;
+    d->msg = msg;
+    d->seq = seq_counter++;
+    if (n_diags == cap_diags) {
+        cap_diags = cap_diags ? 2 * cap_diags : 16;
+        diags = xrealloc(diags, sizeof *diags * (size_t)cap_diags);
+    }
+    diags[n_diags++] = d;
+    if (level == DIAG_ERROR)
+        n_errors++;
+    return d;
+}
+
+Diag *diag_error(SrcLoc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    Diag *d = diag_new(DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+Diag *diag_warning(SrcLoc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    Diag *d = diag_new(DIAG_WARNING, loc, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+void diag_note(Diag *d, SrcLoc loc, const char *fmt, ...)
+{
+    if (!d || d->n_notes == (int)(sizeof d->notes / sizeof d->notes[0]))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    d->notes[d->n_notes].loc = loc;
+    d->notes[d->n_notes].msg = vformat(fmt, ap);
+    d->n_notes++;
+    va_end(ap);
+}
+
+void diag_hint(Diag *d, const char *fmt, ...)
+{
+    if (!d)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    free(d->hint);
+    d->hint = vformat(fmt, ap);
+    va_end(ap);
+}
+
+int diag_error_count(void) { return n_errors; }
+
+/* Finds the text of line `line` (1-based) in file `file`; returns its length. */
+static const char *line_text(int file, int line, int *len)
+{
+    const char *p = src_text(file);
+    for (int l = 1; l < line && *p; p++)
+        if (*p == '\n')
+            l++;
+    const char *e = p;
+    while (*e && *e != '\n' && *e != '\r')
+        e++;
+    *len = (int)(e - p);
+    return p;
+}
+
+static void print_source_excerpt(FILE *out, SrcLoc loc)
+{
+    if (loc.file < 0 || loc.line <= 0)
+        return;
+    int len;
+    const char *text = line_text(loc.file, loc.line, &len);
+    if (loc.line > 1 && len == 0 && loc.col <= 1)
+        return;
+    fprintf(out, "%5d | %.*s\n      | ", loc.line, len, text);
+    int col = loc.col < 1 ? 1 : loc.col;
+    /* Reproduce tabs so the caret lines up however the terminal expands them. */
+    for (int i = 0; i < col - 1 && i < len; i++)
+        fputc(text[i] == '\t' ? '\t' : ' ', out);
+    for (int i = len; i < col - 1; i++)
+        fputc(' ', out);
+    int last = loc.end_line == loc.line ? loc.end_col : len;
+    if (last < col)
+        last = col;
+    fputc('^', out);
+    for (int i = col + 1; i <= last; i++)
+        fputc('~', out);
+    fputc('\n', out);
+}
+
+static void print_header(FILE *out, SrcLoc loc, const char *kind, const char *msg)
+{
+    if (loc.file >= 0)
+        fprintf(out, "%s:%d:%d: %s: %s\n", src_path(loc.file), loc.line, loc.col, kind, msg);
+    else
+        fprintf(out, "srdc: %s: %s\n", kind, msg);
+}
+
+static int diag_order(const void *pa, const void *pb)
+{
+    const Diag *a = *(Diag *const *)pa, *b = *(Diag *const *)pb;
+    if (a->loc.file != b->loc.file)
+        return a->loc.file < b->loc.file ? -1 : 1;
+    if (a->loc.line != b->loc.line)
+        return a->loc.line < b->loc.line ? -1 : 1;
+    if (a->loc.col != b->loc.col)
+        return a->loc.col < b->loc.col ? -1 : 1;
+    return a->seq < b->seq ? -1 : 1;
+}
+
+static void free_diag(Diag *d)
+{
+    free(d->msg);
+    free(d->hint);
+    for (int i = 0; i < d->n_notes; i++)
+        free(d->notes[i].msg);
+    free(d);
+}
+
+void diag_flush(FILE *out)
+{
+    qsort(diags, (size_t)n_diags, sizeof *diags, diag_order);
+    int shown_errors = 0;
+    for (int i = 0; i < n_diags; i++) {
+        Diag *d = diags[i];
+        if (d->level == DIAG_ERROR && shown_errors == MAX_REPORTED_ERRORS) {
+            fprintf(out, "srdc: too many errors, stopping after %d\n", MAX_REPORTED_ERRORS);
+            break;
+        }
+        shown_errors += d->level == DIAG_ERROR;
+        print_header(out, d->loc, d->level == DIAG_ERROR ? "error" : "warning", d->msg);
+        print_source_excerpt(out, d->loc);
+        for (int k = 0; k < d->n_notes; k++) {
+            print_header(out, d->notes[k].loc, "note", d->notes[k].msg);
+            print_source_excerpt(out, d->notes[k].loc);
+        }
+        if (d->hint)
+            fprintf(out, "hint: %s\n", d->hint);
+    }
+    for (int i = 0; i < n_diags; i++)
+        free_diag(diags[i]);
+    n_diags = 0;
+    fflush(out);
+}
+
+void diag_reset(void)
+{
+    for (int i = 0; i < n_diags; i++)
+        free_diag(diags[i]);
+    free(diags);
+    diags = NULL;
+    n_diags = cap_diags = n_errors = 0;
+    for (int i = 0; i < n_files; i++) {
+        free(files[i].path);
+        free(files[i].text);
+    }
+    free(files);
+    files = NULL;
+    n_files = cap_files = 0;
+}
+
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int row[64];
+    for (int j = 0; j <= lb; j++)
+        row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int up = row[j];
+            int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            int best = diag + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *diag_closest(const char *word, const char *const *candidates, int n)
+{
+    const char *best = NULL;
+    int best_d = 99;
+    int limit = strlen(word) <= 3 ? 1 : strlen(word) <= 6 ? 2 : 3;
+    for (int i = 0; i < n; i++) {
+        if (!candidates[i] || !strcmp(candidates[i], word))
+            continue;
+        int d = edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}

@@ -1,0 +1,1032 @@
+/* elab.c — runs the program's statements (declarations, loops, boundary conditions,
+ * environment, analyses) and hands the collected geometry to finalize.c, which builds the
+ * flat srd_model. Every mistake is reported with its location; elaboration goes on after
+ * an error so that one run shows as many as possible. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elab.h"
+#include "elab_internal.h"
+#include "geom.h"
+#include "props.h"
+
+#define PI 3.14159265358979323846
+
+void *elab_grow(void *p, size_t size)
+{
+    p = realloc(p, size);
+    if (!p) {
+        fputs("srdc: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+/* ---- declarations ---- */
+
+static const char *reserved_names[] = { "pi", "t", "dt", "x", "y", "z", "s" };
+
+static bool is_reserved(const char *name)
+{
+    for (size_t i = 0; i < sizeof reserved_names / sizeof reserved_names[0]; i++)
+        if (!strcmp(reserved_names[i], name))
+            return true;
+    return false;
+}
+
+/* Reports a second declaration of `name`; returns true when the name is free. */
+static bool check_new_name(Elab *e, const char *name, SrcLoc loc)
+{
+    SrcLoc prev = NO_LOC;
+    Binding *b = scope_lookup(e, name);
+    bool clash = false;
+    if (b && b->kind != BIND_BUILTIN && b->kind != BIND_LOOP) {
+        prev = b->loc;
+        clash = true;
+    }
+    for (int i = 0; i < e->objs.n && !clash; i++)
+        if (!strcmp(e->objs.a[i].name, name)) {
+            prev = e->objs.a[i].loc;
+            clash = true;
+        }
+    for (int i = 0; i < e->mats.n && !clash; i++)
+        if (!strcmp(e->mats.a[i].name, name)) {
+            prev = e->mats.a[i].loc;
+            clash = true;
+        }
+    const Decl *d = elab_find_decl(e, name);
+    if (d && !clash) {
+        prev = d->stmt->name_loc;
+        clash = true;
+    }
+    if (clash) {
+        Diag *dg = diag_error(loc, "`%s` is already declared", name);
+        diag_note(dg, prev, "the first declaration of `%s` is here", name);
+        if (e->loop_depth)
+            diag_hint(dg, "a declaration inside `for` needs an index: `%s[i]`", name);
+        return false;
+    }
+    if (is_reserved(name)) {
+        diag_error(loc, "`%s` is a built-in name (pi, t, dt, x, y, z, s) and cannot be declared", name);
+        return false;
+    }
+    return true;
+}
+
+static void collect_decls(Elab *e, Stmt **stmts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Stmt *s = stmts[i];
+        if (s->kind == ST_FOR)
+            collect_decls(e, s->body, s->n_body);
+        if (s->kind != ST_FN && s->kind != ST_ENERGY && s->kind != ST_FORCE)
+            continue;
+        const Decl *prev = elab_find_decl(e, s->name);
+        if (prev) {
+            Diag *d = diag_error(s->name_loc, "`%s` is already defined", s->name);
+            diag_note(d, prev->stmt->name_loc, "the first definition is here");
+            continue;
+        }
+        Decl d = { s };
+        DPUSH(e->decls, d);
+    }
+}
+
+/* ---- properties of a block ---- */
+
+static void hint_properties(Diag *d, BlockKind b, const char *name)
+{
+    const PropSpec *list[64];
+    int n = props_list(b, list, 64);
+    const char *names[64];
+    for (int i = 0; i < n; i++)
+        names[i] = list[i]->name;
+    const char *close = diag_closest(name, names, n);
+    if (close) {
+        diag_hint(d, "did you mean `%s`?", close);
+        return;
+    }
+    char buf[512] = "";
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, "%s%s", i ? ", " : "", names[i]);
+    }
+    diag_hint(d, "a %s block accepts %s", block_kind_name(b), buf);
+}
+
+static bool check_word(Elab *e, const PropSpec *p, Value v, Expr *x)
+{
+    (void)e;
+    if (v.kind == V_WORD) {
+        char words[256];
+        snprintf(words, sizeof words, " %s ", p->words);
+        char key[128];
+        snprintf(key, sizeof key, " %s ", v.str);
+        if (strstr(words, key))
+            return true;
+    }
+    char desc[128];
+    value_describe(&v, desc, sizeof desc);
+    Diag *d = diag_error(x->loc, "`%s` must be one of: %s", p->name, p->words);
+    if (v.kind == V_WORD) {
+        const char *cands[16];
+        int n = 0;
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", p->words);
+        for (char *tok = strtok(copy, " "); tok && n < 16; tok = strtok(NULL, " "))
+            cands[n++] = tok;
+        const char *close = diag_closest(v.str, cands, n);
+        if (close)
+            diag_hint(d, "did you mean `%s`?", close);
+    }
+    return false;
+}
+
+static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
+{
+    Dims want = props_dims(p);
+    if (v.n == p->n && (v.any_dims || dims_eq(v.dims, want)))
+        return true;
+    char have[128], need[128];
+    value_describe(&v, have, sizeof have);
+    Value w = value_num(0, want);
+    w.n = p->n;
+    value_describe(&w, need, sizeof need);
+    Diag *d = diag_error(x->loc, "`%s` of %s must be %s, but this is %s", p->name, owner, need, have);
+    if (v.n == p->n && dims_is_dimless(v.dims) && !dims_is_dimless(want)) {
+        char u[64];
+        dims_format(want, u, sizeof u);
+        diag_hint(d, "add a unit, for example `%s`", u);
+    }
+    return false;
+}
+
+/* Checks one property value against its spec. */
+static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char *owner)
+{
+    if (v.kind == V_ERR)
+        return false;
+    bool ok = true;
+    switch (p->shape) {
+    case P_NUM:
+        if (v.kind != V_NUM) {
+            if (v.kind == V_WORD && x->kind == EX_NAME) {
+                Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
+                (void)d;
+            } else {
+                char desc[128];
+                value_describe(&v, desc, sizeof desc);
+                diag_error(x->loc, "`%s` of %s must be a number, but this is %s", p->name, owner, desc);
+            }
+            return false;
+        }
+        ok = check_dims(p, v, x, owner);
+        break;
+    case P_INT:
+        if (v.kind != V_NUM || v.n != 1 || !v.known || v.v[0] != floor(v.v[0]) || v.v[0] < 1 ||
+            (!v.any_dims && !dims_is_dimless(v.dims))) {
+            if (v.kind == V_NUM && v.known && v.n == 1 && v.v[0] == floor(v.v[0]) && dims_is_dimless(v.dims))
+                diag_error(x->loc, "`%s` must be a positive integer, but it is %g", p->name, v.v[0]);
+            else if (v.kind == V_NUM && !v.known)
+                ; /* reported below */
+            else
+                diag_error(x->loc, "`%s` must be a positive integer", p->name);
+            if (v.known || v.kind != V_NUM)
+                return false;
+        }
+        break;
+    case P_WORD: return check_word(e, p, v, x);
+    case P_MATERIAL:
+        if (v.kind != V_MATERIAL) {
+            if (v.kind == V_WORD) {
+                Diag *d = diag_error(x->loc, "unknown material `%s`", v.str);
+                const char *names[256];
+                int n = 0;
+                for (int i = 0; i < e->mats.n && n < 256; i++)
+                    names[n++] = e->mats.a[i].name;
+                const char *close = diag_closest(v.str, names, n);
+                if (close)
+                    diag_hint(d, "did you mean `%s`?", close);
+                else if (n == 0)
+                    diag_hint(d, "declare it first: `material %s { E = ...; rho = ...; }`", v.str);
+            } else {
+                diag_error(x->loc, "`material` must name a material");
+            }
+            return false;
+        }
+        break;
+    case P_PATH:
+    case P_MESH:
+    case P_SECTION: {
+        static const char *paths = " line polyline arc circle helix ";
+        static const char *meshes = " rectangle hexagon disc obj dismech ";
+        char key[64];
+        bool good = false;
+        if (v.kind == V_GEOM || v.kind == V_SECTION) {
+            snprintf(key, sizeof key, " %s ", v.geom->fn);
+            good = p->shape == P_PATH ? strstr(paths, key) != NULL
+                 : p->shape == P_MESH ? strstr(meshes, key) != NULL : v.kind == V_SECTION;
+        }
+        if (!good) {
+            Diag *d = diag_error(x->loc, "`%s` of %s must be %s", p->name, owner,
+                                 p->shape == P_PATH ? "a path" : p->shape == P_MESH ? "a mesh" : "a cross-section");
+            diag_hint(d, "%s", p->shape == P_PATH ? "paths: line(a, b), polyline(p1, p2, ...), arc(...), circle(...), helix(...)"
+                              : p->shape == P_MESH ? "meshes: rectangle(...), hexagon(...), disc(...), obj(\"f.obj\"), dismech(\"f.txt\")"
+                                                   : "sections: circular(r), elliptic(a, b), rectangular(w, h)");
+            return false;
+        }
+        return true;
+    }
+    case P_HEIGHT:
+        if (v.kind != V_NUM || v.n != 1 || !(v.any_dims || dims_eq(v.dims, dims_of(1, 0, 0, 0)))) {
+            char desc[128];
+            value_describe(&v, desc, sizeof desc);
+            diag_error(x->loc, "`height` must be a length as an expression of x and y, but this is %s", desc);
+            return false;
+        }
+        return true;
+    }
+    if (!ok)
+        return false;
+    if (!v.known && p->shape != P_HEIGHT) {
+        Diag *d = diag_error(x->loc, "`%s` must be known when the model is built, but this depends on `%s`", p->name,
+                             v.param ? v.param : "a run-time value");
+        if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
+            diag_hint(d, "to change it over time, use `actuate`");
+        return false;
+    }
+    if (v.param && !p->runtime_ok && strcmp(v.param, "t")) {
+        Diag *d = diag_error(x->loc, "`%s` shapes the discrete model and cannot depend on the run-time param `%s`",
+                             p->name, v.param);
+        diag_hint(d, "declare `%s` with `let` instead of `param`", v.param);
+        return false;
+    }
+    return true;
+}
+
+void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
+{
+    memset(pv, 0, sizeof *pv);
+    pv->n_specs = props_list(blk->block, pv->specs, MAX_PROPS);
+    Binding *saved = e->scope;
+    for (int i = 0; i < blk->n_body; i++) {
+        Stmt *s = blk->body[i];
+        if (s->kind == ST_LET) {
+            if (check_new_name(e, s->name, s->name_loc))
+                scope_bind(e, s->name, eval_expr(e, s->value), s->name_loc, BIND_LET);
+            continue;
+        }
+        if (s->kind == ST_OUTPUT || s->kind == ST_PROBE) {
+            if (blk->block != BK_SIMULATE && blk->block != BK_STATIC && blk->block != BK_MODES) {
+                diag_error(s->loc, "`%s` belongs in a simulate, static or modes block",
+                           s->kind == ST_OUTPUT ? "output" : "probe");
+            } else if (pv->n_extra < MAX_PROPS) {
+                pv->extra[pv->n_extra++] = s;
+            }
+            continue;
+        }
+        int k = 0;
+        while (k < pv->n_specs && strcmp(pv->specs[k]->name, s->name))
+            k++;
+        if (k == pv->n_specs) {
+            Diag *d = diag_error(s->name_loc, "unknown property `%s` in %s", s->name, owner);
+            hint_properties(d, blk->block, s->name);
+            continue;
+        }
+        if (pv->set[k]) {
+            Diag *d = diag_error(s->name_loc, "`%s` is set twice", s->name);
+            diag_note(d, pv->where[k]->name_loc, "it was first set here");
+            continue;
+        }
+        Value v;
+        if (pv->specs[k]->shape == P_HEIGHT) {
+            Binding *outer = e->scope;
+            Dims L = dims_of(1, 0, 0, 0);
+            Value xv = value_num(NAN, L), yv = value_num(NAN, L);
+            xv.known = yv.known = false;
+            xv.param = yv.param = "position";
+            scope_bind(e, "x", xv, s->loc, BIND_BUILTIN);
+            scope_bind(e, "y", yv, s->loc, BIND_BUILTIN);
+            v = eval_expr(e, s->value);
+            e->scope = outer;
+        } else {
+            v = eval_expr(e, s->value);
+        }
+        pv->set[k] = true;
+        pv->where[k] = s;
+        if (check_prop(e, pv->specs[k], v, s->value, owner))
+            pv->val[k] = v;
+        else
+            pv->bad[k] = true;
+    }
+    e->scope = saved;
+}
+
+/* The value of a property that was set and valid, or NULL. */
+const Value *prop_get(const PropValues *pv, const char *name)
+{
+    for (int k = 0; k < pv->n_specs; k++)
+        if (!strcmp(pv->specs[k]->name, name))
+            return pv->set[k] && !pv->bad[k] ? &pv->val[k] : NULL;
+    return NULL;
+}
+
+bool prop_given(const PropValues *pv, const char *name)
+{
+    for (int k = 0; k < pv->n_specs; k++)
+        if (!strcmp(pv->specs[k]->name, name))
+            return pv->set[k];
+    return false;
+}
+
+double prop_num(const PropValues *pv, const char *name, double dflt)
+{
+    const Value *v = prop_get(pv, name);
+    return v ? v->v[0] : dflt;
+}
+
+/* Reports missing required properties; returns false if any is missing or invalid. */
+bool props_complete(const Stmt *blk, const PropValues *pv, const char *owner)
+{
+    bool ok = true;
+    for (int k = 0; k < pv->n_specs; k++) {
+        if (pv->bad[k])
+            ok = false;
+        if (pv->specs[k]->required && !pv->set[k]) {
+            Diag *d = diag_error(blk->loc, "%s is missing the property `%s` (%s)", owner, pv->specs[k]->name,
+                                 pv->specs[k]->doc);
+            diag_hint(d, "add `%s = ...;` to the block", pv->specs[k]->name);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* ---- statements ---- */
+
+static void exec_stmts(Elab *e, Stmt **stmts, int n);
+
+static void exec_param(Elab *e, Stmt *s)
+{
+    if (e->loop_depth) {
+        diag_error(s->loc, "`param` must be declared at the top level, not inside `for`");
+        return;
+    }
+    Value v = eval_expr(e, s->value);
+    if (v.kind == V_ERR)
+        return;
+    if (v.kind != V_NUM || v.n != 1) {
+        char desc[128];
+        value_describe(&v, desc, sizeof desc);
+        diag_error(s->value->loc, "a param must be a scalar number, but this is %s", desc);
+        return;
+    }
+    if (!v.known) {
+        diag_error(s->value->loc, "a param's default must be known when the model is built, but it depends on `%s`",
+                   v.param);
+        return;
+    }
+    double lo = -INFINITY, hi = INFINITY;
+    if (s->range) {
+        Value a = eval_expr(e, s->range->lo), b = eval_expr(e, s->range->hi);
+        if (a.kind != V_NUM || b.kind != V_NUM || a.n != 1 || b.n != 1 || !a.known || !b.known) {
+            if (a.kind != V_ERR && b.kind != V_ERR)
+                diag_error(s->range->loc, "the range of a param needs two numbers known when the model is built");
+            return;
+        }
+        Dims d;
+        if (!(a.any_dims || dims_eq(a.dims, v.dims)) || !(b.any_dims || dims_eq(b.dims, v.dims))) {
+            char dv[128], da[128];
+            value_describe(&v, dv, sizeof dv);
+            value_describe(dims_eq(a.dims, v.dims) ? &b : &a, da, sizeof da);
+            diag_error(s->range->loc, "the range of `%s` must have its dimension (%s), but a bound is %s", s->name,
+                       dv, da);
+            return;
+        }
+        (void)d;
+        lo = a.v[0];
+        hi = b.v[0];
+        if (!(lo < hi)) {
+            diag_error(s->range->loc, "the range of `%s` is empty", s->name);
+            return;
+        }
+        if (v.v[0] < lo || v.v[0] > hi) {
+            Diag *dg = diag_error(s->value->loc, "the default of `%s` (%g) is outside its range", s->name, v.v[0]);
+            diag_hint(dg, "the range is %g to %g (SI units)", lo, hi);
+            return;
+        }
+    }
+    if (!check_new_name(e, s->name, s->name_loc))
+        return;
+    v.param = s->name;
+    scope_bind(e, s->name, v, s->name_loc, BIND_PARAM);
+    srd_model *m = e->model;
+    m->params = elab_grow(m->params, sizeof *m->params * (size_t)(m->n_params + 1));
+    srd_param *p = &m->params[m->n_params++];
+    char unit[64];
+    dims_format(v.dims, unit, sizeof unit);
+    p->name = strdup(s->name);
+    p->unit = strdup(unit);
+    p->value = v.v[0];
+    p->lo = lo;
+    p->hi = hi;
+}
+
+static void exec_let(Elab *e, Stmt *s)
+{
+    Value v = eval_expr(e, s->value);
+    if (!check_new_name(e, s->name, s->name_loc))
+        return;
+    scope_bind(e, s->name, v, s->name_loc, BIND_LET);
+}
+
+/* The declared name of an object, with its index for `rod limb[i]`. */
+static const char *decl_name(Elab *e, Stmt *s)
+{
+    if (!s->index)
+        return s->name;
+    Value i = eval_expr(e, s->index);
+    if (i.kind == V_ERR)
+        return NULL;
+    if (i.kind != V_NUM || i.n != 1 || !i.known || i.v[0] != floor(i.v[0]) || i.v[0] < 0) {
+        diag_error(s->index->loc, "an object index must be a non-negative integer known when the model is built");
+        return NULL;
+    }
+    return arena_printf(e->arena, "%s[%d]", s->name, (int)i.v[0]);
+}
+
+static void exec_gravity(Elab *e, Stmt *s)
+{
+    static const PropSpec spec = { BK_COUNT, "gravity", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "" };
+    Value v = eval_expr(e, s->value);
+    if (e->model->has_gravity) {
+        diag_error(s->loc, "gravity is set twice");
+        return;
+    }
+    if (!check_prop(e, &spec, v, s->value, "the model"))
+        return;
+    e->model->has_gravity = 1;
+    memcpy(e->model->gravity, v.v, sizeof e->model->gravity);
+}
+
+/* A selection operand of join/clamp/fix/load: objects stand for all their nodes. */
+static Sel *operand_sel(Elab *e, Expr *x, const char *stmt)
+{
+    Value v = eval_expr(e, x);
+    if (v.kind == V_ERR)
+        return NULL;
+    if (v.kind == V_OBJ) {
+        ElabObj *o = &e->objs.a[v.index];
+        Sel *s = arena_alloc(e->arena, sizeof *s);
+        s->kind = SEL_NODE;
+        s->n = o->n_nodes;
+        s->items = arena_alloc(e->arena, sizeof(int) * (size_t)o->n_nodes);
+        for (int i = 0; i < o->n_nodes; i++)
+            s->items[i] = o->first_node + i;
+        s->component = COMP_ALL;
+        s->obj = v.index;
+        return s;
+    }
+    if (v.kind == V_SEL)
+        return v.sel;
+    char desc[128];
+    if (v.kind == V_WORD && x->kind == EX_NAME) {
+        Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
+        const char *names[512];
+        int n = 0;
+        for (int i = 0; i < e->objs.n && n < 512; i++)
+            names[n++] = e->objs.a[i].name;
+        const char *close = diag_closest(v.str, names, n);
+        if (close)
+            diag_hint(d, "did you mean `%s`?", close);
+        return NULL;
+    }
+    value_describe(&v, desc, sizeof desc);
+    diag_error(x->loc, "`%s` needs a selection (such as `finger.end`), but this is %s", stmt, desc);
+    return NULL;
+}
+
+static void exec_join(Elab *e, Stmt *s)
+{
+    if (s->n_items < 2) {
+        diag_error(s->loc, "`join` needs at least two operands");
+        return;
+    }
+    Sel *first = NULL;
+    for (int i = 0; i < s->n_items; i++) {
+        Sel *sel = operand_sel(e, s->items[i], "join");
+        if (!sel)
+            return;
+        if (sel->kind != SEL_NODE || sel->component != COMP_ALL) {
+            Diag *d = diag_error(s->items[i]->loc, "`join` connects nodes, not %s", sel->kind == SEL_EDGE ? "edges" : "components");
+            diag_hint(d, "select nodes: `.start`, `.end`, `.node(i)`, `.nodes where ...`");
+            return;
+        }
+        if (!first) {
+            first = sel;
+            continue;
+        }
+        if (sel->n != first->n) {
+            Diag *d = diag_error(s->items[i]->loc, "`join` operands must have as many nodes each: %d here, %d in the first",
+                                 sel->n, first->n);
+            (void)d;
+            return;
+        }
+        for (int k = 0; k < sel->n; k++) {
+            DPUSH(e->joins, first->items[k]);
+            DPUSH(e->joins, sel->items[k]);
+            DPUSH(e->join_locs, s->loc);
+        }
+    }
+}
+
+static void fix_node(Elab *e, int node, int mask) { e->node_fix.a[node] |= (unsigned char)mask; }
+
+static void exec_clamp(Elab *e, Stmt *s)
+{
+    Sel *sel = operand_sel(e, s->target, "clamp");
+    if (!sel)
+        return;
+    if (sel->component != COMP_ALL) {
+        Diag *d = diag_error(s->target->loc, "`clamp` fixes whole nodes; to fix one component use `fix`");
+        diag_hint(d, "for example `fix finger.node(3).z;`");
+        return;
+    }
+    Sel *nodes = select_nodes(e, sel);
+    for (int i = 0; i < nodes->n; i++)
+        fix_node(e, nodes->items[i], 7);
+    if (sel->rod_end) {
+        /* A clamped rod end also fixes its end edge: direction (the next node) and twist. */
+        const ElabObj *o = &e->objs.a[sel->obj];
+        int edge = sel->rod_end == 1 ? o->first_edge : o->first_edge + o->n_edges - 1;
+        int other = sel->rod_end == 1 ? o->first_node + 1 : o->first_node + o->n_nodes - 2;
+        fix_node(e, other, 7);
+        e->edge_fix.a[edge] |= 1;
+    }
+    ClampRecord c = { nodes, s->loc };
+    DPUSH(e->clamps, c);
+}
+
+static void exec_fix(Elab *e, Stmt *s)
+{
+    Sel *sel = operand_sel(e, s->target, "fix");
+    if (!sel)
+        return;
+    if (sel->kind == SEL_EDGE) {
+        for (int i = 0; i < sel->n; i++)
+            e->edge_fix.a[sel->items[i]] |= 3;
+        return;
+    }
+    if (sel->kind != SEL_NODE) {
+        diag_error(s->target->loc, "`fix` takes nodes, node components (`.z`) or edges (`.theta`)");
+        return;
+    }
+    int mask = sel->component == COMP_ALL ? 7 : 1 << sel->component;
+    for (int i = 0; i < sel->n; i++)
+        fix_node(e, sel->items[i], mask);
+}
+
+static int remember_expr(Elab *e, Expr *x)
+{
+    DPUSH(e->exprs, x);
+    return e->exprs.n - 1;
+}
+
+static void exec_load(Elab *e, Stmt *s)
+{
+    static const PropSpec spec = { BK_COUNT, "load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "" };
+    Sel *sel = operand_sel(e, s->target, "load");
+    Value v = eval_expr(e, s->value);
+    if (!sel || v.kind == V_ERR)
+        return;
+    if (sel->kind != SEL_NODE || sel->component != COMP_ALL) {
+        diag_error(s->target->loc, "a `load` acts on nodes");
+        return;
+    }
+    if (v.kind == V_NUM && v.n == 3 && (v.any_dims || dims_eq(v.dims, props_dims(&spec))) && !v.known) {
+        /* depends on time: fine, the kernel evaluates it each step */
+    } else if (!check_prop(e, &spec, v, s->value, "a load")) {
+        return;
+    }
+    int expr = (!v.known || v.param) ? remember_expr(e, s->value) : -1;
+    for (int i = 0; i < sel->n; i++) {
+        PendingLoad l = { sel->items[i], { 0, 0, 0 }, expr };
+        if (v.known)
+            memcpy(l.f, v.v, sizeof l.f);
+        DPUSH(e->loads, l);
+    }
+}
+
+typedef struct ActTarget {
+    const char *name;
+    int         n;
+    signed char l;
+    const char *what;
+} ActTarget;
+
+static const ActTarget act_targets[] = {
+    { "curvature", 2, -1, "natural curvature (1/m, two components)" },
+    { "twist", 1, -1, "natural twist (1/m)" },
+    { "rest_length", 1, 1, "rest length of edges (m)" },
+    { "E", 1, 0, "Young's modulus (Pa)" },
+    { "angle", 1, 0, "natural hinge angle (rad)" },
+};
+
+static void exec_actuate(Elab *e, Stmt *s)
+{
+    Expr *t = s->target;
+    if (t->kind != EX_MEMBER || t->has_args) {
+        Diag *d = diag_error(t->loc, "`actuate` needs a target property: `finger.curvature`, `finger.twist`, "
+                                     "`finger.edges.rest_length`, `finger.E` or `ray.hinges.angle`");
+        (void)d;
+        return;
+    }
+    const ActTarget *at = NULL;
+    for (size_t i = 0; i < sizeof act_targets / sizeof act_targets[0]; i++)
+        if (!strcmp(act_targets[i].name, t->str))
+            at = &act_targets[i];
+    if (!at) {
+        Diag *d = diag_error(t->loc, "cannot actuate `%s`", t->str);
+        const char *names[] = { "curvature", "twist", "rest_length", "E", "angle" };
+        const char *close = diag_closest(t->str, names, 5);
+        if (close)
+            diag_hint(d, "did you mean `%s`?", close);
+        else
+            diag_hint(d, "actuation targets are curvature, twist, rest_length, E and angle");
+        return;
+    }
+    Value base = eval_expr(e, t->a);
+    if (base.kind == V_ERR)
+        return;
+    Sel *sel = NULL;
+    int obj = -1;
+    if (base.kind == V_OBJ) {
+        obj = base.index;
+    } else if (base.kind == V_SEL) {
+        sel = base.sel;
+        obj = sel->obj;
+    } else {
+        diag_error(t->a->loc, "`actuate` acts on a rod, a shell or a selection of their parts");
+        return;
+    }
+    if (obj < 0) {
+        diag_error(t->a->loc, "an actuated selection must come from one object");
+        return;
+    }
+    const ElabObj *o = &e->objs.a[obj];
+    bool rod_target = at->name[0] == 'c' || at->name[0] == 't';
+    if ((rod_target && o->kind != SRD_OBJ_ROD) || (!strcmp(at->name, "angle") && o->kind != SRD_OBJ_SHELL) ||
+        o->kind == SRD_OBJ_BODY) {
+        diag_error(t->loc, "%s `%s` has no %s", o->kind == SRD_OBJ_ROD ? "rod" : o->kind == SRD_OBJ_SHELL ? "shell" : "body",
+                   o->name, at->what);
+        return;
+    }
+    if (!strcmp(at->name, "E") && sel) {
+        diag_error(t->loc, "Young's modulus is actuated for a whole object: write `actuate %s.E = ...`", o->name);
+        return;
+    }
+    /* Narrow by `over s in a..b` / `where`. */
+    if (s->over_var || s->where) {
+        Value full = base;
+        if (base.kind == V_OBJ) {
+            Expr m = *t;
+            m.str = o->kind == SRD_OBJ_ROD ? (at->name[0] == 'r' ? "edges" : "nodes") : "hinges";
+            m.has_args = false;
+            m.kind = EX_MEMBER;
+            full = select_member(e, base, &m);
+        }
+        Expr narrow = *t;
+        narrow.a = NULL;
+        Value r;
+        if (s->over_var) {
+            narrow.kind = EX_OVER;
+            narrow.str = s->over_var;
+            narrow.range = s->range;
+            narrow.loc = s->range->loc;
+            r = select_over(e, full, &narrow);
+        } else {
+            narrow.kind = EX_WHERE;
+            narrow.b = s->where;
+            narrow.loc = s->where->loc;
+            r = select_where(e, full, &narrow);
+        }
+        if (r.kind != V_SEL)
+            return;
+        sel = r.sel;
+    }
+    /* The value: s is the arc-length fraction of each instance. */
+    Binding *saved = e->scope;
+    Value sv = value_num(NAN, DIMLESS);
+    sv.known = false;
+    sv.param = "s";
+    scope_bind(e, "s", sv, s->loc, BIND_BUILTIN);
+    Value v = eval_expr(e, s->value);
+    e->scope = saved;
+    if (v.kind == V_ERR)
+        return;
+    Dims want = !strcmp(at->name, "E") ? dims_of(-1, 1, -2, 0) : dims_of(at->l, 0, 0, 0);
+    if (v.kind != V_NUM || v.n != at->n || !(v.any_dims || dims_eq(v.dims, want))) {
+        char have[128];
+        value_describe(&v, have, sizeof have);
+        diag_error(s->value->loc, "`%s` is the %s, but this is %s", at->name, at->what, have);
+        return;
+    }
+    PendingAct a = { at->name, obj, sel, remember_expr(e, s->value), s->loc };
+    DPUSH(e->acts, a);
+}
+
+static void exec_apply(Elab *e, Stmt *s)
+{
+    const Decl *d = elab_find_decl(e, s->name);
+    if (!d || d->stmt->kind == ST_FN) {
+        Diag *dg = diag_error(s->name_loc, d ? "`%s` is a function; `apply` takes an energy or a force"
+                                             : "unknown energy or force `%s`", s->name);
+        const char *names[256];
+        int n = 0;
+        for (int i = 0; i < e->decls.n && n < 256; i++)
+            if (e->decls.a[i].stmt->kind != ST_FN)
+                names[n++] = e->decls.a[i].stmt->name;
+        const char *close = d ? NULL : diag_closest(s->name, names, n);
+        if (close)
+            diag_hint(dg, "did you mean `%s`?", close);
+        return;
+    }
+    const Stmt *def = d->stmt;
+    if (s->n_items != def->n_stencil) {
+        Diag *dg = diag_error(s->loc, "`%s` acts on %d stencil argument%s, but %d %s given", def->name, def->n_stencil,
+                              def->n_stencil == 1 ? "" : "s", s->n_items, s->n_items == 1 ? "was" : "were");
+        diag_note(dg, def->name_loc, "`%s` is defined here", def->name);
+        return;
+    }
+    PendingApply pa = { def, s->loc, NULL, NULL, NULL };
+    pa.nodes = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
+    pa.edges = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
+    pa.data = arena_alloc(e->arena, sizeof(double) * (size_t)(def->n_params + 1));
+    int nn = 0, ne = 0;
+    bool ok = true;
+    for (int i = 0; i < s->n_items; i++) {
+        Sel *sel = operand_sel(e, s->items[i], "apply");
+        if (!sel) {
+            ok = false;
+            continue;
+        }
+        bool want_node = !strcmp(def->stencil[i].kind, "node");
+        if (sel->n != 1 || sel->component != COMP_ALL || (want_node ? sel->kind != SEL_NODE : sel->kind != SEL_EDGE)) {
+            Diag *dg = diag_error(s->items[i]->loc, "stencil argument `%s` must be one %s", def->stencil[i].name,
+                                  def->stencil[i].kind);
+            diag_hint(dg, want_node ? "for example `arm.node(3)`" : "for example `arm.edge(3)`");
+            ok = false;
+            continue;
+        }
+        if (want_node)
+            pa.nodes[nn++] = sel->items[0];
+        else
+            pa.edges[ne++] = sel->items[0];
+    }
+    Value params[32];
+    int np = def->n_params < 32 ? def->n_params : 32;
+    for (int k = 0; k < np; k++)
+        params[k] = value_error();
+    for (int i = 0; i < s->n_named; i++) {
+        int k = 0;
+        while (k < np && strcmp(def->params[k].name, s->arg_names[i].name))
+            k++;
+        if (k == np) {
+            Diag *dg = diag_error(s->arg_names[i].loc, "`%s` has no parameter `%s`", def->name, s->arg_names[i].name);
+            const char *names[32];
+            for (int j = 0; j < np; j++)
+                names[j] = def->params[j].name;
+            const char *close = diag_closest(s->arg_names[i].name, names, np);
+            if (close)
+                diag_hint(dg, "did you mean `%s`?", close);
+            ok = false;
+            continue;
+        }
+        params[k] = eval_expr(e, s->arg_values[i]);
+        if (params[k].kind != V_NUM || params[k].n != 1 || !params[k].known) {
+            if (params[k].kind != V_ERR)
+                diag_error(s->arg_values[i]->loc, "an element parameter must be a scalar known when the model is built");
+            ok = false;
+            params[k] = value_error();
+        } else {
+            pa.data[k] = params[k].v[0];
+        }
+    }
+    for (int k = 0; k < np; k++)
+        if (params[k].kind == V_ERR && ok) {
+            Diag *dg = diag_error(s->loc, "missing parameter `%s` of `%s`", def->params[k].name, def->name);
+            diag_hint(dg, "pass it after the stencil: `apply %s(...; %s = ...)`", def->name, def->params[k].name);
+            ok = false;
+        }
+    if (!ok)
+        return;
+    Value r = eval_user_element(e, def, params, np);
+    if (r.kind == V_ERR)
+        return;
+    bool energy = def->kind == ST_ENERGY;
+    Dims want = energy ? dims_of(2, 1, -2, 0) : dims_of(1, 1, -2, 0);
+    int want_n = energy ? 1 : 3;
+    if (r.kind != V_NUM || r.n != want_n || !(r.any_dims || dims_eq(r.dims, want))) {
+        char have[128];
+        value_describe(&r, have, sizeof have);
+        Diag *dg = diag_error(s->loc, "%s `%s` must give %s, but with these arguments it gives %s",
+                              energy ? "energy" : "force", def->name, energy ? "an energy (N*m)" : "a 3-vector force (N)", have);
+        diag_note(dg, def->name_loc, "`%s` is defined here", def->name);
+        return;
+    }
+    DPUSH(e->applies, pa);
+}
+
+static void exec_for(Elab *e, Stmt *s)
+{
+    Value a = eval_expr(e, s->range->lo), b = eval_expr(e, s->range->hi);
+    if (a.kind == V_ERR || b.kind == V_ERR)
+        return;
+    if (a.kind != V_NUM || b.kind != V_NUM || a.n != 1 || b.n != 1 || !a.known || !b.known ||
+        a.v[0] != floor(a.v[0]) || b.v[0] != floor(b.v[0]) || (!a.any_dims && !dims_is_dimless(a.dims)) ||
+        (!b.any_dims && !dims_is_dimless(b.dims))) {
+        diag_error(s->range->loc, "a `for` range needs integer bounds known when the model is built");
+        return;
+    }
+    double lo = a.v[0], hi = b.v[0] + (s->range->inclusive ? 1 : 0);
+    if (hi <= lo) {
+        Diag *d = diag_error(s->range->loc, "the range %g..%s%g is empty", a.v[0], s->range->inclusive ? "=" : "", b.v[0]);
+        diag_hint(d, "`a..b` counts from a up to b-1; `a..=b` includes b");
+        return;
+    }
+    if (hi - lo > 1e6) {
+        diag_error(s->range->loc, "a `for` loop of %g iterations is too long (at most 1000000)", hi - lo);
+        return;
+    }
+    if (scope_lookup(e, s->name) && scope_lookup(e, s->name)->kind != BIND_LOOP && !check_new_name(e, s->name, s->name_loc))
+        return;
+    e->loop_depth++;
+    for (double i = lo; i < hi; i++) {
+        Binding *saved = e->scope;
+        scope_bind(e, s->name, value_num(i, DIMLESS), s->name_loc, BIND_LOOP);
+        int before = diag_error_count();
+        exec_stmts(e, s->body, s->n_body);
+        e->scope = saved;
+        if (diag_error_count() > before + 20)
+            break; /* one broken iteration is enough to show */
+    }
+    e->loop_depth--;
+}
+
+static void exec_block(Elab *e, Stmt *s)
+{
+    const char *name = NULL;
+    if (s->block <= BK_BODY) {
+        name = decl_name(e, s);
+        if (!name || !check_new_name(e, name, s->name_loc))
+            return;
+    }
+    switch (s->block) {
+    case BK_MATERIAL: elab_material(e, s, name); break;
+    case BK_ROD: elab_rod(e, s, name); break;
+    case BK_SHELL: elab_shell(e, s, name); break;
+    case BK_BODY: elab_body(e, s, name); break;
+    case BK_SIMULATE:
+    case BK_STATIC:
+    case BK_MODES: elab_analysis(e, s); break;
+    default: elab_environment(e, s); break;
+    }
+}
+
+static void exec_stmt(Elab *e, Stmt *s)
+{
+    switch (s->kind) {
+    case ST_USE:
+    case ST_FN:
+    case ST_ENERGY:
+    case ST_FORCE: break;
+    case ST_PARAM: exec_param(e, s); break;
+    case ST_LET: exec_let(e, s); break;
+    case ST_BLOCK: exec_block(e, s); break;
+    case ST_GRAVITY: exec_gravity(e, s); break;
+    case ST_JOIN: exec_join(e, s); break;
+    case ST_CLAMP: exec_clamp(e, s); break;
+    case ST_FIX: exec_fix(e, s); break;
+    case ST_LOAD: exec_load(e, s); break;
+    case ST_ACTUATE: exec_actuate(e, s); break;
+    case ST_APPLY: exec_apply(e, s); break;
+    case ST_FOR: exec_for(e, s); break;
+    case ST_PLANAR: e->model->planar = 1; break;
+    case ST_PROP:
+    case ST_OUTPUT:
+    case ST_PROBE:
+    case ST_RETURN: break;
+    }
+}
+
+static void exec_stmts(Elab *e, Stmt **stmts, int n)
+{
+    for (int i = 0; i < n; i++)
+        exec_stmt(e, stmts[i]);
+}
+
+/* Checks every energy and force body once with its parameters free of dimension, so
+ * mistakes show even in elements that are never applied. */
+static void check_element_definitions(Elab *e)
+{
+    for (int i = 0; i < e->decls.n; i++) {
+        const Stmt *def = e->decls.a[i].stmt;
+        if (def->kind == ST_FN)
+            continue;
+        for (int k = 0; k < def->n_stencil; k++)
+            if (strcmp(def->stencil[k].kind, "node") && strcmp(def->stencil[k].kind, "edge")) {
+                Diag *d = diag_error(def->stencil[k].kind_loc, "unknown stencil kind `%s`", def->stencil[k].kind);
+                diag_hint(d, "a stencil is made of `node` and `edge` arguments");
+            }
+        for (int k = 0; k < def->n_stencil + def->n_params; k++)
+            for (int j = 0; j < k; j++) {
+                const Ident *a = k < def->n_stencil ? &def->stencil[k] : &def->params[k - def->n_stencil];
+                const Ident *b = j < def->n_stencil ? &def->stencil[j] : &def->params[j - def->n_stencil];
+                if (!strcmp(a->name, b->name))
+                    diag_error(a->loc, "`%s` is declared twice in the signature of `%s`", a->name, def->name);
+            }
+        Value params[32];
+        int np = def->n_params < 32 ? def->n_params : 32;
+        for (int k = 0; k < np; k++) {
+            params[k] = value_num(NAN, DIMLESS);
+            params[k].any_dims = true;
+            params[k].known = false;
+            params[k].param = def->params[k].name;
+        }
+        Value r = eval_user_element(e, def, params, np);
+        if (r.kind != V_ERR && (r.kind != V_NUM || r.n != (def->kind == ST_ENERGY ? 1 : 3))) {
+            char have[128];
+            value_describe(&r, have, sizeof have);
+            diag_error(def->name_loc, "%s `%s` must give %s, but it gives %s", def->kind == ST_ENERGY ? "energy" : "force",
+                       def->name, def->kind == ST_ENERGY ? "a scalar energy" : "a 3-vector force", have);
+        }
+    }
+}
+
+static void bind_builtins(Elab *e)
+{
+    Value pi = value_num(PI, DIMLESS);
+    scope_bind(e, "pi", pi, NO_LOC, BIND_BUILTIN);
+    Value t = value_num(NAN, dims_of(0, 0, 1, 0));
+    t.known = false;
+    t.param = "t";
+    scope_bind(e, "t", t, NO_LOC, BIND_BUILTIN);
+    t.param = "dt";
+    scope_bind(e, "dt", t, NO_LOC, BIND_BUILTIN);
+    e->globals = e->scope;
+}
+
+static void elab_free(Elab *e)
+{
+    for (int i = 0; i < e->objs.n; i++)
+        free(e->objs.a[i].s);
+    free(e->objs.a);
+    free(e->mats.a);
+    free(e->decls.a);
+    free(e->x0.a);
+    free(e->node_obj.a);
+    free(e->node_local.a);
+    free(e->node_mass.a);
+    free(e->edge_nodes.a);
+    free(e->edge_obj.a);
+    free(e->tri_nodes.a);
+    free(e->tri_obj.a);
+    free(e->hinge_edge.a);
+    free(e->hinge_nodes.a);
+    free(e->joins.a);
+    free(e->join_locs.a);
+    free(e->node_fix.a);
+    free(e->edge_fix.a);
+    free(e->exprs.a);
+    free(e->loads.a);
+    free(e->acts.a);
+    free(e->applies.a);
+    free(e->clamps.a);
+    free(e->body_mass.a);
+    free(e->tri_edge.a);
+}
+
+srd_model *elab_program(Program *prog, Arena *arena, const char *source)
+{
+    Elab e;
+    memset(&e, 0, sizeof e);
+    e.arena = arena;
+    e.prog = prog;
+    e.model = srd_model_new();
+    e.model->source = strdup(source);
+    e.model->ground_height_expr = -1;
+    int errors_before = diag_error_count();
+    bind_builtins(&e);
+    collect_decls(&e, prog->stmts, prog->n_stmts);
+    exec_stmts(&e, prog->stmts, prog->n_stmts);
+    check_element_definitions(&e);
+    if (diag_error_count() == errors_before)
+        elab_finalize(&e);
+    elab_free(&e);
+    if (diag_error_count() > errors_before) {
+        srd_model_free(e.model);
+        return NULL;
+    }
+    return e.model;
+}

@@ -1,0 +1,1059 @@
+/* eval.c — evaluates expressions to values with physical dimensions. Values that depend on
+ * time, arc length or the stencil's DOFs are "unknown" but still carry dimensions, so the
+ * same code checks run-time expressions (actuation, loads, user energies) and computes
+ * compile-time ones (geometry, materials). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elab.h"
+
+#define PI 3.14159265358979323846
+
+Value value_error(void)
+{
+    Value v;
+    memset(&v, 0, sizeof v);
+    v.kind = V_ERR;
+    return v;
+}
+
+Value value_num(double x, Dims d)
+{
+    Value v;
+    memset(&v, 0, sizeof v);
+    v.kind = V_NUM;
+    v.n = 1;
+    v.v[0] = x;
+    v.dims = d;
+    v.known = true;
+    return v;
+}
+
+static Value value_unknown(int n, Dims d, const char *why)
+{
+    Value v = value_num(NAN, d);
+    v.n = n;
+    for (int i = 0; i < n; i++)
+        v.v[i] = NAN;
+    v.known = false;
+    v.param = why;
+    return v;
+}
+
+void value_describe(const Value *v, char *buf, size_t n)
+{
+    char d[96];
+    switch (v->kind) {
+    case V_NUM:
+        if (v->any_dims) {
+            snprintf(buf, n, "zero");
+            return;
+        }
+        dims_describe(v->dims, d, sizeof d);
+        if (v->n == 1)
+            snprintf(buf, n, "%s", d);
+        else if (v->n == 9)
+            snprintf(buf, n, "a 3x3 matrix of %s", d + 2);
+        else
+            snprintf(buf, n, "a %d-vector of %s", v->n, d + (d[1] == 'n' ? 3 : 2));
+        return;
+    case V_STR: snprintf(buf, n, "a string"); return;
+    case V_WORD: snprintf(buf, n, "the word `%s`", v->str); return;
+    case V_OBJ: snprintf(buf, n, "an object"); return;
+    case V_MATERIAL: snprintf(buf, n, "a material"); return;
+    case V_SEL: {
+        static const char *k[] = { "node", "edge", "triangle", "hinge" };
+        snprintf(buf, n, "a selection of %d %s%s", v->sel->n, k[v->sel->kind], v->sel->n == 1 ? "" : "s");
+        return;
+    }
+    case V_GEOM: snprintf(buf, n, "a %s geometry", v->geom->fn); return;
+    case V_SECTION: snprintf(buf, n, "a cross-section"); return;
+    case V_STENCIL: snprintf(buf, n, "a stencil %s", v->str); return;
+    case V_ERR: snprintf(buf, n, "an invalid value"); return;
+    }
+}
+
+/* ---- scopes ---- */
+
+Binding *scope_lookup(Elab *e, const char *name)
+{
+    for (Binding *b = e->scope; b; b = b->next)
+        if (!strcmp(b->name, name))
+            return b;
+    return NULL;
+}
+
+void scope_bind(Elab *e, const char *name, Value v, SrcLoc loc, int kind)
+{
+    Binding *b = arena_alloc(e->arena, sizeof *b);
+    b->name = name;
+    b->val = v;
+    b->loc = loc;
+    b->kind = kind;
+    b->next = e->scope;
+    e->scope = b;
+}
+
+const Decl *elab_find_decl(Elab *e, const char *name)
+{
+    for (int i = 0; i < e->decls.n; i++)
+        if (!strcmp(e->decls.a[i].stmt->name, name))
+            return &e->decls.a[i];
+    return NULL;
+}
+
+static int find_object(Elab *e, const char *name)
+{
+    for (int i = 0; i < e->objs.n; i++)
+        if (!strcmp(e->objs.a[i].name, name))
+            return i;
+    return -1;
+}
+
+static int find_material(Elab *e, const char *name)
+{
+    for (int i = 0; i < e->mats.n; i++)
+        if (!strcmp(e->mats.a[i].name, name))
+            return i;
+    return -1;
+}
+
+/* Names visible here, for "did you mean" hints. */
+static int visible_names(Elab *e, const char **out, int max)
+{
+    int n = 0;
+    for (Binding *b = e->scope; b && n < max; b = b->next)
+        out[n++] = b->name;
+    for (int i = 0; i < e->objs.n && n < max; i++)
+        out[n++] = e->objs.a[i].name;
+    for (int i = 0; i < e->mats.n && n < max; i++)
+        out[n++] = e->mats.a[i].name;
+    for (int i = 0; i < e->decls.n && n < max; i++)
+        out[n++] = e->decls.a[i].stmt->name;
+    return n;
+}
+
+static void hint_closest_name(Elab *e, Diag *d, const char *name)
+{
+    const char *names[512];
+    int n = visible_names(e, names, 512);
+    const char *close = diag_closest(name, names, n);
+    if (close)
+        diag_hint(d, "did you mean `%s`?", close);
+}
+
+/* A number is needed: explain why this value is not one. */
+static bool require_num(Elab *e, Value v, Expr *x)
+{
+    if (v.kind == V_NUM)
+        return true;
+    if (v.kind == V_ERR)
+        return false;
+    if (v.kind == V_WORD && x->kind == EX_NAME) {
+        Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
+        hint_closest_name(e, d, v.str);
+        return false;
+    }
+    char desc[128];
+    value_describe(&v, desc, sizeof desc);
+    diag_error(x->loc, "expected a number here, but this is %s", desc);
+    return false;
+}
+
+static Value merge_meta(Value r, const Value *a, const Value *b)
+{
+    r.known = a->known && (!b || b->known);
+    r.param = a->param ? a->param : b ? b->param : NULL;
+    if (!r.known)
+        for (int i = 0; i < r.n; i++)
+            r.v[i] = NAN;
+    return r;
+}
+
+static void describe_pair(const Value *a, const Value *b, char *da, char *db, size_t n)
+{
+    value_describe(a, da, n);
+    value_describe(b, db, n);
+}
+
+/* The dimension both operands of + - < == ... share, or an error. */
+static bool same_dims(const Value *a, const Value *b, Dims *out)
+{
+    if (a->any_dims) {
+        *out = b->dims;
+        return true;
+    }
+    if (b->any_dims || dims_eq(a->dims, b->dims)) {
+        *out = a->dims;
+        return true;
+    }
+    return false;
+}
+
+static Value eval_add(Expr *x, Value a, Value b)
+{
+    char da[128], db[128];
+    Dims d;
+    if (a.n != b.n) {
+        describe_pair(&a, &b, da, db, sizeof da);
+        diag_error(x->loc, "cannot %s %s and %s", x->op == OP_ADD ? "add" : "subtract", da, db);
+        return value_error();
+    }
+    if (!same_dims(&a, &b, &d)) {
+        describe_pair(&a, &b, da, db, sizeof da);
+        diag_error(x->loc, "cannot %s %s and %s", x->op == OP_ADD ? "add" : "subtract", da, db);
+        return value_error();
+    }
+    Value r = value_num(0, d);
+    r.n = a.n;
+    for (int i = 0; i < a.n; i++)
+        r.v[i] = x->op == OP_ADD ? a.v[i] + b.v[i] : a.v[i] - b.v[i];
+    r.any_dims = a.any_dims && b.any_dims && r.n == 1 && r.v[0] == 0;
+    return merge_meta(r, &a, &b);
+}
+
+static Value eval_mul(Elab *e, Expr *x, Value a, Value b)
+{
+    (void)e;
+    if (a.n > 1 && b.n > 1) {
+        Diag *d = diag_error(x->loc, "cannot %s two vectors with `%s`", x->op == OP_MUL ? "multiply" : "divide",
+                             binop_name(x->op));
+        diag_hint(d, "use dot(a, b) or cross(a, b)");
+        return value_error();
+    }
+    if (x->op == OP_DIV && b.n > 1) {
+        diag_error(x->loc, "cannot divide by a vector");
+        return value_error();
+    }
+    if (x->op == OP_DIV && b.known && b.v[0] == 0) {
+        diag_error(x->b->loc, "division by zero");
+        return value_error();
+    }
+    Value r = value_num(0, x->op == OP_MUL ? dims_mul(a.dims, b.dims) : dims_div(a.dims, b.dims));
+    r.n = a.n > b.n ? a.n : b.n;
+    for (int i = 0; i < r.n; i++) {
+        double av = a.v[a.n > 1 ? i : 0], bv = b.v[b.n > 1 ? i : 0];
+        r.v[i] = x->op == OP_MUL ? av * bv : av / bv;
+    }
+    return merge_meta(r, &a, &b);
+}
+
+static Value eval_pow(Elab *e, Expr *x, Value a, Value b)
+{
+    (void)e;
+    char db[128];
+    if (b.n != 1 || a.n != 1) {
+        diag_error(x->loc, "`^` needs scalars; use dot() or norm() for vectors");
+        return value_error();
+    }
+    if (!b.any_dims && !dims_is_dimless(b.dims)) {
+        value_describe(&b, db, sizeof db);
+        diag_error(x->b->loc, "an exponent must be a dimensionless number, but this is %s", db);
+        return value_error();
+    }
+    Dims d = DIMLESS;
+    if (!dims_is_dimless(a.dims) && !a.any_dims) {
+        double p = b.v[0];
+        if (!b.known || p != floor(p) || fabs(p) > 12) {
+            diag_error(x->b->loc, "a quantity with a dimension can only be raised to a constant integer power");
+            return value_error();
+        }
+        d = dims_pow(a.dims, (int)p);
+    }
+    Value r = value_num(pow(a.v[0], b.v[0]), d);
+    return merge_meta(r, &a, &b);
+}
+
+static Value eval_compare(Elab *e, Expr *x, Value a, Value b)
+{
+    (void)e;
+    char da[128], db[128];
+    Dims d;
+    if (a.n != 1 || b.n != 1) {
+        diag_error(x->loc, "`%s` compares scalars, not vectors", binop_name(x->op));
+        return value_error();
+    }
+    if (x->op == OP_AND || x->op == OP_OR) {
+        Value r = value_num(x->op == OP_AND ? (a.v[0] != 0 && b.v[0] != 0) : (a.v[0] != 0 || b.v[0] != 0), DIMLESS);
+        return merge_meta(r, &a, &b);
+    }
+    if (!same_dims(&a, &b, &d)) {
+        describe_pair(&a, &b, da, db, sizeof da);
+        Diag *dg = diag_error(x->loc, "cannot compare %s with %s", da, db);
+        if (dims_is_dimless(b.dims) || dims_is_dimless(a.dims))
+            diag_hint(dg, "give the number a unit, for example `1 cm`");
+        return value_error();
+    }
+    double p = a.v[0], q = b.v[0];
+    bool res = false;
+    switch (x->op) {
+    case OP_LT: res = p < q; break;
+    case OP_LE: res = p <= q; break;
+    case OP_GT: res = p > q; break;
+    case OP_GE: res = p >= q; break;
+    case OP_EQ: res = fabs(p - q) <= 1e-9 * fmax(fabs(p), fabs(q)) + 1e-12; break;
+    case OP_NE: res = !(fabs(p - q) <= 1e-9 * fmax(fabs(p), fabs(q)) + 1e-12); break;
+    default: break;
+    }
+    return merge_meta(value_num(res, DIMLESS), &a, &b);
+}
+
+static Value eval_binary(Elab *e, Expr *x)
+{
+    Value a = eval_expr(e, x->a);
+    Value b = eval_expr(e, x->b);
+    if (!require_num(e, a, x->a) | !require_num(e, b, x->b))
+        return value_error();
+    switch (x->op) {
+    case OP_ADD:
+    case OP_SUB: return eval_add(x, a, b);
+    case OP_MUL:
+    case OP_DIV: return eval_mul(e, x, a, b);
+    case OP_POW: return eval_pow(e, x, a, b);
+    default: return eval_compare(e, x, a, b);
+    }
+}
+
+static Value eval_cond(Elab *e, Expr *x)
+{
+    Value c = eval_expr(e, x->a);
+    Value a = eval_expr(e, x->b);
+    Value b = eval_expr(e, x->c);
+    if (!require_num(e, c, x->a) | !require_num(e, a, x->b) | !require_num(e, b, x->c))
+        return value_error();
+    if (c.n != 1) {
+        diag_error(x->a->loc, "a condition must be a scalar");
+        return value_error();
+    }
+    Dims d;
+    char da[128], db[128];
+    if (a.n != b.n || !same_dims(&a, &b, &d)) {
+        describe_pair(&a, &b, da, db, sizeof da);
+        diag_error(x->loc, "the two branches of `?:` differ: %s and %s", da, db);
+        return value_error();
+    }
+    Value r = c.known ? (c.v[0] != 0 ? a : b) : a;
+    r.dims = d;
+    r.any_dims = a.any_dims && b.any_dims;
+    r.known = c.known && (c.v[0] != 0 ? a.known : b.known);
+    if (!r.known)
+        for (int i = 0; i < r.n; i++)
+            r.v[i] = NAN;
+    r.param = c.param ? c.param : a.param ? a.param : b.param;
+    return r;
+}
+
+static Value eval_vector(Elab *e, Expr *x)
+{
+    Value r = value_num(0, DIMLESS);
+    r.n = 0;
+    r.any_dims = true;
+    bool ok = true;
+    for (int i = 0; i < x->n_args; i++) {
+        Value c = eval_expr(e, x->args[i]);
+        if (!require_num(e, c, x->args[i])) {
+            ok = false;
+            continue;
+        }
+        if (c.n > 1 && (c.n != 3 || x->n_args != 3)) {
+            diag_error(x->args[i]->loc, "a vector's components must be numbers (only 3x3 matrices nest)");
+            ok = false;
+            continue;
+        }
+        Dims d;
+        if (r.n > 0 && !same_dims(&r, &c, &d)) {
+            char da[128], db[128];
+            value_describe(&c, db, sizeof db);
+            Value first = r;
+            first.n = 1;
+            value_describe(&first, da, sizeof da);
+            diag_error(x->args[i]->loc, "vector components must share one dimension: this is %s, the others are %s",
+                       db, da);
+            ok = false;
+            continue;
+        }
+        if (!c.any_dims) {
+            r.dims = c.dims;
+            r.any_dims = false;
+        }
+        for (int k = 0; k < c.n && r.n < 9; k++)
+            r.v[r.n++] = c.v[k];
+        if (!c.known)
+            r.known = false;
+        if (!r.param)
+            r.param = c.param;
+    }
+    if (!ok)
+        return value_error();
+    if (r.n > 9 || (r.n > 3 && r.n != 9)) {
+        diag_error(x->loc, "vectors have 2 or 3 components");
+        return value_error();
+    }
+    return r;
+}
+
+static Value eval_unit(Elab *e, Expr *x)
+{
+    Value a = eval_expr(e, x->a);
+    char bad[48];
+    if (!units_parse(x->str, &x->unit, bad, sizeof bad)) {
+        Diag *d = diag_error(x->loc, "unknown unit `%s`", bad);
+        int n;
+        const char *const *names = units_names(&n);
+        const char *close = diag_closest(bad, names, n);
+        if (scope_lookup(e, bad) || find_object(e, bad) >= 0)
+            diag_hint(d, "to multiply by `%s`, write `*` between the factors", bad);
+        else if (close)
+            diag_hint(d, "did you mean `%s`?", close);
+        else
+            diag_hint(d, "units are listed in docs/language.md (m, mm, kg, s, N, Pa, GPa, Hz, deg, ...)");
+        return value_error();
+    }
+    if (!require_num(e, a, x->a))
+        return value_error();
+    if (!a.any_dims && !dims_is_dimless(a.dims)) {
+        char da[128];
+        value_describe(&a, da, sizeof da);
+        diag_error(x->loc, "this already has a unit (%s); a unit can only follow a plain number", da);
+        return value_error();
+    }
+    Value r = a;
+    r.any_dims = false;
+    r.dims = x->unit.dims;
+    for (int i = 0; i < r.n; i++)
+        r.v[i] *= x->unit.scale;
+    return r;
+}
+
+/* ---- calls ---- */
+
+typedef enum { F_DIMLESS, F_SAME, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV } FnRule;
+
+typedef struct Builtin {
+    const char *name;
+    int         arity; /* -1: two or more */
+    FnRule      rule;
+    double (*f)(double);
+} Builtin;
+
+static double sign_of(double v) { return (v > 0) - (v < 0); }
+
+static const Builtin builtins[] = {
+    { "sin", 1, F_DIMLESS, sin },   { "cos", 1, F_DIMLESS, cos },   { "tan", 1, F_DIMLESS, tan },
+    { "asin", 1, F_DIMLESS, asin }, { "acos", 1, F_DIMLESS, acos }, { "atan", 1, F_DIMLESS, atan },
+    { "exp", 1, F_DIMLESS, exp },   { "log", 1, F_DIMLESS, log },   { "tanh", 1, F_DIMLESS, tanh },
+    { "sqrt", 1, F_SQRT, sqrt },    { "abs", 1, F_SAME, fabs },     { "sign", 1, F_SAME, sign_of },
+    { "floor", 1, F_SAME, floor },  { "ceil", 1, F_SAME, ceil },    { "round", 1, F_SAME, round },
+    { "atan2", 2, F_ATAN2, NULL },  { "min", -1, F_MINMAX, NULL },  { "max", -1, F_MINMAX, NULL },
+    { "clamp", 3, F_CLAMP, NULL },  { "pow", 2, F_POW, NULL },      { "dot", 2, F_DOT, NULL },
+    { "cross", 2, F_CROSS, NULL },  { "norm", 1, F_NORM, NULL },    { "normalize", 1, F_NORMALIZE, NULL },
+    { "prev", 1, F_PREV, NULL },
+};
+
+static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle",   "helix",
+                                      "rectangle", "hexagon", "disc",   "obj",      "dismech",
+                                      "circular", "elliptic", "rectangular" };
+
+static const Builtin *find_builtin(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcmp(builtins[i].name, name))
+            return &builtins[i];
+    return NULL;
+}
+
+static bool is_geometry_fn(const char *name)
+{
+    for (size_t i = 0; i < sizeof geometry_fns / sizeof geometry_fns[0]; i++)
+        if (!strcmp(geometry_fns[i], name))
+            return true;
+    return false;
+}
+
+static Value call_geometry(Elab *e, Expr *x)
+{
+    Geom *g = arena_alloc(e->arena, sizeof *g);
+    g->fn = x->str;
+    g->loc = x->loc;
+    g->n_args = x->n_args;
+    g->args = arena_alloc(e->arena, sizeof(Value) * (size_t)(x->n_args + 1));
+    g->names = x->arg_names;
+    g->locs = arena_alloc(e->arena, sizeof(SrcLoc) * (size_t)(x->n_args + 1));
+    bool ok = true;
+    for (int i = 0; i < x->n_args; i++) {
+        g->args[i] = eval_expr(e, x->args[i]);
+        g->locs[i] = x->args[i]->loc;
+        ok &= g->args[i].kind != V_ERR;
+    }
+    if (!ok)
+        return value_error();
+    Value v = value_error();
+    bool section = !strcmp(g->fn, "circular") || !strcmp(g->fn, "elliptic") || !strcmp(g->fn, "rectangular");
+    v.kind = section ? V_SECTION : V_GEOM;
+    v.geom = g;
+    v.known = true;
+    return v;
+}
+
+static bool check_arity(Expr *x, const char *name, int want, int got)
+{
+    if (want >= 0 ? got == want : got >= 2)
+        return true;
+    if (want >= 0)
+        diag_error(x->loc, "`%s` takes %d argument%s, but %d %s given", name, want, want == 1 ? "" : "s", got,
+                   got == 1 ? "was" : "were");
+    else
+        diag_error(x->loc, "`%s` takes two or more arguments, but %d %s given", name, got, got == 1 ? "was" : "were");
+    return false;
+}
+
+static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
+{
+    if (!check_arity(x, b->name, b->arity, x->n_args))
+        return value_error();
+    Value a[8];
+    int n = x->n_args < 8 ? x->n_args : 8;
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        if (x->arg_names[i]) {
+            diag_error(x->args[i]->loc, "`%s` takes no named arguments", b->name);
+            return value_error();
+        }
+        a[i] = eval_expr(e, x->args[i]);
+        ok &= require_num(e, a[i], x->args[i]);
+    }
+    if (!ok)
+        return value_error();
+    char da[128], db[128];
+    Value r = a[0];
+    r.any_dims = false;
+    switch (b->rule) {
+    case F_DIMLESS:
+    case F_SQRT:
+    case F_SAME:
+        if (a[0].n != 1) {
+            diag_error(x->loc, "`%s` takes a scalar", b->name);
+            return value_error();
+        }
+        if (b->rule == F_DIMLESS && !a[0].any_dims && !dims_is_dimless(a[0].dims)) {
+            value_describe(&a[0], da, sizeof da);
+            Diag *d = diag_error(x->args[0]->loc, "`%s` needs a dimensionless argument, but this is %s", b->name, da);
+            if (dims_eq(a[0].dims, dims_of(0, 0, 1, 0)))
+                diag_hint(d, "multiply by a frequency: `sin(2*pi*f*t)`");
+            return value_error();
+        }
+        if (b->rule == F_SQRT && !a[0].any_dims && !dims_sqrt(a[0].dims, &r.dims)) {
+            value_describe(&a[0], da, sizeof da);
+            diag_error(x->args[0]->loc, "the square root of %s has no dimension srd can express", da);
+            return value_error();
+        }
+        r.v[0] = b->f(a[0].v[0]);
+        return merge_meta(r, &a[0], NULL);
+    case F_ATAN2:
+    case F_MINMAX:
+    case F_CLAMP: {
+        Dims d = a[0].dims;
+        Value acc = a[0];
+        for (int i = 1; i < n; i++) {
+            if (a[i].n != 1 || a[0].n != 1 || !same_dims(&acc, &a[i], &d)) {
+                describe_pair(&a[0], &a[i], da, db, sizeof da);
+                diag_error(x->loc, "the arguments of `%s` must be scalars of one dimension: %s and %s", b->name, da, db);
+                return value_error();
+            }
+            if (!a[i].any_dims)
+                acc = a[i];
+            r = merge_meta(r, &r, &a[i]);
+        }
+        r.dims = b->rule == F_ATAN2 ? DIMLESS : d;
+        r.any_dims = false;
+        if (r.known) {
+            if (b->rule == F_ATAN2)
+                r.v[0] = atan2(a[0].v[0], a[1].v[0]);
+            else if (b->rule == F_CLAMP)
+                r.v[0] = fmin(fmax(a[0].v[0], a[1].v[0]), a[2].v[0]);
+            else
+                for (int i = 1; i < n; i++)
+                    r.v[0] = b->name[1] == 'i' ? fmin(r.v[0], a[i].v[0]) : fmax(r.v[0], a[i].v[0]);
+        }
+        return r;
+    }
+    case F_POW: {
+        Expr fake = *x;
+        fake.a = x->args[0];
+        fake.b = x->args[1];
+        fake.op = OP_POW;
+        return eval_pow(e, &fake, a[0], a[1]);
+    }
+    case F_DOT:
+    case F_CROSS:
+        if (a[0].n != a[1].n || a[0].n < 2 || a[0].n > 3 || (b->rule == F_CROSS && a[0].n != 3)) {
+            diag_error(x->loc, "`%s` needs two %svectors of the same size", b->name, b->rule == F_CROSS ? "3-" : "");
+            return value_error();
+        }
+        r.dims = dims_mul(a[0].dims, a[1].dims);
+        if (b->rule == F_DOT) {
+            r.n = 1;
+            r.v[0] = 0;
+            for (int i = 0; i < a[0].n; i++)
+                r.v[0] += a[0].v[i] * a[1].v[i];
+        } else {
+            const double *p = a[0].v, *q = a[1].v;
+            r.v[0] = p[1] * q[2] - p[2] * q[1];
+            r.v[1] = p[2] * q[0] - p[0] * q[2];
+            r.v[2] = p[0] * q[1] - p[1] * q[0];
+        }
+        return merge_meta(r, &a[0], &a[1]);
+    case F_NORM:
+    case F_NORMALIZE: {
+        if (a[0].n < 2 || a[0].n > 3) {
+            diag_error(x->loc, "`%s` needs a vector", b->name);
+            return value_error();
+        }
+        double s = 0;
+        for (int i = 0; i < a[0].n; i++)
+            s += a[0].v[i] * a[0].v[i];
+        s = sqrt(s);
+        if (b->rule == F_NORM) {
+            r.n = 1;
+            r.v[0] = s;
+        } else {
+            if (a[0].known && s == 0) {
+                diag_error(x->loc, "cannot normalize a zero vector");
+                return value_error();
+            }
+            r.dims = DIMLESS;
+            for (int i = 0; i < r.n; i++)
+                r.v[i] /= s;
+        }
+        return merge_meta(r, &a[0], NULL);
+    }
+    case F_PREV:
+        r.known = false;
+        for (int i = 0; i < r.n; i++)
+            r.v[i] = NAN;
+        if (!r.param)
+            r.param = "prev";
+        return r;
+    }
+    return value_error();
+}
+
+/* table("file.csv", x): two columns, linear interpolation, held constant beyond the ends. */
+static Value call_table(Elab *e, Expr *x)
+{
+    if (!check_arity(x, "table", 2, x->n_args))
+        return value_error();
+    Value f = eval_expr(e, x->args[0]);
+    Value a = eval_expr(e, x->args[1]);
+    if (f.kind != V_STR) {
+        diag_error(x->args[0]->loc, "`table` takes a file name first: table(\"data.csv\", t / 1 s)");
+        return value_error();
+    }
+    if (!require_num(e, a, x->args[1]))
+        return value_error();
+    if (a.n != 1 || (!a.any_dims && !dims_is_dimless(a.dims))) {
+        char da[128];
+        value_describe(&a, da, sizeof da);
+        Diag *d = diag_error(x->args[1]->loc, "a table is looked up with a dimensionless scalar, but this is %s", da);
+        diag_hint(d, "divide by the table's unit, for example `table(\"f.csv\", t / 1 s)`");
+        return value_error();
+    }
+    const char *src = src_path(x->loc.file);
+    const char *slash = strrchr(src, '/');
+    char path[1024];
+    if (f.str[0] == '/' || !slash)
+        snprintf(path, sizeof path, "%s", f.str);
+    else
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - src), src, f.str);
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        diag_error(x->args[0]->loc, "cannot open table `%s`", path);
+        return value_error();
+    }
+    double xs[4096], ys[4096];
+    int n = 0, line = 0;
+    char buf[512];
+    bool ok = true;
+    while (fgets(buf, sizeof buf, fp) && ok) {
+        line++;
+        char *p = buf, *end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0)
+            continue;
+        double u = strtod(p, &end);
+        if (end == p) {
+            if (n == 0 && line == 1)
+                continue; /* a header line */
+            diag_error(x->args[0]->loc, "table `%s`, line %d: expected two numbers", path, line);
+            ok = false;
+            break;
+        }
+        p = end;
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';')
+            p++;
+        double w = strtod(p, &end);
+        if (end == p) {
+            diag_error(x->args[0]->loc, "table `%s`, line %d: expected two numbers", path, line);
+            ok = false;
+            break;
+        }
+        if (n > 0 && !(u > xs[n - 1])) {
+            diag_error(x->args[0]->loc, "table `%s`, line %d: the first column must increase", path, line);
+            ok = false;
+            break;
+        }
+        if (n == 4096) {
+            diag_error(x->args[0]->loc, "table `%s` has more than 4096 rows", path);
+            ok = false;
+            break;
+        }
+        xs[n] = u;
+        ys[n] = w;
+        n++;
+    }
+    fclose(fp);
+    if (!ok)
+        return value_error();
+    if (n < 2) {
+        diag_error(x->args[0]->loc, "table `%s` needs at least two rows", path);
+        return value_error();
+    }
+    Value r = value_num(NAN, DIMLESS);
+    r = merge_meta(r, &a, NULL);
+    if (a.known) {
+        double u = a.v[0];
+        if (u <= xs[0])
+            r.v[0] = ys[0];
+        else if (u >= xs[n - 1])
+            r.v[0] = ys[n - 1];
+        else {
+            int k = 0;
+            while (xs[k + 1] < u)
+                k++;
+            r.v[0] = ys[k] + (ys[k + 1] - ys[k]) * (u - xs[k]) / (xs[k + 1] - xs[k]);
+        }
+    }
+    return r;
+}
+
+static Value eval_body(Elab *e, Stmt **body, int n_body, SrcLoc def_loc);
+
+static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
+{
+    for (int i = 0; i < e->fn_depth; i++)
+        if (e->fn_stack[i] == fn) {
+            Diag *d = diag_error(x->loc, "`%s` calls itself (recursion is not allowed)", fn->name);
+            diag_note(d, fn->name_loc, "`%s` is defined here", fn->name);
+            diag_hint(d, "functions are expanded inline into kernels; write the recursion as a closed form");
+            return value_error();
+        }
+    if (x->n_args != fn->n_params) {
+        Diag *d = diag_error(x->loc, "`%s` takes %d argument%s, but %d %s given", fn->name, fn->n_params,
+                             fn->n_params == 1 ? "" : "s", x->n_args, x->n_args == 1 ? "was" : "were");
+        diag_note(d, fn->name_loc, "`%s` is defined here", fn->name);
+        return value_error();
+    }
+    if (e->fn_depth == (int)(sizeof e->fn_stack / sizeof e->fn_stack[0])) {
+        diag_error(x->loc, "functions nest too deeply");
+        return value_error();
+    }
+    Value args[32];
+    int n = fn->n_params < 32 ? fn->n_params : 32;
+    for (int i = 0; i < n; i++) {
+        if (x->arg_names[i])
+            diag_error(x->args[i]->loc, "functions take positional arguments only");
+        args[i] = eval_expr(e, x->args[i]);
+        if (args[i].kind == V_ERR)
+            return value_error();
+    }
+    Binding *saved = e->scope;
+    e->scope = e->globals;
+    for (int i = 0; i < n; i++)
+        scope_bind(e, fn->params[i].name, args[i], fn->params[i].loc, BIND_ARG);
+    e->fn_stack[e->fn_depth++] = fn;
+    Value r = fn->value ? eval_expr(e, fn->value) : eval_body(e, fn->body, fn->n_body, fn->name_loc);
+    e->fn_depth--;
+    e->scope = saved;
+    return r;
+}
+
+static Value eval_call(Elab *e, Expr *x)
+{
+    const Decl *d = elab_find_decl(e, x->str);
+    if (d && d->stmt->kind == ST_FN)
+        return call_user_fn(e, x, d->stmt);
+    if (d) {
+        Diag *dg = diag_error(x->loc, "`%s` is %s, not a function", x->str,
+                              d->stmt->kind == ST_ENERGY ? "an energy" : "a force");
+        diag_hint(dg, "use it with `apply %s(...);`", x->str);
+        return value_error();
+    }
+    const Builtin *b = find_builtin(x->str);
+    if (b)
+        return call_builtin(e, x, b);
+    if (!strcmp(x->str, "table"))
+        return call_table(e, x);
+    if (is_geometry_fn(x->str))
+        return call_geometry(e, x);
+    Diag *dg = diag_error(x->loc, "unknown function `%s`", x->str);
+    const char *names[128];
+    int n = 0;
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        names[n++] = builtins[i].name;
+    for (size_t i = 0; i < sizeof geometry_fns / sizeof geometry_fns[0]; i++)
+        names[n++] = geometry_fns[i];
+    for (int i = 0; i < e->decls.n && n < 128; i++)
+        names[n++] = e->decls.a[i].stmt->name;
+    names[n++] = "table";
+    const char *close = diag_closest(x->str, names, n);
+    if (close)
+        diag_hint(dg, "did you mean `%s`?", close);
+    return value_error();
+}
+
+/* Runs `let` statements then the `return` of a function or energy body. */
+static Value eval_body(Elab *e, Stmt **body, int n_body, SrcLoc def_loc)
+{
+    for (int i = 0; i < n_body; i++) {
+        Stmt *s = body[i];
+        if (s->kind == ST_LET) {
+            Value v = eval_expr(e, s->value);
+            scope_bind(e, s->name, v, s->name_loc, BIND_LET);
+        } else if (s->kind == ST_RETURN) {
+            return eval_expr(e, s->value);
+        }
+    }
+    Diag *d = diag_error(def_loc, "this body has no `return`");
+    diag_hint(d, "end it with `return <expression>;`");
+    return value_error();
+}
+
+/* ---- names, members, indexing ---- */
+
+static Value object_value(int index, VKind kind)
+{
+    Value v = value_error();
+    v.kind = kind;
+    v.index = index;
+    v.known = true;
+    return v;
+}
+
+static Value eval_name(Elab *e, Expr *x)
+{
+    Binding *b = scope_lookup(e, x->str);
+    if (b)
+        return b->val;
+    int o = find_object(e, x->str);
+    if (o >= 0)
+        return object_value(o, V_OBJ);
+    int m = find_material(e, x->str);
+    if (m >= 0)
+        return object_value(m, V_MATERIAL);
+    const Decl *d = elab_find_decl(e, x->str);
+    if (d) {
+        diag_error(x->loc, "`%s` is a %s; call it with arguments", x->str,
+                   d->stmt->kind == ST_FN ? "function" : d->stmt->kind == ST_ENERGY ? "energy" : "force");
+        return value_error();
+    }
+    /* An unknown bare word: an option such as `implicit_euler`, or a mistake the consumer reports. */
+    Value v = value_error();
+    v.kind = V_WORD;
+    v.str = x->str;
+    v.known = true;
+    return v;
+}
+
+static Value stencil_member(Elab *e, Value base, Expr *x)
+{
+    (void)e;
+    const char *m = x->str;
+    Dims L = dims_of(1, 0, 0, 0);
+    if (!strcmp(base.str, "node")) {
+        if (!strcmp(m, "x") || !strcmp(m, "x0"))
+            return value_unknown(3, L, "stencil");
+        if (!strcmp(m, "v"))
+            return value_unknown(3, dims_of(1, 0, -1, 0), "stencil");
+        if (!strcmp(m, "m"))
+            return value_unknown(1, dims_of(0, 1, 0, 0), "stencil");
+        Diag *d = diag_error(x->loc, "a stencil node has no member `%s`", m);
+        diag_hint(d, "a node has x (position), x0 (reference position), v (velocity at the step start), m (mass)");
+        return value_error();
+    }
+    if (!strcmp(m, "theta") || !strcmp(m, "xi"))
+        return value_unknown(1, DIMLESS, "stencil");
+    if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t"))
+        return value_unknown(3, DIMLESS, "stencil");
+    if (!strcmp(m, "rest"))
+        return value_unknown(1, L, "stencil");
+    Diag *d = diag_error(x->loc, "a stencil edge has no member `%s`", m);
+    diag_hint(d, "an edge has theta (twist), xi (mid-edge DOF), d1, d2, t (reference frame at the step start), rest (rest length)");
+    return value_error();
+}
+
+static Value eval_member(Elab *e, Expr *x)
+{
+    Value base = eval_expr(e, x->a);
+    if (base.kind == V_ERR)
+        return base;
+    if (base.kind == V_NUM && !x->has_args) {
+        int c = !strcmp(x->str, "x") ? 0 : !strcmp(x->str, "y") ? 1 : !strcmp(x->str, "z") ? 2 : -1;
+        if (c < 0 || c >= base.n || base.n == 1 || base.n == 9) {
+            diag_error(x->loc, "a number has no member `%s`", x->str);
+            return value_error();
+        }
+        Value r = base;
+        r.n = 1;
+        r.v[0] = base.v[c];
+        return r;
+    }
+    if (base.kind == V_STENCIL)
+        return stencil_member(e, base, x);
+    if (base.kind == V_MATERIAL) {
+        ElabMaterial *mt = &e->mats.a[base.index];
+        if (!strcmp(x->str, "E"))
+            return value_num(mt->E, dims_of(-1, 1, -2, 0));
+        if (!strcmp(x->str, "nu"))
+            return value_num(mt->nu, DIMLESS);
+        if (!strcmp(x->str, "rho"))
+            return value_num(mt->rho, dims_of(-3, 1, 0, 0));
+        diag_error(x->loc, "a material has no member `%s` (it has E, nu, rho)", x->str);
+        return value_error();
+    }
+    if (base.kind == V_WORD && x->a->kind == EX_NAME) {
+        require_num(e, base, x->a);
+        return value_error();
+    }
+    return select_member(e, base, x);
+}
+
+static Value eval_index(Elab *e, Expr *x)
+{
+    /* limb[i] names one object of a family declared in a loop. */
+    if (x->a->kind == EX_NAME && !scope_lookup(e, x->a->str) && find_object(e, x->a->str) < 0) {
+        Value i = eval_expr(e, x->b);
+        if (!require_num(e, i, x->b))
+            return value_error();
+        if (i.n != 1 || !i.known || i.v[0] != floor(i.v[0])) {
+            diag_error(x->b->loc, "an object index must be an integer known when the model is built");
+            return value_error();
+        }
+        char name[256];
+        snprintf(name, sizeof name, "%s[%d]", x->a->str, (int)i.v[0]);
+        int o = find_object(e, name);
+        if (o >= 0)
+            return object_value(o, V_OBJ);
+        size_t len = strlen(x->a->str);
+        int count = 0;
+        for (int k = 0; k < e->objs.n; k++)
+            count += !strncmp(e->objs.a[k].name, x->a->str, len) && e->objs.a[k].name[len] == '[';
+        if (count) {
+            Diag *d = diag_error(x->loc, "there is no `%s`", name);
+            diag_hint(d, "`%s` has %d members declared so far", x->a->str, count);
+        } else {
+            Diag *d = diag_error(x->a->loc, "unknown name `%s`", x->a->str);
+            hint_closest_name(e, d, x->a->str);
+        }
+        return value_error();
+    }
+    Value base = eval_expr(e, x->a);
+    if (base.kind == V_ERR)
+        return base;
+    if (base.kind == V_NUM) {
+        Value i = eval_expr(e, x->b);
+        if (!require_num(e, i, x->b))
+            return value_error();
+        if (!i.known || i.v[0] != floor(i.v[0]) || i.v[0] < 0 || i.v[0] >= base.n) {
+            diag_error(x->b->loc, "index out of range: this vector has %d components (0 to %d)", base.n, base.n - 1);
+            return value_error();
+        }
+        Value r = base;
+        r.n = 1;
+        r.v[0] = base.v[(int)i.v[0]];
+        return r;
+    }
+    return select_index(e, base, x);
+}
+
+Value eval_expr(Elab *e, Expr *x)
+{
+    Value v;
+    switch (x->kind) {
+    case EX_NUM:
+        v = value_num(x->num, DIMLESS);
+        v.any_dims = x->num == 0;
+        return v;
+    case EX_STR:
+        v = value_error();
+        v.kind = V_STR;
+        v.str = x->str;
+        v.known = true;
+        return v;
+    case EX_NAME: return eval_name(e, x);
+    case EX_VEC: return eval_vector(e, x);
+    case EX_UNIT: return eval_unit(e, x);
+    case EX_NEG:
+        v = eval_expr(e, x->a);
+        if (!require_num(e, v, x->a))
+            return value_error();
+        for (int i = 0; i < v.n; i++)
+            v.v[i] = -v.v[i];
+        return v;
+    case EX_NOT:
+        v = eval_expr(e, x->a);
+        if (!require_num(e, v, x->a))
+            return value_error();
+        if (v.n != 1) {
+            diag_error(x->loc, "`!` needs a scalar");
+            return value_error();
+        }
+        v.v[0] = v.known ? v.v[0] == 0 : NAN;
+        v.dims = DIMLESS;
+        return v;
+    case EX_BIN: return eval_binary(e, x);
+    case EX_COND: return eval_cond(e, x);
+    case EX_CALL: return eval_call(e, x);
+    case EX_MEMBER: return eval_member(e, x);
+    case EX_INDEX: return eval_index(e, x);
+    case EX_SLICE: {
+        Value base = eval_expr(e, x->a);
+        if (base.kind == V_ERR)
+            return base;
+        return select_slice(e, base, x);
+    }
+    case EX_WHERE: {
+        Value base = eval_expr(e, x->a);
+        if (base.kind == V_ERR)
+            return base;
+        return select_where(e, base, x);
+    }
+    case EX_OVER: {
+        Value base = eval_expr(e, x->a);
+        if (base.kind == V_ERR)
+            return base;
+        return select_over(e, base, x);
+    }
+    }
+    return value_error();
+}
+
+Value eval_user_element(Elab *e, const Stmt *def, const Value *params, int n_params)
+{
+    Binding *saved = e->scope;
+    e->scope = e->globals;
+    for (int i = 0; i < def->n_stencil; i++) {
+        Value s = value_error();
+        s.kind = V_STENCIL;
+        s.str = def->stencil[i].kind;
+        s.index = i;
+        s.known = false;
+        scope_bind(e, def->stencil[i].name, s, def->stencil[i].loc, BIND_ARG);
+    }
+    for (int i = 0; i < def->n_params && i < n_params; i++)
+        scope_bind(e, def->params[i].name, params[i], def->params[i].loc, BIND_ARG);
+    Value r = def->value ? eval_expr(e, def->value) : eval_body(e, def->body, def->n_body, def->name_loc);
+    e->scope = saved;
+    return r;
+}

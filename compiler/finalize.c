@@ -1,0 +1,790 @@
+/* finalize.c — turns what the statements collected into the flat srd_model: merges joined
+ * nodes, lists every element instance with its stencil (stretch, bend-twist including
+ * junctions and rod-shell joints, hinge, mid-edge, user elements), numbers the DOFs in a
+ * bandwidth-reducing order, lumps masses and applies boundary conditions. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elab_internal.h"
+#include "order.h"
+
+#define SQRT3 1.7320508075688772
+
+typedef struct Fin {
+    Elab      *e;
+    srd_model *m;
+    int        n0;        /* nodes before merging */
+    int       *map;       /* pre-merge node -> model node */
+    int       *hinge_inst;/* hinge -> instance in the hinge set, or -1 */
+    int        set_stretch, set_bend, set_hinge, set_mid;
+} Fin;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fputs("srdc: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+/* ---- joins ---- */
+
+static int uf_find(int *parent, int i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+static double dist3(const double *a, const double *b)
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+static bool merge_nodes(Fin *f)
+{
+    Elab *e = f->e;
+    int n0 = f->n0;
+    int *parent = xcalloc((size_t)n0, sizeof(int));
+    for (int i = 0; i < n0; i++)
+        parent[i] = i;
+    bool ok = true;
+    for (int k = 0; k < e->joins.n / 2; k++) {
+        int a = e->joins.a[2 * k], b = e->joins.a[2 * k + 1];
+        double d = dist3(&e->x0.a[3 * a], &e->x0.a[3 * b]);
+        double scale = fmax(1e-3, fmax(fabs(e->x0.a[3 * a]), fabs(e->x0.a[3 * a + 2])));
+        if (d > 1e-9 * scale + 1e-12) {
+            Diag *dg = diag_error(e->join_locs.a[k], "joined nodes must be at the same place, but these are %.4g m apart", d);
+            diag_hint(dg, "`join` shares one node between objects; make their geometry meet there");
+            ok = false;
+            continue;
+        }
+        int ra = uf_find(parent, a), rb = uf_find(parent, b);
+        if (ra != rb) {
+            if (ra < rb)
+                parent[rb] = ra;
+            else
+                parent[ra] = rb;
+        }
+    }
+    f->map = xcalloc((size_t)n0, sizeof(int));
+    int n = 0;
+    for (int i = 0; i < n0; i++)
+        if (uf_find(parent, i) == i)
+            f->map[i] = n++;
+    for (int i = 0; i < n0; i++)
+        f->map[i] = f->map[uf_find(parent, i)];
+    free(parent);
+    srd_model *m = f->m;
+    m->n_nodes = n;
+    m->x0 = xcalloc((size_t)n * 3, sizeof(double));
+    m->node_mass = xcalloc((size_t)n, sizeof(double));
+    m->node_object = xcalloc((size_t)n, sizeof(int));
+    m->node_local = xcalloc((size_t)n, sizeof(int));
+    for (int i = n0 - 1; i >= 0; i--) {
+        int j = f->map[i];
+        memcpy(&m->x0[3 * j], &e->x0.a[3 * i], 3 * sizeof(double));
+        m->node_object[j] = e->node_obj.a[i];
+        m->node_local[j] = e->node_local.a[i];
+    }
+    return ok;
+}
+
+/* ---- objects, edges, triangles ---- */
+
+static void copy_objects(Fin *f)
+{
+    Elab *e = f->e;
+    for (int i = 0; i < e->objs.n; i++) {
+        const ElabObj *o = &e->objs.a[i];
+        srd_object so;
+        memset(&so, 0, sizeof so);
+        so.name = (char *)o->name;
+        so.kind = o->kind;
+        so.n_nodes = o->n_nodes;
+        so.first_edge = o->first_edge;
+        so.n_edges = o->n_edges;
+        so.first_tri = o->first_tri;
+        so.n_tris = o->n_tris;
+        so.closed = o->closed;
+        so.bending = o->bending;
+        so.E = o->E;
+        so.nu = o->nu;
+        so.G = o->G;
+        so.rho = o->rho;
+        so.area = o->area;
+        so.I1 = o->I1;
+        so.I2 = o->I2;
+        so.J = o->J;
+        so.radius = o->radius;
+        so.thickness = o->thickness;
+        so.length = o->length;
+        so.mass = o->mass;
+        int k = srd_model_add_object(f->m, &so);
+        srd_object *mo = &f->m->objects[k];
+        mo->nodes = xcalloc((size_t)o->n_nodes, sizeof(int));
+        for (int j = 0; j < o->n_nodes; j++)
+            mo->nodes[j] = f->map[o->first_node + j];
+    }
+}
+
+static bool copy_edges(Fin *f)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    int ne = e->edge_obj.n;
+    m->n_edges = ne;
+    m->edge_nodes = xcalloc((size_t)ne * 2, sizeof(int));
+    m->edge_object = xcalloc((size_t)ne, sizeof(int));
+    m->edge_rest = xcalloc((size_t)ne, sizeof(double));
+    m->edge_twist = xcalloc((size_t)ne, sizeof(int));
+    m->edge_xi = xcalloc((size_t)ne, sizeof(int));
+    m->edge_is_rod = xcalloc((size_t)ne, sizeof(int));
+    bool ok = true;
+    for (int i = 0; i < ne; i++) {
+        int a = f->map[e->edge_nodes.a[2 * i]], b = f->map[e->edge_nodes.a[2 * i + 1]];
+        const ElabObj *o = &e->objs.a[e->edge_obj.a[i]];
+        m->edge_nodes[2 * i] = a;
+        m->edge_nodes[2 * i + 1] = b;
+        m->edge_object[i] = e->edge_obj.a[i];
+        m->edge_rest[i] = dist3(&m->x0[3 * a], &m->x0[3 * b]);
+        m->edge_is_rod[i] = o->kind == SRD_OBJ_ROD;
+        m->edge_twist[i] = m->edge_xi[i] = -1;
+        if (a == b || !(m->edge_rest[i] > 0)) {
+            Diag *d = diag_error(o->loc, "%s `%s` has an edge of zero length (edge %d)",
+                                 o->kind == SRD_OBJ_ROD ? "rod" : "shell", o->name, i - o->first_edge);
+            diag_hint(d, "a `join` may have merged both ends of an edge, or the path has repeated points");
+            ok = false;
+        }
+    }
+    int nt = e->tri_obj.n;
+    m->n_tris = nt;
+    m->tri_nodes = xcalloc((size_t)nt * 3, sizeof(int));
+    m->tri_edges = xcalloc((size_t)nt * 3, sizeof(int));
+    m->tri_edge_sign = xcalloc((size_t)nt * 3, 1);
+    m->tri_object = xcalloc((size_t)nt, sizeof(int));
+    for (int t = 0; t < nt; t++) {
+        m->tri_object[t] = e->tri_obj.a[t];
+        for (int k = 0; k < 3; k++) {
+            m->tri_nodes[3 * t + k] = f->map[e->tri_nodes.a[3 * t + k]];
+            int edge = e->tri_edge.a[3 * t + k];
+            m->tri_edges[3 * t + k] = edge;
+            /* +1 when the edge runs from corner k+1 to corner k+2, as the triangle turns. */
+            m->tri_edge_sign[3 * t + k] = e->edge_nodes.a[2 * edge] == e->tri_nodes.a[3 * t + (k + 1) % 3] ? 1 : -1;
+        }
+    }
+    return ok;
+}
+
+/* ---- elements ---- */
+
+static const char *stretch_data[] = { "rest_length", "ks" };
+static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1_bar", "kappa2_bar", "tau_bar" };
+static const char *hinge_data[] = { "kb", "phi_bar" };
+static const char *mid_data[] = { "kb", "nu", "rest_area" };
+
+static void add_stretch(Fin *f)
+{
+    srd_model *m = f->m;
+    Elab *e = f->e;
+    if (!m->n_edges)
+        return;
+    f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 2, stretch_data);
+    for (int i = 0; i < m->n_edges; i++) {
+        const ElabObj *o = &e->objs.a[m->edge_object[i]];
+        double l = m->edge_rest[i];
+        /* Shell edges: a triangular spring lattice matches the membrane stiffness E h
+         * with ks = sqrt(3)/2 E h l (energy 1/2 ks eps^2 l). */
+        double ks = o->kind == SRD_OBJ_ROD ? o->EA : SQRT3 / 2 * o->E * o->thickness * l;
+        double data[2] = { l, ks };
+        srd_elemset_add(&m->sets[f->set_stretch], &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
+    }
+}
+
+typedef struct Incidence {
+    int *start; /* per node */
+    int *edges;
+} Incidence;
+
+/* Edges that carry a material frame at each node: rod edges, plus shell edges at rod-shell joints. */
+static Incidence frame_edges(Fin *f, unsigned char *joint_shell_edge)
+{
+    srd_model *m = f->m;
+    int n = m->n_nodes;
+    int *rod_deg = xcalloc((size_t)n, sizeof(int));
+    for (int i = 0; i < m->n_edges; i++)
+        if (m->edge_is_rod[i]) {
+            rod_deg[m->edge_nodes[2 * i]]++;
+            rod_deg[m->edge_nodes[2 * i + 1]]++;
+        }
+    Incidence inc;
+    inc.start = xcalloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i < m->n_edges; i++)
+        for (int k = 0; k < 2; k++) {
+            int node = m->edge_nodes[2 * i + k];
+            if (m->edge_is_rod[i] || rod_deg[node] > 0) {
+                inc.start[node + 1]++;
+                if (!m->edge_is_rod[i])
+                    joint_shell_edge[i] = 1;
+            }
+        }
+    for (int i = 0; i < n; i++)
+        inc.start[i + 1] += inc.start[i];
+    inc.edges = xcalloc((size_t)inc.start[n] + 1, sizeof(int));
+    int *fill = xcalloc((size_t)n, sizeof(int));
+    for (int i = 0; i < m->n_edges; i++)
+        for (int k = 0; k < 2; k++) {
+            int node = m->edge_nodes[2 * i + k];
+            if (m->edge_is_rod[i] || rod_deg[node] > 0)
+                inc.edges[inc.start[node] + fill[node]++] = i;
+        }
+    free(fill);
+    free(rod_deg);
+    return inc;
+}
+
+static int other_end(const srd_model *m, int edge, int node)
+{
+    return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
+}
+
+/* One bend-twist spring through node c between edges e1 and e2. Within a rod the stencil
+ * follows the rod's direction; at junctions the signs record each edge's orientation. */
+static void add_bend_pair(Fin *f, int c, int e1, int e2)
+{
+    srd_model *m = f->m;
+    Elab *e = f->e;
+    bool same_rod = m->edge_object[e1] == m->edge_object[e2];
+    if (same_rod && m->edge_nodes[2 * e1] == c && m->edge_nodes[2 * e2 + 1] == c) {
+        int t = e1;
+        e1 = e2;
+        e2 = t;
+    }
+    int a = other_end(m, e1, c), b = other_end(m, e2, c);
+    int nodes[3] = { a, c, b };
+    int edges[2] = { e1, e2 };
+    signed char signs[2] = { (signed char)(m->edge_nodes[2 * e1 + 1] == c ? 1 : -1),
+                             (signed char)(m->edge_nodes[2 * e2] == c ? 1 : -1) };
+    const ElabObj *o1 = &e->objs.a[m->edge_object[e1]], *o2 = &e->objs.a[m->edge_object[e2]];
+    const ElabObj *rod = o1->kind == SRD_OBJ_ROD ? o1 : o2;
+    const ElabObj *other = o2->kind == SRD_OBJ_ROD ? o2 : o1;
+    double data[7];
+    data[0] = 0.5 * (m->edge_rest[e1] + m->edge_rest[e2]);
+    /* Across a junction of two rods the spring takes the mean of their stiffnesses. */
+    data[1] = 0.5 * (rod->EI1 + other->EI1);
+    data[2] = 0.5 * (rod->EI2 + other->EI2);
+    data[3] = 0.5 * (rod->GJ + other->GJ);
+    data[4] = same_rod ? rod->kappa_bar[0] : 0;
+    data[5] = same_rod ? rod->kappa_bar[1] : 0;
+    data[6] = same_rod ? rod->tau_bar : 0;
+    srd_elemset_add(&m->sets[f->set_bend], nodes, edges, signs, data, same_rod ? m->edge_object[e1] : -1);
+}
+
+static void add_bend_twist(Fin *f, unsigned char *needs_twist)
+{
+    srd_model *m = f->m;
+    unsigned char *joint_shell_edge = xcalloc((size_t)m->n_edges + 1, 1);
+    Incidence inc = frame_edges(f, joint_shell_edge);
+    bool any = false;
+    for (int c = 0; c < m->n_nodes && !any; c++)
+        any = inc.start[c + 1] - inc.start[c] >= 2;
+    if (any)
+        f->set_bend = srd_model_elemset(m, "bend_twist", 3, 2, 7, bend_data);
+    for (int c = 0; c < m->n_nodes; c++) {
+        int lo = inc.start[c], hi = inc.start[c + 1];
+        for (int i = lo; i < hi; i++)
+            for (int j = i + 1; j < hi; j++) {
+                int e1 = inc.edges[i], e2 = inc.edges[j];
+                if (!m->edge_is_rod[e1] && !m->edge_is_rod[e2])
+                    continue; /* shell-shell bending belongs to hinges or mid-edge elements */
+                add_bend_pair(f, c, e1, e2);
+            }
+    }
+    for (int i = 0; i < m->n_edges; i++)
+        if (m->edge_is_rod[i] || joint_shell_edge[i])
+            needs_twist[i] = 1;
+    free(inc.start);
+    free(inc.edges);
+    free(joint_shell_edge);
+}
+
+static void add_shell_bending(Fin *f, unsigned char *needs_xi)
+{
+    srd_model *m = f->m;
+    Elab *e = f->e;
+    f->hinge_inst = xcalloc((size_t)e->hinge_edge.n + 1, sizeof(int));
+    for (int h = 0; h < e->hinge_edge.n; h++) {
+        f->hinge_inst[h] = -1;
+        int edge = e->hinge_edge.a[h];
+        const ElabObj *o = &e->objs.a[m->edge_object[edge]];
+        if (o->bending != SRD_BEND_HINGE)
+            continue;
+        if (f->set_hinge < 0)
+            f->set_hinge = srd_model_elemset(m, "hinge", 4, 1, 2, hinge_data);
+        int nodes[4];
+        for (int k = 0; k < 4; k++)
+            nodes[k] = f->map[e->hinge_nodes.a[4 * h + k]];
+        /* kb = (2/sqrt(3)) E h^3 / 12: the hinge stiffness that matches the plate's bending
+         * rigidity on an equilateral mesh. */
+        double data[2] = { 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12, o->phi_bar };
+        f->hinge_inst[h] = srd_elemset_add(&m->sets[f->set_hinge], nodes, &edge, NULL, data, m->edge_object[edge]);
+    }
+    for (int t = 0; t < m->n_tris; t++) {
+        const ElabObj *o = &e->objs.a[m->tri_object[t]];
+        if (o->bending != SRD_BEND_MIDEDGE)
+            continue;
+        if (f->set_mid < 0)
+            f->set_mid = srd_model_elemset(m, "midedge", 3, 3, 3, mid_data);
+        const int *nd = &m->tri_nodes[3 * t];
+        double u[3], v[3];
+        for (int c = 0; c < 3; c++) {
+            u[c] = m->x0[3 * nd[1] + c] - m->x0[3 * nd[0] + c];
+            v[c] = m->x0[3 * nd[2] + c] - m->x0[3 * nd[0] + c];
+        }
+        double cx = u[1] * v[2] - u[2] * v[1], cy = u[2] * v[0] - u[0] * v[2], cz = u[0] * v[1] - u[1] * v[0];
+        double data[3] = { o->E * pow(o->thickness, 3) / (24 * (1 - o->nu * o->nu)), o->nu,
+                           0.5 * sqrt(cx * cx + cy * cy + cz * cz) };
+        srd_elemset_add(&m->sets[f->set_mid], nd, &m->tri_edges[3 * t], &m->tri_edge_sign[3 * t], data, m->tri_object[t]);
+        for (int k = 0; k < 3; k++)
+            needs_xi[m->tri_edges[3 * t + k]] = 1;
+    }
+}
+
+static bool add_user_elements(Fin *f, unsigned char *needs_twist)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    bool ok = true;
+    for (int i = 0; i < e->applies.n; i++) {
+        const PendingApply *pa = &e->applies.a[i];
+        const Stmt *def = pa->def;
+        int nn = 0, ne = 0;
+        for (int k = 0; k < def->n_stencil; k++)
+            if (!strcmp(def->stencil[k].kind, "node"))
+                nn++;
+            else
+                ne++;
+        const char *names[32];
+        for (int k = 0; k < def->n_params && k < 32; k++)
+            names[k] = def->params[k].name;
+        int set = srd_model_elemset(m, def->name, nn, ne, def->n_params, names);
+        int nodes[64];
+        for (int k = 0; k < nn && k < 64; k++)
+            nodes[k] = f->map[pa->nodes[k]];
+        for (int k = 0; k < ne; k++) {
+            if (!m->edge_is_rod[pa->edges[k]] && !needs_twist[pa->edges[k]]) {
+                Diag *d = diag_error(pa->loc, "edge stencil arguments must be rod edges (they carry a twist angle)");
+                (void)d;
+                ok = false;
+            }
+            needs_twist[pa->edges[k]] = 1;
+        }
+        srd_elemset_add(&m->sets[set], nodes, pa->edges, NULL, pa->data, -1);
+    }
+    return ok;
+}
+
+/* ---- DOFs ---- */
+
+typedef struct Groups {
+    int  n;
+    int *size;      /* DOFs per group: 3 for a node, 1 for a twist or xi */
+    int  twist0;    /* first twist group */
+    int  xi0;       /* first xi group */
+    int *twist_group, *xi_group; /* per edge, or -1 */
+} Groups;
+
+static Groups make_groups(srd_model *m, const unsigned char *needs_twist, const unsigned char *needs_xi)
+{
+    Groups g;
+    g.twist_group = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    g.xi_group = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    int n = m->n_nodes;
+    g.twist0 = n;
+    for (int i = 0; i < m->n_edges; i++)
+        g.twist_group[i] = needs_twist[i] && !m->planar ? n++ : -1;
+    g.xi0 = n;
+    for (int i = 0; i < m->n_edges; i++)
+        g.xi_group[i] = needs_xi[i] ? n++ : -1;
+    g.n = n;
+    g.size = xcalloc((size_t)n, sizeof(int));
+    for (int i = 0; i < n; i++)
+        g.size[i] = i < m->n_nodes ? 3 : 1;
+    return g;
+}
+
+/* Each element instance couples the groups of its stencil. */
+static void element_cliques(const srd_model *m, const Groups *g, int **cstart, int **members, int *n_cliques)
+{
+    int total = 0, count = 0;
+    for (int s = 0; s < m->n_sets; s++) {
+        total += m->sets[s].n * (m->sets[s].n_node + m->sets[s].n_edge);
+        count += m->sets[s].n;
+    }
+    *cstart = xcalloc((size_t)count + 1, sizeof(int));
+    *members = xcalloc((size_t)total + 1, sizeof(int));
+    int c = 0, k = 0;
+    for (int s = 0; s < m->n_sets; s++) {
+        const srd_elemset *set = &m->sets[s];
+        bool xi = !strcmp(set->kind, "midedge");
+        bool is_stretch = !strcmp(set->kind, "stretch") || !strcmp(set->kind, "hinge");
+        for (int i = 0; i < set->n; i++) {
+            (*cstart)[c++] = k;
+            for (int j = 0; j < set->n_node; j++)
+                (*members)[k++] = set->nodes[i * set->n_node + j];
+            if (is_stretch)
+                continue; /* their edge is only a label */
+            for (int j = 0; j < set->n_edge; j++) {
+                int edge = set->edges[i * set->n_edge + j];
+                int grp = xi ? g->xi_group[edge] : g->twist_group[edge];
+                if (grp >= 0)
+                    (*members)[k++] = grp;
+            }
+        }
+    }
+    (*cstart)[c] = k;
+    *n_cliques = c;
+}
+
+/* Half-bandwidth in DOFs when group v starts at DOF first[v]. */
+static int dof_bandwidth(const Groups *g, const int *first, int n_cliques, const int *cstart, const int *members)
+{
+    int bw = 0;
+    for (int c = 0; c < n_cliques; c++) {
+        int lo = 1 << 30, hi = -1;
+        for (int k = cstart[c]; k < cstart[c + 1]; k++) {
+            int v = members[k];
+            if (first[v] < lo)
+                lo = first[v];
+            if (first[v] + g->size[v] - 1 > hi)
+                hi = first[v] + g->size[v] - 1;
+        }
+        if (hi >= 0 && hi - lo > bw)
+            bw = hi - lo;
+    }
+    return bw;
+}
+
+static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned char *needs_xi)
+{
+    srd_model *m = f->m;
+    Groups g = make_groups(m, needs_twist, needs_xi);
+    int *cstart, *members, nc;
+    element_cliques(m, &g, &cstart, &members, &nc);
+    int *first = xcalloc((size_t)g.n + 1, sizeof(int));
+    int dof = 0;
+    for (int v = 0; v < g.n; v++) {
+        first[v] = dof;
+        dof += g.size[v];
+    }
+    m->n_dofs = dof;
+    m->bandwidth_natural = dof_bandwidth(&g, first, nc, cstart, members);
+    srd_graph graph = srd_graph_from_cliques(g.n, nc, cstart, members);
+    int *perm = xcalloc((size_t)g.n + 1, sizeof(int));
+    srd_rcm(&graph, perm);
+    dof = 0;
+    for (int k = 0; k < g.n; k++) {
+        first[perm[k]] = dof;
+        dof += g.size[perm[k]];
+    }
+    m->bandwidth = dof_bandwidth(&g, first, nc, cstart, members);
+    m->node_dof = xcalloc((size_t)m->n_nodes + 1, sizeof(int));
+    m->dof_kind = xcalloc((size_t)m->n_dofs + 1, sizeof(int));
+    m->dof_owner = xcalloc((size_t)m->n_dofs + 1, sizeof(int));
+    m->dof_mass = xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    m->dof_fixed = xcalloc((size_t)m->n_dofs + 1, 1);
+    for (int i = 0; i < m->n_nodes; i++) {
+        m->node_dof[i] = first[i];
+        for (int c = 0; c < 3; c++) {
+            m->dof_kind[first[i] + c] = SRD_DOF_NODE_X + c;
+            m->dof_owner[first[i] + c] = i;
+        }
+    }
+    for (int i = 0; i < m->n_edges; i++) {
+        m->edge_twist[i] = g.twist_group[i] >= 0 ? first[g.twist_group[i]] : -1;
+        m->edge_xi[i] = g.xi_group[i] >= 0 ? first[g.xi_group[i]] : -1;
+        if (m->edge_twist[i] >= 0) {
+            m->dof_kind[m->edge_twist[i]] = SRD_DOF_TWIST;
+            m->dof_owner[m->edge_twist[i]] = i;
+        }
+        if (m->edge_xi[i] >= 0) {
+            m->dof_kind[m->edge_xi[i]] = SRD_DOF_XI;
+            m->dof_owner[m->edge_xi[i]] = i;
+        }
+    }
+    srd_graph_free(&graph);
+    free(perm);
+    free(first);
+    free(cstart);
+    free(members);
+    free(g.size);
+    free(g.twist_group);
+    free(g.xi_group);
+}
+
+/* ---- masses ---- */
+
+static void lump_masses(Fin *f)
+{
+    srd_model *m = f->m;
+    Elab *e = f->e;
+    for (int i = 0; i < m->n_edges; i++) {
+        const ElabObj *o = &e->objs.a[m->edge_object[i]];
+        if (o->kind != SRD_OBJ_ROD)
+            continue;
+        double l = m->edge_rest[i];
+        double half = 0.5 * o->rho * o->area * l;
+        m->node_mass[m->edge_nodes[2 * i]] += half;
+        m->node_mass[m->edge_nodes[2 * i + 1]] += half;
+        /* The twist angle carries the edge's rotational inertia about its axis. */
+        if (m->edge_twist[i] >= 0)
+            m->dof_mass[m->edge_twist[i]] = o->rho * (o->I1 + o->I2) * l;
+    }
+    for (int t = 0; t < m->n_tris; t++) {
+        const ElabObj *o = &e->objs.a[m->tri_object[t]];
+        const int *nd = &m->tri_nodes[3 * t];
+        double u[3], v[3];
+        for (int c = 0; c < 3; c++) {
+            u[c] = m->x0[3 * nd[1] + c] - m->x0[3 * nd[0] + c];
+            v[c] = m->x0[3 * nd[2] + c] - m->x0[3 * nd[0] + c];
+        }
+        double cx = u[1] * v[2] - u[2] * v[1], cy = u[2] * v[0] - u[0] * v[2], cz = u[0] * v[1] - u[1] * v[0];
+        double third = o->rho * o->thickness * 0.5 * sqrt(cx * cx + cy * cy + cz * cz) / 3;
+        for (int k = 0; k < 3; k++)
+            m->node_mass[nd[k]] += third;
+    }
+    for (int i = 0; i < f->n0; i++)
+        m->node_mass[f->map[i]] += e->body_mass.a[i];
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            m->dof_mass[m->node_dof[i] + c] = m->node_mass[i];
+}
+
+/* ---- boundary conditions ---- */
+
+static void fix_dof(srd_model *m, int dof)
+{
+    if (dof >= 0 && !m->dof_fixed[dof]) {
+        m->dof_fixed[dof] = 1;
+        m->n_fixed++;
+    }
+}
+
+static bool apply_fixes(Fin *f)
+{
+    srd_model *m = f->m;
+    Elab *e = f->e;
+    bool ok = true;
+    for (int i = 0; i < f->n0; i++)
+        for (int c = 0; c < 3; c++)
+            if (e->node_fix.a[i] & (1 << c))
+                fix_dof(m, m->node_dof[f->map[i]] + c);
+    for (int i = 0; i < m->n_edges; i++) {
+        if (!e->edge_fix.a[i])
+            continue;
+        if (m->edge_twist[i] < 0 && m->edge_xi[i] < 0 && !(m->planar && m->edge_is_rod[i])) {
+            const ElabObj *o = &e->objs.a[m->edge_object[i]];
+            Diag *d = diag_error(o->loc, "edge %d of shell `%s` has no rotational DOF to fix", i - o->first_edge, o->name);
+            diag_hint(d, "only rod edges (twist) and edges of mid-edge shells (xi) have one");
+            ok = false;
+            continue;
+        }
+        fix_dof(m, m->edge_twist[i]);
+        fix_dof(m, m->edge_xi[i]);
+    }
+    /* A clamp also stops the rotation of every edge lying inside the clamped set. */
+    unsigned char *in = xcalloc((size_t)m->n_nodes + 1, 1);
+    for (int c = 0; c < e->clamps.n; c++) {
+        const Sel *s = e->clamps.a[c].nodes;
+        for (int i = 0; i < s->n; i++)
+            in[f->map[s->items[i]]] = 1;
+    }
+    for (int i = 0; i < m->n_edges; i++)
+        if (in[m->edge_nodes[2 * i]] && in[m->edge_nodes[2 * i + 1]]) {
+            fix_dof(m, m->edge_twist[i]);
+            fix_dof(m, m->edge_xi[i]);
+        }
+    free(in);
+    if (m->planar)
+        for (int i = 0; i < m->n_nodes; i++)
+            fix_dof(m, m->node_dof[i] + 1);
+    return ok;
+}
+
+static void copy_loads(Fin *f)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    m->n_loads = e->loads.n;
+    m->loads = xcalloc((size_t)m->n_loads + 1, sizeof *m->loads);
+    for (int i = 0; i < e->loads.n; i++) {
+        m->loads[i].node = f->map[e->loads.a[i].node];
+        memcpy(m->loads[i].f, e->loads.a[i].f, sizeof m->loads[i].f);
+        m->loads[i].expr = e->loads.a[i].expr;
+    }
+}
+
+/* ---- actuation ---- */
+
+static void push_act(srd_model *m, const char *target, int set, int *inst, double *s, int n, int expr)
+{
+    m->actuations = realloc(m->actuations, sizeof *m->actuations * (size_t)(m->n_actuations + 1));
+    srd_actuation *a = &m->actuations[m->n_actuations++];
+    a->target = strdup(target);
+    a->set = set;
+    a->n = n;
+    a->instances = inst;
+    a->s = s;
+    a->expr = expr;
+}
+
+static bool resolve_actuation(Fin *f, const PendingAct *pa)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    const ElabObj *o = &e->objs.a[pa->obj];
+    int sets[4];
+    int n_sets = 0;
+    if (!strcmp(pa->target, "E")) {
+        sets[n_sets++] = f->set_stretch;
+        sets[n_sets++] = f->set_bend;
+        sets[n_sets++] = f->set_hinge;
+        sets[n_sets++] = f->set_mid;
+    } else if (!strcmp(pa->target, "rest_length")) {
+        sets[n_sets++] = f->set_stretch;
+    } else if (!strcmp(pa->target, "angle")) {
+        sets[n_sets++] = f->set_hinge;
+    } else {
+        sets[n_sets++] = f->set_bend;
+    }
+    /* Arc-length fraction of each model node of this rod. */
+    double *s_node = xcalloc((size_t)m->n_nodes + 1, sizeof(double));
+    if (o->kind == SRD_OBJ_ROD)
+        for (int j = 0; j < o->n_nodes; j++)
+            s_node[f->map[o->first_node + j]] = o->s[j];
+    unsigned char *hinst = xcalloc((size_t)(f->set_hinge >= 0 ? m->sets[f->set_hinge].n : 0) + 1, 1);
+    unsigned char *mark = xcalloc((size_t)m->n_nodes + 1, 1);
+    unsigned char *emark = xcalloc((size_t)m->n_edges + 1, 1);
+    if (pa->sel && pa->sel->kind == SEL_HINGE) {
+        for (int i = 0; i < pa->sel->n; i++)
+            if (f->hinge_inst[pa->sel->items[i]] >= 0)
+                hinst[f->hinge_inst[pa->sel->items[i]]] = 1;
+    } else if (pa->sel && pa->sel->kind == SEL_EDGE) {
+        for (int i = 0; i < pa->sel->n; i++)
+            emark[pa->sel->items[i]] = 1;
+        for (int i = 0; i < pa->sel->n; i++)
+            for (int k = 0; k < 2; k++)
+                mark[m->edge_nodes[2 * pa->sel->items[i] + k]] = 1;
+    } else if (pa->sel) {
+        Sel *nodes = select_nodes(e, pa->sel);
+        for (int i = 0; i < nodes->n; i++)
+            mark[f->map[nodes->items[i]]] = 1;
+        for (int i = 0; i < m->n_edges; i++)
+            emark[i] = mark[m->edge_nodes[2 * i]] && mark[m->edge_nodes[2 * i + 1]];
+    }
+    int total = 0;
+    for (int k = 0; k < n_sets; k++) {
+        if (sets[k] < 0)
+            continue;
+        const srd_elemset *set = &m->sets[sets[k]];
+        int *inst = xcalloc((size_t)set->n + 1, sizeof(int));
+        double *s = xcalloc((size_t)set->n + 1, sizeof(double));
+        int n = 0;
+        for (int i = 0; i < set->n; i++) {
+            if (set->object[i] != pa->obj)
+                continue;
+            bool take = !pa->sel;
+            if (!take && sets[k] == f->set_bend)
+                take = mark[set->nodes[3 * i + 1]];
+            else if (!take && sets[k] == f->set_stretch)
+                take = emark[set->edges[i]];
+            else if (!take && sets[k] == f->set_hinge)
+                take = hinst[i];
+            if (!take)
+                continue;
+            inst[n] = i;
+            if (o->kind == SRD_OBJ_ROD) {
+                if (sets[k] == f->set_bend)
+                    s[n] = s_node[set->nodes[3 * i + 1]];
+                else if (sets[k] == f->set_stretch)
+                    s[n] = 0.5 * (s_node[set->nodes[2 * i]] + s_node[set->nodes[2 * i + 1]]);
+            }
+            n++;
+        }
+        if (n == 0) {
+            free(inst);
+            free(s);
+            continue;
+        }
+        total += n;
+        push_act(m, pa->target, sets[k], inst, s, n, pa->expr);
+    }
+    free(mark);
+    free(hinst);
+    free(emark);
+    free(s_node);
+    if (total == 0) {
+        Diag *d = diag_error(pa->loc, "this actuation reaches no element of `%s`", o->name);
+        diag_hint(d, "curvature and twist act at interior rod nodes, rest_length on edges, angle on hinges");
+        return false;
+    }
+    return true;
+}
+
+static void copy_probes(Fin *f, srd_analysis *a)
+{
+    srd_model *m = f->m;
+    for (int i = 0; i < a->n_probes; i++) {
+        srd_probe *p = &a->probes[i];
+        if (p->node >= 0) {
+            p->node = f->map[p->node];
+            p->dof = p->component >= 0 && p->component < 3 ? m->node_dof[p->node] + p->component : -1;
+        } else {
+            int edge = -1 - p->node;
+            p->node = -1;
+            p->dof = m->edge_twist[edge];
+        }
+    }
+}
+
+void elab_finalize(Elab *e)
+{
+    Fin f;
+    memset(&f, 0, sizeof f);
+    f.e = e;
+    f.m = e->model;
+    f.n0 = e->node_obj.n;
+    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = -1;
+    bool ok = merge_nodes(&f);
+    copy_objects(&f);
+    ok &= copy_edges(&f);
+    if (!ok) {
+        free(f.map);
+        return;
+    }
+    srd_model *m = f.m;
+    unsigned char *needs_twist = xcalloc((size_t)m->n_edges + 1, 1);
+    unsigned char *needs_xi = xcalloc((size_t)m->n_edges + 1, 1);
+    add_stretch(&f);
+    add_bend_twist(&f, needs_twist);
+    add_shell_bending(&f, needs_xi);
+    ok &= add_user_elements(&f, needs_twist);
+    number_dofs(&f, needs_twist, needs_xi);
+    lump_masses(&f);
+    ok &= apply_fixes(&f);
+    copy_loads(&f);
+    for (int i = 0; i < e->acts.n; i++)
+        ok &= resolve_actuation(&f, &e->acts.a[i]);
+    copy_probes(&f, &m->simulate);
+    copy_probes(&f, &m->statics);
+    copy_probes(&f, &m->modes);
+    free(needs_twist);
+    free(needs_xi);
+    free(f.map);
+    free(f.hinge_inst);
+}

@@ -1,0 +1,38 @@
+/* parse.h — the parser driver: reads files, runs the flex/bison front end, follows `use`. */
+#ifndef SRD_PARSE_H
+#define SRD_PARSE_H
+#include <stdbool.h>
+#include "ast.h"
+
+/* State shared by the generated scanner and parser. */
+typedef struct ParseCtx {
+    Arena *arena;
+    int    file;
+    PtrVec stmts;
+    int    syntax_errors;
+    int    prev_line, prev_col; /* end of the last token returned, for "expected `;`" */
+    int    cur_line, cur_col;
+} ParseCtx;
+
+typedef struct LexExtra {
+    ParseCtx *ctx;
+    int       line, col;
+    int       ws_before;    /* whitespace came right before the current token */
+    int       comment_line, comment_col;
+} LexExtra;
+
+/* Parses one source text; statements are appended to *out. Returns the syntax error count. */
+int parse_source(Arena *arena, const char *path, const char *text, size_t len, PtrVec *out);
+
+/* Reads `path` and every module it uses (stdlib_dir holds std.*). Modules come first in the
+ * program, each once. Returns false after reporting errors. */
+bool parse_program(Arena *arena, const char *path, const char *stdlib_dir, Program *prog);
+
+/* The directory of the standard library: $SRD_STDLIB, else the one the build recorded. */
+const char *parse_stdlib_dir(void);
+
+/* Helpers for the grammar actions. */
+Expr *ast_expr(ParseCtx *ctx, ExprKind kind, SrcLoc loc);
+Stmt *ast_stmt(ParseCtx *ctx, StmtKind kind, SrcLoc loc);
+
+#endif

@@ -1,0 +1,105 @@
+/* props.c — the table of block properties: one line per property drives checking, hints and docs. */
+#include "props.h"
+#include <string.h>
+
+#define NUM(b, name, n, l, m, t, req, rt, doc) { b, name, P_NUM, n, l, m, t, 0, req, rt, NULL, doc }
+#define TEMP(b, name, req, rt, doc) { b, name, P_NUM, 1, 0, 0, 0, 1, req, rt, NULL, doc }
+#define WORD(b, name, words, doc) { b, name, P_WORD, 1, 0, 0, 0, 0, false, false, words, doc }
+#define OTHER(b, name, shape, req, doc) { b, name, shape, 1, 0, 0, 0, 0, req, false, NULL, doc }
+
+static const PropSpec props[] = {
+    NUM(BK_MATERIAL, "E", 1, -1, 1, -2, true, true, "Young's modulus"),
+    NUM(BK_MATERIAL, "nu", 1, 0, 0, 0, false, true, "Poisson's ratio (default 0.5)"),
+    NUM(BK_MATERIAL, "rho", 1, -3, 1, 0, true, true, "density"),
+    NUM(BK_MATERIAL, "G", 1, -1, 1, -2, false, true, "shear modulus (default E / (2 (1 + nu)))"),
+
+    OTHER(BK_ROD, "path", P_PATH, true, "centreline: line, polyline, arc, circle or helix"),
+    OTHER(BK_ROD, "nodes", P_INT, false, "number of nodes (or give spacing)"),
+    NUM(BK_ROD, "spacing", 1, 1, 0, 0, false, false, "target edge length (or give nodes)"),
+    OTHER(BK_ROD, "material", P_MATERIAL, true, "material name"),
+    NUM(BK_ROD, "radius", 1, 1, 0, 0, false, true, "radius of a circular cross-section"),
+    OTHER(BK_ROD, "section", P_SECTION, false, "cross-section: circular(r), elliptic(a, b), rectangular(w, h)"),
+    NUM(BK_ROD, "curvature", 2, -1, 0, 0, false, true, "natural curvature (kappa1, kappa2)"),
+    NUM(BK_ROD, "twist", 1, -1, 0, 0, false, true, "natural twist per length"),
+    NUM(BK_ROD, "EA", 1, 1, 1, -2, false, true, "stretching stiffness (default E A)"),
+    NUM(BK_ROD, "EI", 1, 3, 1, -2, false, true, "bending stiffness (default E I)"),
+    NUM(BK_ROD, "GJ", 1, 3, 1, -2, false, true, "twisting stiffness (default G J)"),
+
+    OTHER(BK_SHELL, "mesh", P_MESH, true, "rectangle, hexagon, disc, obj or dismech"),
+    NUM(BK_SHELL, "thickness", 1, 1, 0, 0, true, true, "shell thickness"),
+    OTHER(BK_SHELL, "material", P_MATERIAL, true, "material name"),
+    WORD(BK_SHELL, "bending", "hinge midedge", "bending model (default hinge)"),
+    NUM(BK_SHELL, "angle", 1, 0, 0, 0, false, true, "natural hinge angle (default 0: flat)"),
+
+    NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass"),
+    NUM(BK_BODY, "mass", 1, 0, 1, 0, true, true, "mass"),
+
+    NUM(BK_MEDIUM, "density", 1, -3, 1, 0, true, true, "density of the surrounding fluid (buoyancy)"),
+    NUM(BK_VISCOUS, "eta", 1, -1, 1, -1, true, true, "viscous drag per length and velocity"),
+    NUM(BK_DAMPING, "alpha", 1, 0, 0, -1, false, true, "mass-proportional Rayleigh coefficient"),
+    NUM(BK_DAMPING, "beta", 1, 0, 0, 1, false, true, "stiffness-proportional Rayleigh coefficient"),
+    NUM(BK_RFT, "ct", 1, -1, 1, -1, true, true, "tangential drag coefficient"),
+    NUM(BK_RFT, "cn", 1, -1, 1, -1, true, true, "normal drag coefficient"),
+    NUM(BK_DRAG, "cd", 1, 0, 0, 0, true, true, "drag coefficient"),
+    NUM(BK_DRAG, "density", 1, -3, 1, 0, true, true, "fluid density"),
+
+    NUM(BK_GROUND, "normal", 3, 0, 0, 0, false, false, "plane normal (default (0, 0, 1))"),
+    NUM(BK_GROUND, "level", 1, 1, 0, 0, false, false, "height of the plane at the origin (default 0)"),
+    NUM(BK_GROUND, "incline", 1, 0, 0, 0, false, false, "tilt of the plane about the y axis"),
+    OTHER(BK_GROUND, "height", P_HEIGHT, false, "uneven ground: z as an expression of x and y"),
+    NUM(BK_GROUND, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
+    NUM(BK_GROUND, "delta", 1, 1, 0, 0, true, false, "contact distance where the penalty starts"),
+    NUM(BK_GROUND, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
+    NUM(BK_GROUND, "slip_velocity", 1, 1, 0, -1, false, false, "stick-slip smoothing velocity (default 1 mm/s)"),
+
+    NUM(BK_OBSTACLE, "center", 3, 1, 0, 0, true, false, "centre"),
+    NUM(BK_OBSTACLE, "radius", 1, 1, 0, 0, false, false, "radius (sphere, cylinder)"),
+    NUM(BK_OBSTACLE, "size", 3, 1, 0, 0, false, false, "edge lengths (box)"),
+    NUM(BK_OBSTACLE, "axis", 3, 0, 0, 0, false, false, "axis (cylinder, default (0, 0, 1))"),
+    NUM(BK_OBSTACLE, "length", 1, 1, 0, 0, false, false, "length (cylinder)"),
+    NUM(BK_OBSTACLE, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
+    NUM(BK_OBSTACLE, "delta", 1, 1, 0, 0, true, false, "contact distance"),
+    NUM(BK_OBSTACLE, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
+    NUM(BK_OBSTACLE, "slip_velocity", 1, 1, 0, -1, false, false, "stick-slip smoothing velocity (default 1 mm/s)"),
+
+    NUM(BK_CONTACT, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
+    NUM(BK_CONTACT, "delta", 1, 1, 0, 0, true, false, "contact distance"),
+    NUM(BK_CONTACT, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
+    NUM(BK_CONTACT, "slip_velocity", 1, 1, 0, -1, false, false, "stick-slip smoothing velocity (default 1 mm/s)"),
+
+    WORD(BK_SIMULATE, "method", "implicit_euler implicit_midpoint newmark euler verlet rk4", "time integrator"),
+    NUM(BK_SIMULATE, "dt", 1, 0, 0, 1, true, false, "time step"),
+    NUM(BK_SIMULATE, "duration", 1, 0, 0, 1, true, false, "simulated time"),
+    NUM(BK_SIMULATE, "tolerance", 1, 0, 0, 0, false, false, "Newton tolerance, relative to the characteristic force (default 1e-6)"),
+    OTHER(BK_SIMULATE, "max_iterations", P_INT, false, "Newton iteration cap per step (default 25)"),
+    WORD(BK_SIMULATE, "line_search", "on off", "backtracking line search (default on)"),
+    WORD(BK_SIMULATE, "solver", "auto dense banded", "linear solver (default auto)"),
+
+    NUM(BK_STATIC, "tolerance", 1, 0, 0, 0, false, false, "Newton tolerance (default 1e-8)"),
+    OTHER(BK_STATIC, "max_iterations", P_INT, false, "Newton iteration cap per load step (default 50)"),
+    OTHER(BK_STATIC, "load_steps", P_INT, false, "load increments (default 1)"),
+    WORD(BK_STATIC, "line_search", "on off", "backtracking line search (default on)"),
+    WORD(BK_STATIC, "solver", "auto dense banded", "linear solver (default auto)"),
+
+    OTHER(BK_MODES, "count", P_INT, true, "number of modes"),
+    WORD(BK_MODES, "at", "reference static", "configuration to linearise about (default reference)"),
+};
+
+const PropSpec *props_find(BlockKind b, const char *name)
+{
+    for (size_t i = 0; i < sizeof props / sizeof props[0]; i++)
+        if (props[i].block == b && !strcmp(props[i].name, name))
+            return &props[i];
+    return NULL;
+}
+
+int props_list(BlockKind b, const PropSpec **out, int max)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof props / sizeof props[0] && n < max; i++)
+        if (props[i].block == b)
+            out[n++] = &props[i];
+    return n;
+}
+
+Dims props_dims(const PropSpec *p) { return dims_of(p->l, p->m, p->t, p->k); }

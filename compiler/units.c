@@ -1,0 +1,275 @@
+/* units.c — the unit table, unit-expression parsing and dimension arithmetic. */
+#include "units.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const Dims DIMLESS = { { 0, 0, 0, 0 } };
+
+Dims dims_of(int l, int m, int t, int temp)
+{
+    Dims d = { { (signed char)l, (signed char)m, (signed char)t, (signed char)temp } };
+    return d;
+}
+
+typedef struct UnitDef {
+    const char *name;
+    double      scale;
+    int         l, m, t, temp;
+} UnitDef;
+
+#define PI_VALUE 3.14159265358979323846
+
+static const UnitDef unit_table[] = {
+    { "m", 1, 1, 0, 0, 0 },        { "km", 1e3, 1, 0, 0, 0 },     { "cm", 1e-2, 1, 0, 0, 0 },
+    { "mm", 1e-3, 1, 0, 0, 0 },    { "um", 1e-6, 1, 0, 0, 0 },    { "kg", 1, 0, 1, 0, 0 },
+    { "g", 1e-3, 0, 1, 0, 0 },     { "mg", 1e-6, 0, 1, 0, 0 },    { "s", 1, 0, 0, 1, 0 },
+    { "ms", 1e-3, 0, 0, 1, 0 },    { "us", 1e-6, 0, 0, 1, 0 },    { "min", 60, 0, 0, 1, 0 },
+    { "Hz", 1, 0, 0, -1, 0 },      { "kHz", 1e3, 0, 0, -1, 0 },   { "N", 1, 1, 1, -2, 0 },
+    { "mN", 1e-3, 1, 1, -2, 0 },   { "kN", 1e3, 1, 1, -2, 0 },    { "Pa", 1, -1, 1, -2, 0 },
+    { "kPa", 1e3, -1, 1, -2, 0 },  { "MPa", 1e6, -1, 1, -2, 0 },  { "GPa", 1e9, -1, 1, -2, 0 },
+    { "J", 1, 2, 1, -2, 0 },       { "W", 1, 2, 1, -3, 0 },       { "rad", 1, 0, 0, 0, 0 },
+    { "deg", PI_VALUE / 180, 0, 0, 0, 0 }, { "K", 1, 0, 0, 0, 1 },
+};
+enum { N_UNITS = sizeof unit_table / sizeof unit_table[0] };
+
+bool dims_eq(Dims a, Dims b) { return memcmp(a.e, b.e, sizeof a.e) == 0; }
+bool dims_is_dimless(Dims a) { return dims_eq(a, DIMLESS); }
+
+Dims dims_mul(Dims a, Dims b)
+{
+    for (int i = 0; i < DIM_COUNT; i++)
+        a.e[i] = (signed char)(a.e[i] + b.e[i]);
+    return a;
+}
+
+Dims dims_div(Dims a, Dims b)
+{
+    for (int i = 0; i < DIM_COUNT; i++)
+        a.e[i] = (signed char)(a.e[i] - b.e[i]);
+    return a;
+}
+
+Dims dims_pow(Dims a, int p)
+{
+    for (int i = 0; i < DIM_COUNT; i++)
+        a.e[i] = (signed char)(a.e[i] * p);
+    return a;
+}
+
+bool dims_sqrt(Dims a, Dims *out)
+{
+    for (int i = 0; i < DIM_COUNT; i++) {
+        if (a.e[i] % 2)
+            return false;
+        out->e[i] = (signed char)(a.e[i] / 2);
+    }
+    return true;
+}
+
+static void append(char *buf, size_t n, const char *s)
+{
+    size_t len = strlen(buf);
+    if (len + 1 < n)
+        snprintf(buf + len, n - len, "%s", s);
+}
+
+/* Writes the positive (sign=1) or negative (sign=-1) part of a dimension, SI base units. */
+static int format_part(Dims d, int sign, char *buf, size_t n)
+{
+    static const char *base[DIM_COUNT] = { "m", "kg", "s", "K" };
+    static const int order[DIM_COUNT] = { DIM_M, DIM_L, DIM_T, DIM_TEMP };
+    int count = 0;
+    for (int k = 0; k < DIM_COUNT; k++) {
+        int i = order[k];
+        int e = d.e[i] * sign;
+        if (e <= 0)
+            continue;
+        char tmp[16];
+        if (e == 1)
+            snprintf(tmp, sizeof tmp, "%s%s", count ? "*" : "", base[i]);
+        else
+            snprintf(tmp, sizeof tmp, "%s%s^%d", count ? "*" : "", base[i], e);
+        append(buf, n, tmp);
+        count++;
+    }
+    return count;
+}
+
+typedef struct NamedDims {
+    const char *noun;
+    const char *unit;
+    int         l, m, t, temp;
+} NamedDims;
+
+static const NamedDims named_dims[] = {
+    { "dimensionless number", "1", 0, 0, 0, 0 },
+    { "length", "m", 1, 0, 0, 0 },
+    { "area", "m^2", 2, 0, 0, 0 },
+    { "volume", "m^3", 3, 0, 0, 0 },
+    { "mass", "kg", 0, 1, 0, 0 },
+    { "time", "s", 0, 0, 1, 0 },
+    { "frequency", "Hz", 0, 0, -1, 0 },
+    { "velocity", "m/s", 1, 0, -1, 0 },
+    { "acceleration", "m/s^2", 1, 0, -2, 0 },
+    { "force", "N", 1, 1, -2, 0 },
+    { "pressure", "Pa", -1, 1, -2, 0 },
+    { "density", "kg/m^3", -3, 1, 0, 0 },
+    { "energy or moment", "N*m", 2, 1, -2, 0 },
+    { "curvature", "1/m", -1, 0, 0, 0 },
+    { "viscosity", "Pa*s", -1, 1, -1, 0 },
+    { "stiffness", "N/m", 0, 1, -2, 0 },
+    { "mass per length", "kg/m", -1, 1, 0, 0 },
+    { "temperature", "K", 0, 0, 0, 1 },
+    { "power", "W", 2, 1, -3, 0 },
+    { "bending stiffness", "N*m^2", 3, 1, -2, 0 },
+    { "area moment", "m^4", 4, 0, 0, 0 },
+};
+
+void dims_format(Dims d, char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (size_t i = 1; i < sizeof named_dims / sizeof named_dims[0]; i++)
+        if (dims_eq(d, dims_of(named_dims[i].l, named_dims[i].m, named_dims[i].t, named_dims[i].temp))) {
+            append(buf, n, named_dims[i].unit);
+            return;
+        }
+    if (format_part(d, 1, buf, n) == 0)
+        append(buf, n, "1");
+    char den[64] = "";
+    int nden = format_part(d, -1, den, sizeof den);
+    if (nden) {
+        append(buf, n, "/");
+        if (nden > 1)
+            append(buf, n, "(");
+        append(buf, n, den);
+        if (nden > 1)
+            append(buf, n, ")");
+    }
+}
+
+void dims_describe(Dims d, char *buf, size_t n)
+{
+    for (size_t i = 0; i < sizeof named_dims / sizeof named_dims[0]; i++) {
+        const NamedDims *nd = &named_dims[i];
+        if (dims_eq(d, dims_of(nd->l, nd->m, nd->t, nd->temp))) {
+            if (i == 0)
+                snprintf(buf, n, "a dimensionless number");
+            else
+                snprintf(buf, n, "a%s %s (%s)", strchr("aeiou", nd->noun[0]) ? "n" : "", nd->noun, nd->unit);
+            return;
+        }
+    }
+    char u[64];
+    dims_format(d, u, sizeof u);
+    snprintf(buf, n, "a quantity in %s", u);
+}
+
+static const UnitDef *find_unit(const char *name, size_t len)
+{
+    for (int i = 0; i < N_UNITS; i++)
+        if (strlen(unit_table[i].name) == len && !strncmp(unit_table[i].name, name, len))
+            return &unit_table[i];
+    return NULL;
+}
+
+/* One atom: name or name^exp. Advances *p. */
+static bool parse_atom(const char **p, double *scale, Dims *dims, char *bad, size_t bad_n)
+{
+    const char *s = *p;
+    size_t len = 0;
+    while ((s[len] >= 'a' && s[len] <= 'z') || (s[len] >= 'A' && s[len] <= 'Z'))
+        len++;
+    const UnitDef *u = find_unit(s, len);
+    if (!u) {
+        snprintf(bad, bad_n, "%.*s", (int)(len < 40 ? len : 40), s);
+        return false;
+    }
+    int exp = 1;
+    s += len;
+    if (*s == '^') {
+        exp = (int)strtol(s + 1, (char **)&s, 10);
+    }
+    *scale = pow(u->scale, exp);
+    *dims = dims_pow(dims_of(u->l, u->m, u->t, u->temp), exp);
+    *p = s;
+    return true;
+}
+
+bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n)
+{
+    const char *p = text;
+    out->scale = 1;
+    out->dims = DIMLESS;
+    int sign = 1;
+    if (*p == '/') {
+        sign = -1;
+        p++;
+    }
+    for (;;) {
+        double scale;
+        Dims dims;
+        if (!parse_atom(&p, &scale, &dims, bad, bad_n))
+            return false;
+        if (sign > 0) {
+            out->scale *= scale;
+            out->dims = dims_mul(out->dims, dims);
+        } else {
+            out->scale /= scale;
+            out->dims = dims_div(out->dims, dims);
+        }
+        if (*p == '*')
+            sign = 1;
+        else if (*p == '/')
+            sign = -1;
+        else
+            break;
+        p++;
+    }
+    return true;
+}
+
+const char *const *units_names(int *n)
+{
+    static const char *names[N_UNITS];
+    for (int i = 0; i < N_UNITS; i++)
+        names[i] = unit_table[i].name;
+    *n = N_UNITS;
+    return names;
+}
+
+static size_t atom_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    while (n < len && ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z')))
+        n++;
+    size_t word = n;
+    if (n < len && s[n] == '^') {
+        size_t k = n + 1;
+        if (k < len && s[k] == '-')
+            k++;
+        size_t digits = k;
+        while (k < len && s[k] >= '0' && s[k] <= '9')
+            k++;
+        if (k > digits)
+            n = k;
+    }
+    return word ? n : 0;
+}
+
+size_t units_token_length(const char *text, size_t len)
+{
+    size_t pos = text[0] == '/' ? 1 : 0;
+    pos += atom_length(text + pos, len - pos);
+    while (pos + 1 < len && (text[pos] == '*' || text[pos] == '/')) {
+        size_t a = atom_length(text + pos + 1, len - pos - 1);
+        size_t word = 0;
+        while (word < a && text[pos + 1 + word] != '^')
+            word++;
+        if (!a || !find_unit(text + pos + 1, word))
+            break;
+        pos += 1 + a;
+    }
+    return pos;
+}

@@ -1,0 +1,44 @@
+/* units.h — physical dimensions and the unit table; every quantity is stored in SI. */
+#ifndef SRD_UNITS_H
+#define SRD_UNITS_H
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { DIM_L, DIM_M, DIM_T, DIM_TEMP, DIM_COUNT };
+
+/* Exponents of length, mass, time and temperature. Angles are dimensionless. */
+typedef struct Dims {
+    signed char e[DIM_COUNT];
+} Dims;
+
+typedef struct Unit {
+    double scale; /* SI value of one of this unit */
+    Dims   dims;
+} Unit;
+
+extern const Dims DIMLESS;
+
+bool dims_eq(Dims a, Dims b);
+bool dims_is_dimless(Dims a);
+Dims dims_mul(Dims a, Dims b);
+Dims dims_div(Dims a, Dims b);
+Dims dims_pow(Dims a, int p);
+/* Halves every exponent; false when one is odd (sqrt of a length). */
+bool dims_sqrt(Dims a, Dims *out);
+Dims dims_of(int l, int m, int t, int temp);
+
+/* "kg/m^3", "1/s", "1" */
+void dims_format(Dims d, char *buf, size_t n);
+/* "a density (kg/m^3)", "a length (m)", "a quantity in m^2*kg" */
+void dims_describe(Dims d, char *buf, size_t n);
+
+/* Parses unit text such as "kg/m^3", "N*m", "/m", "Pa*s". On failure returns false and
+ * copies the first unknown atom into bad (for the diagnostic). */
+bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n);
+/* Length of the unit text worth keeping: the first atom always, then further `*atom` or
+ * `/atom` only while the atom is a known unit ("Hz*t" keeps "Hz"; "N*m" keeps all). */
+size_t units_token_length(const char *text, size_t len);
+/* All unit names, for hints and documentation. */
+const char *const *units_names(int *n);
+
+#endif

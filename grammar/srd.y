@@ -1,0 +1,518 @@
+/* srd.y — the pure bison parser of the .srd language. It builds the AST (ast.h) and recovers
+ * at `;` and `}` so that one run reports several syntax errors. */
+%code requires {
+#include "parse.h"
+typedef void *yyscan_t;
+}
+
+%code {
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+int srd_yylex(YYSTYPE *lval, YYLTYPE *lloc, yyscan_t scanner);
+#define yylex srd_yylex
+static SrcLoc mkloc(ParseCtx *ctx, YYLTYPE l);
+#define L(x) mkloc(ctx, (x))
+static Expr *bin(ParseCtx *ctx, BinOp op, Expr *a, Expr *b, SrcLoc loc);
+static void **vec_items(PtrVec *v) { return v ? v->items : NULL; }
+static int vec_len(PtrVec *v) { return v ? v->len : 0; }
+static PtrVec *vec_new(ParseCtx *ctx, void *first);
+static PtrVec *vec_add(ParseCtx *ctx, PtrVec *v, void *item);
+static Stmt *block_stmt(ParseCtx *ctx, BlockKind k, SrcLoc loc, PtrVec *items);
+static Ident *ident_new(ParseCtx *ctx, const char *name, SrcLoc loc);
+static void set_call_args(ParseCtx *ctx, Expr *e, PtrVec *args);
+static void set_idents(PtrVec *v, Ident **out, int *n, ParseCtx *ctx);
+static void set_stmts(PtrVec *v, Stmt ***out, int *n);
+static Stmt *apply_stmt(ParseCtx *ctx, SrcLoc loc, const char *name, SrcLoc name_loc, PtrVec *args, PtrVec *named);
+#define SEMICOLON_SYMBOL ((yysymbol_kind_t)symbol_for_char(';'))
+#define CLOSE_BRACE_SYMBOL ((yysymbol_kind_t)symbol_for_char('}'))
+static int symbol_for_char(int c);
+static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const char *msg);
+}
+
+%define api.pure full
+%define api.prefix {srd_yy}
+%define parse.error custom
+%locations
+%param {yyscan_t scanner}
+%parse-param {ParseCtx *ctx}
+%expect 0
+
+%union {
+    double  num;
+    const char *str;
+    Expr   *expr;
+    Stmt   *stmt;
+    PtrVec *vec;
+    Range  *range;
+    Ident  *ident;
+    int     kind;
+}
+
+%token <num> NUMBER "number"
+%token <str> IDENT "identifier" STRING "string" UNIT "unit"
+%token KW_USE "use" KW_PARAM "param" KW_LET "let" KW_FN "fn" KW_MATERIAL "material"
+%token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_JOIN "join" KW_CLAMP "clamp"
+%token KW_FIX "fix" KW_LOAD "load" KW_GRAVITY "gravity" KW_MEDIUM "medium"
+%token KW_VISCOUS "viscous" KW_DAMPING "damping" KW_RFT "rft" KW_DRAG "drag"
+%token KW_GROUND "ground" KW_OBSTACLE "obstacle" KW_CONTACT "contact" KW_ACTUATE "actuate"
+%token KW_ENERGY "energy" KW_FORCE "force" KW_APPLY "apply" KW_FOR "for" KW_IN "in"
+%token KW_OVER "over" KW_WHERE "where" KW_SIMULATE "simulate" KW_STATIC "static"
+%token KW_MODES "modes" KW_OUTPUT "output" KW_PROBE "probe" KW_EVERY "every"
+%token KW_RETURN "return" KW_PLANAR "planar"
+%token DOTDOT ".." DOTDOTEQ "..=" LE "<=" GE ">=" EQ "==" NE "!=" AND "&&" OR "||"
+
+%type <expr> expr postfix primary
+%type <stmt> stmt item body_stmt decl_head
+%type <vec> stmts items body_stmts expr_list opt_args args idents opt_idents stencil
+%type <vec> named_args
+%type <range> range
+%type <str> dotted prop_key
+%type <ident> stencil_param named_arg
+%type <kind> env_kw analysis_kw object_kw
+
+%left KW_WHERE KW_OVER
+%precedence DOTDOT DOTDOTEQ
+%right '?' ':'
+%left OR
+%left AND
+%nonassoc EQ NE
+%nonassoc '<' LE '>' GE
+%left '+' '-'
+%left '*' '/'
+%precedence UMINUS '!'
+%right '^'
+
+%%
+
+program
+    : stmts                         { if ($1) for (int i = 0; i < $1->len; i++) ptrvec_push(ctx->arena, &ctx->stmts, $1->items[i]); }
+    ;
+
+stmts
+    : %empty                        { $$ = NULL; }
+    | stmts stmt                    { $$ = $2 ? vec_add(ctx, $1, $2) : $1; }
+    ;
+
+dotted
+    : IDENT                         { $$ = $1; }
+    | dotted '.' IDENT              { $$ = arena_printf(ctx->arena, "%s.%s", $1, $3); }
+    ;
+
+stmt
+    : KW_USE dotted ';'             { $$ = ast_stmt(ctx, ST_USE, L(@$)); $$->name = $2; $$->name_loc = L(@2); }
+    | KW_PARAM IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PARAM, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | KW_PARAM IDENT '=' expr KW_IN range ';'
+                                    { $$ = ast_stmt(ctx, ST_PARAM, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; $$->range = $6; }
+    | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | KW_FN IDENT '(' opt_idents ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_FN, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->params, &$$->n_params, ctx); $$->value = $7; }
+    | KW_FN IDENT '(' opt_idents ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_FN, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->params, &$$->n_params, ctx); set_stmts($7, &$$->body, &$$->n_body); }
+    | decl_head '{' items '}'       { $$ = $1; set_stmts($3, &$$->body, &$$->n_body); }
+    | env_kw '{' items '}'          { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), $3); }
+    | KW_OBSTACLE IDENT '{' items '}'
+                                    { $$ = block_stmt(ctx, BK_OBSTACLE, L(@1), $4); $$->subkind = $2; $$->subkind_loc = L(@2); }
+    | KW_OBSTACLE IDENT IDENT '{' items '}'
+                                    { $$ = block_stmt(ctx, BK_OBSTACLE, L(@1), $5); $$->subkind = $2; $$->subkind_loc = L(@2);
+                                      $$->name = $3; $$->name_loc = L(@3); }
+    | KW_CONTACT IDENT '{' items '}'
+                                    { $$ = block_stmt(ctx, BK_CONTACT, L(@1), $4); $$->subkind = $2; $$->subkind_loc = L(@2); }
+    | analysis_kw '{' items '}'     { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), $3); }
+    | KW_GRAVITY '=' expr ';'       { $$ = ast_stmt(ctx, ST_GRAVITY, L(@$)); $$->value = $3; }
+    | KW_JOIN expr_list ';'         { $$ = ast_stmt(ctx, ST_JOIN, L(@$)); $$->items = (Expr **)vec_items($2); $$->n_items = vec_len($2); }
+    | KW_CLAMP expr ';'             { $$ = ast_stmt(ctx, ST_CLAMP, L(@$)); $$->target = $2; }
+    | KW_FIX expr ';'               { $$ = ast_stmt(ctx, ST_FIX, L(@$)); $$->target = $2; }
+    | KW_LOAD expr '=' expr ';'     { $$ = ast_stmt(ctx, ST_LOAD, L(@$)); $$->target = $2; $$->value = $4; }
+    | KW_ACTUATE postfix '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_ACTUATE, L(@$)); $$->target = $2; $$->value = $4; }
+    | KW_ACTUATE postfix KW_OVER IDENT KW_IN range '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_ACTUATE, L(@$)); $$->target = $2; $$->over_var = $4;
+                                      $$->range = $6; $$->value = $8; }
+    | KW_ACTUATE postfix KW_WHERE expr '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_ACTUATE, L(@$)); $$->target = $2; $$->where = $4; $$->value = $6; }
+    | KW_ENERGY IDENT '(' stencil ';' opt_idents ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_ENERGY, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
+                                      set_stmts($9, &$$->body, &$$->n_body); }
+    | KW_ENERGY IDENT '(' stencil ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_ENERGY, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_stmts($7, &$$->body, &$$->n_body); }
+    | KW_FORCE IDENT '(' stencil ';' opt_idents ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
+                                      $$->value = $9; }
+    | KW_FORCE IDENT '(' stencil ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); $$->value = $7; }
+    | KW_FORCE IDENT '(' stencil ';' opt_idents ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
+                                      set_stmts($9, &$$->body, &$$->n_body); }
+    | KW_APPLY IDENT '(' opt_args ')' ';'
+                                    { $$ = apply_stmt(ctx, L(@$), $2, L(@2), $4, NULL); }
+    | KW_APPLY IDENT '(' args ';' named_args ')' ';'
+                                    { $$ = apply_stmt(ctx, L(@$), $2, L(@2), $4, $6); }
+    | KW_FOR IDENT KW_IN range '{' stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_FOR, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->range = $4;
+                                      set_stmts($6, &$$->body, &$$->n_body); }
+    | KW_PLANAR ';'                 { $$ = ast_stmt(ctx, ST_PLANAR, L(@$)); }
+    | error ';'                     { $$ = NULL; yyerrok; }
+    | error '}'                     { $$ = NULL; yyerrok; }
+    ;
+
+decl_head
+    : object_kw IDENT               { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), NULL); $$->name = $2; $$->name_loc = L(@2); }
+    | object_kw IDENT '[' expr ']'  { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), NULL); $$->name = $2; $$->name_loc = L(@2); $$->index = $4; }
+    ;
+
+object_kw
+    : KW_MATERIAL                   { $$ = BK_MATERIAL; }
+    | KW_ROD                        { $$ = BK_ROD; }
+    | KW_SHELL                      { $$ = BK_SHELL; }
+    | KW_BODY                       { $$ = BK_BODY; }
+    ;
+
+env_kw
+    : KW_MEDIUM                     { $$ = BK_MEDIUM; }
+    | KW_VISCOUS                    { $$ = BK_VISCOUS; }
+    | KW_DAMPING                    { $$ = BK_DAMPING; }
+    | KW_RFT                        { $$ = BK_RFT; }
+    | KW_DRAG                       { $$ = BK_DRAG; }
+    | KW_GROUND                     { $$ = BK_GROUND; }
+    ;
+
+analysis_kw
+    : KW_SIMULATE                   { $$ = BK_SIMULATE; }
+    | KW_STATIC                     { $$ = BK_STATIC; }
+    | KW_MODES                      { $$ = BK_MODES; }
+    ;
+
+items
+    : %empty                        { $$ = NULL; }
+    | items item                    { $$ = $2 ? vec_add(ctx, $1, $2) : $1; }
+    ;
+
+prop_key
+    : IDENT                         { $$ = $1; }
+    | KW_MATERIAL                   { $$ = "material"; }
+    | KW_DRAG                       { $$ = "drag"; }
+    | KW_DAMPING                    { $$ = "damping"; }
+    | KW_CONTACT                    { $$ = "contact"; }
+    | KW_GRAVITY                    { $$ = "gravity"; }
+    ;
+
+item
+    : prop_key '=' expr ';'         { $$ = ast_stmt(ctx, ST_PROP, L(@$)); $$->name = $1; $$->name_loc = L(@1); $$->value = $3; }
+    | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | KW_OUTPUT IDENT STRING ';'    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; }
+    | KW_OUTPUT IDENT STRING KW_EVERY expr ';'
+                                    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->every = $5; }
+    | KW_PROBE IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; }
+    | KW_PROBE IDENT '=' expr KW_EVERY expr ';'
+                                    { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; $$->every = $6; }
+    | error ';'                     { $$ = NULL; yyerrok; }
+    ;
+
+body_stmts
+    : %empty                        { $$ = NULL; }
+    | body_stmts body_stmt          { $$ = $2 ? vec_add(ctx, $1, $2) : $1; }
+    ;
+
+body_stmt
+    : KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | KW_RETURN expr ';'            { $$ = ast_stmt(ctx, ST_RETURN, L(@$)); $$->value = $2; }
+    | error ';'                     { $$ = NULL; yyerrok; }
+    ;
+
+stencil
+    : stencil_param                 { $$ = vec_new(ctx, $1); }
+    | stencil ',' stencil_param     { $$ = vec_add(ctx, $1, $3); }
+    ;
+
+stencil_param
+    : IDENT IDENT                   { $$ = ident_new(ctx, $2, L(@2)); $$->kind = $1; $$->kind_loc = L(@1); }
+    ;
+
+opt_idents
+    : %empty                        { $$ = NULL; }
+    | idents                        { $$ = $1; }
+    ;
+
+idents
+    : IDENT                         { $$ = vec_new(ctx, ident_new(ctx, $1, L(@1))); }
+    | idents ',' IDENT              { $$ = vec_add(ctx, $1, ident_new(ctx, $3, L(@3))); }
+    ;
+
+named_args
+    : named_arg                     { $$ = vec_new(ctx, $1); }
+    | named_args ',' named_arg      { $$ = vec_add(ctx, $1, $3); }
+    ;
+
+named_arg
+    : IDENT '=' expr                { $$ = ident_new(ctx, $1, L(@1)); $$->kind = (const char *)(void *)$3; }
+    ;
+
+range
+    : expr DOTDOT expr              { $$ = arena_alloc(ctx->arena, sizeof(Range)); $$->lo = $1; $$->hi = $3; $$->loc = L(@$); }
+    | expr DOTDOTEQ expr            { $$ = arena_alloc(ctx->arena, sizeof(Range)); $$->lo = $1; $$->hi = $3; $$->inclusive = true; $$->loc = L(@$); }
+    ;
+
+expr_list
+    : expr                          { $$ = vec_new(ctx, $1); }
+    | expr_list ',' expr            { $$ = vec_add(ctx, $1, $3); }
+    ;
+
+opt_args
+    : %empty                        { $$ = NULL; }
+    | args                          { $$ = $1; }
+    ;
+
+/* Call arguments: positional expressions or name = expr (stored as EX_BIN OP_EQ placeholders). */
+args
+    : expr                          { $$ = vec_new(ctx, $1); }
+    | IDENT '=' expr                { $$ = vec_new(ctx, ident_new(ctx, $1, L(@1))); ((Ident *)$$->items[0])->kind = (const char *)(void *)$3;
+                                      $$->items[0] = (void *)((uintptr_t)$$->items[0] | 1); }
+    | args ',' expr                 { $$ = vec_add(ctx, $1, $3); }
+    | args ',' IDENT '=' expr       { Ident *id = ident_new(ctx, $3, L(@3)); id->kind = (const char *)(void *)$5;
+                                      $$ = vec_add(ctx, $1, (void *)((uintptr_t)id | 1)); }
+    ;
+
+expr
+    : expr '?' expr ':' expr        { $$ = ast_expr(ctx, EX_COND, L(@$)); $$->a = $1; $$->b = $3; $$->c = $5; }
+    | expr OR expr                  { $$ = bin(ctx, OP_OR, $1, $3, L(@$)); }
+    | expr AND expr                 { $$ = bin(ctx, OP_AND, $1, $3, L(@$)); }
+    | expr EQ expr                  { $$ = bin(ctx, OP_EQ, $1, $3, L(@$)); }
+    | expr NE expr                  { $$ = bin(ctx, OP_NE, $1, $3, L(@$)); }
+    | expr '<' expr                 { $$ = bin(ctx, OP_LT, $1, $3, L(@$)); }
+    | expr LE expr                  { $$ = bin(ctx, OP_LE, $1, $3, L(@$)); }
+    | expr '>' expr                 { $$ = bin(ctx, OP_GT, $1, $3, L(@$)); }
+    | expr GE expr                  { $$ = bin(ctx, OP_GE, $1, $3, L(@$)); }
+    | expr '+' expr                 { $$ = bin(ctx, OP_ADD, $1, $3, L(@$)); }
+    | expr '-' expr                 { $$ = bin(ctx, OP_SUB, $1, $3, L(@$)); }
+    | expr '*' expr                 { $$ = bin(ctx, OP_MUL, $1, $3, L(@$)); }
+    | expr '/' expr                 { $$ = bin(ctx, OP_DIV, $1, $3, L(@$)); }
+    | expr '^' expr                 { $$ = bin(ctx, OP_POW, $1, $3, L(@$)); }
+    | '-' expr %prec UMINUS         { $$ = ast_expr(ctx, EX_NEG, L(@$)); $$->a = $2; }
+    | '!' expr                      { $$ = ast_expr(ctx, EX_NOT, L(@$)); $$->a = $2; }
+    | expr KW_WHERE expr            { $$ = ast_expr(ctx, EX_WHERE, L(@$)); $$->a = $1; $$->b = $3; }
+    | expr KW_OVER IDENT KW_IN range
+                                    { $$ = ast_expr(ctx, EX_OVER, L(@$)); $$->a = $1; $$->str = $3; $$->range = $5; }
+    | postfix                       { $$ = $1; }
+    ;
+
+postfix
+    : primary                       { $$ = $1; }
+    | postfix '.' IDENT             { $$ = ast_expr(ctx, EX_MEMBER, L(@$)); $$->a = $1; $$->str = $3; }
+    | postfix '.' IDENT '(' opt_args ')'
+                                    { $$ = ast_expr(ctx, EX_MEMBER, L(@$)); $$->a = $1; $$->str = $3; $$->has_args = true;
+                                      set_call_args(ctx, $$, $5); }
+    | postfix '[' expr ']'          { $$ = ast_expr(ctx, EX_INDEX, L(@$)); $$->a = $1; $$->b = $3; }
+    | postfix '[' range ']'         { $$ = ast_expr(ctx, EX_SLICE, L(@$)); $$->a = $1; $$->range = $3; }
+    | postfix UNIT                  { $$ = ast_expr(ctx, EX_UNIT, L(@$)); $$->a = $1; $$->str = $2; }
+    ;
+
+primary
+    : NUMBER                        { $$ = ast_expr(ctx, EX_NUM, L(@$)); $$->num = $1; }
+    | STRING                        { $$ = ast_expr(ctx, EX_STR, L(@$)); $$->str = $1; }
+    | IDENT                         { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = $1; }
+    | IDENT '(' opt_args ')'        { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true; set_call_args(ctx, $$, $3); }
+    | '(' expr ')'                  { $$ = $2; $$->loc = L(@$); }
+    | '(' expr ',' expr_list ')'    { $$ = ast_expr(ctx, EX_VEC, L(@$));
+                                      PtrVec *v = vec_new(ctx, $2);
+                                      for (int i = 0; i < $4->len; i++) vec_add(ctx, v, $4->items[i]);
+                                      $$->args = (Expr **)v->items; $$->n_args = v->len; }
+    ;
+
+%%
+
+static int symbol_for_char(int c) { return YYTRANSLATE(c); }
+
+static SrcLoc mkloc(ParseCtx *ctx, YYLTYPE l)
+{
+    SrcLoc s = { ctx->file, l.first_line, l.first_column, l.last_line, l.last_column };
+    return s;
+}
+
+static Expr *bin(ParseCtx *ctx, BinOp op, Expr *a, Expr *b, SrcLoc loc)
+{
+    Expr *e = ast_expr(ctx, EX_BIN, loc);
+    e->op = op;
+    e->a = a;
+    e->b = b;
+    return e;
+}
+
+static PtrVec *vec_new(ParseCtx *ctx, void *first)
+{
+    PtrVec *v = arena_alloc(ctx->arena, sizeof *v);
+    ptrvec_push(ctx->arena, v, first);
+    return v;
+}
+
+static PtrVec *vec_add(ParseCtx *ctx, PtrVec *v, void *item)
+{
+    if (!v)
+        return vec_new(ctx, item);
+    ptrvec_push(ctx->arena, v, item);
+    return v;
+}
+
+static Stmt *block_stmt(ParseCtx *ctx, BlockKind k, SrcLoc loc, PtrVec *items)
+{
+    Stmt *s = ast_stmt(ctx, ST_BLOCK, loc);
+    s->block = k;
+    set_stmts(items, &s->body, &s->n_body);
+    return s;
+}
+
+static Ident *ident_new(ParseCtx *ctx, const char *name, SrcLoc loc)
+{
+    Ident *id = arena_alloc(ctx->arena, sizeof *id);
+    id->name = name;
+    id->loc = loc;
+    return id;
+}
+
+/* Named arguments travel through the args list tagged in the pointer's low bit. */
+static void set_call_args(ParseCtx *ctx, Expr *e, PtrVec *args)
+{
+    int n = vec_len(args);
+    e->n_args = n;
+    e->args = arena_alloc(ctx->arena, sizeof(Expr *) * (size_t)(n + 1));
+    e->arg_names = arena_alloc(ctx->arena, sizeof(char *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        uintptr_t p = (uintptr_t)args->items[i];
+        if (p & 1) {
+            Ident *id = (Ident *)(p & ~(uintptr_t)1);
+            e->arg_names[i] = id->name;
+            e->args[i] = (Expr *)(void *)id->kind;
+        } else {
+            e->args[i] = (Expr *)p;
+        }
+    }
+}
+
+static void set_idents(PtrVec *v, Ident **out, int *n, ParseCtx *ctx)
+{
+    *n = vec_len(v);
+    *out = arena_alloc(ctx->arena, sizeof(Ident) * (size_t)(*n + 1));
+    for (int i = 0; i < *n; i++)
+        (*out)[i] = *(Ident *)v->items[i];
+}
+
+static void set_stmts(PtrVec *v, Stmt ***out, int *n)
+{
+    *out = (Stmt **)vec_items(v);
+    *n = vec_len(v);
+}
+
+/* apply f(a, b; k = 1, c = 2): stencil arguments, then named element parameters. Named
+ * arguments may also be mixed into the first list: apply f(a, b, k = 1). */
+static Stmt *apply_stmt(ParseCtx *ctx, SrcLoc loc, const char *name, SrcLoc name_loc, PtrVec *args, PtrVec *named)
+{
+    Stmt *s = ast_stmt(ctx, ST_APPLY, loc);
+    s->name = name;
+    s->name_loc = name_loc;
+    Expr tmp;
+    memset(&tmp, 0, sizeof tmp);
+    set_call_args(ctx, &tmp, args);
+    int n_named = vec_len(named);
+    for (int i = 0; i < tmp.n_args; i++)
+        n_named += tmp.arg_names[i] != NULL;
+    s->items = arena_alloc(ctx->arena, sizeof(Expr *) * (size_t)(tmp.n_args + 1));
+    s->arg_names = arena_alloc(ctx->arena, sizeof(Ident) * (size_t)(n_named + 1));
+    s->arg_values = arena_alloc(ctx->arena, sizeof(Expr *) * (size_t)(n_named + 1));
+    for (int i = 0; i < tmp.n_args; i++) {
+        if (tmp.arg_names[i]) {
+            s->arg_names[s->n_named].name = tmp.arg_names[i];
+            s->arg_names[s->n_named].loc = tmp.args[i]->loc;
+            s->arg_values[s->n_named++] = tmp.args[i];
+        } else {
+            s->items[s->n_items++] = tmp.args[i];
+        }
+    }
+    for (int i = 0; i < vec_len(named); i++) {
+        Ident *id = named->items[i];
+        s->arg_names[s->n_named].name = id->name;
+        s->arg_names[s->n_named].loc = id->loc;
+        s->arg_values[s->n_named++] = (Expr *)(void *)id->kind;
+    }
+    return s;
+}
+
+/* Token names as the user wrote them: `;` rather than "';'". */
+static const char *token_text(yysymbol_kind_t sym, char *buf, size_t n)
+{
+    const char *name = yysymbol_name(sym);
+    if (name[0] == '\'' && name[1] && name[2] == '\'') {
+        snprintf(buf, n, "`%c`", name[1]);
+        return buf;
+    }
+    if (name[0] == '"') {
+        snprintf(buf, n, "`%.*s`", (int)strlen(name) - 2, name + 1);
+        return buf;
+    }
+    if (!strcmp(name, "end of file") || !strcmp(name, "\"end of file\"") || sym == YYSYMBOL_YYEOF)
+        return "end of file";
+    snprintf(buf, n, "%s", name);
+    return buf;
+}
+
+static bool expects(const yysymbol_kind_t *syms, int n, yysymbol_kind_t want)
+{
+    for (int i = 0; i < n; i++)
+        if (syms[i] == want)
+            return true;
+    return false;
+}
+
+static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const char *msg)
+{
+    (void)scanner;
+    ctx->syntax_errors++;
+    diag_error(mkloc(ctx, *loc), "%s", msg);
+}
+
+static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner, ParseCtx *ctx)
+{
+    (void)scanner;
+    ctx->syntax_errors++;
+    enum { MAX_LISTED = 6, MAX_EXPECTED = 128 };
+    yysymbol_kind_t expected[MAX_EXPECTED];
+    int n = yypcontext_expected_tokens(pctx, expected, MAX_EXPECTED);
+    yysymbol_kind_t got = yypcontext_token(pctx);
+    SrcLoc loc = mkloc(ctx, *yypcontext_location(pctx));
+    /* A statement that ends at a line break without `;`: point just after it. */
+    if (expects(expected, n, SEMICOLON_SYMBOL) && ctx->prev_line > 0 && loc.line > ctx->prev_line) {
+        SrcLoc at = { ctx->file, ctx->prev_line, ctx->prev_col + 1, ctx->prev_line, ctx->prev_col + 1 };
+        Diag *d = diag_error(at, "expected `;` at the end of this statement");
+        diag_hint(d, "every statement and property ends with `;`");
+        return 0;
+    }
+    char gbuf[64], msg[512];
+    const char *gtext = token_text(got, gbuf, sizeof gbuf);
+    if (got == YYSYMBOL_YYEOF && ctx->prev_line > 0) {
+        loc.line = loc.end_line = ctx->prev_line;
+        loc.col = loc.end_col = ctx->prev_col + 1;
+    }
+    snprintf(msg, sizeof msg, "unexpected %s", gtext);
+    if (n > 0 && n <= MAX_LISTED) {
+        size_t len = strlen(msg);
+        snprintf(msg + len, sizeof msg - len, ", expected ");
+        for (int i = 0; i < n; i++) {
+            char ebuf[64];
+            len = strlen(msg);
+            snprintf(msg + len, sizeof msg - len, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                     token_text(expected[i], ebuf, sizeof ebuf));
+        }
+    }
+    Diag *d = diag_error(loc, "%s", msg);
+    if (got == YYSYMBOL_UNIT)
+        diag_hint(d, "a unit follows a number or a closing parenthesis: `2 mm`, `(0, 0, 1) m`");
+    else if (got == YYSYMBOL_YYEOF && expects(expected, n, CLOSE_BRACE_SYMBOL))
+        diag_hint(d, "a block is missing its closing `}`");
+    return 0;
+}

@@ -1,0 +1,366 @@
+/* model.c — ownership, element sets, and the human and JSON summaries of a model. */
+#include "srd_model.h"
+#include <stdlib.h>
+#include <string.h>
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fputs("srd: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+    p = realloc(p, size ? size : 1);
+    if (!p) {
+        fputs("srd: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    return memcpy(xcalloc(n, 1), s, n);
+}
+
+srd_model *srd_model_new(void)
+{
+    srd_model *m = xcalloc(1, sizeof *m);
+    return m;
+}
+
+static void free_analysis(srd_analysis *a)
+{
+    free(a->method);
+    free(a->solver);
+    free(a->output_format);
+    free(a->output_name);
+    for (int i = 0; i < a->n_probes; i++)
+        free(a->probes[i].name);
+    free(a->probes);
+}
+
+static void free_elemset(srd_elemset *s)
+{
+    free(s->kind);
+    for (int i = 0; i < s->n_data; i++)
+        free(s->data_names[i]);
+    free(s->data_names);
+    free(s->nodes);
+    free(s->edges);
+    free(s->signs);
+    free(s->data);
+    free(s->object);
+}
+
+void srd_model_free(srd_model *m)
+{
+    if (!m)
+        return;
+    free(m->source);
+    for (int i = 0; i < m->n_objects; i++) {
+        free(m->objects[i].name);
+        free(m->objects[i].nodes);
+    }
+    free(m->objects);
+    free(m->x0);
+    free(m->node_mass);
+    free(m->node_object);
+    free(m->node_local);
+    free(m->edge_nodes);
+    free(m->edge_object);
+    free(m->edge_rest);
+    free(m->edge_twist);
+    free(m->edge_xi);
+    free(m->edge_is_rod);
+    free(m->tri_nodes);
+    free(m->tri_edges);
+    free(m->tri_edge_sign);
+    free(m->tri_object);
+    free(m->node_dof);
+    free(m->dof_kind);
+    free(m->dof_owner);
+    free(m->dof_mass);
+    free(m->dof_fixed);
+    for (int i = 0; i < m->n_sets; i++)
+        free_elemset(&m->sets[i]);
+    free(m->sets);
+    for (int i = 0; i < m->n_params; i++) {
+        free(m->params[i].name);
+        free(m->params[i].unit);
+    }
+    free(m->params);
+    free(m->loads);
+    for (int i = 0; i < m->n_actuations; i++) {
+        free(m->actuations[i].target);
+        free(m->actuations[i].instances);
+        free(m->actuations[i].s);
+    }
+    free(m->actuations);
+    for (int i = 0; i < m->n_obstacles; i++)
+        free(m->obstacles[i].shape);
+    free(m->obstacles);
+    free_analysis(&m->simulate);
+    free_analysis(&m->statics);
+    free_analysis(&m->modes);
+    free(m);
+}
+
+int srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, int n_data,
+                      const char *const *data_names)
+{
+    for (int i = 0; i < m->n_sets; i++)
+        if (!strcmp(m->sets[i].kind, kind))
+            return i;
+    m->sets = xrealloc(m->sets, sizeof *m->sets * (size_t)(m->n_sets + 1));
+    srd_elemset *s = &m->sets[m->n_sets];
+    memset(s, 0, sizeof *s);
+    s->kind = xstrdup(kind);
+    s->n_node = n_node;
+    s->n_edge = n_edge;
+    s->n_data = n_data;
+    s->data_names = xcalloc((size_t)n_data + 1, sizeof(char *));
+    for (int i = 0; i < n_data; i++)
+        s->data_names[i] = xstrdup(data_names[i]);
+    return m->n_sets++;
+}
+
+int srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const signed char *signs,
+                    const double *data, int object)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        size_t c = (size_t)s->cap;
+        s->nodes = xrealloc(s->nodes, sizeof(int) * c * (size_t)(s->n_node ? s->n_node : 1));
+        s->edges = xrealloc(s->edges, sizeof(int) * c * (size_t)(s->n_edge ? s->n_edge : 1));
+        s->signs = xrealloc(s->signs, c * (size_t)(s->n_edge ? s->n_edge : 1));
+        s->data = xrealloc(s->data, sizeof(double) * c * (size_t)(s->n_data ? s->n_data : 1));
+        s->object = xrealloc(s->object, sizeof(int) * c);
+    }
+    int i = s->n++;
+    for (int k = 0; k < s->n_node; k++)
+        s->nodes[i * s->n_node + k] = nodes[k];
+    for (int k = 0; k < s->n_edge; k++) {
+        s->edges[i * s->n_edge + k] = edges[k];
+        s->signs[i * s->n_edge + k] = signs ? signs[k] : 1;
+    }
+    for (int k = 0; k < s->n_data; k++)
+        s->data[i * s->n_data + k] = data[k];
+    s->object[i] = object;
+    return i;
+}
+
+int srd_model_add_object(srd_model *m, const srd_object *o)
+{
+    m->objects = xrealloc(m->objects, sizeof *m->objects * (size_t)(m->n_objects + 1));
+    m->objects[m->n_objects] = *o;
+    m->objects[m->n_objects].name = xstrdup(o->name);
+    return m->n_objects++;
+}
+
+double srd_model_total_mass(const srd_model *m)
+{
+    /* Kahan summation: the mass test compares with rho * volume to 1e-12. */
+    double sum = 0, c = 0;
+    for (int i = 0; i < m->n_nodes; i++) {
+        double y = m->node_mass[i] - c;
+        double t = sum + y;
+        c = (t - sum) - y;
+        sum = t;
+    }
+    return sum;
+}
+
+void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
+{
+    static const char *kinds[] = { "rod", "shell", "body" };
+    if (dof < 0 || dof >= m->n_dofs) {
+        snprintf(buf, n, "DOF %d", dof);
+        return;
+    }
+    int owner = m->dof_owner[dof];
+    int kind = m->dof_kind[dof];
+    if (kind <= SRD_DOF_NODE_Z) {
+        const srd_object *o = &m->objects[m->node_object[owner]];
+        if (o->kind == SRD_OBJ_BODY)
+            snprintf(buf, n, "body %s, %c", o->name, "xyz"[kind]);
+        else
+            snprintf(buf, n, "%s %s, node %d, %c", kinds[o->kind], o->name, m->node_local[owner], "xyz"[kind]);
+    } else {
+        const srd_object *o = &m->objects[m->edge_object[owner]];
+        snprintf(buf, n, "%s %s, edge %d, %s", kinds[o->kind], o->name, owner - o->first_edge,
+                 kind == SRD_DOF_TWIST ? "twist" : "mid-edge xi");
+    }
+}
+
+static int count_dofs(const srd_model *m, int kind)
+{
+    int c = 0;
+    for (int i = 0; i < m->n_dofs; i++)
+        c += m->dof_kind[i] == kind;
+    return c;
+}
+
+static int count_objects(const srd_model *m, int kind)
+{
+    int c = 0;
+    for (int i = 0; i < m->n_objects; i++)
+        c += m->objects[i].kind == kind;
+    return c;
+}
+
+static int count_rod_edges(const srd_model *m)
+{
+    int c = 0;
+    for (int i = 0; i < m->n_edges; i++)
+        c += m->edge_is_rod[i];
+    return c;
+}
+
+static const char *analysis_method(const srd_analysis *a) { return a->method ? a->method : "-"; }
+
+void srd_model_print(const srd_model *m, FILE *out)
+{
+    int node_dofs = count_dofs(m, SRD_DOF_NODE_X) * 3;
+    fprintf(out, "model %s%s\n", m->source ? m->source : "", m->planar ? " (planar)" : "");
+    fprintf(out, "  objects        %d rods, %d shells, %d bodies\n", count_objects(m, SRD_OBJ_ROD),
+            count_objects(m, SRD_OBJ_SHELL), count_objects(m, SRD_OBJ_BODY));
+    fprintf(out, "  nodes          %d\n", m->n_nodes);
+    fprintf(out, "  edges          %d (rod %d, shell %d)\n", m->n_edges, count_rod_edges(m),
+            m->n_edges - count_rod_edges(m));
+    fprintf(out, "  triangles      %d\n", m->n_tris);
+    fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
+            count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
+    fprintf(out, "  fixed DOFs     %d\n", m->n_fixed);
+    fprintf(out, "  total mass     %.6g kg\n", srd_model_total_mass(m));
+    fprintf(out, "  bandwidth      %d in declaration order, %d after ordering\n", m->bandwidth_natural,
+            m->bandwidth);
+    fprintf(out, "  elements\n");
+    for (int i = 0; i < m->n_sets; i++)
+        fprintf(out, "    %-14s %d\n", m->sets[i].kind, m->sets[i].n);
+    if (m->n_loads || m->n_actuations)
+        fprintf(out, "  loads          %d, actuations %d\n", m->n_loads, m->n_actuations);
+    if (m->n_params) {
+        fprintf(out, "  params\n");
+        for (int i = 0; i < m->n_params; i++)
+            fprintf(out, "    %-14s %g %s\n", m->params[i].name, m->params[i].value, m->params[i].unit);
+    }
+    fprintf(out, "  environment   ");
+    if (m->has_gravity)
+        fprintf(out, " gravity (%g, %g, %g)", m->gravity[0], m->gravity[1], m->gravity[2]);
+    if (m->medium_density > 0)
+        fprintf(out, " medium");
+    if (m->viscous_eta > 0)
+        fprintf(out, " viscous");
+    if (m->damping_alpha > 0 || m->damping_beta > 0)
+        fprintf(out, " damping");
+    if (m->has_rft)
+        fprintf(out, " rft");
+    if (m->has_drag)
+        fprintf(out, " drag");
+    if (m->has_ground)
+        fprintf(out, " ground");
+    if (m->n_obstacles)
+        fprintf(out, " obstacles:%d", m->n_obstacles);
+    if (m->has_self_contact)
+        fprintf(out, " self-contact");
+    fprintf(out, "\n");
+    if (m->simulate.present)
+        fprintf(out, "  simulate       %s, dt %g s, duration %g s\n", analysis_method(&m->simulate), m->simulate.dt,
+                m->simulate.duration);
+    if (m->statics.present)
+        fprintf(out, "  static         load steps %d\n", m->statics.load_steps);
+    if (m->modes.present)
+        fprintf(out, "  modes          %d\n", m->modes.mode_count);
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(out, "\\%c", *s);
+        else if ((unsigned char)*s < 32)
+            fprintf(out, "\\u%04x", *s);
+        else
+            fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void json_analysis(FILE *out, const char *key, const srd_analysis *a)
+{
+    fprintf(out, ",\n  \"%s\": ", key);
+    if (!a->present) {
+        fprintf(out, "null");
+        return;
+    }
+    fprintf(out, "{\"method\": ");
+    json_string(out, analysis_method(a));
+    fprintf(out, ", \"dt\": %.17g, \"duration\": %.17g, \"tolerance\": %.17g, \"solver\": ", a->dt, a->duration,
+            a->tolerance);
+    json_string(out, a->solver ? a->solver : "auto");
+    fprintf(out, ", \"probes\": %d, \"modes\": %d}", a->n_probes, a->mode_count);
+}
+
+void srd_model_print_json(const srd_model *m, FILE *out)
+{
+    static const char *kinds[] = { "rod", "shell", "body" };
+    fprintf(out, "{\n  \"source\": ");
+    json_string(out, m->source);
+    fprintf(out, ",\n  \"planar\": %s", m->planar ? "true" : "false");
+    fprintf(out, ",\n  \"nodes\": %d,\n  \"edges\": %d,\n  \"rod_edges\": %d,\n  \"triangles\": %d", m->n_nodes,
+            m->n_edges, count_rod_edges(m), m->n_tris);
+    fprintf(out, ",\n  \"dofs\": %d,\n  \"dofs_by_kind\": {\"node\": %d, \"twist\": %d, \"midedge\": %d}", m->n_dofs,
+            count_dofs(m, SRD_DOF_NODE_X) * 3, count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
+    fprintf(out, ",\n  \"fixed_dofs\": %d,\n  \"total_mass\": %.17g", m->n_fixed, srd_model_total_mass(m));
+    fprintf(out, ",\n  \"bandwidth\": {\"natural\": %d, \"ordered\": %d}", m->bandwidth_natural, m->bandwidth);
+    fprintf(out, ",\n  \"elements\": {");
+    for (int i = 0; i < m->n_sets; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        json_string(out, m->sets[i].kind);
+        fprintf(out, ": %d", m->sets[i].n);
+    }
+    fprintf(out, "},\n  \"objects\": [");
+    for (int i = 0; i < m->n_objects; i++) {
+        const srd_object *o = &m->objects[i];
+        fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+        json_string(out, o->name);
+        fprintf(out, ", \"kind\": \"%s\", \"nodes\": %d, \"edges\": %d, \"triangles\": %d, \"mass\": %.17g",
+                kinds[o->kind], o->n_nodes, o->n_edges, o->n_tris, o->mass);
+        if (o->kind == SRD_OBJ_ROD)
+            fprintf(out, ", \"length\": %.17g, \"area\": %.17g", o->length, o->area);
+        if (o->kind == SRD_OBJ_SHELL)
+            fprintf(out, ", \"area\": %.17g, \"thickness\": %.17g", o->area, o->thickness);
+        fprintf(out, "}");
+    }
+    fprintf(out, "\n  ],\n  \"params\": [");
+    for (int i = 0; i < m->n_params; i++) {
+        fprintf(out, "%s{\"name\": ", i ? ", " : "");
+        json_string(out, m->params[i].name);
+        fprintf(out, ", \"value\": %.17g, \"unit\": ", m->params[i].value);
+        json_string(out, m->params[i].unit);
+        fprintf(out, "}");
+    }
+    fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"obstacles\": %d", m->n_loads, m->n_actuations,
+            m->n_obstacles);
+    fprintf(out, ",\n  \"gravity\": [%.17g, %.17g, %.17g]", m->gravity[0], m->gravity[1], m->gravity[2]);
+    fprintf(out, ",\n  \"environment\": {\"medium\": %s, \"viscous\": %s, \"damping\": %s, \"rft\": %s, "
+                 "\"drag\": %s, \"ground\": %s, \"self_contact\": %s}",
+            m->medium_density > 0 ? "true" : "false", m->viscous_eta > 0 ? "true" : "false",
+            (m->damping_alpha > 0 || m->damping_beta > 0) ? "true" : "false", m->has_rft ? "true" : "false",
+            m->has_drag ? "true" : "false", m->has_ground ? "true" : "false",
+            m->has_self_contact ? "true" : "false");
+    json_analysis(out, "simulate", &m->simulate);
+    json_analysis(out, "static", &m->statics);
+    json_analysis(out, "modes", &m->modes);
+    fprintf(out, "\n}\n");
+}

@@ -1,0 +1,182 @@
+/* srd_model.h — the elaborated, flat model: nodes, edges, triangles, DOFs, element instances,
+ * boundary conditions, environment and analyses. The compiler fills it; the runtime reads it.
+ * All values in SI. All memory is owned by the model and released by srd_model_free. */
+#ifndef SRD_MODEL_H
+#define SRD_MODEL_H
+#include <stdio.h>
+
+enum { SRD_OBJ_ROD, SRD_OBJ_SHELL, SRD_OBJ_BODY };
+enum { SRD_DOF_NODE_X, SRD_DOF_NODE_Y, SRD_DOF_NODE_Z, SRD_DOF_TWIST, SRD_DOF_XI };
+enum { SRD_BEND_HINGE, SRD_BEND_MIDEDGE };
+
+typedef struct srd_object {
+    char  *name;        /* "finger", "limb[3]" */
+    int    kind;        /* SRD_OBJ_* */
+    int    n_nodes;     /* nodes created for this object (before joins merged any) */
+    int   *nodes;       /* its nodes, model indices after merging */
+    int    first_edge, n_edges;
+    int    first_tri, n_tris;
+    int    closed;      /* rod: a closed loop */
+    int    bending;     /* shell: SRD_BEND_* */
+    double E, nu, G, rho;
+    double area;        /* rod: cross-section area; shell: mid-surface area */
+    double I1, I2, J;   /* rod: area moments about the two cross-section axes, polar */
+    double radius;      /* rod: for output (equivalent radius) */
+    double thickness;   /* shell */
+    double length;      /* rod: rest length along the path */
+    double mass;        /* rho * volume (body: its mass) */
+} srd_object;
+
+/* One kind of element with its instances (stretch, bend_twist, hinge, midedge, or a user energy). */
+typedef struct srd_elemset {
+    char   *kind;
+    int     n;          /* instances */
+    int     n_node;     /* nodes per instance */
+    int     n_edge;     /* edges per instance */
+    int     n_data;     /* per-instance values */
+    char  **data_names; /* n_data names */
+    int    *nodes;      /* n * n_node */
+    int    *edges;      /* n * n_edge */
+    signed char *signs; /* n * n_edge: +1 when the edge runs along the stencil's direction */
+    double *data;       /* n * n_data */
+    int    *object;     /* n: owning object, -1 for junction elements */
+    int     cap;
+} srd_elemset;
+
+typedef struct srd_param {
+    char  *name;
+    double value;       /* default, SI */
+    char  *unit;        /* SI unit text, "Pa" */
+    double lo, hi;      /* declared range, or -inf/inf */
+} srd_param;
+
+typedef struct srd_load {
+    int    node;
+    double f[3];        /* value at the reference (t = 0, default params) */
+    int    expr;        /* index of the run-time expression for the compiler, or -1 */
+} srd_load;
+
+typedef struct srd_actuation {
+    char  *target;      /* curvature, twist, rest_length, E, angle */
+    int    set;         /* element set it acts on */
+    int    n;           /* instances targeted */
+    int   *instances;
+    double *s;          /* arc-length fraction per instance (or 0) */
+    int    expr;        /* run-time expression index */
+} srd_actuation;
+
+typedef struct srd_obstacle {
+    char  *shape;       /* sphere, box, cylinder */
+    double center[3], size[3], radius;
+    double stiffness, delta, friction, slip_velocity;
+} srd_obstacle;
+
+typedef struct srd_probe {
+    char  *name;
+    int    dof;         /* DOF probed, or -1 for a node vector */
+    int    node;
+    int    component;   /* 0..2 or -1 for the full vector */
+    double every;
+} srd_probe;
+
+typedef struct srd_analysis {
+    int    present;
+    char  *method;      /* implicit_euler, implicit_midpoint, newmark, euler, verlet, rk4, static, modes */
+    double dt, duration, tolerance;
+    int    max_iterations;
+    int    line_search;
+    char  *solver;      /* auto, dense, banded */
+    int    load_steps;
+    int    mode_count;
+    char  *output_format, *output_name;
+    double output_every;
+    int    n_probes;
+    srd_probe *probes;
+} srd_analysis;
+
+typedef struct srd_model {
+    char   *source;          /* path of the .srd file */
+    int     planar;
+
+    int     n_objects;
+    srd_object *objects;
+
+    int     n_nodes;
+    double *x0;              /* 3 * n_nodes, reference positions */
+    double *node_mass;
+    int    *node_object;     /* the object that created the node (first one when merged) */
+    int    *node_local;      /* its index within that object */
+
+    int     n_edges;
+    int    *edge_nodes;      /* 2 * n_edges */
+    int    *edge_object;
+    double *edge_rest;       /* rest length */
+    int    *edge_twist;      /* DOF index of the twist angle, or -1 */
+    int    *edge_xi;         /* DOF index of the mid-edge xi, or -1 */
+    int    *edge_is_rod;
+
+    int     n_tris;
+    int    *tri_nodes;       /* 3 * n_tris */
+    int    *tri_edges;       /* 3 * n_tris: edge opposite node k */
+    signed char *tri_edge_sign; /* +1 when the edge runs along the triangle's orientation */
+    int    *tri_object;
+
+    int     n_dofs;
+    int    *node_dof;        /* first of the node's 3 DOFs (x, y, z consecutive) */
+    int    *dof_kind;        /* SRD_DOF_* */
+    int    *dof_owner;       /* node (x/y/z) or edge (twist/xi) index */
+    double *dof_mass;
+    unsigned char *dof_fixed;
+    int     n_fixed;
+    int     bandwidth_natural; /* half-bandwidth in declaration order */
+    int     bandwidth;         /* after the bandwidth-reducing ordering */
+
+    int     n_sets;
+    srd_elemset *sets;
+
+    int     n_params;
+    srd_param *params;
+
+    int     n_loads;
+    srd_load *loads;
+    int     n_actuations;
+    srd_actuation *actuations;
+
+    /* environment */
+    double  gravity[3];
+    int     has_gravity;
+    double  medium_density;       /* 0: none */
+    double  viscous_eta;          /* 0: none */
+    double  damping_alpha, damping_beta;
+    int     has_rft;   double rft_ct, rft_cn;
+    int     has_drag;  double drag_cd, drag_density;
+    int     has_ground;
+    double  ground_normal[3], ground_point[3];
+    double  ground_stiffness, ground_delta, ground_friction, ground_slip_velocity;
+    int     ground_height_expr;   /* run-time expression of z = f(x, y), or -1 */
+    int     n_obstacles;
+    srd_obstacle *obstacles;
+    int     has_self_contact;
+    double  contact_delta, contact_stiffness, contact_friction, contact_slip_velocity;
+
+    srd_analysis simulate, statics, modes;
+} srd_model;
+
+srd_model *srd_model_new(void);
+void       srd_model_free(srd_model *m);
+
+/* Element sets: find or create by kind, then append instances. */
+int  srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, int n_data,
+                       const char *const *data_names);
+int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const signed char *signs,
+                     const double *data, int object);
+int  srd_model_add_object(srd_model *m, const srd_object *o);
+
+double srd_model_total_mass(const srd_model *m);
+/* "rod finger, node 37, z" — for numerical-failure reports. */
+void   srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n);
+
+void srd_model_print(const srd_model *m, FILE *out);
+void srd_model_print_json(const srd_model *m, FILE *out);
+
+#endif
