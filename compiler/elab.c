@@ -882,6 +882,7 @@ static void exec_block(Elab *e, Stmt *s)
         if (!name || !check_new_name(e, name, s->name_loc))
             return;
     }
+    int objects_before = e->objs.n;
     switch (s->block) {
     case BK_MATERIAL: elab_material(e, s, name); break;
     case BK_ROD: elab_rod(e, s, name); break;
@@ -891,6 +892,20 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;
     default: elab_environment(e, s); break;
+    }
+    if (s->block >= BK_ROD && s->block <= BK_BODY && e->objs.n == objects_before) {
+        /* Keep the name declared so that its later uses add no errors of their own. */
+        ElabObj broken;
+        memset(&broken, 0, sizeof broken);
+        broken.name = name;
+        broken.kind = s->block == BK_ROD ? SRD_OBJ_ROD : s->block == BK_SHELL ? SRD_OBJ_SHELL : SRD_OBJ_BODY;
+        broken.loc = s->name_loc;
+        broken.broken = true;
+        broken.first_node = e->node_obj.n;
+        broken.first_edge = e->edge_obj.n;
+        broken.first_tri = e->tri_obj.n;
+        broken.first_hinge = e->hinge_edge.n;
+        DPUSH(e->objs, broken);
     }
 }
 

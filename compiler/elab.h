@@ -68,6 +68,7 @@ typedef struct ElabObj {
     int         first_tri, n_tris;
     int         first_hinge, n_hinges;
     bool        closed;
+    bool        broken;   /* its block had errors: uses of it stay quiet */
     int         bending;
     double      E, nu, G, rho, area, I1, I2, J, radius, thickness, length, mass;
     double      EA, EI1, EI2, GJ;   /* rods: stiffnesses (defaults from the section, or given) */

@@ -232,6 +232,8 @@ static Value eval_mul(Elab *e, Expr *x, Value a, Value b)
     }
     Value r = value_num(0, x->op == OP_MUL ? dims_mul(a.dims, b.dims) : dims_div(a.dims, b.dims));
     r.n = a.n > b.n ? a.n : b.n;
+    /* Zero, and parameters whose dimension is not fixed yet, stay dimension-free. */
+    r.any_dims = a.any_dims || b.any_dims;
     for (int i = 0; i < r.n; i++) {
         double av = a.v[a.n > 1 ? i : 0], bv = b.v[b.n > 1 ? i : 0];
         r.v[i] = x->op == OP_MUL ? av * bv : av / bv;
@@ -253,7 +255,12 @@ static Value eval_pow(Elab *e, Expr *x, Value a, Value b)
         return value_error();
     }
     Dims d = DIMLESS;
-    if (!dims_is_dimless(a.dims) && !a.any_dims) {
+    if (a.any_dims) {
+        Value r = value_num(pow(a.v[0], b.v[0]), d);
+        r.any_dims = true;
+        return merge_meta(r, &a, &b);
+    }
+    if (!dims_is_dimless(a.dims)) {
         double p = b.v[0];
         if (!b.known || p != floor(p) || fabs(p) > 12) {
             diag_error(x->b->loc, "a quantity with a dimension can only be raised to a constant integer power");
@@ -285,15 +292,18 @@ static Value eval_compare(Elab *e, Expr *x, Value a, Value b)
             diag_hint(dg, "give the number a unit, for example `1 cm`");
         return value_error();
     }
+    /* Geometry is generated in floating point: x <= 1 cm must hold for a node placed at
+     * 0.010000000000000002 m. Comparisons allow 1e-9 relative. */
     double p = a.v[0], q = b.v[0];
+    double tol = 1e-9 * fmax(fabs(p), fabs(q)) + 1e-15;
     bool res = false;
     switch (x->op) {
-    case OP_LT: res = p < q; break;
-    case OP_LE: res = p <= q; break;
-    case OP_GT: res = p > q; break;
-    case OP_GE: res = p >= q; break;
-    case OP_EQ: res = fabs(p - q) <= 1e-9 * fmax(fabs(p), fabs(q)) + 1e-12; break;
-    case OP_NE: res = !(fabs(p - q) <= 1e-9 * fmax(fabs(p), fabs(q)) + 1e-12); break;
+    case OP_LT: res = p < q - tol; break;
+    case OP_LE: res = p <= q + tol; break;
+    case OP_GT: res = p > q + tol; break;
+    case OP_GE: res = p >= q - tol; break;
+    case OP_EQ: res = fabs(p - q) <= tol; break;
+    case OP_NE: res = fabs(p - q) > tol; break;
     default: break;
     }
     return merge_meta(value_num(res, DIMLESS), &a, &b);
@@ -549,6 +559,10 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
             return value_error();
         }
         r.v[0] = b->f(a[0].v[0]);
+        if (b->rule == F_DIMLESS)
+            r.dims = DIMLESS;
+        else
+            r.any_dims = a[0].any_dims;
         return merge_meta(r, &a[0], NULL);
     case F_ATAN2:
     case F_MINMAX:
@@ -592,6 +606,7 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
             return value_error();
         }
         r.dims = dims_mul(a[0].dims, a[1].dims);
+        r.any_dims = a[0].any_dims || a[1].any_dims;
         if (b->rule == F_DOT) {
             r.n = 1;
             r.v[0] = 0;
@@ -617,6 +632,7 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
         if (b->rule == F_NORM) {
             r.n = 1;
             r.v[0] = s;
+            r.any_dims = a[0].any_dims;
         } else {
             if (a[0].known && s == 0) {
                 diag_error(x->loc, "cannot normalize a zero vector");
@@ -848,7 +864,7 @@ static Value eval_name(Elab *e, Expr *x)
         return b->val;
     int o = find_object(e, x->str);
     if (o >= 0)
-        return object_value(o, V_OBJ);
+        return e->objs.a[o].broken ? value_error() : object_value(o, V_OBJ);
     int m = find_material(e, x->str);
     if (m >= 0)
         return object_value(m, V_MATERIAL);
@@ -944,7 +960,7 @@ static Value eval_index(Elab *e, Expr *x)
         snprintf(name, sizeof name, "%s[%d]", x->a->str, (int)i.v[0]);
         int o = find_object(e, name);
         if (o >= 0)
-            return object_value(o, V_OBJ);
+            return e->objs.a[o].broken ? value_error() : object_value(o, V_OBJ);
         size_t len = strlen(x->a->str);
         int count = 0;
         for (int k = 0; k < e->objs.n; k++)

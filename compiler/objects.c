@@ -9,6 +9,9 @@
 
 #define PI 3.14159265358979323846
 
+/* Every model must fit in memory on a workstation; fuzzed loops must not exhaust it. */
+enum { MAX_MODEL_NODES = 4000000 };
+
 /* ---- geometry call arguments ---- */
 
 typedef enum { A_POINT, A_LENGTH, A_ANGLE, A_NUMBER, A_DIRECTION, A_WORD, A_STRING } ArgKind;
@@ -229,7 +232,7 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
         const Value *v = prop_get(pv, "nodes");
         if (!v)
             return false;
-        if (v->v[0] > 1e7) {
+        if (v->v[0] > MAX_MODEL_NODES) {
             diag_error(s->loc, "a rod of %g nodes is too large", v->v[0]);
             return false;
         }
@@ -244,7 +247,7 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
             return false;
         }
         double count = round(len / v->v[0]);
-        if (count > 1e7) {
+        if (count > MAX_MODEL_NODES) {
             diag_error(s->loc, "a spacing of %g m gives too many nodes", v->v[0]);
             return false;
         }
@@ -340,6 +343,14 @@ static ElabMaterial *rod_material(Elab *e, const PropValues *pv)
     return m ? &e->mats.a[m->index] : NULL;
 }
 
+static bool room_for(Elab *e, int n, SrcLoc loc)
+{
+    if ((long)e->node_obj.n + n <= MAX_MODEL_NODES)
+        return true;
+    diag_error(loc, "the model would have more than %d nodes", MAX_MODEL_NODES);
+    return false;
+}
+
 static int add_node(Elab *e, const double x[3], int obj, int local)
 {
     for (int c = 0; c < 3; c++)
@@ -411,7 +422,7 @@ void elab_rod(Elab *e, Stmt *s, const char *name)
         return;
     GeomPath path;
     memset(&path, 0, sizeof path);
-    if (!build_path(e, prop_get(&pv, "path")->geom, &pv, s, &path)) {
+    if (!build_path(e, prop_get(&pv, "path")->geom, &pv, s, &path) || !room_for(e, path.n_nodes, s->loc)) {
         geom_path_free(&path);
         return;
     }
@@ -595,7 +606,7 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
     }
     GeomMesh mesh;
     memset(&mesh, 0, sizeof mesh);
-    if (!mat || !build_mesh(e, prop_get(&pv, "mesh")->geom, &mesh)) {
+    if (!mat || !build_mesh(e, prop_get(&pv, "mesh")->geom, &mesh) || !room_for(e, mesh.n_nodes, s->loc)) {
         geom_mesh_free(&mesh);
         return;
     }
@@ -650,6 +661,8 @@ void elab_body(Elab *e, Stmt *s, const char *name)
         diag_error(s->loc, "the mass of body `%s` must be positive", name);
         return;
     }
+    if (!room_for(e, 1, s->loc))
+        return;
     ElabObj o;
     memset(&o, 0, sizeof o);
     o.name = name;

@@ -110,6 +110,11 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
 {
     size_t len;
     char *text = read_file(path, &len);
+    if (text && memchr(text, 0, len)) {
+        diag_error(use_name ? use_loc : NO_LOC, "`%s` is not a text file (it contains NUL bytes)", path);
+        free(text);
+        return false;
+    }
     if (!text) {
         if (use_name) {
             Diag *d = diag_error(use_loc, "cannot find module `%s` (looked for %s)", use_name, path);
@@ -130,9 +135,19 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
 
 bool parse_program(Arena *a, const char *path, const char *stdlib_dir, Program *prog)
 {
+    return parse_program_text(a, path, NULL, 0, stdlib_dir, prog);
+}
+
+bool parse_program_text(Arena *a, const char *path, const char *text, size_t len, const char *stdlib_dir,
+                        Program *prog)
+{
     PtrVec main_stmts = { 0 };
-    if (!load_one(a, path, NO_LOC, NULL, &main_stmts))
+    if (text) {
+        if (parse_source(a, path, text, len, &main_stmts))
+            return false;
+    } else if (!load_one(a, path, NO_LOC, NULL, &main_stmts)) {
         return false;
+    }
     /* Modules are loaded breadth-first; each name once. Their statements precede the user's. */
     PtrVec queue = { 0 }, names = { 0 }, all = { 0 }, froms = { 0 };
     for (int i = 0; i < main_stmts.len; i++) {

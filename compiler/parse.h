@@ -28,6 +28,10 @@ int parse_source(Arena *arena, const char *path, const char *text, size_t len, P
  * program, each once. Returns false after reporting errors. */
 bool parse_program(Arena *arena, const char *path, const char *stdlib_dir, Program *prog);
 
+/* The same with the main file's text given (fuzzing, tests); modules are still read from disk. */
+bool parse_program_text(Arena *arena, const char *path, const char *text, size_t len, const char *stdlib_dir,
+                        Program *prog);
+
 /* The directory of the standard library: $SRD_STDLIB, else the one the build recorded. */
 const char *parse_stdlib_dir(void);
 

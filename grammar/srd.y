@@ -97,6 +97,7 @@ stmts
 dotted
     : IDENT                         { $$ = $1; }
     | dotted '.' IDENT              { $$ = arena_printf(ctx->arena, "%s.%s", $1, $3); }
+    | dotted '.' KW_CONTACT         { $$ = arena_printf(ctx->arena, "%s.contact", $1); }
     ;
 
 stmt
@@ -319,6 +320,7 @@ primary
     | STRING                        { $$ = ast_expr(ctx, EX_STR, L(@$)); $$->str = $1; }
     | IDENT                         { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = $1; }
     | IDENT '(' opt_args ')'        { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true; set_call_args(ctx, $$, $3); }
+    | KW_CLAMP '(' opt_args ')'     { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = "clamp"; $$->has_args = true; set_call_args(ctx, $$, $3); }
     | '(' expr ')'                  { $$ = $2; $$->loc = L(@$); }
     | '(' expr ',' expr_list ')'    { $$ = ast_expr(ctx, EX_VEC, L(@$));
                                       PtrVec *v = vec_new(ctx, $2);
