@@ -1,0 +1,18 @@
+#!/bin/sh
+# setup.sh — installs what srd needs on Debian 12, and only what is missing. Silent when
+# everything is already there.
+set -e
+packages="build-essential cmake ninja-build pkg-config flex bison llvm-19-dev libopenblas-dev \
+liblapacke-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3"
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+echo "srd: installing$missing"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
