@@ -233,7 +233,8 @@ static void free_diag(Diag *d)
 
 void diag_flush(FILE *out)
 {
-    qsort(diags, (size_t)n_diags, sizeof *diags, diag_order);
+    if (n_diags > 1)
+        qsort(diags, (size_t)n_diags, sizeof *diags, diag_order);
     int shown_errors = 0;
     for (int i = 0; i < n_diags; i++) {
         Diag *d = diags[i];

@@ -313,7 +313,9 @@ static Value eval_binary(Elab *e, Expr *x)
 {
     Value a = eval_expr(e, x->a);
     Value b = eval_expr(e, x->b);
-    if (!require_num(e, a, x->a) | !require_num(e, b, x->b))
+    bool ok_a = require_num(e, a, x->a);
+    bool ok_b = require_num(e, b, x->b);
+    if (!ok_a || !ok_b)
         return value_error();
     switch (x->op) {
     case OP_ADD:
@@ -330,7 +332,10 @@ static Value eval_cond(Elab *e, Expr *x)
     Value c = eval_expr(e, x->a);
     Value a = eval_expr(e, x->b);
     Value b = eval_expr(e, x->c);
-    if (!require_num(e, c, x->a) | !require_num(e, a, x->b) | !require_num(e, b, x->c))
+    bool ok_c = require_num(e, c, x->a);
+    bool ok_a = require_num(e, a, x->b);
+    bool ok_b = require_num(e, b, x->c);
+    if (!ok_c || !ok_a || !ok_b)
         return value_error();
     if (c.n != 1) {
         diag_error(x->a->loc, "a condition must be a scalar");

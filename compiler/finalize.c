@@ -17,6 +17,7 @@ typedef struct Fin {
     int        n0;        /* nodes before merging */
     int       *map;       /* pre-merge node -> model node */
     int       *hinge_inst;/* hinge -> instance in the hinge set, or -1 */
+    int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
     int        set_stretch, set_bend, set_hinge, set_mid;
 } Fin;
 
@@ -211,40 +212,54 @@ typedef struct Incidence {
     int *edges;
 } Incidence;
 
-/* Edges that carry a material frame at each node: rod edges, plus shell edges at rod-shell joints. */
-static Incidence frame_edges(Fin *f, unsigned char *joint_shell_edge)
+/* Edges that carry a material frame: rod edges, and (MAT-DiSMech 3.4) every edge of a shell
+ * triangle that touches a rod-shell joint node. Listed per node they touch. */
+static Incidence frame_edges(Fin *f, unsigned char *frame)
 {
     srd_model *m = f->m;
     int n = m->n_nodes;
-    int *rod_deg = xcalloc((size_t)n, sizeof(int));
-    for (int i = 0; i < m->n_edges; i++)
+    /* rod_at[node]: a rod with an edge at the node, plus one (0: none). */
+    int *rod_at = xcalloc((size_t)n + 1, sizeof(int));
+    f->frame_rod = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    for (int i = 0; i < m->n_edges; i++) {
+        f->frame_rod[i] = -1;
         if (m->edge_is_rod[i]) {
-            rod_deg[m->edge_nodes[2 * i]]++;
-            rod_deg[m->edge_nodes[2 * i + 1]]++;
+            frame[i] = 1;
+            f->frame_rod[i] = m->edge_object[i];
+            rod_at[m->edge_nodes[2 * i]] = rod_at[m->edge_nodes[2 * i + 1]] = m->edge_object[i] + 1;
         }
+    }
+    /* Shell edges at a joint take the joined rod's cross-section for their bend-twist springs. */
+    for (int t = 0; t < m->n_tris; t++) {
+        const int *nd = &m->tri_nodes[3 * t];
+        int rod = rod_at[nd[0]] ? rod_at[nd[0]] : rod_at[nd[1]] ? rod_at[nd[1]] : rod_at[nd[2]];
+        if (!rod)
+            continue;
+        for (int k = 0; k < 3; k++) {
+            int edge = m->tri_edges[3 * t + k];
+            frame[edge] = 1;
+            if (f->frame_rod[edge] < 0)
+                f->frame_rod[edge] = rod - 1;
+        }
+    }
     Incidence inc;
     inc.start = xcalloc((size_t)n + 1, sizeof(int));
     for (int i = 0; i < m->n_edges; i++)
-        for (int k = 0; k < 2; k++) {
-            int node = m->edge_nodes[2 * i + k];
-            if (m->edge_is_rod[i] || rod_deg[node] > 0) {
-                inc.start[node + 1]++;
-                if (!m->edge_is_rod[i])
-                    joint_shell_edge[i] = 1;
-            }
-        }
+        if (frame[i])
+            for (int k = 0; k < 2; k++)
+                inc.start[m->edge_nodes[2 * i + k] + 1]++;
     for (int i = 0; i < n; i++)
         inc.start[i + 1] += inc.start[i];
     inc.edges = xcalloc((size_t)inc.start[n] + 1, sizeof(int));
-    int *fill = xcalloc((size_t)n, sizeof(int));
+    int *fill = xcalloc((size_t)n + 1, sizeof(int));
     for (int i = 0; i < m->n_edges; i++)
-        for (int k = 0; k < 2; k++) {
-            int node = m->edge_nodes[2 * i + k];
-            if (m->edge_is_rod[i] || rod_deg[node] > 0)
+        if (frame[i])
+            for (int k = 0; k < 2; k++) {
+                int node = m->edge_nodes[2 * i + k];
                 inc.edges[inc.start[node] + fill[node]++] = i;
-        }
+            }
     free(fill);
-    free(rod_deg);
+    free(rod_at);
     return inc;
 }
 
@@ -259,7 +274,7 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
 {
     srd_model *m = f->m;
     Elab *e = f->e;
-    bool same_rod = m->edge_object[e1] == m->edge_object[e2];
+    bool same_rod = m->edge_object[e1] == m->edge_object[e2] && m->edge_is_rod[e1];
     if (same_rod && m->edge_nodes[2 * e1] == c && m->edge_nodes[2 * e2 + 1] == c) {
         int t = e1;
         e1 = e2;
@@ -270,9 +285,8 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
     int edges[2] = { e1, e2 };
     signed char signs[2] = { (signed char)(m->edge_nodes[2 * e1 + 1] == c ? 1 : -1),
                              (signed char)(m->edge_nodes[2 * e2] == c ? 1 : -1) };
-    const ElabObj *o1 = &e->objs.a[m->edge_object[e1]], *o2 = &e->objs.a[m->edge_object[e2]];
-    const ElabObj *rod = o1->kind == SRD_OBJ_ROD ? o1 : o2;
-    const ElabObj *other = o2->kind == SRD_OBJ_ROD ? o2 : o1;
+    const ElabObj *rod = &e->objs.a[f->frame_rod[e1]];
+    const ElabObj *other = &e->objs.a[f->frame_rod[e2]];
     double data[7];
     data[0] = 0.5 * (m->edge_rest[e1] + m->edge_rest[e2]);
     /* Across a junction of two rods the spring takes the mean of their stiffnesses. */
@@ -288,29 +302,19 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
 static void add_bend_twist(Fin *f, unsigned char *needs_twist)
 {
     srd_model *m = f->m;
-    unsigned char *joint_shell_edge = xcalloc((size_t)m->n_edges + 1, 1);
-    Incidence inc = frame_edges(f, joint_shell_edge);
+    Incidence inc = frame_edges(f, needs_twist);
     bool any = false;
     for (int c = 0; c < m->n_nodes && !any; c++)
         any = inc.start[c + 1] - inc.start[c] >= 2;
     if (any)
         f->set_bend = srd_model_elemset(m, "bend_twist", 3, 2, 7, bend_data);
-    for (int c = 0; c < m->n_nodes; c++) {
-        int lo = inc.start[c], hi = inc.start[c + 1];
-        for (int i = lo; i < hi; i++)
-            for (int j = i + 1; j < hi; j++) {
-                int e1 = inc.edges[i], e2 = inc.edges[j];
-                if (!m->edge_is_rod[e1] && !m->edge_is_rod[e2])
-                    continue; /* shell-shell bending belongs to hinges or mid-edge elements */
-                add_bend_pair(f, c, e1, e2);
-            }
-    }
-    for (int i = 0; i < m->n_edges; i++)
-        if (m->edge_is_rod[i] || joint_shell_edge[i])
-            needs_twist[i] = 1;
+    /* Every pair of frame edges meeting at a node gets a bend-twist spring. */
+    for (int c = 0; c < m->n_nodes; c++)
+        for (int i = inc.start[c]; i < inc.start[c + 1]; i++)
+            for (int j = i + 1; j < inc.start[c + 1]; j++)
+                add_bend_pair(f, c, inc.edges[i], inc.edges[j]);
     free(inc.start);
     free(inc.edges);
-    free(joint_shell_edge);
 }
 
 static void add_shell_bending(Fin *f, unsigned char *needs_xi)
@@ -787,4 +791,5 @@ void elab_finalize(Elab *e)
     free(needs_xi);
     free(f.map);
     free(f.hinge_inst);
+    free(f.frame_rod);
 }
