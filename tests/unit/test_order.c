@@ -155,7 +155,11 @@ static void test_from_cliques(Tally *t)
     int bad_members[] = {0, 5};
     int pair_start[] = {0, 2};
     g = srd_graph_from_cliques(5, 1, pair_start, bad_members);
-    check(t, g.start == NULL, "from_cliques: member out of range gives start == NULL");
+    check(t, g.start == NULL && g.n == 5, "from_cliques: member out of range gives start == NULL, n kept");
+    int p5[5] = {0, 0, 0, 0, 0};
+    srd_rcm(&g, p5);
+    check(t, is_permutation(p5, 5) && srd_graph_bandwidth(&g, p5) == 0,
+          "rcm on a failed graph gives the identity, bandwidth 0");
     srd_graph_free(&g);
     int neg_members[] = {0, -1};
     g = srd_graph_from_cliques(5, 1, pair_start, neg_members);
