@@ -16,8 +16,10 @@ static const char *usage_text =
     "\n"
     "commands:\n"
     "  check FILE          parse, check and elaborate FILE; print diagnostics only\n"
-    "  dump FILE [--json]  print the elaborated model: counts of nodes, edges, triangles,\n"
-    "                      DOFs, elements by kind, fixed DOFs, total mass, bandwidth\n"
+    "  dump FILE [--json] [--elements]\n"
+    "                      print the elaborated model: counts of nodes, edges, triangles,\n"
+    "                      DOFs, elements by kind, fixed DOFs, total mass, bandwidth;\n"
+    "                      --elements lists every element instance with its stencil\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "options:\n"
@@ -39,16 +41,18 @@ static const char *check_help =
     "  srdc check robot.srd && echo fine\n";
 
 static const char *dump_help =
-    "usage: srdc dump FILE [--json]\n"
+    "usage: srdc dump FILE [--json] [--elements]\n"
     "\n"
     "Builds the model like `check` and prints a summary: objects, nodes, edges, triangles,\n"
     "DOFs by kind, fixed DOFs, total mass, half-bandwidth before and after the\n"
     "bandwidth-reducing ordering, element instances by kind, params and environment.\n"
-    "--json prints the same as one JSON object for scripts.\n"
+    "--json prints the same as one JSON object for scripts. --elements then lists every\n"
+    "element instance: its nodes, its edges with orientation signs, and its data.\n"
     "\n"
     "examples:\n"
     "  srdc dump examples/cantilever_rod.srd\n"
-    "  srdc dump --json examples/parachute.srd | python3 -m json.tool\n";
+    "  srdc dump --json examples/parachute.srd | python3 -m json.tool\n"
+    "  srdc dump --elements examples/star_roller.srd | less\n";
 
 static int print_help(const char *cmd)
 {
@@ -83,10 +87,12 @@ static srd_model *build_model(const char *path, Arena *arena)
 static int cmd_check_or_dump(int argc, char **argv, bool dump)
 {
     const char *file = NULL;
-    bool json = false;
+    bool json = false, elements = false;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--json") && dump)
             json = true;
+        else if (!strcmp(argv[i], "--elements") && dump)
+            elements = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return print_help(dump ? "dump" : "check");
         else if (argv[i][0] == '-' && argv[i][1]) {
@@ -112,6 +118,8 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
             srd_model_print_json(m, stdout);
         else
             srd_model_print(m, stdout);
+        if (elements)
+            srd_model_print_elements(m, stdout);
         if (fflush(stdout) != 0)
             status = EXIT_IO;
     }

@@ -364,3 +364,28 @@ void srd_model_print_json(const srd_model *m, FILE *out)
     json_analysis(out, "modes", &m->modes);
     fprintf(out, "\n}\n");
 }
+
+void srd_model_print_elements(const srd_model *m, FILE *out)
+{
+    for (int k = 0; k < m->n_sets; k++) {
+        const srd_elemset *s = &m->sets[k];
+        fprintf(out, "%s: %d instances; stencil %d nodes, %d edges; data", s->kind, s->n, s->n_node, s->n_edge);
+        for (int d = 0; d < s->n_data; d++)
+            fprintf(out, " %s", s->data_names[d]);
+        fprintf(out, "\n");
+        for (int i = 0; i < s->n; i++) {
+            fprintf(out, "  %6d  nodes", i);
+            for (int j = 0; j < s->n_node; j++)
+                fprintf(out, " %d", s->nodes[i * s->n_node + j]);
+            if (s->n_edge) {
+                fprintf(out, "  edges");
+                for (int j = 0; j < s->n_edge; j++)
+                    fprintf(out, " %c%d", s->signs[i * s->n_edge + j] > 0 ? '+' : '-', s->edges[i * s->n_edge + j]);
+            }
+            fprintf(out, "  data");
+            for (int d = 0; d < s->n_data; d++)
+                fprintf(out, " %.6g", s->data[i * s->n_data + d]);
+            fprintf(out, "\n");
+        }
+    }
+}

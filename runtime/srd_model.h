@@ -178,5 +178,7 @@ void   srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n);
 
 void srd_model_print(const srd_model *m, FILE *out);
 void srd_model_print_json(const srd_model *m, FILE *out);
+/* Every element instance with its stencil (nodes, signed edges) and data. */
+void srd_model_print_elements(const srd_model *m, FILE *out);
 
 #endif
