@@ -48,7 +48,10 @@ typedef enum {
 } MeshPattern;
 
 /* Rectangle [ox, ox+length] x [oy, oy+width]; `spacing` is the target edge length.
- * Node counts per side: round(length/spacing)+1 (at least 2). `seed` drives MESH_RANDOM. */
+ * Grid patterns: round(length/spacing)+1 by round(width/spacing)+1 nodes (at least 2 each).
+ * Equilateral patterns: rows round(width/(spacing*sqrt(3)/2))+1 apart so triangles stay
+ * near-equilateral; even rows have round(length/spacing)+1 nodes, odd rows one more (half
+ * cells at both ends). `seed` drives MESH_RANDOM. */
 const char *geom_rectangle(const double origin[3], double length, double width, double spacing,
                            MeshPattern pattern, unsigned seed, GeomMesh *out);
 /* Regular hexagon of circumradius r centred at c (corners at angles 0, 60, ... degrees),

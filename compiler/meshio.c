@@ -483,17 +483,25 @@ static bool dismech_header(ReadCtx *cx, Section *section, const char *text, size
         set_err(cx->err, cx->err_n, "line %ld: unexpected text after the section name", line);
         return false;
     }
-    if (same_word_nocase(name, "nodes"))
+    /* MAT-DiSMech's files use several names for the same sections; rod data is skipped
+     * because rods are declared with `rod` blocks and joined to the shell. */
+    if (same_word_nocase(name, "nodes") || same_word_nocase(name, "shellnodes"))
         *section = SECTION_NODES;
-    else if (same_word_nocase(name, "triangles"))
+    else if (same_word_nocase(name, "triangles") || same_word_nocase(name, "facenodes"))
         *section = SECTION_TRIANGLES;
-    else if (same_word_nocase(name, "edges"))
+    else if (same_word_nocase(name, "edges") || same_word_nocase(name, "rodedges") ||
+             same_word_nocase(name, "rodshelljointedges") || same_word_nocase(name, "elstretchrod") ||
+             same_word_nocase(name, "elbendrod") || same_word_nocase(name, "elbendsign"))
         *section = SECTION_EDGES;
-    else {
+    else if (same_word_nocase(name, "rodnodes")) {
+        set_err(cx->err, cx->err_n,
+                "line %ld: *rodNodes: this importer reads shells; declare rods with `rod` blocks and `join` them", line);
+        return false;
+    } else {
         char shown[40];
         printable_copy(name.s, name.len, shown, sizeof shown);
-        set_err(cx->err, cx->err_n, "line %ld: unknown section '*%s' (expected *Nodes, *Triangles or *Edges)", line,
-                shown);
+        set_err(cx->err, cx->err_n,
+                "line %ld: unknown section '*%s' (expected *Nodes, *Triangles or *FaceNodes, or *Edges)", line, shown);
         return false;
     }
     return true;

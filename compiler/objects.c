@@ -507,7 +507,11 @@ static bool build_mesh(Elab *e, const Geom *g, GeomMesh *mesh)
         bool ok = !strcmp(g->fn, "obj") ? geom_read_obj(path, scale, mesh, ferr, sizeof ferr)
                                         : geom_read_dismech(path, scale, mesh, ferr, sizeof ferr);
         if (!ok) {
-            diag_error(locs[0], "%s: %s", path, ferr);
+            /* The importer's message names the file itself unless it points at a line. */
+            if (!strncmp(ferr, "line ", 5))
+                diag_error(locs[0], "mesh file `%s`, %s", path, ferr);
+            else
+                diag_error(locs[0], "%s", ferr);
             return false;
         }
     }

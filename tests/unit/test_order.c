@@ -328,6 +328,51 @@ static void test_malformed_graph(Tally *t)
     int       perm[2] = {-1, -1};
     srd_rcm(&g, perm);
     check(t, perm[0] == 0 && perm[1] == 1, "rcm: malformed graph gives the identity");
+
+    /* Not symmetric (2 -> 0 only): still a permutation. */
+    int       one_way_start[] = {0, 1, 2, 3};
+    int       one_way_adj[] = {1, 0, 0};
+    srd_graph h = {3, one_way_start, one_way_adj};
+    int       p3[3] = {-1, -1, -1};
+    srd_rcm(&h, p3);
+    check(t, is_permutation(p3, 3), "rcm: a non-symmetric graph still gives a permutation");
+}
+
+/* Random clique sets (sparse, dense, with isolated vertices and repeats): always a permutation,
+ * and every edge found in the cliques present in the graph. */
+static void test_random_graphs(Tally *t)
+{
+    uint64_t s = 0x9E3779B97F4A7C15u;
+    bool     ok = true;
+    for (int iter = 0; iter < 300 && ok; iter++) {
+        int     n = 1 + (int)(xorshift(&s) % 200);
+        int     nc = (int)(xorshift(&s) % 150);
+        Cliques c = {nc, malloc(sizeof(int) * ((size_t)nc + 1)), malloc(sizeof(int) * ((size_t)nc * 6 + 1))};
+        c.start[0] = 0;
+        for (int k = 0; k < nc; k++) {
+            int size = (int)(xorshift(&s) % 7);
+            for (int m = 0; m < size; m++)
+                c.members[c.start[k] + m] = (int)(xorshift(&s) % (uint64_t)n);
+            c.start[k + 1] = c.start[k] + size;
+        }
+        srd_graph g = srd_graph_from_cliques(n, nc, c.start, c.members);
+        int      *perm = malloc(sizeof(int) * (size_t)n);
+        srd_rcm(&g, perm);
+        ok = g.start && is_permutation(perm, n);
+        for (int k = 0; ok && k < nc; k++)
+            for (int i = c.start[k]; i < c.start[k + 1]; i++)
+                for (int j = c.start[k]; j < c.start[k + 1]; j++) {
+                    int  u = c.members[i], v = c.members[j];
+                    bool found = u == v;
+                    for (int e = g.start[u]; e < g.start[u + 1]; e++)
+                        found |= g.adj[e] == v;
+                    ok &= found;
+                }
+        free(perm);
+        srd_graph_free(&g);
+        cliques_free(&c);
+    }
+    check(t, ok, "300 random clique sets: graphs complete, perm always a permutation");
 }
 
 static void test_large(Tally *t)
@@ -351,6 +396,7 @@ int main(void)
     test_grids(&t);
     test_disconnected(&t);
     test_malformed_graph(&t);
+    test_random_graphs(&t);
     test_large(&t);
     printf("# %d checks, %d failed\n", t.run, t.failed);
     return t.failed ? 1 : 0;
