@@ -421,6 +421,7 @@ static void exec_param(Elab *e, Stmt *s)
         return;
     v.param = s->name;
     scope_bind(e, s->name, v, s->name_loc, BIND_PARAM);
+    e->globals = e->scope; /* functions and elements see top-level names declared so far */
     srd_model *m = e->model;
     m->params = elab_grow(m->params, sizeof *m->params * (size_t)(m->n_params + 1));
     srd_param *p = &m->params[m->n_params++];
@@ -439,6 +440,8 @@ static void exec_let(Elab *e, Stmt *s)
     if (!check_new_name(e, s->name, s->name_loc))
         return;
     scope_bind(e, s->name, v, s->name_loc, BIND_LET);
+    if (e->loop_depth == 0)
+        e->globals = e->scope; /* functions and elements see top-level names declared so far */
 }
 
 /* The declared name of an object, with its index for `rod limb[i]`. */
