@@ -1,0 +1,27 @@
+/* jit.h — turns a kernel module into callable code: the optimisation pipeline for the host
+ * (or a portable x86-64-v3 target), ORC LLJIT for `srdc run`, object files for `srdc build`. */
+#ifndef SRD_JIT_H
+#define SRD_JIT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+/* A target machine for this host (portable = false) or for any x86-64 with AVX2 and FMA. */
+LLVMTargetMachineRef jit_target_machine(bool portable, char *err, size_t err_n);
+/* Sets the module's triple and data layout and runs "default<O2>" (or `pipeline`). */
+bool jit_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, const char *pipeline, char *err, size_t err_n);
+
+typedef struct SrdJit SrdJit;
+/* Creates a JIT for this host. Modules added to it must be created in jit_context(). */
+SrdJit        *jit_create(char *err, size_t err_n);
+LLVMContextRef jit_context(SrdJit *j);
+/* Optimises and adds M (the JIT takes ownership). */
+bool  jit_add(SrdJit *j, LLVMModuleRef M, char *err, size_t err_n);
+void *jit_lookup(SrdJit *j, const char *symbol, char *err, size_t err_n);
+void  jit_free(SrdJit *j);
+
+/* Writes M as a relocatable (PIC) object file for x86-64-v3 after optimising it. */
+bool aot_write_object(LLVMModuleRef M, const char *path, char *err, size_t err_n);
+
+#endif

@@ -1,0 +1,171 @@
+/* kernels.c — the kernel compiler's driver over a whole model: definition lookup (user file
+ * first, then the standard modules), lowering, code generation, JIT. */
+#include "kernels.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "codegen.h"
+#include "parse.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The standard module that defines each built-in element kind. */
+static const char *standard_module(const char *kind)
+{
+    if (!strcmp(kind, "stretch") || !strcmp(kind, "bend_twist"))
+        return "rods";
+    if (!strcmp(kind, "hinge") || !strcmp(kind, "midedge"))
+        return "shells";
+    return NULL;
+}
+
+static bool load_standard(ModelKernels *mk, const char *module)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.srd", parse_stdlib_dir(), module);
+    for (int i = 0; i < mk->stdlib.n_stmts; i++)
+        if (mk->stdlib.stmts[i]->kind == ST_USE && !strcmp(mk->stdlib.stmts[i]->name, path))
+            return true;
+    Program p = { 0 };
+    if (!parse_program(&mk->arena, path, parse_stdlib_dir(), &p))
+        return false;
+    int n = mk->stdlib.n_stmts + p.n_stmts + 1;
+    Stmt **all = arena_alloc(&mk->arena, sizeof(Stmt *) * (size_t)n);
+    memcpy(all, mk->stdlib.stmts, sizeof(Stmt *) * (size_t)mk->stdlib.n_stmts);
+    memcpy(all + mk->stdlib.n_stmts, p.stmts, sizeof(Stmt *) * (size_t)p.n_stmts);
+    /* Remember that the module is loaded with a marker statement. */
+    Stmt *mark = arena_alloc(&mk->arena, sizeof *mark);
+    mark->kind = ST_USE;
+    mark->name = arena_strdup(&mk->arena, path);
+    all[n - 1] = mark;
+    mk->stdlib.stmts = all;
+    mk->stdlib.n_stmts = n;
+    return true;
+}
+
+static void fill_info(KernelSet *ks, const Stmt *def)
+{
+    LoweredElement *le = &ks->lowered;
+    int np = def->n_stencil, nd = le->nd, ns = le->n_state;
+    ks->arrays = calloc((size_t)(np + 2 * nd + 3 * ns + 1), sizeof(int));
+    int *is_node = ks->arrays, *dp = is_node + np, *dc = dp + nd, *sk = dc + nd, *sp = sk + ns, *sc = sp + ns;
+    for (int p = 0; p < np; p++)
+        is_node[p] = !strcmp(def->stencil[p].kind, "node");
+    for (int k = 0; k < nd; k++) {
+        dp[k] = le->dofs[k].param;
+        dc[k] = le->dofs[k].comp;
+    }
+    for (int k = 0; k < ns; k++) {
+        sk[k] = (int)le->state[k].kind;
+        sp[k] = le->state[k].param;
+        sc[k] = le->state[k].comp;
+    }
+    srd_kernel_info *in = &ks->info;
+    in->kind = le->kind;
+    in->is_force = le->is_force;
+    in->symmetric = le->symmetric;
+    in->n_params = np;
+    in->param_is_node = is_node;
+    in->nd = nd;
+    in->dof_param = dp;
+    in->dof_comp = dc;
+    in->n_state = ns;
+    in->state_kind = sk;
+    in->state_param = sp;
+    in->state_comp = sc;
+}
+
+bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,
+                   size_t err_n)
+{
+    memset(mk, 0, sizeof *mk);
+    arena_init(&mk->arena);
+    mk->n = m->n_sets;
+    mk->sets = calloc((size_t)m->n_sets + 1, sizeof *mk->sets);
+    double t0 = now_ms();
+    for (int s = 0; s < m->n_sets; s++) {
+        const char *kind = m->sets[s].kind;
+        const Stmt *def = lower_find_definition(prog, kind);
+        const Program *home = prog;
+        if (!def && standard_module(kind)) {
+            if (!load_standard(mk, standard_module(kind))) {
+                snprintf(err, err_n, "cannot load the standard module std.%s", standard_module(kind));
+                return false;
+            }
+            def = lower_find_definition(&mk->stdlib, kind);
+            home = &mk->stdlib;
+        }
+        if (!def) {
+            if (allow_missing)
+                continue;
+            snprintf(err, err_n, "element kind `%s` has no definition", kind);
+            return false;
+        }
+        char msg[512];
+        if (!lower_element(home, m, def, &m->sets[s], &mk->sets[s].lowered, msg, sizeof msg)) {
+            snprintf(err, err_n, "element `%s`: %s", kind, msg);
+            return false;
+        }
+        fill_info(&mk->sets[s], def);
+    }
+    mk->ms_lower = now_ms() - t0;
+    return true;
+}
+
+LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops)
+{
+    double t0 = now_ms();
+    LLVMModuleRef M = LLVMModuleCreateWithNameInContext("srd_kernels", C);
+    for (int s = 0; s < mk->n; s++) {
+        LoweredElement *le = &mk->sets[s].lowered;
+        if (!le->kind)
+            continue;
+        KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, le->value,
+                            le->res, le->jac, le->symmetric };
+        CodegenStats st;
+        cg_emit_kernel(M, &spec, chunk_ops, &st);
+        mk->sets[s].chunks = st.chunks;
+    }
+    mk->ms_codegen += now_ms() - t0;
+    return M;
+}
+
+bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
+{
+    mk->jit = jit_create(err, err_n);
+    if (!mk->jit)
+        return false;
+    LLVMModuleRef M = kernels_emit(mk, jit_context(mk->jit), chunk_ops);
+    double t0 = now_ms();
+    if (!jit_add(mk->jit, M, err, err_n))
+        return false;
+    for (int s = 0; s < mk->n; s++) {
+        if (!mk->sets[s].lowered.kind)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, SRD_KERNEL_PREFIX "%s", mk->sets[s].lowered.kind);
+        mk->sets[s].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
+        if (!mk->sets[s].fn)
+            return false;
+    }
+    mk->ms_jit = now_ms() - t0;
+    return true;
+}
+
+void kernels_free(ModelKernels *mk)
+{
+    for (int s = 0; s < mk->n; s++) {
+        lowered_free(&mk->sets[s].lowered);
+        free(mk->sets[s].arrays);
+    }
+    free(mk->sets);
+    jit_free(mk->jit);
+    arena_free(&mk->arena);
+    memset(mk, 0, sizeof *mk);
+}

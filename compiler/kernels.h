@@ -1,0 +1,40 @@
+/* kernels.h — compiles every element kind of a model into native kernels: finds each kind's
+ * definition (the user's, or the standard library's), lowers it, derives its derivatives,
+ * emits one LLVM module, and JIT-compiles it or writes it as an object file. */
+#ifndef SRD_KERNELS_H
+#define SRD_KERNELS_H
+#include <stdbool.h>
+#include "ast.h"
+#include "jit.h"
+#include "lower.h"
+#include "srd_kernel.h"
+#include "srd_model.h"
+
+typedef struct KernelSet {
+    LoweredElement  lowered;   /* kind NULL when the set has no definition */
+    srd_kernel_info info;
+    int            *arrays;    /* storage behind info's pointers */
+    srd_kernel_fn   fn;        /* after JIT */
+    int             chunks;
+} KernelSet;
+
+typedef struct ModelKernels {
+    int            n;          /* = model->n_sets */
+    KernelSet     *sets;
+    Program        stdlib;     /* standard modules loaded for definitions the file lacked */
+    Arena          arena;
+    SrdJit        *jit;
+    double         ms_lower, ms_codegen, ms_jit; /* wall time of each stage */
+} ModelKernels;
+
+/* Lowers every element set of the model. Sets whose kind has no definition are reported in
+ * err (and the call fails) unless allow_missing. */
+bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,
+                   size_t err_n);
+/* Emits the kernels into a new module of context C. */
+LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops);
+/* Emits, optimises and JIT-compiles; fills each set's fn. */
+bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
+void kernels_free(ModelKernels *mk);
+
+#endif

@@ -1,0 +1,655 @@
+/* lower.c — symbolic evaluation of element definitions into the expression DAG. Stencil
+ * members become DOF, state or data inputs; params become run-time inputs; lets and
+ * functions are expanded inline; then the residual and Jacobian are derived in the DAG. */
+#include "lower.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diff.h"
+
+#define PI 3.14159265358979323846
+
+enum { SY_ERR, SY_NUM, SY_NODE, SY_EDGE, SY_STR };
+
+typedef struct Sym {
+    int    kind;
+    int    n;       /* SY_NUM components */
+    ExprId c[9];
+    int    param;   /* SY_NODE / SY_EDGE: stencil parameter */
+} Sym;
+
+typedef struct SymBind SymBind;
+struct SymBind {
+    const char *name;
+    Sym         v;
+    const Expr *lazy;   /* a global let, lowered on first use */
+    bool        busy;
+    SymBind    *next;
+};
+
+typedef struct Lower {
+    ExprDag            *d;
+    const Program      *prog;
+    const srd_model    *model;
+    const srd_elemset  *set;
+    const Stmt         *def;
+    SymBind            *scope, *globals;
+    const Stmt         *fn_stack[64];
+    int                 depth;
+    bool                prev;
+    KernelInput        *inputs;
+    int                 n_inputs, cap_inputs;
+    StencilDof          dofs[64];
+    int                 nd;
+    StateEntry          state[128];
+    int                 n_state;
+    bool                failed;
+    char               *err;
+    size_t              err_n;
+} Lower;
+
+static Sym sym_err(void)
+{
+    Sym s;
+    memset(&s, 0, sizeof s);
+    return s;
+}
+
+static Sym sym_scalar(ExprId id)
+{
+    Sym s = sym_err();
+    s.kind = SY_NUM;
+    s.n = 1;
+    s.c[0] = id;
+    return s;
+}
+
+static void fail(Lower *L, const char *fmt, ...)
+{
+    if (L->failed)
+        return;
+    L->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->err, L->err_n, fmt, ap);
+    va_end(ap);
+}
+
+static void bind(Lower *L, const char *name, Sym v, const Expr *lazy)
+{
+    SymBind *b = calloc(1, sizeof *b);
+    b->name = name;
+    b->v = v;
+    b->lazy = lazy;
+    b->next = L->scope;
+    L->scope = b;
+}
+
+static void unbind_to(Lower *L, SymBind *mark)
+{
+    while (L->scope != mark) {
+        SymBind *b = L->scope;
+        L->scope = b->next;
+        if (b == L->globals)
+            L->globals = b->next;
+        free(b);
+    }
+}
+
+/* ---- inputs ---- */
+
+static ExprId input(Lower *L, KernelInputClass cls, int index)
+{
+    for (int i = 0; i < L->n_inputs; i++)
+        if (L->inputs[i].cls == cls && L->inputs[i].index == index)
+            return dag_input(L->d, i);
+    if (L->n_inputs == L->cap_inputs) {
+        L->cap_inputs = L->cap_inputs ? 2 * L->cap_inputs : 32;
+        L->inputs = realloc(L->inputs, sizeof *L->inputs * (size_t)L->cap_inputs);
+    }
+    L->inputs[L->n_inputs].cls = cls;
+    L->inputs[L->n_inputs].index = index;
+    return dag_input(L->d, L->n_inputs++);
+}
+
+static int stencil_dof(Lower *L, int param, int comp)
+{
+    for (int k = 0; k < L->nd; k++)
+        if (L->dofs[k].param == param && L->dofs[k].comp == comp)
+            return k;
+    if (L->nd == 64) {
+        fail(L, "a stencil of more than 64 DOFs");
+        return 0;
+    }
+    L->dofs[L->nd].param = param;
+    L->dofs[L->nd].comp = comp;
+    return L->nd++;
+}
+
+static ExprId dof_input(Lower *L, int param, int comp)
+{
+    return input(L, L->prev ? KIN_DOF0 : KIN_DOF, stencil_dof(L, param, comp));
+}
+
+static ExprId state_input(Lower *L, StateKind kind, int param, int comp)
+{
+    for (int k = 0; k < L->n_state; k++)
+        if (L->state[k].kind == kind && L->state[k].param == param && L->state[k].comp == comp)
+            return input(L, KIN_STATE, k);
+    if (L->n_state == 128) {
+        fail(L, "too many per-instance state values");
+        return dag_const(L->d, 0);
+    }
+    L->state[L->n_state] = (StateEntry){ kind, param, comp };
+    return input(L, KIN_STATE, L->n_state++);
+}
+
+/* An element parameter: a constant when all instances share its value. */
+static ExprId data_input(Lower *L, int column)
+{
+    const srd_elemset *s = L->set;
+    bool uniform = s->n > 0;
+    for (int i = 1; i < s->n && uniform; i++)
+        uniform = s->data[i * s->n_data + column] == s->data[column];
+    if (uniform)
+        return dag_const(L->d, s->data[column]);
+    return input(L, KIN_DATA, column);
+}
+
+/* ---- expressions ---- */
+
+static Sym lower_expr(Lower *L, const Expr *x);
+
+static Sym need_num(Lower *L, Sym s, const Expr *x)
+{
+    if (s.kind != SY_NUM && s.kind != SY_ERR)
+        fail(L, "line %d: expected a number", x->loc.line);
+    return s.kind == SY_NUM ? s : sym_err();
+}
+
+static Sym map2(Lower *L, Sym a, Sym b, ExprId (*f)(ExprDag *, ExprId, ExprId))
+{
+    Sym r = sym_err();
+    r.kind = SY_NUM;
+    r.n = a.n > b.n ? a.n : b.n;
+    for (int i = 0; i < r.n; i++)
+        r.c[i] = f(L->d, a.c[a.n > 1 ? i : 0], b.c[b.n > 1 ? i : 0]);
+    return r;
+}
+
+static ExprId op_lt(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_LT, a, b); }
+static ExprId op_le(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_LE, a, b); }
+static ExprId op_gt(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_LT, b, a); }
+static ExprId op_ge(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_LE, b, a); }
+static ExprId op_eq(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_EQ, a, b); }
+static ExprId op_ne(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_NE, a, b); }
+static ExprId op_and(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_AND, a, b); }
+static ExprId op_or(ExprDag *d, ExprId a, ExprId b) { return dag_binary(d, XO_OR, a, b); }
+
+static Sym lower_binary(Lower *L, const Expr *x)
+{
+    Sym a = need_num(L, lower_expr(L, x->a), x->a);
+    Sym b = need_num(L, lower_expr(L, x->b), x->b);
+    if (a.kind == SY_ERR || b.kind == SY_ERR)
+        return sym_err();
+    switch (x->op) {
+    case OP_ADD: return map2(L, a, b, dag_add);
+    case OP_SUB: return map2(L, a, b, dag_sub);
+    case OP_MUL: return map2(L, a, b, dag_mul);
+    case OP_DIV: return map2(L, a, b, dag_div);
+    case OP_POW: return map2(L, a, b, dag_pow);
+    case OP_LT: return map2(L, a, b, op_lt);
+    case OP_LE: return map2(L, a, b, op_le);
+    case OP_GT: return map2(L, a, b, op_gt);
+    case OP_GE: return map2(L, a, b, op_ge);
+    case OP_EQ: return map2(L, a, b, op_eq);
+    case OP_NE: return map2(L, a, b, op_ne);
+    case OP_AND: return map2(L, a, b, op_and);
+    case OP_OR: return map2(L, a, b, op_or);
+    }
+    return sym_err();
+}
+
+static ExprId dot(Lower *L, Sym a, Sym b)
+{
+    ExprId s = dag_const(L->d, 0);
+    for (int i = 0; i < a.n; i++)
+        s = dag_add(L->d, s, dag_mul(L->d, a.c[i], b.c[i]));
+    return s;
+}
+
+static Sym lower_body(Lower *L, Stmt **body, int n_body);
+
+static Sym call_fn(Lower *L, const Expr *x, const Stmt *fn)
+{
+    for (int i = 0; i < L->depth; i++)
+        if (L->fn_stack[i] == fn) {
+            fail(L, "`%s` calls itself", fn->name);
+            return sym_err();
+        }
+    if (L->depth == 64 || x->n_args != fn->n_params) {
+        fail(L, "bad call of `%s`", fn->name);
+        return sym_err();
+    }
+    Sym args[32];
+    for (int i = 0; i < fn->n_params && i < 32; i++)
+        args[i] = lower_expr(L, x->args[i]);
+    SymBind *mark = L->scope, *saved_globals = L->globals;
+    /* A function sees its arguments and the globals only. */
+    SymBind *inner_top = L->globals;
+    L->scope = inner_top;
+    for (int i = 0; i < fn->n_params && i < 32; i++)
+        bind(L, fn->params[i].name, args[i], NULL);
+    L->fn_stack[L->depth++] = fn;
+    Sym r = fn->value ? lower_expr(L, fn->value) : lower_body(L, fn->body, fn->n_body);
+    L->depth--;
+    unbind_to(L, inner_top);
+    L->scope = mark;
+    L->globals = saved_globals;
+    return r;
+}
+
+static const Stmt *find_fn(const Program *p, const char *name)
+{
+    for (int i = 0; i < p->n_stmts; i++)
+        if (p->stmts[i]->kind == ST_FN && !strcmp(p->stmts[i]->name, name))
+            return p->stmts[i];
+    return NULL;
+}
+
+static Sym lower_call(Lower *L, const Expr *x)
+{
+    const Stmt *fn = find_fn(L->prog, x->str);
+    if (fn)
+        return call_fn(L, x, fn);
+    if (!strcmp(x->str, "prev")) {
+        bool saved = L->prev;
+        L->prev = true;
+        Sym r = lower_expr(L, x->args[0]);
+        L->prev = saved;
+        return r;
+    }
+    Sym a[8];
+    int n = x->n_args < 8 ? x->n_args : 8;
+    for (int i = 0; i < n; i++) {
+        a[i] = need_num(L, lower_expr(L, x->args[i]), x->args[i]);
+        if (a[i].kind == SY_ERR)
+            return sym_err();
+    }
+    static const struct { const char *name; ExprOp op; } unary[] = {
+        { "sin", XO_SIN }, { "cos", XO_COS }, { "tan", XO_TAN }, { "asin", XO_ASIN }, { "acos", XO_ACOS },
+        { "atan", XO_ATAN }, { "exp", XO_EXP }, { "log", XO_LOG }, { "tanh", XO_TANH }, { "sqrt", XO_SQRT },
+        { "abs", XO_ABS }, { "floor", XO_FLOOR },
+    };
+    for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++)
+        if (!strcmp(x->str, unary[k].name) && n == 1)
+            return sym_scalar(dag_unary(L->d, unary[k].op, a[0].c[0]));
+    ExprDag *d = L->d;
+    if (!strcmp(x->str, "sign") && n == 1) {
+        ExprId zero = dag_const(d, 0);
+        return sym_scalar(dag_sub(d, dag_binary(d, XO_LT, zero, a[0].c[0]), dag_binary(d, XO_LT, a[0].c[0], zero)));
+    }
+    if (!strcmp(x->str, "ceil") && n == 1)
+        return sym_scalar(dag_neg(d, dag_unary(d, XO_FLOOR, dag_neg(d, a[0].c[0]))));
+    if (!strcmp(x->str, "round") && n == 1)
+        return sym_scalar(dag_unary(d, XO_FLOOR, dag_add(d, a[0].c[0], dag_const(d, 0.5))));
+    if (!strcmp(x->str, "atan2") && n == 2)
+        return sym_scalar(dag_binary(d, XO_ATAN2, a[0].c[0], a[1].c[0]));
+    if (!strcmp(x->str, "pow") && n == 2)
+        return sym_scalar(dag_pow(d, a[0].c[0], a[1].c[0]));
+    if ((!strcmp(x->str, "min") || !strcmp(x->str, "max")) && n >= 2) {
+        ExprId r = a[0].c[0];
+        for (int i = 1; i < n; i++)
+            r = dag_binary(d, x->str[1] == 'i' ? XO_MIN : XO_MAX, r, a[i].c[0]);
+        return sym_scalar(r);
+    }
+    if (!strcmp(x->str, "clamp") && n == 3)
+        return sym_scalar(dag_binary(d, XO_MIN, dag_binary(d, XO_MAX, a[0].c[0], a[1].c[0]), a[2].c[0]));
+    if (!strcmp(x->str, "dot") && n == 2)
+        return sym_scalar(dot(L, a[0], a[1]));
+    if (!strcmp(x->str, "norm") && n == 1)
+        return sym_scalar(dag_unary(d, XO_SQRT, dot(L, a[0], a[0])));
+    if (!strcmp(x->str, "normalize") && n == 1) {
+        ExprId len = dag_unary(d, XO_SQRT, dot(L, a[0], a[0]));
+        Sym r = a[0];
+        for (int i = 0; i < r.n; i++)
+            r.c[i] = dag_div(d, r.c[i], len);
+        return r;
+    }
+    if (!strcmp(x->str, "cross") && n == 2 && a[0].n == 3 && a[1].n == 3) {
+        const ExprId *p = a[0].c, *q = a[1].c;
+        Sym r = a[0];
+        r.c[0] = dag_sub(d, dag_mul(d, p[1], q[2]), dag_mul(d, p[2], q[1]));
+        r.c[1] = dag_sub(d, dag_mul(d, p[2], q[0]), dag_mul(d, p[0], q[2]));
+        r.c[2] = dag_sub(d, dag_mul(d, p[0], q[1]), dag_mul(d, p[1], q[0]));
+        return r;
+    }
+    fail(L, "line %d: `%s` cannot be used inside an element kernel", x->loc.line, x->str);
+    return sym_err();
+}
+
+static Sym stencil_member(Lower *L, Sym base, const Expr *x)
+{
+    const char *m = x->str;
+    Sym r = sym_err();
+    r.kind = SY_NUM;
+    int p = base.param;
+    if (base.kind == SY_NODE) {
+        r.n = 3;
+        for (int c = 0; c < 3; c++) {
+            if (!strcmp(m, "x"))
+                r.c[c] = dof_input(L, p, c);
+            else if (!strcmp(m, "x0"))
+                r.c[c] = state_input(L, STATE_X0, p, c);
+            else if (!strcmp(m, "v"))
+                r.c[c] = input(L, KIN_VEL0, stencil_dof(L, p, c));
+            else if (!strcmp(m, "m")) {
+                r.n = 1;
+                r.c[0] = state_input(L, STATE_MASS, p, 0);
+                break;
+            } else {
+                fail(L, "a node has no member `%s`", m);
+                return sym_err();
+            }
+        }
+        return r;
+    }
+    r.n = 1;
+    if (!strcmp(m, "theta"))
+        r.c[0] = dof_input(L, p, 3);
+    else if (!strcmp(m, "xi"))
+        r.c[0] = dof_input(L, p, 4);
+    else if (!strcmp(m, "rest"))
+        r.c[0] = state_input(L, STATE_REST, p, 0);
+    else if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t")) {
+        StateKind k = m[0] == 't' ? STATE_TANGENT : m[1] == '1' ? STATE_D1 : STATE_D2;
+        r.n = 3;
+        for (int c = 0; c < 3; c++)
+            r.c[c] = state_input(L, k, p, c);
+    } else {
+        fail(L, "an edge has no member `%s`", m);
+        return sym_err();
+    }
+    return r;
+}
+
+static Sym lookup(Lower *L, const char *name)
+{
+    for (SymBind *b = L->scope; b; b = b->next) {
+        if (strcmp(b->name, name))
+            continue;
+        if (b->lazy) {
+            if (b->busy) {
+                fail(L, "`%s` depends on itself", name);
+                return sym_err();
+            }
+            b->busy = true;
+            SymBind *saved = L->scope;
+            L->scope = b->next;
+            b->v = lower_expr(L, b->lazy);
+            L->scope = saved;
+            b->lazy = NULL;
+            b->busy = false;
+        }
+        return b->v;
+    }
+    if (!strcmp(name, "pi"))
+        return sym_scalar(dag_const(L->d, PI));
+    if (!strcmp(name, "t"))
+        return sym_scalar(input(L, KIN_TIME, 0));
+    if (!strcmp(name, "dt"))
+        return sym_scalar(input(L, KIN_DT, 0));
+    fail(L, "`%s` cannot be used inside an element kernel", name);
+    return sym_err();
+}
+
+static Sym lower_expr(Lower *L, const Expr *x)
+{
+    if (L->failed)
+        return sym_err();
+    ExprDag *d = L->d;
+    Sym a;
+    switch (x->kind) {
+    case EX_NUM: return sym_scalar(dag_const(d, x->num));
+    case EX_STR:
+        fail(L, "line %d: strings cannot be used inside an element kernel", x->loc.line);
+        return sym_err();
+    case EX_NAME: return lookup(L, x->str);
+    case EX_VEC: {
+        Sym r = sym_err();
+        r.kind = SY_NUM;
+        for (int i = 0; i < x->n_args; i++) {
+            Sym c = need_num(L, lower_expr(L, x->args[i]), x->args[i]);
+            for (int k = 0; k < c.n && r.n < 9; k++)
+                r.c[r.n++] = c.c[k];
+        }
+        return L->failed ? sym_err() : r;
+    }
+    case EX_UNIT: {
+        Unit u;
+        char bad[48];
+        a = need_num(L, lower_expr(L, x->a), x->a);
+        if (!units_parse(x->str, &u, bad, sizeof bad)) {
+            fail(L, "unknown unit `%s`", bad);
+            return sym_err();
+        }
+        for (int i = 0; i < a.n; i++)
+            a.c[i] = dag_mul(d, a.c[i], dag_const(d, u.scale));
+        return a;
+    }
+    case EX_NEG:
+        a = need_num(L, lower_expr(L, x->a), x->a);
+        for (int i = 0; i < a.n; i++)
+            a.c[i] = dag_neg(d, a.c[i]);
+        return a;
+    case EX_NOT:
+        a = need_num(L, lower_expr(L, x->a), x->a);
+        if (a.n)
+            a.c[0] = dag_unary(d, XO_NOT, a.c[0]);
+        return a;
+    case EX_BIN: return lower_binary(L, x);
+    case EX_COND: {
+        Sym c = need_num(L, lower_expr(L, x->a), x->a);
+        Sym p = need_num(L, lower_expr(L, x->b), x->b);
+        Sym q = need_num(L, lower_expr(L, x->c), x->c);
+        if (L->failed)
+            return sym_err();
+        for (int i = 0; i < p.n; i++)
+            p.c[i] = dag_select(d, c.c[0], p.c[i], q.c[i]);
+        return p;
+    }
+    case EX_CALL: return lower_call(L, x);
+    case EX_MEMBER:
+        a = lower_expr(L, x->a);
+        if (a.kind == SY_NODE || a.kind == SY_EDGE)
+            return stencil_member(L, a, x);
+        if (a.kind == SY_NUM && a.n > 1 && a.n <= 3) {
+            int c = !strcmp(x->str, "x") ? 0 : !strcmp(x->str, "y") ? 1 : 2;
+            return sym_scalar(a.c[c]);
+        }
+        fail(L, "line %d: `.%s` cannot be used inside an element kernel", x->loc.line, x->str);
+        return sym_err();
+    case EX_INDEX: {
+        a = need_num(L, lower_expr(L, x->a), x->a);
+        if (x->b->kind != EX_NUM || x->b->num < 0 || x->b->num >= a.n) {
+            fail(L, "line %d: vector indices inside kernels must be constants", x->loc.line);
+            return sym_err();
+        }
+        return sym_scalar(a.c[(int)x->b->num]);
+    }
+    case EX_SLICE:
+    case EX_WHERE:
+    case EX_OVER:
+        fail(L, "line %d: selections cannot be used inside an element kernel", x->loc.line);
+        return sym_err();
+    }
+    return sym_err();
+}
+
+static Sym lower_body(Lower *L, Stmt **body, int n_body)
+{
+    for (int i = 0; i < n_body; i++) {
+        if (body[i]->kind == ST_LET)
+            bind(L, body[i]->name, lower_expr(L, body[i]->value), NULL);
+        else if (body[i]->kind == ST_RETURN)
+            return lower_expr(L, body[i]->value);
+    }
+    fail(L, "a body without `return`");
+    return sym_err();
+}
+
+/* Top-level lets (lowered on first use) and params (run-time inputs). */
+static void bind_globals(Lower *L)
+{
+    for (int i = 0; i < L->prog->n_stmts; i++) {
+        const Stmt *s = L->prog->stmts[i];
+        if (s->kind == ST_LET) {
+            bind(L, s->name, sym_err(), s->value);
+        } else if (s->kind == ST_PARAM) {
+            int k = 0;
+            while (k < L->model->n_params && strcmp(L->model->params[k].name, s->name))
+                k++;
+            if (k < L->model->n_params)
+                bind(L, s->name, sym_scalar(input(L, KIN_PARAM, k)), NULL);
+        }
+    }
+    L->globals = L->scope;
+}
+
+const Stmt *lower_find_definition(const Program *prog, const char *kind)
+{
+    for (int i = 0; i < prog->n_stmts; i++) {
+        const Stmt *s = prog->stmts[i];
+        if ((s->kind == ST_ENERGY || s->kind == ST_FORCE) && !strcmp(s->name, kind))
+            return s;
+    }
+    return NULL;
+}
+
+static void derive(Lower *L, LoweredElement *out, Sym result)
+{
+    int nd = L->nd;
+    int *wrt = calloc((size_t)nd + 1, sizeof(int));
+    for (int k = 0; k < nd; k++) {
+        ExprId in = input(L, KIN_DOF, k);
+        wrt[k] = dag_node(L->d, in)->index;
+    }
+    out->res = calloc((size_t)nd + 1, sizeof(ExprId));
+    out->jac = calloc((size_t)nd * (size_t)nd + 1, sizeof(ExprId));
+    for (int k = 0; k < nd * nd; k++)
+        out->jac[k] = -1;
+    if (!out->is_force) {
+        ExprId *hess = calloc((size_t)(nd * (nd + 1) / 2) + 1, sizeof(ExprId));
+        diff_hessian(L->d, result.c[0], wrt, nd, out->res, hess);
+        for (int k = 0; k < nd; k++)
+            for (int l = k; l < nd; l++)
+                out->jac[k * nd + l] = hess[diff_upper_index(nd, k, l)];
+        free(hess);
+        out->value = result.c[0];
+        out->symmetric = true;
+    } else {
+        /* A force F on the first node enters the residual as -F. */
+        ExprId f[3];
+        for (int c = 0; c < 3; c++)
+            f[c] = dag_neg(L->d, result.c[c]);
+        ExprId *jac = calloc((size_t)(3 * nd) + 1, sizeof(ExprId));
+        diff_jacobian(L->d, f, 3, wrt, nd, jac);
+        for (int k = 0; k < nd; k++)
+            out->res[k] = -1;
+        for (int c = 0; c < 3; c++) {
+            int row = stencil_dof(L, 0, c);
+            out->res[row] = f[c];
+            for (int l = 0; l < nd; l++)
+                out->jac[row * nd + l] = jac[c * nd + l];
+        }
+        free(jac);
+        out->value = -1;
+        out->symmetric = false;
+    }
+    free(wrt);
+    out->ops_value = out->value >= 0 ? dag_count_ops(L->d, &out->value, 1) : dag_count_ops(L->d, result.c, 3);
+    out->ops_grad = dag_count_ops(L->d, out->res, nd);
+    int n_jac = 0;
+    ExprId *all = calloc((size_t)nd * (size_t)nd + 1, sizeof(ExprId));
+    for (int k = 0; k < nd * nd; k++)
+        if (out->jac[k] >= 0)
+            all[n_jac++] = out->jac[k];
+    out->ops_jac = dag_count_ops(L->d, all, n_jac);
+    free(all);
+}
+
+bool lower_element(const Program *prog, const srd_model *model, const Stmt *def, const srd_elemset *set,
+                   LoweredElement *out, char *err, size_t err_n)
+{
+    memset(out, 0, sizeof *out);
+    Lower L;
+    memset(&L, 0, sizeof L);
+    L.d = dag_new();
+    L.prog = prog;
+    L.model = model;
+    L.set = set;
+    L.def = def;
+    L.err = err;
+    L.err_n = err_n;
+    bind_globals(&L);
+    /* Node DOFs first, in parameter order, so stencils read like their signature. */
+    for (int p = 0; p < def->n_stencil; p++)
+        if (!strcmp(def->stencil[p].kind, "node"))
+            for (int c = 0; c < 3; c++)
+                stencil_dof(&L, p, c);
+    for (int p = 0; p < def->n_stencil; p++) {
+        Sym s = sym_err();
+        s.kind = !strcmp(def->stencil[p].kind, "node") ? SY_NODE : SY_EDGE;
+        s.param = p;
+        bind(&L, def->stencil[p].name, s, NULL);
+    }
+    for (int k = 0; k < def->n_params; k++) {
+        int col = 0;
+        while (col < set->n_data && strcmp(set->data_names[col], def->params[k].name))
+            col++;
+        if (col == set->n_data) {
+            fail(&L, "element set `%s` has no value for parameter `%s`", set->kind, def->params[k].name);
+            break;
+        }
+        bind(&L, def->params[k].name, sym_scalar(data_input(&L, col)), NULL);
+    }
+    Sym r = L.failed ? sym_err() : def->value ? lower_expr(&L, def->value) : lower_body(&L, def->body, def->n_body);
+    out->is_force = def->kind == ST_FORCE;
+    if (!L.failed && (r.kind != SY_NUM || r.n != (out->is_force ? 3 : 1)))
+        fail(&L, "`%s` does not give a %s", def->name, out->is_force ? "3-vector force" : "scalar energy");
+    if (!L.failed)
+        derive(&L, out, r);
+    unbind_to(&L, NULL);
+    if (L.failed) {
+        dag_free(L.d);
+        free(L.inputs);
+        lowered_free(out);
+        return false;
+    }
+    out->kind = strdup(set->kind);
+    out->dag = L.d;
+    out->inputs = L.inputs;
+    out->n_inputs = L.n_inputs;
+    out->nd = L.nd;
+    out->dofs = malloc(sizeof *out->dofs * (size_t)(L.nd + 1));
+    memcpy(out->dofs, L.dofs, sizeof *out->dofs * (size_t)L.nd);
+    out->n_state = L.n_state;
+    out->state = malloc(sizeof *out->state * (size_t)(L.n_state + 1));
+    memcpy(out->state, L.state, sizeof *out->state * (size_t)L.n_state);
+    return true;
+}
+
+void lowered_free(LoweredElement *le)
+{
+    free(le->kind);
+    if (le->dag)
+        dag_free(le->dag);
+    free(le->inputs);
+    free(le->dofs);
+    free(le->state);
+    free(le->res);
+    free(le->jac);
+    memset(le, 0, sizeof *le);
+}

@@ -1,0 +1,62 @@
+/* lower.h — turns an `energy` or `force` definition (stdlib or user) into a scalar expression
+ * DAG over the inputs of one element instance, then derives its residual and Jacobian. */
+#ifndef SRD_LOWER_H
+#define SRD_LOWER_H
+#include <stdbool.h>
+#include "ast.h"
+#include "codegen.h"
+#include "expr.h"
+#include "srd_model.h"
+
+/* One DOF of the stencil: node parameter p's x/y/z (comp 0..2), or edge parameter p's twist
+ * (comp 3) or mid-edge xi (comp 4). Node DOFs come first, in parameter order. */
+typedef struct StencilDof {
+    int param;
+    int comp;
+} StencilDof;
+
+/* Per-instance values the runtime provides in the batch's state array. */
+typedef enum {
+    STATE_X0,      /* reference position of a node (comp 0..2) */
+    STATE_MASS,    /* lumped mass of a node */
+    STATE_REST,    /* rest length of an edge */
+    STATE_D1,      /* reference director d1 of an edge at the step start (comp 0..2) */
+    STATE_D2,      /* reference director d2 */
+    STATE_TANGENT, /* unit tangent at the step start */
+} StateKind;
+
+typedef struct StateEntry {
+    StateKind kind;
+    int       param; /* stencil parameter */
+    int       comp;
+} StateEntry;
+
+typedef struct LoweredElement {
+    char        *kind;
+    bool         is_force;
+    ExprDag     *dag;
+    int          n_inputs;
+    KernelInput *inputs;   /* slot -> source */
+    int          nd;
+    StencilDof  *dofs;     /* nd */
+    int          n_state;
+    StateEntry  *state;
+    ExprId       value;    /* energy, or -1 */
+    ExprId      *res;      /* nd */
+    ExprId      *jac;      /* nd * nd (upper triangle used when symmetric) */
+    bool         symmetric;
+    int          ops_value, ops_grad, ops_jac; /* operations after sharing */
+} LoweredElement;
+
+/* Lowers `def` for the instances of `set` (uniform per-instance data is folded into
+ * constants; params of the model become run-time inputs). On failure returns false with a
+ * message in err. */
+bool lower_element(const Program *prog, const srd_model *model, const Stmt *def, const srd_elemset *set,
+                   LoweredElement *out, char *err, size_t err_n);
+void lowered_free(LoweredElement *le);
+
+/* The definition an element set uses: a user energy/force of that name, or the standard
+ * element (stretch, hinge, ...) from the loaded modules. NULL when none is loaded. */
+const Stmt *lower_find_definition(const Program *prog, const char *kind);
+
+#endif

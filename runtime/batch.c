@@ -1,0 +1,171 @@
+/* batch.c — index tables that let generated kernels gather DOFs and scatter their residual
+ * and Jacobian entries without knowing how the system is stored. */
+#include "batch.h"
+#include <stdlib.h>
+#include <string.h>
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* Largest distance below and above the diagonal among the free DOFs of any element. */
+static void measure_band(srd_system *s, const srd_model *m)
+{
+    s->kl = s->ku = 0;
+    for (int k = 0; k < m->n_sets; k++) {
+        const srd_elemset *set = &m->sets[k];
+        for (int i = 0; i < set->n; i++) {
+            int lo = 1 << 30, hi = -1;
+            for (int j = 0; j < set->n_node; j++) {
+                int base = m->node_dof[set->nodes[i * set->n_node + j]];
+                for (int c = 0; c < 3; c++) {
+                    int f = s->free_index[base + c];
+                    if (f >= 0) {
+                        lo = f < lo ? f : lo;
+                        hi = f > hi ? f : hi;
+                    }
+                }
+            }
+            for (int j = 0; j < set->n_edge; j++) {
+                int e = set->edges[i * set->n_edge + j];
+                int dofs[2] = { m->edge_twist[e], m->edge_xi[e] };
+                for (int c = 0; c < 2; c++) {
+                    int f = dofs[c] >= 0 ? s->free_index[dofs[c]] : -1;
+                    if (f >= 0) {
+                        lo = f < lo ? f : lo;
+                        hi = f > hi ? f : hi;
+                    }
+                }
+            }
+            if (hi >= 0 && hi - lo > s->kl)
+                s->kl = s->ku = hi - lo;
+        }
+    }
+}
+
+void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout)
+{
+    memset(s, 0, sizeof *s);
+    s->layout = layout;
+    s->free_index = xcalloc((size_t)m->n_dofs, sizeof(int));
+    for (int d = 0; d < m->n_dofs; d++)
+        s->free_index[d] = m->dof_fixed[d] ? -1 : s->n_free++;
+    measure_band(s, m);
+    switch (layout) {
+    case SRD_JAC_DENSE: s->ldab = s->n_free; break;
+    case SRD_JAC_BAND: s->ldab = 2LL * s->kl + s->ku + 1; break;
+    case SRD_JAC_BAND_SYM: s->ldab = s->ku + 1LL; break;
+    }
+}
+
+void srd_system_free(srd_system *s)
+{
+    free(s->free_index);
+    memset(s, 0, sizeof *s);
+}
+
+long long srd_system_position(const srd_system *s, int row, int col)
+{
+    if (row < 0 || col < 0)
+        return -1;
+    switch (s->layout) {
+    case SRD_JAC_DENSE: return (long long)col * s->n_free + row;
+    case SRD_JAC_BAND:
+        if (row - col > s->kl || col - row > s->ku)
+            return -1;
+        return (long long)col * s->ldab + s->kl + s->ku + row - col;
+    case SRD_JAC_BAND_SYM:
+        if (row > col || col - row > s->ku)
+            return -1; /* the lower triangle is implied */
+        return (long long)col * s->ldab + s->ku + row - col;
+    }
+    return -1;
+}
+
+long long srd_system_storage(const srd_system *s) { return (long long)s->n_free * s->ldab; }
+
+/* Model DOF of stencil DOF k of instance i, or -1 (an edge without that DOF). */
+static int stencil_model_dof(const srd_model *m, const srd_elemset *set, const srd_kernel_info *info, int i, int k,
+                             const int *rank)
+{
+    int p = info->dof_param[k], comp = info->dof_comp[k];
+    if (info->param_is_node[p])
+        return m->node_dof[set->nodes[i * set->n_node + rank[p]]] + comp;
+    int e = set->edges[i * set->n_edge + rank[p]];
+    return comp == SRD_COMP_TWIST ? m->edge_twist[e] : m->edge_xi[e];
+}
+
+static double state_value(const srd_model *m, const srd_elemset *set, const srd_kernel_info *info, int i, int k,
+                          const int *rank)
+{
+    int p = info->state_param[k], c = info->state_comp[k];
+    int node = info->param_is_node[p] ? set->nodes[i * set->n_node + rank[p]] : -1;
+    int edge = info->param_is_node[p] ? -1 : set->edges[i * set->n_edge + rank[p]];
+    switch (info->state_kind[k]) {
+    case SRD_STATE_X0: return node >= 0 ? m->x0[3 * node + c] : 0;
+    case SRD_STATE_MASS: return node >= 0 ? m->node_mass[node] : 0;
+    case SRD_STATE_REST: return edge >= 0 ? m->edge_rest[edge] : 0;
+    default: return 0; /* frames: filled by the rod code each step */
+    }
+}
+
+int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, const srd_kernel_info *info,
+                    const srd_system *sys)
+{
+    memset(out, 0, sizeof *out);
+    const srd_elemset *set = &m->sets[set_index];
+    int nd = info->nd, n = set->n;
+    int rank[64], nodes = 0, edges = 0;
+    if (info->n_params > 64)
+        return -1;
+    for (int p = 0; p < info->n_params; p++)
+        rank[p] = info->param_is_node[p] ? nodes++ : edges++;
+    /* A set may carry more edges than the kernel reads (stretch keeps its edge as a label). */
+    if (nodes != set->n_node || edges > set->n_edge)
+        return -1;
+    out->dofs = xcalloc((size_t)n * (size_t)nd, sizeof(int32_t));
+    out->res = xcalloc((size_t)n * (size_t)nd, sizeof(int32_t));
+    out->jac_pos = xcalloc((size_t)n * (size_t)nd * (size_t)nd, sizeof(int64_t));
+    out->data = xcalloc((size_t)n * (size_t)(set->n_data ? set->n_data : 1), sizeof(double));
+    out->state = xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
+    memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < nd; k++) {
+            int dof = stencil_model_dof(m, set, info, i, k, rank);
+            /* A missing DOF reads DOF 0 and contributes nowhere. */
+            out->dofs[i * nd + k] = dof >= 0 ? dof : 0;
+            out->res[i * nd + k] = dof >= 0 ? sys->free_index[dof] : -1;
+        }
+        for (int k = 0; k < nd; k++)
+            for (int l = 0; l < nd; l++) {
+                int r = out->res[i * nd + k], c = out->res[i * nd + l];
+                out->jac_pos[((long long)i * nd + k) * nd + l] = srd_system_position(sys, r, c);
+            }
+        for (int k = 0; k < info->n_state; k++)
+            out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank);
+    }
+    out->b.n = n;
+    out->b.n_dofs = nd;
+    out->b.n_data = set->n_data;
+    out->b.n_state = info->n_state;
+    out->b.dofs = out->dofs;
+    out->b.res = out->res;
+    out->b.jac_pos = out->jac_pos;
+    out->b.data = out->data;
+    out->b.state = out->state;
+    return 0;
+}
+
+void srd_batch_free(srd_batch_owner *bo)
+{
+    free(bo->dofs);
+    free(bo->res);
+    free(bo->jac_pos);
+    free(bo->data);
+    free(bo->state);
+    memset(bo, 0, sizeof *bo);
+}

@@ -1,0 +1,46 @@
+/* batch.h — builds the per-kind instance batches that generated kernels read: DOF index
+ * tables, the residual map of free DOFs, Jacobian positions for the chosen storage, data and
+ * state. Done once per model (state is refreshed per step). */
+#ifndef SRD_BATCH_H
+#define SRD_BATCH_H
+#include "srd_kernel.h"
+#include "srd_model.h"
+
+typedef enum {
+    SRD_JAC_DENSE,      /* column-major n x n, n = free DOFs */
+    SRD_JAC_BAND,       /* LAPACK general band (dgbsv): ldab = 2 kl + ku + 1 */
+    SRD_JAC_BAND_SYM,   /* LAPACK symmetric band, upper (dpbsv): ldab = kd + 1 */
+} srd_jac_layout;
+
+/* The reduced system: free DOFs numbered 0..n_free-1 in model DOF order. */
+typedef struct srd_system {
+    int            n_free;
+    int           *free_index;  /* per model DOF: its free index, or -1 when fixed */
+    srd_jac_layout layout;
+    int            kl, ku;      /* band widths in the free numbering */
+    long long      ldab;        /* leading dimension of the band storage (dense: n_free) */
+} srd_system;
+
+/* Numbers the free DOFs and measures the band of the reduced system. */
+void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout);
+void srd_system_free(srd_system *s);
+/* Position of entry (row, col) of the reduced Jacobian, or -1 if it is not stored. */
+long long srd_system_position(const srd_system *s, int row, int col);
+/* Size of the Jacobian storage in doubles. */
+long long srd_system_storage(const srd_system *s);
+
+typedef struct srd_batch_owner {
+    srd_elem_batch b;
+    int32_t       *dofs, *res;
+    int64_t       *jac_pos;
+    double        *data, *state;
+} srd_batch_owner;
+
+/* Builds the batch of element set `set` for a kernel described by `info`. State values X0,
+ * MASS and REST are filled here; frame values are maintained by the rod code. Returns 0, or
+ * -1 when the set does not match the kernel's stencil. */
+int  srd_batch_build(srd_batch_owner *out, const srd_model *m, int set, const srd_kernel_info *info,
+                     const srd_system *sys);
+void srd_batch_free(srd_batch_owner *bo);
+
+#endif
