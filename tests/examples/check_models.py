@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""check_models.py SRDC EXAMPLES_DIR — checks the elaborated model of every example.
+
+For each examples/*.srd it runs `SRDC dump --json FILE` and compares the counts of nodes,
+edges, triangles and DOFs (by kind), the element instances by kind, the fixed DOFs and the
+total mass with values this script derives on its own from the example's geometry. The
+geometry is written out again here (lengths, node counts, mesh lattices, joins, clamps), not
+read back from srdc, so a change in an example or in elaboration shows up as a mismatch.
+
+Conventions (those of the brief the examples were written to):
+  * stretch: one per edge, rod and shell;
+  * bend_twist: at every node, one per pair of frame edges meeting there. Rod edges carry
+    frames, and so does every edge of a shell triangle that touches a rod-shell joint (a node
+    with rod edges and triangles), as in MAT-DiSMech section 3.4 and docs/language.md;
+  * hinge: one per interior edge of a hinge shell; midedge: one per triangle of a mid-edge shell;
+  * DOFs: 3 per node, 1 twist per frame edge (none in planar models), 1 xi per edge of a
+    mid-edge shell;
+  * fixed: 3 per clamped node; a clamped rod end also clamps the next node; the twist and xi of
+    an edge with both nodes clamped; in planar models the y of every node;
+  * mass: rho A (sum of edge lengths) per rod, rho h (sum of triangle areas) per shell, plus
+    point masses.
+
+Prints one `ok - ...` / `not ok - ...` line per check; exits 1 if any check fails.
+"""
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+
+MASS_RTOL = 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# an independent little elaborator: nodes, rods, shells, bodies, joins, clamps
+
+
+class Model:
+    def __init__(self, planar=False):
+        self.planar = planar
+        self.x = []             # node positions, before joins
+        self.rods = []          # (node list, closed, rho, area)
+        self.shells = []        # (triangles as node triples, rho, thickness, bending)
+        self.point_masses = []  # (node, mass)
+        self.joins = []         # pairs of nodes
+        self.clamped = set()    # nodes
+
+    def add_nodes(self, points):
+        first = len(self.x)
+        self.x.extend(tuple(float(c) for c in p) for p in points)
+        return list(range(first, len(self.x)))
+
+    def rod(self, points, rho, area, closed=False):
+        nodes = self.add_nodes(points)
+        self.rods.append((nodes, closed, rho, area))
+        return nodes
+
+    def shell(self, points, triangles, rho, thickness, bending):
+        nodes = self.add_nodes(points)
+        tris = [tuple(nodes[k] for k in t) for t in triangles]
+        self.shells.append((tris, rho, thickness, bending))
+        return nodes
+
+    def body(self, position, mass):
+        (node,) = self.add_nodes([position])
+        self.point_masses.append((node, mass))
+        return node
+
+    def join(self, a, b):
+        assert dist(self.x[a], self.x[b]) < 1e-9, "joined nodes of the expected model must coincide"
+        self.joins.append((a, b))
+
+    def clamp(self, nodes):
+        self.clamped.update(nodes)
+
+    def clamp_rod_start(self, rod_nodes):
+        # the end node, and the next one so that the end edge's direction is held too
+        self.clamped.update(rod_nodes[:2])
+
+    # -- derived quantities, in the merged numbering --
+
+    def expected(self):
+        parent = list(range(len(self.x)))
+
+        def find(i):
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for a, b in self.joins:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        roots = sorted({find(i) for i in range(len(self.x))})
+        index = {r: k for k, r in enumerate(roots)}
+        node = [index[find(i)] for i in range(len(self.x))]
+        n_nodes = len(roots)
+
+        rod_edges = []
+        mass = 0.0
+        for nodes, closed, rho, area in self.rods:
+            pairs = list(zip(nodes, nodes[1:])) + ([(nodes[-1], nodes[0])] if closed else [])
+            mass += rho * area * sum(dist(self.x[a], self.x[b]) for a, b in pairs)
+            rod_edges += [(node[a], node[b]) for a, b in pairs]
+
+        shell_edges = {}      # (merged a, merged b) -> shell index
+        shell_tris = []       # merged corner triples
+        hinges = midedges = xi = 0
+        for k, (tris, rho, h, bending) in enumerate(self.shells):
+            uses = {}
+            for t in tris:
+                mass += rho * h * triangle_area(self.x[t[0]], self.x[t[1]], self.x[t[2]])
+                corners = tuple(node[i] for i in t)
+                shell_tris.append(corners)
+                for i in range(3):
+                    e = tuple(sorted((corners[i], corners[(i + 1) % 3])))
+                    uses[e] = uses.get(e, 0) + 1
+            assert max(uses.values()) <= 2, "expected meshes are manifold"
+            shell_edges.update((e, k) for e in uses)
+            if bending == "hinge":
+                hinges += sum(1 for u in uses.values() if u == 2)
+            else:
+                midedges += len(tris)
+                xi += len(uses)
+        mass += sum(m for _, m in self.point_masses)
+
+        # frame edges: rod edges, and the edges of every triangle touching a rod-shell joint
+        has_rod = [False] * n_nodes
+        for a, b in rod_edges:
+            has_rod[a] = has_rod[b] = True
+        frame_shell = set()
+        for t in shell_tris:
+            if any(has_rod[v] for v in t):
+                frame_shell.update(tuple(sorted((t[i], t[(i + 1) % 3]))) for i in range(3))
+        frame_deg = [0] * n_nodes
+        for a, b in rod_edges + sorted(frame_shell):
+            frame_deg[a] += 1
+            frame_deg[b] += 1
+        bend = sum(k * (k - 1) // 2 for k in frame_deg)
+        twist = 0 if self.planar else len(rod_edges) + len(frame_shell)
+
+        clamped = {node[i] for i in self.clamped}
+        fixed = 3 * len(clamped) + (n_nodes - len(clamped) if self.planar else 0)
+        inside = lambda e: e[0] in clamped and e[1] in clamped
+        if not self.planar:
+            fixed += sum(1 for e in rod_edges + sorted(frame_shell) if inside(e))
+        fixed += sum(1 for e, k in shell_edges.items() if self.shells[k][3] == "midedge" and inside(e))
+
+        elements = {}
+        for kind, count in (("stretch", len(rod_edges) + len(shell_edges)), ("bend_twist", bend),
+                            ("hinge", hinges), ("midedge", midedges)):
+            if count:
+                elements[kind] = count
+        return {
+            "nodes": n_nodes,
+            "edges": len(rod_edges) + len(shell_edges),
+            "rod_edges": len(rod_edges),
+            "triangles": len(shell_tris),
+            "dofs": 3 * n_nodes + twist + xi,
+            "dofs_by_kind": {"node": 3 * n_nodes, "twist": twist, "midedge": xi},
+            "elements": elements,
+            "fixed_dofs": fixed,
+            "planar": self.planar,
+            "total_mass": mass,
+        }
+
+
+def dist(p, q):
+    return math.sqrt(sum((a - b) ** 2 for a, b in zip(p, q)))
+
+
+def triangle_area(p, q, r):
+    u = [b - a for a, b in zip(p, q)]
+    v = [b - a for a, b in zip(p, r)]
+    c = (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+    return 0.5 * math.sqrt(sum(a * a for a in c))
+
+
+def add(p, q, scale=1.0):
+    return tuple(a + scale * b for a, b in zip(p, q))
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry
+
+
+def line(a, b, n):
+    return [tuple(a[c] + (b[c] - a[c]) * k / (n - 1) for c in range(3)) for k in range(n)]
+
+
+def walk(start, directions, step):
+    """Points of a chain of equal edges along the given angles in the x-z plane."""
+    points = [start]
+    for a in directions:
+        points.append(add(points[-1], (math.cos(a), 0.0, math.sin(a)), step))
+    return points
+
+
+def advance_lower(lo, hi, a, b):
+    """Zipping two rows into triangles: advance along the row whose next node comes first; when
+    both next nodes are at the same x (the rows' ends), the row lagging behind goes first."""
+    if b + 1 == len(hi):
+        return True
+    if a + 1 == len(lo):
+        return False
+    if lo[a + 1] != hi[b + 1]:
+        return lo[a + 1] < hi[b + 1]
+    return lo[a] <= hi[b]
+
+
+def equilateral_rectangle(length, width, spacing):
+    """Staggered rows along x, rows sqrt(3)/2 spacing apart (rounded), covering the rectangle
+    exactly; odd rows are shifted half a spacing and gain a node at each side."""
+    n = max(1, round(length / spacing)) + 1
+    rows = max(1, round(width / (spacing * math.sqrt(3) / 2))) + 1
+    dx = length / (n - 1)
+    row_x = []
+    for j in range(rows):
+        if j % 2 == 0:
+            row_x.append([i * dx for i in range(n)])
+        else:
+            row_x.append([0.0] + [(i + 0.5) * dx for i in range(n - 1)] + [length])
+    points, first = [], []
+    for j, xs in enumerate(row_x):
+        first.append(len(points))
+        points += [(x, width * j / (rows - 1), 0.0) for x in xs]
+    triangles = []
+    for j in range(rows - 1):
+        lo, hi = row_x[j], row_x[j + 1]
+        a = b = 0
+        while a + 1 < len(lo) or b + 1 < len(hi):
+            if advance_lower(lo, hi, a, b):
+                triangles.append((first[j] + a, first[j] + a + 1, first[j + 1] + b))
+                a += 1
+            else:
+                triangles.append((first[j] + a, first[j + 1] + b + 1, first[j + 1] + b))
+                b += 1
+    return points, triangles
+
+
+def lattice(origin, e1, e2, inside, lo, hi):
+    """Points origin + a e1 + b e2 of a triangular lattice (|e1| = |e2|, 60 degrees apart) for
+    integers lo <= a, b <= hi with inside(a, b), and every lattice triangle with its three
+    corners inside (the triangulation of a convex lattice region)."""
+    index, points = {}, []
+    for b in range(lo, hi + 1):
+        for a in range(lo, hi + 1):
+            if inside(a, b):
+                index[(a, b)] = len(points)
+                points.append(tuple(origin[c] + a * e1[c] + b * e2[c] for c in range(3)))
+    triangles = []
+    for a, b in ((a, b) for b in range(lo - 1, hi + 1) for a in range(lo - 1, hi + 1)):
+        for t in (((a, b), (a + 1, b), (a, b + 1)), ((a + 1, b), (a + 1, b + 1), (a, b + 1))):
+            if all(p in index for p in t):
+                triangles.append(tuple(index[p] for p in t))
+    return points, triangles, index
+
+
+def hexagon(radius, rings):
+    h = radius / rings
+    return lattice((0.0, 0.0, 0.0), (h, 0.0, 0.0), (h / 2, h * math.sqrt(3) / 2, 0.0),
+                   lambda a, b: abs(a) <= rings and abs(b) <= rings and abs(a + b) <= rings, -rings, rings)
+
+
+# ---------------------------------------------------------------------------------------------
+# the examples, one function each, with the numbers of the .srd files
+
+
+def cantilever_rod():
+    m = Model(planar=True)
+    beam = m.rod(line((0, 0, 0), (0.1, 0, 0), 51), rho=1200, area=0.020 * 0.001)
+    m.clamp([i for i in beam if m.x[i][0] <= 0.01 + 1e-12])
+    return m
+
+
+def cantilever_shell(bending):
+    m = Model()
+    points, tris = equilateral_rectangle(0.1, 0.02, 0.005)
+    strip = m.shell(points, tris, rho=1200, thickness=0.001, bending=bending)
+    m.clamp([i for i in strip if m.x[i][0] <= 0.01 + 1e-12])
+    return m
+
+
+def straight_finger(planar, n=51, rho=1200, clamp=True):
+    m = Model(planar=planar)
+    finger = m.rod(line((0, 0, 0), (0.1, 0, 0), n), rho=rho, area=math.pi * 0.001 ** 2)
+    if clamp:
+        m.clamp_rod_start(finger)
+    return m
+
+
+def snake():
+    return straight_finger(planar=False, n=21, clamp=False)
+
+
+def earthworm():
+    return straight_finger(planar=True, n=3, clamp=False)
+
+
+def rod_drop():
+    m = Model()
+    m.rod(line((0, 0, 0), (0.05, 0.025, 0.05), 21), rho=1500, area=math.pi * 0.001 ** 2)
+    return m
+
+
+def manta_ray():
+    # two equilateral triangles of side 1 m sharing the centre line x = 0 (y from -0.5 to 0.5),
+    # 10 divisions per side: lattice steps h along the centre line and h toward +x at 60 degrees
+    n, h = 10, 0.1
+    right_wing = lambda a, b: b >= 0 and a >= 0 and a + b <= n
+    left_wing = lambda a, b: b <= 0 and a + b >= 0 and a <= n
+    points, tris, _ = lattice((0.0, -0.5, 0.0), (0.0, h, 0.0), (h * math.sqrt(3) / 2, h / 2, 0.0),
+                              lambda a, b: right_wing(a, b) or left_wing(a, b), -n, n)
+    m = Model()
+    m.shell(points, tris, rho=1057, thickness=0.001, bending="hinge")
+    return m
+
+
+def parachute():
+    m = Model()
+    points, tris, index = hexagon(1.0, 6)
+    canopy = m.shell(points, tris, rho=1500, thickness=0.001, bending="midedge")
+    payload = (0.0, 0.0, -0.2)
+    body = m.body(payload, 0.13)
+    corners = [(6, 0), (0, 6), (-6, 6), (-6, 0), (0, -6), (6, -6)]   # at 0, 60, ... 300 degrees
+    for a, b in corners:
+        corner = m.x[canopy[index[(a, b)]]]
+        rope = m.rod(line(payload, corner, 12), rho=1500, area=math.pi * 0.001 ** 2)
+        m.join(rope[0], body)
+        m.join(rope[-1], canopy[index[(a, b)]])
+    return m
+
+
+def star_roller():
+    m = Model(planar=True)
+    limbs, edges, straight = 7, 11, 3
+    step = 0.030 / edges
+    turn = 2 * math.atan(120 * step / 2)
+    area_ = 0.018 * 0.0017
+    centre = (0.0, 0.0, 0.0258)
+    r = 0.009
+    ring = [add(centre, (math.cos(2 * math.pi * k / limbs), 0, math.sin(2 * math.pi * k / limbs)), r)
+            for k in range(limbs)]
+    hub = m.rod(ring, rho=1912, area=area_, closed=True)
+    for i in range(limbs):
+        a = 2 * math.pi * i / limbs
+        directions = [a + max(0, k - straight + 1) * turn for k in range(edges)]
+        limb = m.rod(walk(ring[i], directions, step), rho=1912, area=area_)
+        m.join(limb[0], hub[i])
+    return m
+
+
+def jumper():
+    m = Model(planar=True)
+    loop, tail, step = 12, 10, 0.0025
+    turn = 2 * math.atan(200 * step / 2)
+    # counter-clockwise loop reaching the foot heading +x, then the straight tail
+    directions = [-(loop - k) * turn for k in range(loop)] + [0.0] * tail
+    m.rod(walk((0.0, 0.0, 0.0), directions, step), rho=1912, area=0.018 * 0.0017)
+    return m
+
+
+EXAMPLES = {
+    "cantilever_rod": cantilever_rod,
+    "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
+    "cantilever_shell_midedge": lambda: cantilever_shell("midedge"),
+    "pneunet": lambda: straight_finger(planar=True),
+    "earthworm": earthworm,
+    "snake": snake,
+    "manta_ray": manta_ray,
+    "parachute": parachute,
+    "rod_drop": rod_drop,
+    "gripper": lambda: straight_finger(planar=True),
+    "star_roller": star_roller,
+    "jumper": jumper,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# the checks
+
+
+class Report:
+    def __init__(self):
+        self.failures = 0
+
+    def check(self, good, text):
+        print(("ok - " if good else "not ok - ") + text)
+        if not good:
+            self.failures += 1
+
+
+def dump(srdc, path):
+    run = subprocess.run([srdc, "dump", "--json", path], capture_output=True, text=True)
+    if run.returncode != 0:
+        return None, (run.stderr.strip() or f"exit status {run.returncode}")
+    try:
+        return json.loads(run.stdout), None
+    except json.JSONDecodeError as err:
+        return None, f"dump --json is not JSON: {err}"
+
+
+def check_example(report, srdc, path, expected):
+    name = os.path.splitext(os.path.basename(path))[0]
+    got, err = dump(srdc, path)
+    report.check(got is not None, f"{name}: srdc dump --json succeeds" + ("" if got else f" ({err})"))
+    if got is None:
+        return
+    for key in ("planar", "nodes", "edges", "rod_edges", "triangles", "dofs", "fixed_dofs"):
+        report.check(got.get(key) == expected[key], f"{name}: {key} = {expected[key]} (srdc: {got.get(key)})")
+    for kind, count in expected["dofs_by_kind"].items():
+        have = got.get("dofs_by_kind", {}).get(kind)
+        report.check(have == count, f"{name}: {kind} DOFs = {count} (srdc: {have})")
+    have = got.get("elements", {})
+    for kind in sorted(set(expected["elements"]) | set(have)):
+        want = expected["elements"].get(kind, 0)
+        report.check(have.get(kind, 0) == want, f"{name}: {kind} elements = {want} (srdc: {have.get(kind, 0)})")
+    mass, want = got.get("total_mass"), expected["total_mass"]
+    good = isinstance(mass, (int, float)) and abs(mass - want) <= MASS_RTOL * want
+    report.check(good, f"{name}: total mass = {want:.15g} kg (srdc: {mass}, relative tolerance {MASS_RTOL:g})")
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[0], file=sys.stderr)
+        return 2
+    srdc, examples_dir = argv[1], argv[2]
+    report = Report()
+    files = sorted(glob.glob(os.path.join(examples_dir, "*.srd")))
+    names = [os.path.splitext(os.path.basename(f))[0] for f in files]
+    for name in sorted(set(EXAMPLES) - set(names)):
+        report.check(False, f"{name}: the example file exists in {examples_dir}")
+    for path, name in zip(files, names):
+        if name not in EXAMPLES:
+            report.check(False, f"{name}: this script knows the example's expected model")
+            continue
+        check_example(report, srdc, path, EXAMPLES[name]().expected())
+    print(f"# {report.failures} failed" if report.failures else "# all passed")
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
