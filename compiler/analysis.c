@@ -222,11 +222,15 @@ static void read_output(Elab *e, Stmt *s, srd_analysis *a)
 
 static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
 {
+    SrcLoc *locs = e->probe_locs[a == &e->model->simulate ? 0 : a == &e->model->statics ? 1 : 2];
     for (int i = 0; i < a->n_probes; i++)
         if (!strcmp(a->probes[i].name, s->name)) {
-            diag_error(s->name_loc, "probe `%s` is declared twice", s->name);
+            Diag *d = diag_error(s->name_loc, "probe `%s` is declared twice", s->name);
+            diag_note(d, locs[i], "the first `%s` is here", s->name);
             return;
         }
+    if (a->n_probes < 256)
+        locs[a->n_probes] = s->name_loc;
     Value v = eval_expr(e, s->target);
     if (v.kind == V_ERR)
         return;
@@ -281,10 +285,13 @@ void elab_analysis(Elab *e, Stmt *s)
         a->duration = prop_num(&pv, "duration", 0);
         a->tolerance = prop_num(&pv, "tolerance", 1e-6);
         a->max_iterations = (int)prop_num(&pv, "max_iterations", 25);
-        if (!(a->dt > 0) || !(a->duration > 0))
-            diag_error(s->loc, "`dt` and `duration` must be positive");
+        if (!(a->dt > 0))
+            diag_error(prop_loc(&pv, "dt", s->loc), "`dt` must be positive");
+        else if (!(a->duration > 0))
+            diag_error(prop_loc(&pv, "duration", s->loc), "`duration` must be positive");
         else if (a->dt > a->duration)
-            diag_error(s->loc, "the time step (%g s) is longer than the duration (%g s)", a->dt, a->duration);
+            diag_error(prop_loc(&pv, "dt", s->loc), "the time step (%g s) is longer than the duration (%g s)", a->dt,
+                       a->duration);
     } else if (s->block == BK_STATIC) {
         a->method = strdup("static");
         a->tolerance = prop_num(&pv, "tolerance", 1e-8);
@@ -292,6 +299,10 @@ void elab_analysis(Elab *e, Stmt *s)
         a->load_steps = (int)prop_num(&pv, "load_steps", 1);
     } else {
         a->method = word_prop(&pv, "at", "reference");
+        if (!strcmp(a->method, "equilibrium") && !m->statics.present) {
+            Diag *d = diag_error(prop_loc(&pv, "at", s->loc), "modes `at = equilibrium` needs a `static` block");
+            diag_hint(d, "add `static { }` before the modes block, or use `at = reference`");
+        }
         a->mode_count = (int)prop_num(&pv, "count", 1);
     }
     if (s->block != BK_MODES) {
@@ -299,8 +310,8 @@ void elab_analysis(Elab *e, Stmt *s)
         const Value *ls = prop_get(&pv, "line_search");
         a->line_search = !ls || !strcmp(ls->str, "on");
     }
-    if (a->tolerance < 0 || a->tolerance >= 1)
-        diag_error(s->loc, "`tolerance` must be between 0 and 1 (it is relative)");
+    if (s->block != BK_MODES && (a->tolerance <= 0 || a->tolerance >= 1))
+        diag_error(prop_loc(&pv, "tolerance", s->loc), "`tolerance` must be between 0 and 1 (it is relative)");
     for (int i = 0; i < pv.n_extra; i++) {
         if (pv.extra[i]->kind == ST_OUTPUT)
             read_output(e, pv.extra[i], a);

@@ -77,6 +77,14 @@ int src_add(const char *path, const char *text, size_t len)
     return n_files++;
 }
 
+void src_set_display(int file, const char *name)
+{
+    if (file < 0 || file >= n_files)
+        return;
+    free(files[file].path);
+    files[file].path = xstrdup(name);
+}
+
 const char *src_path(int file) { return file >= 0 && file < n_files ? files[file].path : "<command line>"; }
 const char *src_text(int file) { return file >= 0 && file < n_files ? files[file].text : ""; }
 
@@ -274,44 +282,57 @@ void diag_reset(void)
     n_files = cap_files = 0;
 }
 
+/* Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+ * neighbouring letters (`amr` -> `arm`) each cost one. */
 static int edit_distance(const char *a, const char *b)
 {
     int la = (int)strlen(a), lb = (int)strlen(b);
     if (la > 63 || lb > 63)
         return 99;
-    int row[64];
+    static int d[64][64];
+    for (int i = 0; i <= la; i++)
+        d[i][0] = i;
     for (int j = 0; j <= lb; j++)
-        row[j] = j;
-    for (int i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = i;
+        d[0][j] = j;
+    for (int i = 1; i <= la; i++)
         for (int j = 1; j <= lb; j++) {
-            int up = row[j];
             int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            int best = diag + cost;
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
-    }
-    return row[lb];
+    return d[la][lb];
+}
+
+/* Length of the common prefix: breaks ties between equally close candidates. */
+static int common_prefix(const char *a, const char *b)
+{
+    int n = 0;
+    while (a[n] && a[n] == b[n])
+        n++;
+    return n;
 }
 
 const char *diag_closest(const char *word, const char *const *candidates, int n)
 {
     const char *best = NULL;
-    int best_d = 99;
-    int limit = strlen(word) <= 3 ? 1 : strlen(word) <= 6 ? 2 : 3;
+    int best_d = 99, best_prefix = -1;
+    size_t wl = strlen(word);
+    int limit = wl <= 3 ? 1 : wl <= 6 ? 2 : 3;
     for (int i = 0; i < n; i++) {
         if (!candidates[i] || !strcmp(candidates[i], word))
             continue;
         int d = edit_distance(word, candidates[i]);
-        if (d < best_d) {
+        int prefix = common_prefix(word, candidates[i]);
+        if (d < best_d || (d == best_d && prefix > best_prefix)) {
             best_d = d;
             best = candidates[i];
+            best_prefix = prefix;
         }
     }
     return best_d <= limit ? best : NULL;

@@ -14,6 +14,8 @@ extern const SrcLoc NO_LOC; /* file = -1: a diagnostic about the command line or
 
 /* Source files are registered once and live until diag_reset(). */
 int         src_add(const char *path, const char *text, size_t len);
+/* Shows a registered file under another name in diagnostics (stdlib/rods.srd). */
+void        src_set_display(int file, const char *name);
 const char *src_path(int file);
 const char *src_text(int file);
 SrcLoc      loc_span(SrcLoc from, SrcLoc to);

@@ -35,8 +35,9 @@ static bool is_reserved(const char *name)
     return false;
 }
 
-/* Reports a second declaration of `name`; returns true when the name is free. */
-static bool check_new_name(Elab *e, const char *name, SrcLoc loc)
+/* Reports a second declaration of `name`; returns true when the name may be bound (a
+ * reserved name is reported but still bound, so that its uses add no errors). */
+static bool check_new_name(Elab *e, const char *name, SrcLoc loc, bool indexable)
 {
     SrcLoc prev = NO_LOC;
     Binding *b = scope_lookup(e, name);
@@ -61,16 +62,20 @@ static bool check_new_name(Elab *e, const char *name, SrcLoc loc)
         clash = true;
     }
     if (clash) {
-        Diag *dg = diag_error(loc, "`%s` is already declared", name);
-        diag_note(dg, prev, "the first declaration of `%s` is here", name);
-        if (e->loop_depth)
+        bool same = prev.file == loc.file && prev.line == loc.line && prev.col == loc.col;
+        Diag *dg = same ? diag_error(loc, "`%s` is declared again by the next iteration of this loop", name)
+                        : diag_error(loc, "`%s` is already declared", name);
+        if (!same)
+            diag_note(dg, prev, "the first declaration of `%s` is here", name);
+        if (e->loop_depth && indexable)
             diag_hint(dg, "a declaration inside `for` needs an index: `%s[i]`", name);
+        else if (e->loop_depth)
+            diag_hint(dg, "a `let` inside `for` is declared once per iteration; declare `%s` before the loop "
+                          "or use another name", name);
         return false;
     }
-    if (is_reserved(name)) {
+    if (is_reserved(name))
         diag_error(loc, "`%s` is a built-in name (pi, t, dt, x, y, z, s) and cannot be declared", name);
-        return false;
-    }
     return true;
 }
 
@@ -88,8 +93,91 @@ static void collect_decls(Elab *e, Stmt **stmts, int n)
             diag_note(d, prev->stmt->name_loc, "the first definition is here");
             continue;
         }
-        Decl d = { s };
+        Decl d = { s, false };
         DPUSH(e->decls, d);
+    }
+}
+
+/* ---- recursion among functions, found without calling them ---- */
+
+static void calls_in_expr(const Expr *x, const char **out, int *n, int max)
+{
+    if (!x)
+        return;
+    if (x->kind == EX_CALL && *n < max)
+        out[(*n)++] = x->str;
+    calls_in_expr(x->a, out, n, max);
+    calls_in_expr(x->b, out, n, max);
+    calls_in_expr(x->c, out, n, max);
+    for (int i = 0; i < x->n_args; i++)
+        calls_in_expr(x->args[i], out, n, max);
+}
+
+static int fn_calls(const Stmt *fn, const char **out, int max)
+{
+    int n = 0;
+    calls_in_expr(fn->value, out, &n, max);
+    for (int i = 0; i < fn->n_body; i++)
+        calls_in_expr(fn->body[i]->value, out, &n, max);
+    return n;
+}
+
+/* Depth-first search for a cycle through `fn`; path holds the functions on the way. */
+static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **path, int depth)
+{
+    if (depth >= 32)
+        return false;
+    const char *callees[64];
+    int n = fn_calls(from, callees, 64);
+    for (int i = 0; i < n; i++) {
+        const Decl *d = elab_find_decl(e, callees[i]);
+        if (!d || d->stmt->kind != ST_FN)
+            continue;
+        path[depth] = d->stmt;
+        if (d->stmt == target)
+            return true;
+        bool seen = false;
+        for (int k = 0; k < depth; k++)
+            seen |= path[k] == d->stmt;
+        if (!seen && reaches(e, d->stmt, target, path, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+static void check_recursion(Elab *e)
+{
+    for (int i = 0; i < e->decls.n; i++) {
+        const Stmt *fn = e->decls.a[i].stmt;
+        if (fn->kind != ST_FN)
+            continue;
+        const Stmt *path[32];
+        if (!reaches(e, fn, fn, path, 0))
+            continue;
+        int len = 0;
+        while (path[len] != fn)
+            len++;
+        if (len == 0) {
+            Diag *d = diag_error(fn->name_loc, "function `%s` calls itself", fn->name);
+            diag_hint(d, "functions are expanded inline into kernels; recursion is not allowed");
+        } else {
+            /* Report a cycle once, at the function declared first. */
+            bool first = true;
+            for (int k = 0; k < len; k++)
+                for (int j = 0; j < i; j++)
+                    first &= e->decls.a[j].stmt != path[k];
+            if (!first)
+                continue;
+            char names[256] = "";
+            for (int k = 0; k < len; k++) {
+                size_t l = strlen(names);
+                snprintf(names + l, sizeof names - l, "%s`%s`", k == len - 1 ? " and " : ", ", path[k]->name);
+            }
+            Diag *d = diag_error(fn->name_loc, "functions `%s`%s call each other", fn->name, names);
+            diag_note(d, path[0]->name_loc, "`%s` is defined here", path[0]->name);
+            diag_hint(d, "functions are expanded inline into kernels; recursion is not allowed");
+        }
+        e->decls.a[i].recursive = true;
     }
 }
 
@@ -153,7 +241,8 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
     Value w = value_num(0, want);
     w.n = p->n;
     value_describe(&w, need, sizeof need);
-    Diag *d = diag_error(x->loc, "`%s` of %s must be %s, but this is %s", p->name, owner, need, have);
+    Diag *d = owner ? diag_error(x->loc, "`%s` of %s must be %s, but this is %s", p->name, owner, need, have)
+                    : diag_error(x->loc, "%s must be %s, but this is %s", p->name, need, have);
     if (v.n == p->n && dims_is_dimless(v.dims) && !dims_is_dimless(want)) {
         char u[64];
         dims_format(want, u, sizeof u);
@@ -172,8 +261,7 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     case P_NUM:
         if (v.kind != V_NUM) {
             if (v.kind == V_WORD && x->kind == EX_NAME) {
-                Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
-                (void)d;
+                eval_require_num(e, v, x);
             } else {
                 char desc[128];
                 value_describe(&v, desc, sizeof desc);
@@ -273,7 +361,7 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
     for (int i = 0; i < blk->n_body; i++) {
         Stmt *s = blk->body[i];
         if (s->kind == ST_LET) {
-            if (check_new_name(e, s->name, s->name_loc))
+            if (check_new_name(e, s->name, s->name_loc, false))
                 scope_bind(e, s->name, eval_expr(e, s->value), s->name_loc, BIND_LET);
             continue;
         }
@@ -292,6 +380,7 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
         if (k == pv->n_specs) {
             Diag *d = diag_error(s->name_loc, "unknown property `%s` in %s", s->name, owner);
             hint_properties(d, blk->block, s->name);
+            pv->n_unknown++;
             continue;
         }
         if (pv->set[k]) {
@@ -340,6 +429,14 @@ bool prop_given(const PropValues *pv, const char *name)
     return false;
 }
 
+SrcLoc prop_loc(const PropValues *pv, const char *name, SrcLoc fallback)
+{
+    for (int k = 0; k < pv->n_specs; k++)
+        if (!strcmp(pv->specs[k]->name, name) && pv->set[k])
+            return pv->where[k]->value->loc;
+    return fallback;
+}
+
 double prop_num(const PropValues *pv, const char *name, double dflt)
 {
     const Value *v = prop_get(pv, name);
@@ -353,9 +450,16 @@ bool props_complete(const Stmt *blk, const PropValues *pv, const char *owner)
     for (int k = 0; k < pv->n_specs; k++) {
         if (pv->bad[k])
             ok = false;
+        if (pv->specs[k]->required && !pv->set[k] && pv->n_unknown) {
+            ok = false; /* likely the misspelled property reported already */
+            continue;
+        }
         if (pv->specs[k]->required && !pv->set[k]) {
-            Diag *d = diag_error(blk->loc, "%s is missing the property `%s` (%s)", owner, pv->specs[k]->name,
-                                 pv->specs[k]->doc);
+            bool plain = !strcmp(pv->specs[k]->doc, pv->specs[k]->name) || !strcmp(pv->specs[k]->doc, "mass") ||
+                         !strcmp(pv->specs[k]->doc, "density") || !strcmp(pv->specs[k]->doc, "centre");
+            Diag *d = plain ? diag_error(blk->loc, "%s is missing the property `%s`", owner, pv->specs[k]->name)
+                            : diag_error(blk->loc, "%s is missing the property `%s` (%s)", owner, pv->specs[k]->name,
+                                         pv->specs[k]->doc);
             diag_hint(d, "add `%s = ...;` to the block", pv->specs[k]->name);
             ok = false;
         }
@@ -412,12 +516,15 @@ static void exec_param(Elab *e, Stmt *s)
             return;
         }
         if (v.v[0] < lo || v.v[0] > hi) {
-            Diag *dg = diag_error(s->value->loc, "the default of `%s` (%g) is outside its range", s->name, v.v[0]);
-            diag_hint(dg, "the range is %g to %g (SI units)", lo, hi);
+            char unit[64];
+            dims_format(v.dims, unit, sizeof unit);
+            const char *u = strcmp(unit, "1") ? unit : "";
+            Diag *dg = diag_error(s->value->loc, "the default of `%s` (%g %s) is outside its range", s->name, v.v[0], u);
+            diag_hint(dg, "the range is %g %s to %g %s", lo, u, hi, u);
             return;
         }
     }
-    if (!check_new_name(e, s->name, s->name_loc))
+    if (!check_new_name(e, s->name, s->name_loc, false))
         return;
     v.param = s->name;
     scope_bind(e, s->name, v, s->name_loc, BIND_PARAM);
@@ -437,7 +544,7 @@ static void exec_param(Elab *e, Stmt *s)
 static void exec_let(Elab *e, Stmt *s)
 {
     Value v = eval_expr(e, s->value);
-    if (!check_new_name(e, s->name, s->name_loc))
+    if (!check_new_name(e, s->name, s->name_loc, false))
         return;
     scope_bind(e, s->name, v, s->name_loc, BIND_LET);
     if (e->loop_depth == 0)
@@ -461,14 +568,16 @@ static const char *decl_name(Elab *e, Stmt *s)
 
 static void exec_gravity(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "gravity", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "" };
     Value v = eval_expr(e, s->value);
     if (e->model->has_gravity) {
-        diag_error(s->loc, "gravity is set twice");
+        Diag *d = diag_error(s->loc, "`gravity` is set twice");
+        diag_note(d, e->gravity_loc, "it was first set here");
         return;
     }
-    if (!check_prop(e, &spec, v, s->value, "the model"))
+    if (!check_prop(e, &spec, v, s->value, NULL))
         return;
+    e->gravity_loc = s->loc;
     e->model->has_gravity = 1;
     memcpy(e->model->gravity, v.v, sizeof e->model->gravity);
 }
@@ -553,7 +662,7 @@ static void exec_clamp(Elab *e, Stmt *s)
         return;
     if (sel->component != COMP_ALL) {
         Diag *d = diag_error(s->target->loc, "`clamp` fixes whole nodes; to fix one component use `fix`");
-        diag_hint(d, "for example `fix finger.node(3).z;`");
+        diag_hint(d, "write `fix ...` with the same selection");
         return;
     }
     Sel *nodes = select_nodes(e, sel);
@@ -598,18 +707,20 @@ static int remember_expr(Elab *e, Expr *x)
 
 static void exec_load(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "" };
     Sel *sel = operand_sel(e, s->target, "load");
     Value v = eval_expr(e, s->value);
     if (!sel || v.kind == V_ERR)
         return;
-    if (sel->kind != SEL_NODE || sel->component != COMP_ALL) {
-        diag_error(s->target->loc, "a `load` acts on nodes");
+    if (sel->component != COMP_ALL) {
+        Diag *d = diag_error(s->target->loc, "a `load` is a force on whole nodes, not on one component");
+        diag_hint(d, "give the force as a vector: `load sel = (0, 0, -1) N;`");
         return;
     }
+    sel = select_nodes(e, sel); /* edges and triangles load their nodes */
     if (v.kind == V_NUM && v.n == 3 && (v.any_dims || dims_eq(v.dims, props_dims(&spec))) && !v.known) {
         /* depends on time: fine, the kernel evaluates it each step */
-    } else if (!check_prop(e, &spec, v, s->value, "a load")) {
+    } else if (!check_prop(e, &spec, v, s->value, NULL)) {
         return;
     }
     int expr = (!v.known || v.param) ? remember_expr(e, s->value) : -1;
@@ -719,11 +830,19 @@ static void exec_actuate(Elab *e, Stmt *s)
         sel = r.sel;
     }
     /* The value: s is the arc-length fraction of each instance. */
+    /* Per instance: s is its arc-length fraction, (x, y, z) its reference position. */
     Binding *saved = e->scope;
     Value sv = value_num(NAN, DIMLESS);
     sv.known = false;
     sv.param = "s";
     scope_bind(e, "s", sv, s->loc, BIND_BUILTIN);
+    static const char *axes[3] = { "x", "y", "z" };
+    for (int c = 0; c < 3; c++) {
+        Value pv = value_num(NAN, dims_of(1, 0, 0, 0));
+        pv.known = false;
+        pv.param = "position";
+        scope_bind(e, axes[c], pv, s->loc, BIND_BUILTIN);
+    }
     Value v = eval_expr(e, s->value);
     e->scope = saved;
     if (v.kind == V_ERR)
@@ -862,7 +981,14 @@ static void exec_for(Elab *e, Stmt *s)
         diag_error(s->range->loc, "a `for` loop of %g iterations is too long (at most 1000000)", hi - lo);
         return;
     }
-    if (scope_lookup(e, s->name) && scope_lookup(e, s->name)->kind != BIND_LOOP && !check_new_name(e, s->name, s->name_loc))
+    Binding *outer = scope_lookup(e, s->name);
+    if (outer && outer->kind == BIND_LOOP) {
+        Diag *d = diag_error(s->name_loc, "`%s` is already the variable of an enclosing loop", s->name);
+        diag_note(d, outer->loc, "the enclosing loop is here");
+        diag_hint(d, "give the inner loop its own variable, for example `j`");
+        return;
+    }
+    if (outer && !check_new_name(e, s->name, s->name_loc, false))
         return;
     e->loop_depth++;
     for (double i = lo; i < hi; i++) {
@@ -882,7 +1008,7 @@ static void exec_block(Elab *e, Stmt *s)
     const char *name = NULL;
     if (s->block <= BK_BODY) {
         name = decl_name(e, s);
-        if (!name || !check_new_name(e, name, s->name_loc))
+        if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
     }
     int objects_before = e->objs.n;
@@ -1037,6 +1163,7 @@ srd_model *elab_program(Program *prog, Arena *arena, const char *source)
     int errors_before = diag_error_count();
     bind_builtins(&e);
     collect_decls(&e, prog->stmts, prog->n_stmts);
+    check_recursion(&e);
     exec_stmts(&e, prog->stmts, prog->n_stmts);
     check_element_definitions(&e);
     if (diag_error_count() == errors_before)

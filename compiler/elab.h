@@ -73,6 +73,7 @@ typedef struct ElabObj {
     double      E, nu, G, rho, area, I1, I2, J, radius, thickness, length, mass;
     double      EA, EI1, EI2, GJ;   /* rods: stiffnesses (defaults from the section, or given) */
     double      kappa_bar[2], tau_bar, phi_bar;
+    bool        natural_given; /* curvature/twist (rods) or angle (shells) given: else stress-free reference */
     double     *s;        /* rods: arc-length fraction per node */
 } ElabObj;
 
@@ -86,6 +87,7 @@ typedef struct ElabMaterial {
 
 typedef struct Decl {         /* fn, energy, force */
     Stmt *stmt;
+    bool  recursive;          /* reported by the recursion check: calls stay quiet */
 } Decl;
 
 /* Statements whose effect is resolved once joins are merged and elements exist. */
@@ -152,6 +154,8 @@ typedef struct Elab {
     DARRAY(double) body_mass; /* per node: point masses of bodies */
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */
+    SrcLoc   gravity_loc;
+    SrcLoc   probe_locs[3][256]; /* per analysis block kind */
 
     /* user-applied elements: appended to model element sets at the end */
     const Stmt *fn_stack[64];
@@ -173,6 +177,8 @@ srd_model *elab_program(Program *prog, Arena *arena, const char *source);
 
 /* ---- evaluator (eval.c) ---- */
 Value eval_expr(Elab *e, Expr *x);
+/* True when v is a number; otherwise reports why not (unknown name with a hint, ...). */
+bool  eval_require_num(Elab *e, Value v, Expr *x);
 Value value_error(void);
 Value value_num(double v, Dims d);
 Binding *scope_lookup(Elab *e, const char *name);

@@ -16,6 +16,7 @@ typedef struct PropValues {
     Stmt           *where[MAX_PROPS];
     Stmt           *extra[MAX_PROPS]; /* output and probe lines */
     int             n_extra;
+    int             n_unknown;        /* unknown properties reported */
 } PropValues;
 
 void         props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner);
@@ -23,6 +24,8 @@ const Value *prop_get(const PropValues *pv, const char *name);
 bool         prop_given(const PropValues *pv, const char *name);
 double       prop_num(const PropValues *pv, const char *name, double dflt);
 bool         props_complete(const Stmt *blk, const PropValues *pv, const char *owner);
+/* Where a property's value was written, or `fallback` when it was not. */
+SrcLoc       prop_loc(const PropValues *pv, const char *name, SrcLoc fallback);
 
 /* objects.c */
 void elab_material(Elab *e, Stmt *s, const char *name);

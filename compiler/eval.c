@@ -47,7 +47,11 @@ void value_describe(const Value *v, char *buf, size_t n)
     switch (v->kind) {
     case V_NUM:
         if (v->any_dims) {
-            snprintf(buf, n, "zero");
+            /* zero, or a value whose dimension is not fixed yet (an element parameter) */
+            if (v->n == 1)
+                snprintf(buf, n, "a scalar");
+            else
+                snprintf(buf, n, "a %d-vector", v->n);
             return;
         }
         dims_describe(v->dims, d, sizeof d);
@@ -73,6 +77,8 @@ void value_describe(const Value *v, char *buf, size_t n)
     case V_ERR: snprintf(buf, n, "an invalid value"); return;
     }
 }
+
+static bool require_num(Elab *e, Value v, Expr *x);
 
 /* ---- scopes ---- */
 
@@ -144,6 +150,11 @@ static void hint_closest_name(Elab *e, Diag *d, const char *name)
 }
 
 /* A number is needed: explain why this value is not one. */
+bool eval_require_num(Elab *e, Value v, Expr *x)
+{
+    return require_num(e, v, x);
+}
+
 static bool require_num(Elab *e, Value v, Expr *x)
 {
     if (v.kind == V_NUM)
@@ -413,7 +424,10 @@ static Value eval_unit(Elab *e, Expr *x)
     Value a = eval_expr(e, x->a);
     char bad[48];
     if (!units_parse(x->str, &x->unit, bad, sizeof bad)) {
-        Diag *d = diag_error(x->loc, "unknown unit `%s`", bad);
+        SrcLoc at = x->loc;
+        if (at.end_line == at.line && at.end_col - (int)strlen(x->str) + 1 > at.col)
+            at.col = at.end_col - (int)strlen(x->str) + 1;
+        Diag *d = diag_error(at, "unknown unit `%s`", bad);
         int n;
         const char *const *names = units_names(&n);
         const char *close = diag_closest(bad, names, n);
@@ -763,6 +777,9 @@ static Value eval_body(Elab *e, Stmt **body, int n_body, SrcLoc def_loc);
 
 static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
 {
+    const Decl *decl = elab_find_decl(e, fn->name);
+    if (decl && decl->recursive)
+        return value_error(); /* reported at its definition */
     for (int i = 0; i < e->fn_depth; i++)
         if (e->fn_stack[i] == fn) {
             Diag *d = diag_error(x->loc, "`%s` calls itself (recursion is not allowed)", fn->name);
@@ -786,7 +803,8 @@ static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
         if (x->arg_names[i])
             diag_error(x->args[i]->loc, "functions take positional arguments only");
         args[i] = eval_expr(e, x->args[i]);
-        if (args[i].kind == V_ERR)
+        /* Report a mistake in an argument here, at the call, not inside the function. */
+        if (!require_num(e, args[i], x->args[i]))
             return value_error();
     }
     Binding *saved = e->scope;
@@ -891,6 +909,8 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
 {
     (void)e;
     const char *m = x->str;
+    if (strcmp(base.str, "node") && strcmp(base.str, "edge"))
+        return value_error(); /* an unknown stencil kind, reported at the signature */
     Dims L = dims_of(1, 0, 0, 0);
     if (!strcmp(base.str, "node")) {
         if (!strcmp(m, "x") || !strcmp(m, "x0"))

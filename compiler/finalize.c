@@ -185,8 +185,12 @@ static bool copy_edges(Fin *f)
 /* ---- elements ---- */
 
 static const char *stretch_data[] = { "rest_length", "ks" };
-static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1_bar", "kappa2_bar", "tau_bar" };
-static const char *hinge_data[] = { "kb", "phi_bar" };
+/* `natural_from_reference` = 1: the natural curvature, twist or angle is that of the
+ * reference configuration (stress-free), computed by the runtime from x0; 0: the values
+ * given in the file (absolute). Junctions are always stress-free in the reference. */
+static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1_bar", "kappa2_bar", "tau_bar",
+                                   "natural_from_reference" };
+static const char *hinge_data[] = { "kb", "phi_bar", "natural_from_reference" };
 static const char *mid_data[] = { "kb", "nu", "rest_area" };
 
 static void add_stretch(Fin *f)
@@ -287,7 +291,7 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
                              (signed char)(m->edge_nodes[2 * e2] == c ? 1 : -1) };
     const ElabObj *rod = &e->objs.a[f->frame_rod[e1]];
     const ElabObj *other = &e->objs.a[f->frame_rod[e2]];
-    double data[7];
+    double data[8];
     data[0] = 0.5 * (m->edge_rest[e1] + m->edge_rest[e2]);
     /* Across a junction of two rods the spring takes the mean of their stiffnesses. */
     data[1] = 0.5 * (rod->EI1 + other->EI1);
@@ -296,6 +300,7 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
     data[4] = same_rod ? rod->kappa_bar[0] : 0;
     data[5] = same_rod ? rod->kappa_bar[1] : 0;
     data[6] = same_rod ? rod->tau_bar : 0;
+    data[7] = same_rod && rod->natural_given ? 0 : 1;
     srd_elemset_add(&m->sets[f->set_bend], nodes, edges, signs, data, same_rod ? m->edge_object[e1] : -1);
 }
 
@@ -307,7 +312,7 @@ static void add_bend_twist(Fin *f, unsigned char *needs_twist)
     for (int c = 0; c < m->n_nodes && !any; c++)
         any = inc.start[c + 1] - inc.start[c] >= 2;
     if (any)
-        f->set_bend = srd_model_elemset(m, "bend_twist", 3, 2, 7, bend_data);
+        f->set_bend = srd_model_elemset(m, "bend_twist", 3, 2, 8, bend_data);
     /* Every pair of frame edges meeting at a node gets a bend-twist spring. */
     for (int c = 0; c < m->n_nodes; c++)
         for (int i = inc.start[c]; i < inc.start[c + 1]; i++)
@@ -329,13 +334,13 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
         if (o->bending != SRD_BEND_HINGE)
             continue;
         if (f->set_hinge < 0)
-            f->set_hinge = srd_model_elemset(m, "hinge", 4, 1, 2, hinge_data);
+            f->set_hinge = srd_model_elemset(m, "hinge", 4, 1, 3, hinge_data);
         int nodes[4];
         for (int k = 0; k < 4; k++)
             nodes[k] = f->map[e->hinge_nodes.a[4 * h + k]];
         /* kb = (2/sqrt(3)) E h^3 / 12: the hinge stiffness that matches the plate's bending
          * rigidity on an equilateral mesh. */
-        double data[2] = { 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12, o->phi_bar };
+        double data[3] = { 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12, o->phi_bar, o->natural_given ? 0 : 1 };
         f->hinge_inst[h] = srd_elemset_add(&m->sets[f->set_hinge], nodes, &edge, NULL, data, m->edge_object[edge]);
     }
     for (int t = 0; t < m->n_tris; t++) {
@@ -382,8 +387,11 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
             nodes[k] = f->map[pa->nodes[k]];
         for (int k = 0; k < ne; k++) {
             if (!m->edge_is_rod[pa->edges[k]] && !needs_twist[pa->edges[k]]) {
-                Diag *d = diag_error(pa->loc, "edge stencil arguments must be rod edges (they carry a twist angle)");
-                (void)d;
+                diag_error(pa->loc, "edge stencil arguments must be rod edges (they carry a twist angle)");
+                ok = false;
+            } else if (m->planar) {
+                Diag *d = diag_error(pa->loc, "a planar model has no twist angles, so elements cannot act on edges");
+                diag_hint(d, "remove `planar;` or write the element over nodes");
                 ok = false;
             }
             needs_twist[pa->edges[k]] = 1;
@@ -740,9 +748,10 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
     return true;
 }
 
-static void copy_probes(Fin *f, srd_analysis *a)
+static bool copy_probes(Fin *f, srd_analysis *a)
 {
     srd_model *m = f->m;
+    bool ok = true;
     for (int i = 0; i < a->n_probes; i++) {
         srd_probe *p = &a->probes[i];
         if (p->node >= 0) {
@@ -751,9 +760,15 @@ static void copy_probes(Fin *f, srd_analysis *a)
         } else {
             int edge = -1 - p->node;
             p->node = -1;
-            p->dof = m->edge_twist[edge];
+            p->dof = m->edge_twist[edge] >= 0 ? m->edge_twist[edge] : m->edge_xi[edge];
+            if (p->dof < 0) {
+                Diag *d = diag_error(NO_LOC, "probe `%s` watches an edge without a rotational DOF", p->name);
+                diag_hint(d, m->planar ? "a planar model has no twist angles" : "probe a rod edge's `.theta`");
+                ok = false;
+            }
         }
     }
+    return ok;
 }
 
 void elab_finalize(Elab *e)
@@ -784,9 +799,9 @@ void elab_finalize(Elab *e)
     copy_loads(&f);
     for (int i = 0; i < e->acts.n; i++)
         ok &= resolve_actuation(&f, &e->acts.a[i]);
-    copy_probes(&f, &m->simulate);
-    copy_probes(&f, &m->statics);
-    copy_probes(&f, &m->modes);
+    ok &= copy_probes(&f, &m->simulate);
+    ok &= copy_probes(&f, &m->statics);
+    ok &= copy_probes(&f, &m->modes);
     free(needs_twist);
     free(needs_xi);
     free(f.map);

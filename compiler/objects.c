@@ -221,12 +221,14 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
         return false;
     }
     bool has_nodes = prop_given(pv, "nodes"), has_spacing = prop_given(pv, "spacing");
-    if (has_nodes == has_spacing) {
+    if (has_nodes == has_spacing && !pv->n_unknown) {
         Diag *d = diag_error(s->loc, has_nodes ? "give either `nodes` or `spacing`, not both"
                                                : "a rod needs `nodes` or `spacing` to be discretised");
         diag_hint(d, "for example `nodes = 51;` or `spacing = 2 mm;`");
         return false;
     }
+    if (has_nodes == has_spacing)
+        return false;
     int n;
     if (has_nodes) {
         const Value *v = prop_get(pv, "nodes");
@@ -243,7 +245,7 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
             return false;
         double len = pts ? geom_polyline_length(pts, n_pts) : path_length_estimate(g, a);
         if (!(v->v[0] > 0)) {
-            diag_error(s->loc, "`spacing` must be positive");
+            diag_error(prop_loc(pv, "spacing", s->loc), "`spacing` must be positive");
             return false;
         }
         double count = round(len / v->v[0]);
@@ -267,11 +269,11 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
     else
         err = geom_helix(a[0].v, a[1].v[0], a[2].v[0], a[3].v[0], vec_or(&a[4], z_axis), n, path);
     if (err) {
-        const Stmt *where = NULL;
-        for (int k = 0; k < pv->n_specs; k++)
-            if (!strcmp(pv->specs[k]->name, "path"))
-                where = pv->where[k];
-        diag_error(where ? where->value->loc : s->loc, "%s", err);
+        /* A count problem belongs to `nodes`/`spacing`; the rest to the path. */
+        SrcLoc at = prop_loc(pv, "path", s->loc);
+        if (strstr(err, "node"))
+            at = prop_loc(pv, has_nodes ? "nodes" : "spacing", at);
+        diag_error(at, "%s", err);
         return false;
     }
     return true;
@@ -284,6 +286,8 @@ static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o
     const Value *r = prop_get(pv, "radius");
     const Value *sec = prop_get(pv, "section");
     if (prop_given(pv, "radius") == prop_given(pv, "section")) {
+        if (pv->n_unknown)
+            return false; /* a misspelled `radius` was reported already */
         Diag *d = diag_error(s->loc, prop_given(pv, "radius") ? "give either `radius` or `section`, not both"
                                                               : "rod `%s` is missing its cross-section", o->name);
         diag_hint(d, "add `radius = 1 mm;` or `section = rectangular(20 mm, 1 mm);`");
@@ -292,7 +296,7 @@ static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o
     if (r) {
         double R = r->v[0];
         if (!(R > 0)) {
-            diag_error(s->loc, "the radius of rod `%s` must be positive", o->name);
+            diag_error(prop_loc(pv, "radius", s->loc), "the radius of rod `%s` must be positive", o->name);
             return false;
         }
         o->radius = R;
@@ -386,15 +390,15 @@ void elab_material(Elab *e, Stmt *s, const char *name)
     m.rho = prop_num(&pv, "rho", NAN);
     m.nu = prop_num(&pv, "nu", 0.5);
     if (ok && !(m.E > 0)) {
-        diag_error(s->loc, "Young's modulus of `%s` must be positive", name);
+        diag_error(prop_loc(&pv, "E", s->loc), "Young's modulus of `%s` must be positive", name);
         ok = false;
     }
     if (ok && !(m.rho > 0)) {
-        diag_error(s->loc, "the density of `%s` must be positive", name);
+        diag_error(prop_loc(&pv, "rho", s->loc), "the density of `%s` must be positive", name);
         ok = false;
     }
     if (ok && !(m.nu > -1 && m.nu <= 0.5)) {
-        Diag *d = diag_error(s->loc, "Poisson's ratio of `%s` is %g, outside (-1, 0.5]", name, m.nu);
+        Diag *d = diag_error(prop_loc(&pv, "nu", s->loc), "Poisson's ratio of `%s` is %g, outside (-1, 0.5]", name, m.nu);
         diag_hint(d, "rubber-like materials are close to 0.5");
         ok = false;
     }
@@ -436,6 +440,7 @@ void elab_rod(Elab *e, Stmt *s, const char *name)
         o.kappa_bar[1] = k->v[1];
     }
     o.tau_bar = prop_num(&pv, "twist", 0);
+    o.natural_given = prop_given(&pv, "curvature") || prop_given(&pv, "twist");
     o.closed = path.closed;
     int oi = e->objs.n;
     o.first_node = e->node_obj.n;
@@ -568,11 +573,14 @@ static bool shell_topology(Elab *e, ElabObj *o, const GeomMesh *mesh, SrcLoc loc
         for (int k = i; k < j; k++)
             e->tri_edge.a[3 * (o->first_tri + keys[k].tri) + keys[k].k] = edge;
         if (j - i == 2) {
+            /* Hinge nodes follow the first triangle's winding: it runs x0 -> x1 -> x2, so
+             * every hinge measures its angle with the same orientation of the sheet. */
             const int *t0 = &mesh->tri[3 * keys[i].tri], *t1 = &mesh->tri[3 * keys[i + 1].tri];
+            int k0 = keys[i].k;
             DPUSH(e->hinge_edge, edge);
-            DPUSH(e->hinge_nodes, o->first_node + keys[i].a);
-            DPUSH(e->hinge_nodes, o->first_node + keys[i].b);
-            DPUSH(e->hinge_nodes, o->first_node + t0[keys[i].k]);
+            DPUSH(e->hinge_nodes, o->first_node + t0[(k0 + 1) % 3]);
+            DPUSH(e->hinge_nodes, o->first_node + t0[(k0 + 2) % 3]);
+            DPUSH(e->hinge_nodes, o->first_node + t0[k0]);
             DPUSH(e->hinge_nodes, o->first_node + t1[keys[i + 1].k]);
         }
         i = j;
@@ -605,7 +613,7 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
     ElabMaterial *mat = rod_material(e, &pv);
     double h = prop_num(&pv, "thickness", 0);
     if (!(h > 0)) {
-        diag_error(s->loc, "the thickness of shell `%s` must be positive", name);
+        diag_error(prop_loc(&pv, "thickness", s->loc), "the thickness of shell `%s` must be positive", name);
         return;
     }
     GeomMesh mesh;
@@ -627,6 +635,7 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
     const Value *bend = prop_get(&pv, "bending");
     o.bending = bend && !strcmp(bend->str, "midedge") ? SRD_BEND_MIDEDGE : SRD_BEND_HINGE;
     o.phi_bar = prop_num(&pv, "angle", 0);
+    o.natural_given = prop_given(&pv, "angle");
     int oi = e->objs.n;
     o.first_node = e->node_obj.n;
     o.n_nodes = mesh.n_nodes;
@@ -662,7 +671,7 @@ void elab_body(Elab *e, Stmt *s, const char *name)
         return;
     double mass = prop_num(&pv, "mass", 0);
     if (!(mass > 0)) {
-        diag_error(s->loc, "the mass of body `%s` must be positive", name);
+        diag_error(prop_loc(&pv, "mass", s->loc), "the mass of body `%s` must be positive", name);
         return;
     }
     if (!room_for(e, 1, s->loc))

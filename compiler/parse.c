@@ -1,5 +1,6 @@
 /* parse.c — reads source files, runs the generated scanner and parser, and follows `use`. */
 #include "parse.h"
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,16 @@ Stmt *ast_stmt(ParseCtx *ctx, StmtKind kind, SrcLoc loc)
 
 int parse_source(Arena *arena, const char *path, const char *text, size_t len, PtrVec *out)
 {
+    return parse_source_as(arena, path, path, text, len, out);
+}
+
+int parse_source_as(Arena *arena, const char *path, const char *display, const char *text, size_t len, PtrVec *out)
+{
     ParseCtx ctx = { 0 };
     ctx.arena = arena;
     ctx.file = src_add(path, text, len);
+    if (display != path)
+        src_set_display(ctx.file, display);
     LexExtra extra = { 0 };
     extra.ctx = &ctx;
     extra.line = extra.col = 1;
@@ -117,7 +125,9 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
     }
     if (!text) {
         if (use_name) {
-            Diag *d = diag_error(use_loc, "cannot find module `%s` (looked for %s)", use_name, path);
+            bool std = !strncmp(use_name, "std.", 4);
+            Diag *d = std ? diag_error(use_loc, "cannot find module `%s`", use_name)
+                          : diag_error(use_loc, "cannot find module `%s` (looked for %s)", use_name, path);
             const char *close = diag_closest(use_name, std_modules, (int)(sizeof std_modules / sizeof *std_modules));
             if (close)
                 diag_hint(d, "did you mean `%s`?", close);
@@ -128,7 +138,11 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
         }
         return false;
     }
-    int errors = parse_source(a, path, text, len, out);
+    /* Standard modules show as stdlib/NAME.srd wherever the library is installed. */
+    const char *display = path;
+    if (use_name && !strncmp(use_name, "std.", 4))
+        display = arena_printf(a, "stdlib/%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+    int errors = parse_source_as(a, path, display, text, len, out);
     free(text);
     return errors == 0;
 }

@@ -12,6 +12,7 @@ typedef struct ParseCtx {
     int    syntax_errors;
     int    prev_line, prev_col; /* end of the last token returned, for "expected `;`" */
     int    cur_line, cur_col;
+    int    lex_error_line;      /* line of the last lexical error: no syntax error piles on it */
 } ParseCtx;
 
 typedef struct LexExtra {
@@ -23,6 +24,8 @@ typedef struct LexExtra {
 
 /* Parses one source text; statements are appended to *out. Returns the syntax error count. */
 int parse_source(Arena *arena, const char *path, const char *text, size_t len, PtrVec *out);
+/* The same, showing the file as `display` in diagnostics. */
+int parse_source_as(Arena *arena, const char *path, const char *display, const char *text, size_t len, PtrVec *out);
 
 /* Reads `path` and every module it uses (stdlib_dir holds std.*). Modules come first in the
  * program, each once. Returns false after reporting errors. */

@@ -82,7 +82,7 @@ static const PropSpec props[] = {
     WORD(BK_STATIC, "solver", "auto dense banded", "linear solver (default auto)"),
 
     OTHER(BK_MODES, "count", P_INT, true, "number of modes"),
-    WORD(BK_MODES, "at", "reference static", "configuration to linearise about (default reference)"),
+    WORD(BK_MODES, "at", "reference equilibrium", "configuration to linearise about: the reference, or the static equilibrium (default reference)"),
 };
 
 const PropSpec *props_find(BlockKind b, const char *name)

@@ -28,6 +28,8 @@ static Stmt *apply_stmt(ParseCtx *ctx, SrcLoc loc, const char *name, SrcLoc name
 #define CLOSE_BRACE_SYMBOL ((yysymbol_kind_t)symbol_for_char('}'))
 static int symbol_for_char(int c);
 static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const char *msg);
+static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool block);
+static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 }
 
 %define api.pure full
@@ -160,6 +162,13 @@ stmt
                                     { $$ = ast_stmt(ctx, ST_FOR, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->range = $4;
                                       set_stmts($6, &$$->body, &$$->n_body); }
     | KW_PLANAR ';'                 { $$ = ast_stmt(ctx, ST_PLANAR, L(@$)); }
+    | IDENT IDENT '{' items '}'     { unknown_statement(ctx, $1, L(@1), true); $$ = NULL; }
+    | IDENT '{' items '}'           { unknown_statement(ctx, $1, L(@1), true); $$ = NULL; }
+    | IDENT '=' expr ';'            { unknown_statement(ctx, $1, L(@1), false); $$ = NULL; }
+    | KW_ENERGY IDENT '(' stencil ';' opt_idents ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_ENERGY, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
+                                      $$->value = $9; }
     | error ';'                     { $$ = NULL; yyerrok; }
     | error '}'                     { $$ = NULL; yyerrok; }
     ;
@@ -207,6 +216,9 @@ prop_key
 
 item
     : prop_key '=' expr ';'         { $$ = ast_stmt(ctx, ST_PROP, L(@$)); $$->name = $1; $$->name_loc = L(@1); $$->value = $3; }
+    | prop_key '=' expr             { /* the last property of a block without its `;`: say so and go on */
+                                      missing_semicolon(ctx, @3);
+                                      $$ = NULL; }
     | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
     | KW_OUTPUT IDENT STRING ';'    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; }
     | KW_OUTPUT IDENT STRING KW_EVERY expr ';'
@@ -445,21 +457,20 @@ static Stmt *apply_stmt(ParseCtx *ctx, SrcLoc loc, const char *name, SrcLoc name
     return s;
 }
 
-/* Token names as the user wrote them: `;` rather than "';'". */
+/* Token names as the user wrote them: `;`, `rod`, `..`; classes of tokens in words. */
 static const char *token_text(yysymbol_kind_t sym, char *buf, size_t n)
 {
-    const char *name = yysymbol_name(sym);
-    if (name[0] == '\'' && name[1] && name[2] == '\'') {
-        snprintf(buf, n, "`%c`", name[1]);
-        return buf;
-    }
-    if (name[0] == '"') {
-        snprintf(buf, n, "`%.*s`", (int)strlen(name) - 2, name + 1);
-        return buf;
-    }
-    if (!strcmp(name, "end of file") || !strcmp(name, "\"end of file\"") || sym == YYSYMBOL_YYEOF)
+    if (sym == YYSYMBOL_YYEOF)
         return "end of file";
-    snprintf(buf, n, "%s", name);
+    if (sym == YYSYMBOL_NUMBER || sym == YYSYMBOL_IDENT || sym == YYSYMBOL_STRING || sym == YYSYMBOL_UNIT)
+        return yysymbol_name(sym);
+    const char *name = yysymbol_name(sym);
+    size_t len = strlen(name);
+    if (len >= 2 && (name[0] == '\'' || name[0] == '"') && name[len - 1] == name[0]) {
+        name++;
+        len -= 2;
+    }
+    snprintf(buf, n, "`%.*s`", (int)len, name);
     return buf;
 }
 
@@ -478,6 +489,12 @@ static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const cha
     diag_error(mkloc(ctx, *loc), "%s", msg);
 }
 
+static bool continues_expression(yysymbol_kind_t got)
+{
+    return got != YYSYMBOL_IDENT && got != YYSYMBOL_STRING && got != CLOSE_BRACE_SYMBOL &&
+           (got < YYSYMBOL_KW_USE || got > YYSYMBOL_KW_PLANAR);
+}
+
 static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner, ParseCtx *ctx)
 {
     (void)scanner;
@@ -487,8 +504,13 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner, Par
     int n = yypcontext_expected_tokens(pctx, expected, MAX_EXPECTED);
     yysymbol_kind_t got = yypcontext_token(pctx);
     SrcLoc loc = mkloc(ctx, *yypcontext_location(pctx));
-    /* A statement that ends at a line break without `;`: point just after it. */
-    if (expects(expected, n, SEMICOLON_SYMBOL) && ctx->prev_line > 0 && loc.line > ctx->prev_line) {
+    /* A lexical error on this line was already reported: the parser's complaint adds nothing. */
+    if (ctx->lex_error_line && (loc.line == ctx->lex_error_line || ctx->prev_line == ctx->lex_error_line))
+        return 0;
+    /* A statement that ends without `;` before a new line, a name, a keyword or a `}`:
+     * point just after it. */
+    if (expects(expected, n, SEMICOLON_SYMBOL) && ctx->prev_line > 0 &&
+        (loc.line > ctx->prev_line || !continues_expression(got))) {
         SrcLoc at = { ctx->file, ctx->prev_line, ctx->prev_col + 1, ctx->prev_line, ctx->prev_col + 1 };
         Diag *d = diag_error(at, "expected `;` at the end of this statement");
         diag_hint(d, "every statement and property ends with `;`");
@@ -496,9 +518,9 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner, Par
     }
     char gbuf[64], msg[512];
     const char *gtext = token_text(got, gbuf, sizeof gbuf);
-    if (got == YYSYMBOL_YYEOF && ctx->prev_line > 0) {
-        loc.line = loc.end_line = ctx->prev_line;
-        loc.col = loc.end_col = ctx->prev_col + 1;
+    if (got == YYSYMBOL_YYEOF && ctx->cur_line > 0) {
+        loc.line = loc.end_line = ctx->cur_line;
+        loc.col = loc.end_col = ctx->cur_col + 1;
     }
     snprintf(msg, sizeof msg, "unexpected %s", gtext);
     if (n > 0 && n <= MAX_LISTED) {
@@ -516,5 +538,38 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner, Par
         diag_hint(d, "a unit follows a number or a closing parenthesis: `2 mm`, `(0, 0, 1) m`");
     else if (got == YYSYMBOL_YYEOF && expects(expected, n, CLOSE_BRACE_SYMBOL))
         diag_hint(d, "a block is missing its closing `}`");
+    else if (got == YYSYMBOL_KW_OUTPUT || got == YYSYMBOL_KW_PROBE)
+        diag_hint(d, "`output` and `probe` go inside a simulate, static or modes block");
+    else if (got >= YYSYMBOL_KW_USE && got <= YYSYMBOL_KW_PLANAR && expects(expected, n, CLOSE_BRACE_SYMBOL))
+        diag_hint(d, "is the block before it missing its closing `}`? Statements do not nest in blocks");
     return 0;
+}
+
+static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
+{
+    ctx->syntax_errors++;
+    SrcLoc at = { ctx->file, after.last_line, after.last_column + 1, after.last_line, after.last_column + 1 };
+    Diag *d = diag_error(at, "expected `;` at the end of this statement");
+    diag_hint(d, "every statement and property ends with `;`");
+}
+
+static const char *statement_words[] = {
+    "use", "param", "let", "fn", "material", "rod", "shell", "body", "join", "clamp", "fix", "load",
+    "gravity", "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle", "contact", "actuate",
+    "energy", "force", "apply", "for", "simulate", "static", "modes", "planar",
+};
+
+/* `spring s { ... }`, `gravty = ...`: a word at the start of a statement that is not a keyword. */
+static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool block)
+{
+    ctx->syntax_errors++;
+    Diag *d = diag_error(loc, block ? "unknown block `%s`" : "unknown statement `%s`", word);
+    const char *close = diag_closest(word, statement_words, (int)(sizeof statement_words / sizeof *statement_words));
+    if (close)
+        diag_hint(d, "did you mean `%s`?", close);
+    else if (block)
+        diag_hint(d, "blocks are material, rod, shell, body, medium, viscous, damping, rft, drag, ground, obstacle, "
+                     "contact, simulate, static and modes");
+    else
+        diag_hint(d, "statements start with a keyword such as let, rod, clamp, load or gravity");
 }

@@ -42,7 +42,8 @@ typedef struct Expect {
 
 static const Expect atoms[] = {
     { "m", 1, 1, 0, 0, 0 },           { "km", 1e3, 1, 0, 0, 0 },      { "cm", 1e-2, 1, 0, 0, 0 },
-    { "mm", 1e-3, 1, 0, 0, 0 },       { "um", 1e-6, 1, 0, 0, 0 },     { "kg", 1, 0, 1, 0, 0 },
+    { "mm", 1e-3, 1, 0, 0, 0 },       { "um", 1e-6, 1, 0, 0, 0 },     { "nm", 1e-9, 1, 0, 0, 0 },
+    { "kg", 1, 0, 1, 0, 0 },
     { "g", 1e-3, 0, 1, 0, 0 },        { "mg", 1e-6, 0, 1, 0, 0 },     { "s", 1, 0, 0, 1, 0 },
     { "ms", 1e-3, 0, 0, 1, 0 },       { "us", 1e-6, 0, 0, 1, 0 },     { "min", 60, 0, 0, 1, 0 },
     { "Hz", 1, 0, 0, -1, 0 },         { "kHz", 1e3, 0, 0, -1, 0 },    { "N", 1, 1, 1, -2, 0 },
@@ -116,7 +117,7 @@ static void test_parse_errors(Tally *t)
     static const struct {
         const char *text, *bad;
     } cases[] = {
-        { "furlong", "furlong" }, { "nm", "nm" },      { "kg/mx", "mx" },     { "N*foo^2", "foo" },
+        { "furlong", "furlong" }, { "pm", "pm" },      { "kg/mx", "mx" },     { "N*foo^2", "foo" },
         { "Mpa", "Mpa" },         { "hz", "hz" },      { "/parsec", "parsec" }, { "M", "M" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
