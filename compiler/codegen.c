@@ -259,19 +259,13 @@ static LLVMValueRef begin_function(Cg *g, const char *name, LLVMTypeRef fty, boo
     return fn;
 }
 
-/* Adds `v` to dst[idx] when idx >= 0. */
-static void add_if_valid(Cg *g, LLVMValueRef fn, LLVMValueRef dst, LLVMValueRef idx, LLVMValueRef v)
+/* dst[idx] += v. Entries the runtime drops (fixed DOFs, outside the band) point at its
+ * scratch slot past the end, so the scatter needs no branch. */
+static void add_at(Cg *g, LLVMValueRef dst, LLVMValueRef idx, LLVMValueRef v)
 {
-    LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(g->C, fn, "add");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->C, fn, "next");
-    LLVMValueRef ok = LLVMBuildICmp(g->B, LLVMIntSGE, idx, LLVMConstInt(LLVMTypeOf(idx), 0, 0), "");
-    LLVMBuildCondBr(g->B, ok, yes, done);
-    LLVMPositionBuilderAtEnd(g->B, yes);
     LLVMValueRef i64idx = LLVMTypeOf(idx) == g->i64 ? idx : LLVMBuildSExt(g->B, idx, g->i64, "");
     LLVMValueRef p = LLVMBuildGEP2(g->B, g->f64, dst, &i64idx, 1, "");
     LLVMBuildStore(g->B, LLVMBuildFAdd(g->B, LLVMBuildLoad2(g->B, g->f64, p, ""), v, ""), p);
-    LLVMBuildBr(g->B, done);
-    LLVMPositionBuilderAtEnd(g->B, done);
 }
 
 /* Runs `body` only when the ctx pointer field k is not NULL; returns that pointer. */
@@ -299,7 +293,7 @@ static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef *energy_acc)
         if (s->res[k] < 0)
             continue;
         LLVMValueRef v = operand(g, s->res[k]);
-        add_if_valid(g, fn, grad, load_at(g, g->i32, res_row, i64c(g, k)), v);
+        add_at(g, grad, load_at(g, g->i32, res_row, i64c(g, k)), v);
     }
     LLVMBuildBr(g->B, after);
     LLVMPositionBuilderAtEnd(g->B, after);
@@ -315,9 +309,9 @@ static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef *energy_acc)
             if (n->op == XO_CONST && n->value == 0)
                 continue;
             LLVMValueRef v = operand(g, s->jac[k * nd + l]);
-            add_if_valid(g, fn, jac, load_at(g, g->i64, pos_row, i64c(g, k * nd + l)), v);
+            add_at(g, jac, load_at(g, g->i64, pos_row, i64c(g, k * nd + l)), v);
             if (s->symmetric && k != l)
-                add_if_valid(g, fn, jac, load_at(g, g->i64, pos_row, i64c(g, l * nd + k)), v);
+                add_at(g, jac, load_at(g, g->i64, pos_row, i64c(g, l * nd + k)), v);
         }
     LLVMBuildBr(g->B, after);
     LLVMPositionBuilderAtEnd(g->B, after);

@@ -120,7 +120,7 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     const srd_elemset *set = &m->sets[set_index];
     int nd = info->nd, n = set->n;
     int rank[64], nodes = 0, edges = 0;
-    if (info->n_params > 64)
+    if (info->n_params > 64 || info->nd > 64)
         return -1;
     for (int p = 0; p < info->n_params; p++)
         rank[p] = info->param_is_node[p] ? nodes++ : edges++;
@@ -134,16 +134,19 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     out->state = xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
     memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
     for (int i = 0; i < n; i++) {
+        int free_idx[64];
         for (int k = 0; k < nd; k++) {
             int dof = stencil_model_dof(m, set, info, i, k, rank);
             /* A missing DOF reads DOF 0 and contributes nowhere. */
             out->dofs[i * nd + k] = dof >= 0 ? dof : 0;
-            out->res[i * nd + k] = dof >= 0 ? sys->free_index[dof] : -1;
+            free_idx[k] = dof >= 0 ? sys->free_index[dof] : -1;
+            out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free;
         }
+        long long scratch = srd_system_storage(sys);
         for (int k = 0; k < nd; k++)
             for (int l = 0; l < nd; l++) {
-                int r = out->res[i * nd + k], c = out->res[i * nd + l];
-                out->jac_pos[((long long)i * nd + k) * nd + l] = srd_system_position(sys, r, c);
+                long long pos = srd_system_position(sys, free_idx[k], free_idx[l]);
+                out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch;
             }
         for (int k = 0; k < info->n_state; k++)
             out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank);

@@ -83,9 +83,9 @@ static void evaluate(Harness *h, srd_kernel_fn fn, double *energy, double *grad,
 {
     int n = h->sys.n_free;
     *energy = 0;
-    memset(grad, 0, sizeof(double) * (size_t)n);
+    memset(grad, 0, sizeof(double) * (size_t)(n + 1));
     if (jac)
-        memset(jac, 0, sizeof(double) * (size_t)n * (size_t)n);
+        memset(jac, 0, sizeof(double) * ((size_t)n * (size_t)n + 1));
     srd_eval_ctx ctx = { h->q, h->q0, h->v0, h->params, h->t, h->dt, energy, grad, jac };
     fn(&ctx, &h->batch.b);
 }
@@ -124,8 +124,8 @@ static void fd_check(Harness *h, srd_kernel_fn fn, unsigned seed, int configs, d
                      double *worst_sym)
 {
     int n = h->sys.n_free;
-    double *g = malloc(sizeof(double) * (size_t)n), *J = malloc(sizeof(double) * (size_t)n * (size_t)n);
-    double *gp = malloc(sizeof(double) * (size_t)n), *gfd = malloc(sizeof(double) * (size_t)n);
+    double *g = malloc(sizeof(double) * (size_t)(n + 1)), *J = malloc(sizeof(double) * ((size_t)n * (size_t)n + 1));
+    double *gp = malloc(sizeof(double) * (size_t)(n + 1)), *gfd = malloc(sizeof(double) * (size_t)(n + 1));
     int *dof_of_free = malloc(sizeof(int) * (size_t)n);
     for (int d = 0; d < h->m->n_dofs; d++)
         if (h->sys.free_index[d] >= 0)
@@ -197,12 +197,12 @@ static void compare_stretch(Harness *h, srd_kernel_fn fn)
     unsigned seed = 11;
     double worst = 0;
     int n = h->sys.n_free;
-    double *g = calloc((size_t)n, sizeof(double)), *J = calloc((size_t)n * (size_t)n, sizeof(double));
+    double *g = calloc((size_t)n + 1, sizeof(double)), *J = calloc((size_t)n * (size_t)n + 1, sizeof(double));
     for (int c = 0; c < 100; c++) {
         randomize(h, &seed, 2e-3);
         double E;
         evaluate(h, fn, &E, g, J);
-        double Eh = 0, *gh = calloc((size_t)n, sizeof(double)), *Jh = calloc((size_t)n * (size_t)n, sizeof(double));
+        double Eh = 0, *gh = calloc((size_t)n + 1, sizeof(double)), *Jh = calloc((size_t)n * (size_t)n + 1, sizeof(double));
         for (int i = 0; i < set->n; i++) {
             int a = set->nodes[2 * i], b = set->nodes[2 * i + 1];
             double e, ge[6], He[36];
@@ -284,8 +284,8 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
         h.dt = 1e-3;
         unsigned seed = 5;
         int n = h.sys.n_free;
-        double *g1 = malloc(sizeof(double) * (size_t)n), *g2 = malloc(sizeof(double) * (size_t)n);
-        double *J1 = malloc(sizeof(double) * (size_t)n * n), *J2 = malloc(sizeof(double) * (size_t)n * n);
+        double *g1 = malloc(sizeof(double) * (size_t)(n + 1)), *g2 = malloc(sizeof(double) * (size_t)(n + 1));
+        double *J1 = malloc(sizeof(double) * ((size_t)n * n + 1)), *J2 = malloc(sizeof(double) * ((size_t)n * n + 1));
         for (int c = 0; c < 10; c++) {
             randomize(&h, &seed, 2e-3);
             double E1, E2;
