@@ -33,7 +33,7 @@ static void take_error(LLVMErrorRef e, char *err, size_t err_n)
     LLVMDisposeErrorMessage(msg);
 }
 
-LLVMTargetMachineRef jit_target_machine(bool portable, char *err, size_t err_n)
+LLVMTargetMachineRef jit_target_machine(bool portable, LLVMCodeGenOptLevel level, char *err, size_t err_n)
 {
     init_llvm();
     char *triple = LLVMGetDefaultTargetTriple();
@@ -48,7 +48,7 @@ LLVMTargetMachineRef jit_target_machine(bool portable, char *err, size_t err_n)
     char *cpu = portable ? NULL : LLVMGetHostCPUName();
     char *features = portable ? NULL : LLVMGetHostCPUFeatures();
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, portable ? "x86-64-v3" : cpu,
-                                                      portable ? "" : features, LLVMCodeGenLevelDefault,
+                                                      portable ? "" : features, level,
                                                       LLVMRelocPIC, LLVMCodeModelDefault);
     if (cpu)
         LLVMDisposeMessage(cpu);
@@ -83,7 +83,7 @@ bool jit_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, const char *pipeline
 SrdJit *jit_create(char *err, size_t err_n)
 {
     init_llvm();
-    LLVMTargetMachineRef tm = jit_target_machine(false, err, err_n);
+    LLVMTargetMachineRef tm = jit_target_machine(false, LLVMCodeGenLevelLess, err, err_n);
     if (!tm)
         return NULL;
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
@@ -103,10 +103,10 @@ LLVMContextRef jit_context(SrdJit *j) { return LLVMOrcThreadSafeContextGetContex
 
 bool jit_add(SrdJit *j, LLVMModuleRef M, char *err, size_t err_n)
 {
-    LLVMTargetMachineRef tm = jit_target_machine(false, err, err_n);
+    LLVMTargetMachineRef tm = jit_target_machine(false, LLVMCodeGenLevelLess, err, err_n);
     if (!tm)
         return false;
-    bool ok = jit_optimize(M, tm, NULL, err, err_n);
+    bool ok = jit_optimize(M, tm, JIT_PIPELINE, err, err_n);
     LLVMDisposeTargetMachine(tm);
     if (!ok) {
         LLVMDisposeModule(M);
@@ -146,10 +146,10 @@ void jit_free(SrdJit *j)
 
 bool aot_write_object(LLVMModuleRef M, const char *path, char *err, size_t err_n)
 {
-    LLVMTargetMachineRef tm = jit_target_machine(true, err, err_n);
+    LLVMTargetMachineRef tm = jit_target_machine(true, LLVMCodeGenLevelDefault, err, err_n);
     if (!tm)
         return false;
-    bool ok = jit_optimize(M, tm, NULL, err, err_n);
+    bool ok = jit_optimize(M, tm, AOT_PIPELINE, err, err_n);
     char *msg = NULL;
     if (ok && LLVMTargetMachineEmitToFile(tm, M, path, LLVMObjectFile, &msg)) {
         snprintf(err, err_n, "cannot write %s: %s", path, msg ? msg : "");

@@ -7,8 +7,16 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+/* Measured on the examples (bench/README.md): machine code generation dominates JIT time and
+ * grows with the size of straight-line code, so the JIT optimises at O1 with CodeGen "less"
+ * on chunks of about JIT_CHUNK_OPS operations; object files get O2 and full CodeGen. Without
+ * fast-math flags both produce bit-identical results. */
+enum { JIT_CHUNK_OPS = 150 };
+#define JIT_PIPELINE "default<O1>"
+#define AOT_PIPELINE "default<O2>"
+
 /* A target machine for this host (portable = false) or for any x86-64 with AVX2 and FMA. */
-LLVMTargetMachineRef jit_target_machine(bool portable, char *err, size_t err_n);
+LLVMTargetMachineRef jit_target_machine(bool portable, LLVMCodeGenOptLevel level, char *err, size_t err_n);
 /* Sets the module's triple and data layout and runs "default<O2>" (or `pipeline`). */
 bool jit_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, const char *pipeline, char *err, size_t err_n);
 

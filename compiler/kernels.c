@@ -37,8 +37,10 @@ static bool load_standard(ModelKernels *mk, const char *module)
         return false;
     int n = mk->stdlib.n_stmts + p.n_stmts + 1;
     Stmt **all = arena_alloc(&mk->arena, sizeof(Stmt *) * (size_t)n);
-    memcpy(all, mk->stdlib.stmts, sizeof(Stmt *) * (size_t)mk->stdlib.n_stmts);
-    memcpy(all + mk->stdlib.n_stmts, p.stmts, sizeof(Stmt *) * (size_t)p.n_stmts);
+    if (mk->stdlib.n_stmts)
+        memcpy(all, mk->stdlib.stmts, sizeof(Stmt *) * (size_t)mk->stdlib.n_stmts);
+    if (p.n_stmts)
+        memcpy(all + mk->stdlib.n_stmts, p.stmts, sizeof(Stmt *) * (size_t)p.n_stmts);
     /* Remember that the module is loaded with a marker statement. */
     Stmt *mark = arena_alloc(&mk->arena, sizeof *mark);
     mark->kind = ST_USE;

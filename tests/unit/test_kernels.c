@@ -246,7 +246,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
     snprintf(obj, sizeof obj, "%s/k.o", dir);
     snprintf(so, sizeof so, "%s/k.so", dir);
     LLVMContextRef C = LLVMContextCreate();
-    LLVMModuleRef M = kernels_emit(mk, C, 400);
+    LLVMModuleRef M = kernels_emit(mk, C, JIT_CHUNK_OPS);
     bool wrote = aot_write_object(M, obj, err, sizeof err);
     LLVMDisposeModule(M);
     LLVMContextDispose(C);
@@ -330,7 +330,7 @@ int main(void)
     char err[512] = "";
     bool lowered = kernels_lower(&mk, &prog, m, true, err, sizeof err);
     check(lowered, "every element set lowers (%s)", lowered ? "ok" : err);
-    bool jitted = lowered && kernels_jit(&mk, 400, err, sizeof err);
+    bool jitted = lowered && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
     check(jitted, "kernels JIT-compile (%s)", jitted ? "ok" : err);
     if (!jitted)
         return 1;
