@@ -542,6 +542,7 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
     if (!check_arity(x, b->name, b->arity, x->n_args))
         return value_error();
     Value a[8];
+    memset(a, 0, sizeof a);
     int n = x->n_args < 8 ? x->n_args : 8;
     bool ok = true;
     for (int i = 0; i < n; i++) {

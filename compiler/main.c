@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "elab.h"
+#include "kernels.h"
 #include "parse.h"
 
 #ifndef SRD_VERSION
@@ -16,10 +18,14 @@ static const char *usage_text =
     "\n"
     "commands:\n"
     "  check FILE          parse, check and elaborate FILE; print diagnostics only\n"
-    "  dump FILE [--json] [--elements]\n"
+    "  dump FILE [--json] [--elements] [--kernels]\n"
     "                      print the elaborated model: counts of nodes, edges, triangles,\n"
     "                      DOFs, elements by kind, fixed DOFs, total mass, bandwidth;\n"
-    "                      --elements lists every element instance with its stencil\n"
+    "                      --elements lists every element instance with its stencil;\n"
+    "                      --kernels compiles the element kernels and prints their\n"
+    "                      operation counts and the time of each compiler stage\n"
+    "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
+    "                      write the LLVM IR of the model's element kernels\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "options:\n"
@@ -41,23 +47,39 @@ static const char *check_help =
     "  srdc check robot.srd && echo fine\n";
 
 static const char *dump_help =
-    "usage: srdc dump FILE [--json] [--elements]\n"
+    "usage: srdc dump FILE [--json] [--elements] [--kernels]\n"
     "\n"
     "Builds the model like `check` and prints a summary: objects, nodes, edges, triangles,\n"
     "DOFs by kind, fixed DOFs, total mass, half-bandwidth before and after the\n"
     "bandwidth-reducing ordering, element instances by kind, params and environment.\n"
     "--json prints the same as one JSON object for scripts. --elements then lists every\n"
     "element instance: its nodes, its edges with orientation signs, and its data.\n"
+    "--kernels derives and JIT-compiles every element kind's kernel and prints, per kind,\n"
+    "the stencil size and the operations of value, gradient and Hessian (or Jacobian) after\n"
+    "sharing, then the wall time of parsing, elaboration, lowering, code generation and JIT.\n"
     "\n"
     "examples:\n"
     "  srdc dump examples/cantilever_rod.srd\n"
     "  srdc dump --json examples/parachute.srd | python3 -m json.tool\n"
     "  srdc dump --elements examples/star_roller.srd | less\n";
 
+static const char *emit_help =
+    "usage: srdc emit-llvm FILE [-o OUT] [--unoptimized]\n"
+    "\n"
+    "Writes the LLVM IR of the model's element kernels (one function srd_kernel_KIND per\n"
+    "element kind, plus its internal chunks) to OUT, or to standard output. By default the IR\n"
+    "is optimised as the JIT optimises it; --unoptimized writes it as generated.\n"
+    "\n"
+    "examples:\n"
+    "  srdc emit-llvm examples/cantilever_shell_hinge.srd -o hinge.ll\n"
+    "  srdc emit-llvm --unoptimized examples/pneunet.srd | less\n";
+
 static int print_help(const char *cmd)
 {
     if (!cmd)
         fputs(usage_text, stdout);
+    else if (!strcmp(cmd, "emit-llvm"))
+        fputs(emit_help, stdout);
     else if (!strcmp(cmd, "check"))
         fputs(check_help, stdout);
     else if (!strcmp(cmd, "dump"))
@@ -73,26 +95,76 @@ static int print_help(const char *cmd)
     return EXIT_OK;
 }
 
-/* Front end from file to model; diagnostics are printed to stderr. */
-static srd_model *build_model(const char *path, Arena *arena)
+static double now_ms(void)
 {
-    Program prog = { 0 };
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef struct Timings {
+    double parse, elab;
+} Timings;
+
+/* Front end from file to model; diagnostics are printed to stderr. */
+static srd_model *build_model(const char *path, Arena *arena, Program *prog, Timings *tm)
+{
     srd_model *m = NULL;
-    if (parse_program(arena, path, parse_stdlib_dir(), &prog))
-        m = elab_program(&prog, arena, path);
+    double t0 = now_ms();
+    bool parsed = parse_program(arena, path, parse_stdlib_dir(), prog);
+    double t1 = now_ms();
+    if (parsed)
+        m = elab_program(prog, arena, path);
+    if (tm) {
+        tm->parse = t1 - t0;
+        tm->elab = now_ms() - t1;
+    }
     diag_flush(stderr);
     return m;
+}
+
+/* Derives and compiles every element kernel, then prints what it took. */
+static int print_kernels(const Program *prog, const srd_model *m, const Timings *tm)
+{
+    ModelKernels mk;
+    char err[512];
+    double t0 = now_ms();
+    if (!kernels_lower(&mk, prog, m, true, err, sizeof err) || !kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
+        fprintf(stderr, "srdc: error: %s\n", err);
+        kernels_free(&mk);
+        return EXIT_BAD_INPUT;
+    }
+    double total = now_ms() - t0 + tm->parse + tm->elab;
+    printf("kernels\n  %-18s %6s %9s %8s %9s %9s %7s\n", "kind", "DOFs", "instances", "value", "gradient",
+           "Hessian", "chunks");
+    for (int s = 0; s < mk.n; s++) {
+        const KernelSet *ks = &mk.sets[s];
+        if (!ks->lowered.kind) {
+            printf("  %-18s  (no definition yet)\n", m->sets[s].kind);
+            continue;
+        }
+        printf("  %-18s %6d %9d %8d %9d %9d%s %6d\n", ks->lowered.kind, ks->lowered.nd, m->sets[s].n,
+               ks->lowered.ops_value, ks->lowered.ops_grad, ks->lowered.ops_jac, ks->lowered.is_force ? "J" : " ",
+               ks->chunks);
+    }
+    printf("compile time\n  parse %.2f ms, elaborate %.2f ms, lower and differentiate %.2f ms, "
+           "generate IR %.2f ms, optimise and JIT %.2f ms; total %.1f ms\n",
+           tm->parse, tm->elab, mk.ms_lower, mk.ms_codegen, mk.ms_jit, total);
+    kernels_free(&mk);
+    return EXIT_OK;
 }
 
 static int cmd_check_or_dump(int argc, char **argv, bool dump)
 {
     const char *file = NULL;
-    bool json = false, elements = false;
+    bool json = false, elements = false, kernels = false;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--json") && dump)
             json = true;
         else if (!strcmp(argv[i], "--elements") && dump)
             elements = true;
+        else if (!strcmp(argv[i], "--kernels") && dump)
+            kernels = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return print_help(dump ? "dump" : "check");
         else if (argv[i][0] == '-' && argv[i][1]) {
@@ -111,7 +183,9 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
     }
     Arena arena;
     arena_init(&arena);
-    srd_model *m = build_model(file, &arena);
+    Program prog = { 0 };
+    Timings tm;
+    srd_model *m = build_model(file, &arena, &prog, &tm);
     int status = m ? EXIT_OK : EXIT_BAD_INPUT;
     if (m && dump) {
         if (json)
@@ -120,8 +194,77 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
             srd_model_print(m, stdout);
         if (elements)
             srd_model_print_elements(m, stdout);
+        if (kernels)
+            status = print_kernels(&prog, m, &tm);
         if (fflush(stdout) != 0)
             status = EXIT_IO;
+    }
+    srd_model_free(m);
+    arena_free(&arena);
+    diag_reset();
+    return status;
+}
+
+static int cmd_emit_llvm(int argc, char **argv)
+{
+    const char *file = NULL, *out = NULL;
+    bool unoptimized = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--unoptimized"))
+            unoptimized = true;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return print_help("emit-llvm");
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help emit-llvm`\n", argv[i]);
+            return EXIT_BAD_INPUT;
+        } else
+            file = argv[i];
+    }
+    if (!file) {
+        fprintf(stderr, "srdc: error: no input file\nhint: srdc emit-llvm FILE.srd [-o OUT.ll]\n");
+        return EXIT_BAD_INPUT;
+    }
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = build_model(file, &arena, &prog, NULL);
+    int status = m ? EXIT_OK : EXIT_BAD_INPUT;
+    ModelKernels mk;
+    char err[512];
+    if (m && !kernels_lower(&mk, &prog, m, true, err, sizeof err)) {
+        fprintf(stderr, "srdc: error: %s\n", err);
+        status = EXIT_BAD_INPUT;
+    } else if (m) {
+        LLVMContextRef C = LLVMContextCreate();
+        LLVMModuleRef M = kernels_emit(&mk, C, JIT_CHUNK_OPS);
+        if (!unoptimized) {
+            LLVMTargetMachineRef tmc = jit_target_machine(false, LLVMCodeGenLevelLess, err, sizeof err);
+            if (!tmc || !jit_optimize(M, tmc, JIT_PIPELINE, err, sizeof err)) {
+                fprintf(stderr, "srdc: error: %s\n", err);
+                status = EXIT_BAD_INPUT;
+            }
+            if (tmc)
+                LLVMDisposeTargetMachine(tmc);
+        }
+        char *msg = NULL;
+        if (status == EXIT_OK) {
+            if (out) {
+                if (LLVMPrintModuleToFile(M, out, &msg)) {
+                    fprintf(stderr, "srdc: error: cannot write %s: %s\n", out, msg ? msg : "");
+                    status = EXIT_IO;
+                }
+            } else {
+                char *ir = LLVMPrintModuleToString(M);
+                fputs(ir, stdout);
+                LLVMDisposeMessage(ir);
+            }
+        }
+        LLVMDisposeMessage(msg);
+        LLVMDisposeModule(M);
+        LLVMContextDispose(C);
+        kernels_free(&mk);
     }
     srd_model_free(m);
     arena_free(&arena);
@@ -146,10 +289,12 @@ int main(int argc, char **argv)
         return cmd_check_or_dump(argc - 2, argv + 2, false);
     if (!strcmp(cmd, "dump"))
         return cmd_check_or_dump(argc - 2, argv + 2, true);
+    if (!strcmp(cmd, "emit-llvm"))
+        return cmd_emit_llvm(argc - 2, argv + 2);
     fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
-        fputs("hint: the commands are check, dump and help\n", stderr);
+        fputs("hint: the commands are check, dump, emit-llvm and help\n", stderr);
     return EXIT_BAD_INPUT;
 }
