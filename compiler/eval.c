@@ -930,8 +930,11 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
         return value_unknown(3, DIMLESS, "stencil");
     if (!strcmp(m, "rest"))
         return value_unknown(1, L, "stencil");
+    if (!strcmp(m, "sign") || !strcmp(m, "ref_twist"))
+        return value_unknown(1, DIMLESS, "stencil");
     Diag *d = diag_error(x->loc, "a stencil edge has no member `%s`", m);
-    diag_hint(d, "an edge has theta (twist), xi (mid-edge DOF), d1, d2, t (reference frame at the step start), rest (rest length)");
+    diag_hint(d, "an edge has theta (twist), xi (mid-edge DOF), d1, d2, t (reference frame at the step start), "
+                 "rest (rest length), sign (+1 along the stencil) and ref_twist (reference twist at the step start)");
     return value_error();
 }
 

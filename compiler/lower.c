@@ -24,6 +24,7 @@ typedef struct SymBind SymBind;
 struct SymBind {
     const char *name;
     Sym         v;
+    const Expr *src;    /* a body let's expression: prev(name) lowers it again at the step start */
     const Expr *lazy;   /* a global let, lowered on first use */
     bool        busy;
     SymBind    *next;
@@ -363,6 +364,10 @@ static Sym stencil_member(Lower *L, Sym base, const Expr *x)
         r.c[0] = dof_input(L, p, 4);
     else if (!strcmp(m, "rest"))
         r.c[0] = state_input(L, STATE_REST, p, 0);
+    else if (!strcmp(m, "sign"))
+        r.c[0] = state_input(L, STATE_SIGN, p, 0);
+    else if (!strcmp(m, "ref_twist"))
+        r.c[0] = state_input(L, STATE_REF_TWIST, p, 0);
     else if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t")) {
         StateKind k = m[0] == 't' ? STATE_TANGENT : m[1] == '1' ? STATE_D1 : STATE_D2;
         r.n = 3;
@@ -380,6 +385,13 @@ static Sym lookup(Lower *L, const char *name)
     for (SymBind *b = L->scope; b; b = b->next) {
         if (strcmp(b->name, name))
             continue;
+        if (L->prev && b->src) {
+            SymBind *saved = L->scope;
+            L->scope = b->next;
+            Sym r = lower_expr(L, b->src);
+            L->scope = saved;
+            return r;
+        }
         if (b->lazy) {
             if (b->busy) {
                 fail(L, "`%s` depends on itself", name);
@@ -491,8 +503,10 @@ static Sym lower_expr(Lower *L, const Expr *x)
 static Sym lower_body(Lower *L, Stmt **body, int n_body)
 {
     for (int i = 0; i < n_body; i++) {
-        if (body[i]->kind == ST_LET)
+        if (body[i]->kind == ST_LET) {
             bind(L, body[i]->name, lower_expr(L, body[i]->value), NULL);
+            L->scope->src = body[i]->value;
+        }
         else if (body[i]->kind == ST_RETURN)
             return lower_expr(L, body[i]->value);
     }

@@ -23,6 +23,8 @@ typedef enum {
     STATE_D1,      /* reference director d1 of an edge at the step start (comp 0..2) */
     STATE_D2,      /* reference director d2 */
     STATE_TANGENT, /* unit tangent at the step start */
+    STATE_SIGN,    /* +1 when the edge runs along the stencil, -1 against it */
+    STATE_REF_TWIST, /* reference twist between the previous stencil edge and this one, at the step start */
 } StateKind;
 
 typedef struct StateEntry {

@@ -1,6 +1,7 @@
 /* batch.c — index tables that let generated kernels gather DOFs and scatter their residual
  * and Jacobian entries without knowing how the system is stored. */
 #include "batch.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,18 +100,147 @@ static int stencil_model_dof(const srd_model *m, const srd_elemset *set, const s
     return comp == SRD_COMP_TWIST ? m->edge_twist[e] : m->edge_xi[e];
 }
 
+/* ---- reference frames ---- */
+
+static void sub3(const double *a, const double *b, double *r)
+{
+    for (int c = 0; c < 3; c++)
+        r[c] = a[c] - b[c];
+}
+
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static void cross3(const double *a, const double *b, double *r)
+{
+    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+    r[0] = x;
+    r[1] = y;
+    r[2] = z;
+}
+
+static void normalize3(double *v)
+{
+    double n = sqrt(dot3(v, v));
+    if (n > 0)
+        for (int c = 0; c < 3; c++)
+            v[c] /= n;
+}
+
+static void edge_tangent(const srd_model *m, int e, double *t)
+{
+    sub3(&m->x0[3 * m->edge_nodes[2 * e + 1]], &m->x0[3 * m->edge_nodes[2 * e]], t);
+    normalize3(t);
+}
+
+/* Parallel transport of u from unit tangent t0 to unit tangent t1 (rotation about t0 x t1). */
+static void transport(const double *u, const double *t0, const double *t1, double *r)
+{
+    double b[3], bu[3];
+    cross3(t0, t1, b);
+    double c = dot3(t0, t1);
+    cross3(b, u, bu);
+    double k = c > -1 + 1e-12 ? dot3(b, u) / (1 + c) : 0;
+    for (int i = 0; i < 3; i++)
+        r[i] = c * u[i] + bu[i] + k * b[i];
+}
+
+/* Any unit vector normal to t. */
+static void some_normal(const double *t, double *d)
+{
+    double axis[3] = { 0, 0, 1 };
+    if (fabs(t[2]) > 0.9) {
+        axis[0] = 1;
+        axis[2] = 0;
+    }
+    cross3(t, axis, d);
+    normalize3(d);
+}
+
+/* Reference director d1 of every edge (in its own orientation) at the reference
+ * configuration: along each rod, space-parallel transported from its first edge, so the
+ * reference twist vanishes along an untwisted rod. Other frame edges get any normal. */
+static double *initial_directors(const srd_model *m)
+{
+    double *d1 = xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
+    for (int e = 0; e < m->n_edges; e++) {
+        double t[3];
+        edge_tangent(m, e, t);
+        some_normal(t, &d1[3 * e]);
+    }
+    for (int o = 0; o < m->n_objects; o++) {
+        const srd_object *ob = &m->objects[o];
+        if (ob->kind != SRD_OBJ_ROD)
+            continue;
+        for (int k = 1; k < ob->n_edges; k++) {
+            int prev = ob->first_edge + k - 1, e = ob->first_edge + k;
+            double tp[3], t[3];
+            edge_tangent(m, prev, tp);
+            edge_tangent(m, e, t);
+            transport(&d1[3 * prev], tp, t, &d1[3 * e]);
+            /* keep it exactly normal and unit despite rounding */
+            double along = dot3(&d1[3 * e], t);
+            for (int c = 0; c < 3; c++)
+                d1[3 * e + c] -= along * t[c];
+            normalize3(&d1[3 * e]);
+        }
+    }
+    return d1;
+}
+
+/* Signed angle from u to v about the unit axis t. */
+static double signed_angle(const double *u, const double *v, const double *t)
+{
+    double w[3];
+    cross3(u, v, w);
+    return atan2(dot3(w, t), dot3(u, v));
+}
+
+/* Reference twist between the previous stencil edge (rank r-1) and edge param p, in the
+ * stencil's orientation, at the reference configuration. */
+static double initial_ref_twist(const srd_model *m, const srd_elemset *set, int i, int r, const double *d1)
+{
+    if (r <= 0)
+        return 0;
+    int e0 = set->edges[i * set->n_edge + r - 1], e1 = set->edges[i * set->n_edge + r];
+    double s0 = set->signs[i * set->n_edge + r - 1], s1 = set->signs[i * set->n_edge + r];
+    double t0[3], t1[3], u[3];
+    edge_tangent(m, e0, t0);
+    edge_tangent(m, e1, t1);
+    for (int c = 0; c < 3; c++) {
+        t0[c] *= s0;
+        t1[c] *= s1;
+    }
+    transport(&d1[3 * e0], t0, t1, u);
+    return signed_angle(u, &d1[3 * e1], t1);
+}
+
 static double state_value(const srd_model *m, const srd_elemset *set, const srd_kernel_info *info, int i, int k,
-                          const int *rank)
+                          const int *rank, const double *d1)
 {
     int p = info->state_param[k], c = info->state_comp[k];
     int node = info->param_is_node[p] ? set->nodes[i * set->n_node + rank[p]] : -1;
     int edge = info->param_is_node[p] ? -1 : set->edges[i * set->n_edge + rank[p]];
+    double t[3], d2[3];
     switch (info->state_kind[k]) {
     case SRD_STATE_X0: return node >= 0 ? m->x0[3 * node + c] : 0;
     case SRD_STATE_MASS: return node >= 0 ? m->node_mass[node] : 0;
     case SRD_STATE_REST: return edge >= 0 ? m->edge_rest[edge] : 0;
-    default: return 0; /* frames: filled by the rod code each step */
+    case SRD_STATE_D1: return edge >= 0 ? d1[3 * edge + c] : 0;
+    case SRD_STATE_D2:
+        if (edge < 0)
+            return 0;
+        edge_tangent(m, edge, t);
+        cross3(t, &d1[3 * edge], d2);
+        return d2[c];
+    case SRD_STATE_TANGENT:
+        if (edge < 0)
+            return 0;
+        edge_tangent(m, edge, t);
+        return t[c];
+    case SRD_STATE_SIGN: return edge >= 0 ? set->signs[i * set->n_edge + rank[p]] : 1;
+    case SRD_STATE_REF_TWIST: return edge >= 0 ? initial_ref_twist(m, set, i, rank[p], d1) : 0;
     }
+    return 0;
 }
 
 int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, const srd_kernel_info *info,
@@ -133,6 +263,7 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     out->data = xcalloc((size_t)n * (size_t)(set->n_data ? set->n_data : 1), sizeof(double));
     out->state = xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
     memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
+    double *d1 = info->n_state ? initial_directors(m) : NULL;
     for (int i = 0; i < n; i++) {
         int free_idx[64];
         for (int k = 0; k < nd; k++) {
@@ -149,8 +280,9 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
                 out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch;
             }
         for (int k = 0; k < info->n_state; k++)
-            out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank);
+            out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank, d1);
     }
+    free(d1);
     out->b.n = n;
     out->b.n_dofs = nd;
     out->b.n_data = set->n_data;
