@@ -334,9 +334,41 @@ static int assign_spill_slots(Cg *g)
     return slots;
 }
 
+/* needed[id]: the value of op node id is read outside the chunk that computes it (a later
+ * chunk, or the scatter of outputs in the loop body), so that chunk must store it. */
+static unsigned char *values_needed_later(Cg *g, int chunk_ops)
+{
+    int n = dag_size(g->dag);
+    int *chunk_of = xcalloc((size_t)n + 1, sizeof(int));
+    unsigned char *needed = xcalloc((size_t)n + 1, 1);
+    for (int id = 0; id < n; id++)
+        chunk_of[id] = -1;
+    for (int k = 0; k < g->n_order; k++)
+        chunk_of[g->order[k]] = k / chunk_ops;
+    for (int k = 0; k < g->n_order; k++) {
+        const ExprNode *nd = dag_node(g->dag, g->order[k]);
+        ExprId kids[3] = { nd->a, nd->b, nd->c };
+        for (int j = 0; j < 3; j++)
+            if (kids[j] >= 0 && chunk_of[kids[j]] >= 0 && chunk_of[kids[j]] != k / chunk_ops)
+                needed[kids[j]] = 1;
+    }
+    const KernelSpec *s = g->spec;
+    if (s->value >= 0)
+        needed[s->value] = 1;
+    for (int k = 0; k < s->nd; k++)
+        if (s->res[k] >= 0)
+            needed[s->res[k]] = 1;
+    for (int k = 0; k < s->nd * s->nd; k++)
+        if (s->jac[k] >= 0 && jac_used(s, k / s->nd, k % s->nd))
+            needed[s->jac[k]] = 1;
+    free(chunk_of);
+    return needed;
+}
+
 static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLVMValueRef spill, CodegenStats *st)
 {
     int n = dag_size(g->dag);
+    unsigned char *needed = values_needed_later(g, chunk_ops);
     /* Inputs are loaded in the loop body and stored for the chunks. */
     for (int id = 0; id < n; id++)
         if (dag_node(g->dag, id)->op == XO_INPUT && g->slot[id] >= 0) {
@@ -357,6 +389,8 @@ static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLV
             int id = g->order[k];
             LLVMValueRef v = emit_op(g, dag_node(g->dag, id));
             g->val[id] = v;
+            if (!needed[id])
+                continue;
             LLVMValueRef idx = i64c(g, g->slot[id]);
             LLVMBuildStore(g->B, v, LLVMBuildGEP2(g->B, g->f64, g->spill, &idx, 1, ""));
         }
@@ -366,6 +400,7 @@ static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLV
         st->chunks++;
     }
     (void)loop_fn;
+    free(needed);
     memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)n);
     g->spill = spill;
 }
