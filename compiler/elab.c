@@ -537,6 +537,7 @@ static void exec_param(Elab *e, Stmt *s)
     p->name = strdup(s->name);
     p->unit = strdup(unit);
     p->value = v.v[0];
+    memcpy(p->dims, v.dims.e, sizeof p->dims);
     p->lo = lo;
     p->hi = hi;
 }

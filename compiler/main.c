@@ -6,6 +6,7 @@
 #include "elab.h"
 #include "kernels.h"
 #include "parse.h"
+#include "run.h"
 
 #ifndef SRD_VERSION
 #define SRD_VERSION "0.0.0"
@@ -24,6 +25,8 @@ static const char *usage_text =
     "                      --elements lists every element instance with its stencil;\n"
     "                      --kernels compiles the element kernels and prints their\n"
     "                      operation counts and the time of each compiler stage\n"
+    "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet]\n"
+    "                      compile the model and run its simulate or static analysis\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
     "                      write the LLVM IR of the model's element kernels\n"
     "  help [COMMAND]      show help for a command\n"
@@ -74,10 +77,27 @@ static const char *emit_help =
     "  srdc emit-llvm examples/cantilever_shell_hinge.srd -o hinge.ll\n"
     "  srdc emit-llvm --unoptimized examples/pneunet.srd | less\n";
 
+static const char *run_help =
+    "usage: srdc run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet]\n"
+    "\n"
+    "Compiles the model's element kernels (JIT) and runs its analysis: the `static` block\n"
+    "(equilibrium under gravity and loads, in load steps) or the `simulate` block (implicit\n"
+    "Euler). Frames go to DIR (default `out`) as VTK files with a .pvd series for ParaView,\n"
+    "probes to DIR/probes.csv, written as the run goes. -p overrides a `param`; its value may\n"
+    "carry a unit and must have the param's dimension and lie in its declared range.\n"
+    "\n"
+    "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O\n"
+    "\n"
+    "examples:\n"
+    "  srdc run examples/cantilever_rod.srd --out out/cantilever\n"
+    "  srdc run robot.srd -p E=2MPa --duration 0.5 --dt 1ms\n";
+
 static int print_help(const char *cmd)
 {
     if (!cmd)
         fputs(usage_text, stdout);
+    else if (!strcmp(cmd, "run"))
+        fputs(run_help, stdout);
     else if (!strcmp(cmd, "emit-llvm"))
         fputs(emit_help, stdout);
     else if (!strcmp(cmd, "check"))
@@ -205,6 +225,71 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
     return status;
 }
 
+/* A time on the command line: seconds, or a number with a time unit (10ms). */
+static bool parse_time(const char *text, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text)
+        return false;
+    Unit u = { 1, DIMLESS };
+    char bad[48];
+    if (*end && (!units_parse(end, &u, bad, sizeof bad) || !dims_eq(u.dims, dims_of(0, 0, 1, 0))))
+        return false;
+    *out = v * u.scale;
+    return *out > 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    RunOptions o = { "out", 0, 0, NULL, 0, false };
+    const char *file = NULL;
+    o.overrides = calloc((size_t)argc + 1, sizeof(char *));
+    int status = EXIT_OK;
+    for (int i = 0; i < argc && status == EXIT_OK; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            free(o.overrides);
+            return print_help("run");
+        } else if (!strcmp(a, "--quiet"))
+            o.quiet = true;
+        else if (!strcmp(a, "--out") && has_value)
+            o.out = argv[++i];
+        else if (!strcmp(a, "-p") && has_value)
+            o.overrides[o.n_overrides++] = argv[++i];
+        else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {
+            if (!parse_time(argv[i + 1], a[2] == 'd' && a[3] == 'u' ? &o.duration : &o.dt)) {
+                fprintf(stderr, "srdc: error: `%s %s` needs a positive time such as 0.5 or 10ms\n", a, argv[i + 1]);
+                status = EXIT_BAD_INPUT;
+            }
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help run`\n", a);
+            status = EXIT_BAD_INPUT;
+        } else
+            file = a;
+    }
+    if (status == EXIT_OK && !file) {
+        fprintf(stderr, "srdc: error: no input file\nhint: srdc run FILE.srd\n");
+        status = EXIT_BAD_INPUT;
+    }
+    if (status != EXIT_OK) {
+        free(o.overrides);
+        return status;
+    }
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = build_model(file, &arena, &prog, NULL);
+    status = m ? run_model(&prog, m, &o) : EXIT_BAD_INPUT;
+    srd_model_free(m);
+    arena_free(&arena);
+    diag_reset();
+    free(o.overrides);
+    return status;
+}
+
 static int cmd_emit_llvm(int argc, char **argv)
 {
     const char *file = NULL, *out = NULL;
@@ -291,10 +376,12 @@ int main(int argc, char **argv)
         return cmd_check_or_dump(argc - 2, argv + 2, true);
     if (!strcmp(cmd, "emit-llvm"))
         return cmd_emit_llvm(argc - 2, argv + 2);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
     fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
-        fputs("hint: the commands are check, dump, emit-llvm and help\n", stderr);
+        fputs("hint: the commands are check, dump, run, emit-llvm and help\n", stderr);
     return EXIT_BAD_INPUT;
 }

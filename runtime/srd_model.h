@@ -47,6 +47,7 @@ typedef struct srd_param {
     char  *name;
     double value;       /* default, SI */
     char  *unit;        /* SI unit text, "Pa" */
+    signed char dims[4];/* exponents of length, mass, time, temperature */
     double lo, hi;      /* declared range, or -inf/inf */
 } srd_param;
 

@@ -1,0 +1,293 @@
+/* run.c — `srdc run`: JIT-compiles a model's kernels and runs its analysis with the runtime,
+ * writing VTK frames and probe CSV as it goes. */
+#include "run.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "kernels.h"
+#include "output_vtk.h"
+#include "sim.h"
+
+enum { RUN_OK = 0, RUN_BAD_INPUT = 1, RUN_NUMERIC = 2, RUN_IO = 3 };
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* -p name=value: the value may carry a unit and must have the param's dimension. */
+static int apply_override(srd_model *m, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec) {
+        fprintf(stderr, "srdc: error: `-p %s` must have the form name=value\n", spec);
+        return -1;
+    }
+    int k = 0;
+    while (k < m->n_params && (strlen(m->params[k].name) != (size_t)(eq - spec) ||
+                               strncmp(m->params[k].name, spec, (size_t)(eq - spec))))
+        k++;
+    if (k == m->n_params) {
+        fprintf(stderr, "srdc: error: the model has no param `%.*s`\n", (int)(eq - spec), spec);
+        const char *names[256];
+        for (int i = 0; i < m->n_params && i < 256; i++)
+            names[i] = m->params[i].name;
+        char word[128];
+        snprintf(word, sizeof word, "%.*s", (int)(eq - spec), spec);
+        const char *close = diag_closest(word, names, m->n_params < 256 ? m->n_params : 256);
+        if (close)
+            fprintf(stderr, "hint: did you mean `%s`?\n", close);
+        return -1;
+    }
+    srd_param *p = &m->params[k];
+    char *end;
+    double v = strtod(eq + 1, &end);
+    if (end == eq + 1 || !isfinite(v)) {
+        fprintf(stderr, "srdc: error: `%s` is not a number\n", eq + 1);
+        return -1;
+    }
+    while (*end == ' ')
+        end++;
+    Unit u = { 1, DIMLESS };
+    char bad[48];
+    if (*end && !units_parse(end, &u, bad, sizeof bad)) {
+        fprintf(stderr, "srdc: error: unknown unit `%s` in `-p %s`\n", bad, spec);
+        return -1;
+    }
+    Dims want = dims_of(p->dims[0], p->dims[1], p->dims[2], p->dims[3]);
+    if (!dims_eq(u.dims, want) && !(v == 0 && !*end)) {
+        char have[96], need[96];
+        dims_describe(u.dims, have, sizeof have);
+        dims_describe(want, need, sizeof need);
+        fprintf(stderr, "srdc: error: param `%s` is %s, but `%s` is %s\n", p->name, need, eq + 1, have);
+        return -1;
+    }
+    v *= u.scale;
+    if (v < p->lo || v > p->hi) {
+        fprintf(stderr, "srdc: error: %s = %g %s is outside the declared range %g to %g %s\n", p->name, v, p->unit,
+                p->lo, p->hi, p->unit);
+        return -1;
+    }
+    p->value = v;
+    return 0;
+}
+
+/* What the runtime cannot do yet is refused before anything runs. */
+static int check_supported(const srd_model *m, const srd_analysis *a)
+{
+    if (m->simulate.present && a == &m->simulate && strcmp(a->method, "implicit_euler")) {
+        fprintf(stderr, "srdc: error: the integrator `%s` is not available yet; use `method = implicit_euler`\n",
+                a->method);
+        return -1;
+    }
+    for (int k = 0; k < m->n_loads; k++)
+        if (m->loads[k].expr >= 0) {
+            fprintf(stderr, "srdc: error: loads that change with time or params are not available yet\n");
+            return -1;
+        }
+    if (m->n_actuations) {
+        fprintf(stderr, "srdc: error: actuation is not available yet in `srdc run`\n");
+        return -1;
+    }
+    if (m->viscous_eta > 0 || m->damping_alpha > 0 || m->damping_beta > 0 || m->has_rft || m->has_drag ||
+        m->has_ground || m->n_obstacles || m->has_self_contact) {
+        fprintf(stderr, "srdc: error: this model's environment (damping, fluids or contact) is not available yet "
+                        "in `srdc run`; gravity, buoyancy and point loads are\n");
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct Probes {
+    FILE *f;
+    double next;
+} Probes;
+
+static int open_probes(Probes *pr, const char *dir, const srd_analysis *a)
+{
+    memset(pr, 0, sizeof *pr);
+    if (!a->n_probes)
+        return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/probes.csv", dir);
+    pr->f = fopen(path, "w");
+    if (!pr->f)
+        return -1;
+    fprintf(pr->f, "t");
+    for (int i = 0; i < a->n_probes; i++) {
+        if (a->probes[i].dof >= 0)
+            fprintf(pr->f, ",%s", a->probes[i].name);
+        else
+            fprintf(pr->f, ",%s.x,%s.y,%s.z", a->probes[i].name, a->probes[i].name, a->probes[i].name);
+    }
+    fprintf(pr->f, "\n");
+    return 0;
+}
+
+static void write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, const double *q, double t)
+{
+    if (!pr->f)
+        return;
+    fprintf(pr->f, "%.9g", t);
+    for (int i = 0; i < a->n_probes; i++) {
+        const srd_probe *p = &a->probes[i];
+        if (p->dof >= 0)
+            fprintf(pr->f, ",%.12g", q[p->dof]);
+        else
+            for (int c = 0; c < 3; c++)
+                fprintf(pr->f, ",%.12g", q[m->node_dof[p->node] + c]);
+    }
+    fprintf(pr->f, "\n");
+    fflush(pr->f);
+}
+
+static void report_failure(const srd_sim *s, int code)
+{
+    fprintf(stderr, "srdc: error: %s at t = %.6g s\n",
+            code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
+    fprintf(stderr, "  Newton residuals (N):");
+    for (int i = 0; i < s->last.iterations && i < 64; i++)
+        fprintf(stderr, " %.2e", s->last.history[i]);
+    fprintf(stderr, "\n  largest residuals:\n");
+    srd_sim_report_worst(s, stderr, 3);
+    fprintf(stderr, "hint: try a smaller `dt`, more `load_steps`, a looser `tolerance`, or check for a part that is "
+                    "not held (a free rigid motion makes the system singular)\n");
+}
+
+static void progress(double done, double total)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    int width = 40, filled = total > 0 ? (int)(width * done / total) : width;
+    fprintf(stderr, "\r  [%.*s%*s] %5.1f%%", filled, "########################################", width - filled, "",
+            total > 0 ? 100 * done / total : 100.0);
+    if (done >= total)
+        fprintf(stderr, "\r%*s\r", width + 12, "");
+}
+
+static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_series *vtk, Probes *pr)
+{
+    const srd_analysis *a = &m->statics;
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+    int code = srd_static(s, a->load_steps);
+    if (code) {
+        report_failure(s, code);
+        return RUN_NUMERIC;
+    }
+    write_probes(pr, m, a, s->q, 0);
+    if (vtk && srd_vtk_write(vtk, m, s->q, NULL, 0) != 0) {
+        fprintf(stderr, "srdc: error: cannot write frames in %s\n", out);
+        return RUN_IO;
+    }
+    printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
+           s->total_iterations, s->last.residual);
+    return RUN_OK;
+}
+
+static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_vtk_series *vtk, Probes *pr)
+{
+    const srd_analysis *a = &m->simulate;
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+    s->dt = o->dt > 0 ? o->dt : a->dt;
+    double duration = o->duration > 0 ? o->duration : a->duration;
+    int steps = (int)ceil(duration / s->dt - 1e-9);
+    double out_every = a->output_every > 0 ? a->output_every : s->dt;
+    double next_out = 0, t0 = wall_s();
+    for (int k = 0; k <= steps; k++) {
+        if (k > 0) {
+            int code = srd_step_implicit_euler(s, 6);
+            if (code) {
+                report_failure(s, code);
+                fprintf(stderr, "  frames written so far are in %s\n", o->out);
+                return RUN_NUMERIC;
+            }
+        }
+        if (vtk && s->t >= next_out - 1e-12 * out_every) {
+            if (srd_vtk_write(vtk, m, s->q, s->v, s->t) != 0) {
+                fprintf(stderr, "srdc: error: cannot write frames in %s\n", o->out);
+                return RUN_IO;
+            }
+            next_out += out_every;
+        }
+        write_probes(pr, m, a, s->q, s->t);
+        if (!o->quiet)
+            progress(k, steps);
+    }
+    double wall = wall_s() - t0;
+    if (!o->quiet)
+        printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
+               "real-time factor %.3g\n",
+               s->t, steps, s->rejected, steps ? (double)s->total_iterations / steps : 0.0,
+               steps ? 1e3 * wall / steps : 0.0, wall > 0 ? s->t / wall : 0.0);
+    return RUN_OK;
+}
+
+int run_model(const Program *prog, srd_model *m, const RunOptions *o)
+{
+    for (int i = 0; i < o->n_overrides; i++)
+        if (apply_override(m, o->overrides[i]) != 0)
+            return RUN_BAD_INPUT;
+    const srd_analysis *a = m->simulate.present ? &m->simulate : m->statics.present ? &m->statics : NULL;
+    if (!a) {
+        fprintf(stderr, "srdc: error: the model has no `simulate` or `static` block to run\n");
+        return RUN_BAD_INPUT;
+    }
+    if (check_supported(m, a) != 0)
+        return RUN_BAD_INPUT;
+    ModelKernels mk;
+    char err[512];
+    if (!kernels_lower(&mk, prog, m, false, err, sizeof err) || !kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
+        fprintf(stderr, "srdc: error: %s\n", err);
+        kernels_free(&mk);
+        return RUN_BAD_INPUT;
+    }
+    srd_kernel_fn *fns = calloc((size_t)m->n_sets + 1, sizeof *fns);
+    srd_kernel_info *infos = calloc((size_t)m->n_sets + 1, sizeof *infos);
+    for (int k = 0; k < m->n_sets; k++) {
+        fns[k] = mk.sets[k].fn;
+        infos[k] = mk.sets[k].info;
+    }
+    srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
+                           : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
+                                                                       : SRD_SOLVER_BANDED;
+    srd_sim s;
+    int status = RUN_OK;
+    if (srd_sim_init(&s, m, fns, infos, solver, err, sizeof err) != 0) {
+        fprintf(stderr, "srdc: error: %s\n", err);
+        status = RUN_BAD_INPUT;
+    }
+    srd_vtk_series vtk;
+    memset(&vtk, 0, sizeof vtk);
+    bool have_vtk = false;
+    Probes pr = { 0 };
+    if (status == RUN_OK) {
+        const char *name = a->output_name ? a->output_name : "frames";
+        if (srd_vtk_open(&vtk, o->out, name) != 0 || open_probes(&pr, o->out, a) != 0) {
+            fprintf(stderr, "srdc: error: cannot write to %s\n", o->out);
+            status = RUN_IO;
+        } else {
+            have_vtk = a->output_format && !strcmp(a->output_format, "vtk");
+        }
+    }
+    if (status == RUN_OK)
+        status = a == &m->statics ? run_static(&s, m, o->out, have_vtk ? &vtk : NULL, &pr)
+                                  : run_dynamic(&s, m, o, have_vtk ? &vtk : NULL, &pr);
+    if (pr.f)
+        fclose(pr.f);
+    srd_vtk_close(&vtk);
+    if (s.m)
+        srd_sim_free(&s);
+    free(fns);
+    free(infos);
+    kernels_free(&mk);
+    return status;
+}

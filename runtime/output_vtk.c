@@ -1,0 +1,168 @@
+/* output_vtk.c — VTK XML frames and the ParaView series file. */
+#include "output_vtk.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+int srd_vtk_open(srd_vtk_series *s, const char *dir, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    if (make_dirs(dir) != 0)
+        return -1;
+    s->dir = dup_string(dir);
+    s->name = dup_string(name);
+    return s->dir && s->name ? 0 : -1;
+}
+
+static void write_cells(FILE *f, const srd_model *m, int n_bodies)
+{
+    fprintf(f, "      <Cells>\n        <DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n");
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            fprintf(f, "%d %d\n", m->edge_nodes[2 * e], m->edge_nodes[2 * e + 1]);
+    for (int t = 0; t < m->n_tris; t++)
+        fprintf(f, "%d %d %d\n", m->tri_nodes[3 * t], m->tri_nodes[3 * t + 1], m->tri_nodes[3 * t + 2]);
+    for (int o = 0; o < m->n_objects; o++)
+        if (m->objects[o].kind == SRD_OBJ_BODY)
+            fprintf(f, "%d\n", m->objects[o].nodes[0]);
+    fprintf(f, "        </DataArray>\n        <DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">\n");
+    int offset = 0;
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            fprintf(f, "%d\n", offset += 2);
+    for (int t = 0; t < m->n_tris; t++)
+        fprintf(f, "%d\n", offset += 3);
+    for (int b = 0; b < n_bodies; b++)
+        fprintf(f, "%d\n", offset += 1);
+    fprintf(f, "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n");
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            fprintf(f, "3\n");
+    for (int t = 0; t < m->n_tris; t++)
+        fprintf(f, "5\n");
+    for (int b = 0; b < n_bodies; b++)
+        fprintf(f, "1\n");
+    fprintf(f, "        </DataArray>\n      </Cells>\n");
+}
+
+/* Per cell: the rod radius (half the thickness for shells) and the twist angle of rod edges. */
+static void write_cell_data(FILE *f, const srd_model *m, const double *q, int n_bodies)
+{
+    fprintf(f, "      <CellData Scalars=\"radius\">\n        <DataArray type=\"Float64\" Name=\"radius\" format=\"ascii\">\n");
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            fprintf(f, "%.9g\n", m->objects[m->edge_object[e]].radius);
+    for (int t = 0; t < m->n_tris; t++)
+        fprintf(f, "%.9g\n", 0.5 * m->objects[m->tri_object[t]].thickness);
+    for (int b = 0; b < n_bodies; b++)
+        fprintf(f, "0\n");
+    fprintf(f, "        </DataArray>\n        <DataArray type=\"Float64\" Name=\"twist\" format=\"ascii\">\n");
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            fprintf(f, "%.9g\n", m->edge_twist[e] >= 0 ? q[m->edge_twist[e]] : 0.0);
+    for (int t = 0; t < m->n_tris + n_bodies; t++)
+        fprintf(f, "0\n");
+    fprintf(f, "        </DataArray>\n      </CellData>\n");
+}
+
+static int write_pvd(const srd_vtk_series *s)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s.pvd", s->dir, s->name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+               "  <Collection>\n");
+    for (int k = 0; k < s->frames; k++)
+        fprintf(f, "    <DataSet timestep=\"%.9g\" group=\"\" part=\"0\" file=\"%s_%06d.vtu\"/>\n", s->times[k],
+                s->name, k);
+    fprintf(f, "  </Collection>\n</VTKFile>\n");
+    int bad = ferror(f);
+    bad |= fclose(f);
+    /* Replace atomically: readers never see a half-written series. */
+    return bad || rename(tmp, path) != 0 ? -1 : 0;
+}
+
+int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, double t)
+{
+    int n_bodies = 0;
+    for (int o = 0; o < m->n_objects; o++)
+        n_bodies += m->objects[o].kind == SRD_OBJ_BODY;
+    int n_rod_edges = 0;
+    for (int e = 0; e < m->n_edges; e++)
+        n_rod_edges += m->edge_is_rod[e];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s_%06d.vtu", s->dir, s->name, s->frames);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+               "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"%d\" NumberOfCells=\"%d\">\n",
+            m->n_nodes, n_rod_edges + m->n_tris + n_bodies);
+    fprintf(f, "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n");
+    for (int i = 0; i < m->n_nodes; i++) {
+        const double *x = &q[m->node_dof[i]];
+        fprintf(f, "%.12g %.12g %.12g\n", x[0], x[1], x[2]);
+    }
+    fprintf(f, "        </DataArray>\n      </Points>\n");
+    write_cells(f, m, n_bodies);
+    fprintf(f, "      <PointData Vectors=\"velocity\">\n        <DataArray type=\"Float64\" Name=\"velocity\" "
+               "NumberOfComponents=\"3\" format=\"ascii\">\n");
+    for (int i = 0; i < m->n_nodes; i++) {
+        const double *u = v ? &v[m->node_dof[i]] : NULL;
+        fprintf(f, "%.9g %.9g %.9g\n", u ? u[0] : 0.0, u ? u[1] : 0.0, u ? u[2] : 0.0);
+    }
+    fprintf(f, "        </DataArray>\n      </PointData>\n");
+    write_cell_data(f, m, q, n_bodies);
+    fprintf(f, "    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+    int bad = ferror(f);
+    bad |= fclose(f);
+    if (bad)
+        return -1;
+    if (s->frames == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        double *times = realloc(s->times, sizeof(double) * (size_t)s->cap);
+        if (!times)
+            return -1;
+        s->times = times;
+    }
+    s->times[s->frames++] = t;
+    return write_pvd(s);
+}
+
+void srd_vtk_close(srd_vtk_series *s)
+{
+    free(s->dir);
+    free(s->name);
+    free(s->times);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,335 @@
+/* sim.c — assembles the residual and Jacobian from the generated kernels and solves them
+ * with Newton's method: implicit Euler steps and static equilibrium. */
+#include "sim.h"
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* External forces at full strength: gravity on every node's mass, buoyancy-reduced in a
+ * medium, and constant point loads. */
+static void external_forces(srd_sim *s)
+{
+    const srd_model *m = s->m;
+    for (int i = 0; i < m->n_nodes; i++) {
+        double g = 1;
+        if (m->medium_density > 0 && m->objects[m->node_object[i]].rho > 0)
+            g = 1 - m->medium_density / m->objects[m->node_object[i]].rho;
+        for (int c = 0; c < 3; c++)
+            if (m->has_gravity)
+                s->fext[m->node_dof[i] + c] += m->node_mass[i] * m->gravity[c] * g;
+    }
+    for (int k = 0; k < m->n_loads; k++)
+        for (int c = 0; c < 3; c++)
+            s->fext[m->node_dof[m->loads[k].node] + c] += m->loads[k].f[c];
+}
+
+/* Scales for the convergence test: the largest external or elastic force at the reference,
+ * and the model's size. */
+static void characteristic_scales(srd_sim *s)
+{
+    const srd_model *m = s->m;
+    double f = 0;
+    for (int d = 0; d < m->n_dofs; d++)
+        f = fmax(f, fabs(s->fext[d]));
+    for (int d = 0; d < m->n_dofs; d++)
+        f = fmax(f, m->dof_mass[d] * 9.81);
+    s->force_scale = f > 0 ? f : 1;
+    double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++) {
+            lo[c] = fmin(lo[c], m->x0[3 * i + c]);
+            hi[c] = fmax(hi[c], m->x0[3 * i + c]);
+        }
+    double size = 0;
+    for (int c = 0; c < 3; c++)
+        size = fmax(size, hi[c] - lo[c]);
+    s->length_scale = size > 0 ? size : 1;
+}
+
+int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_info *infos,
+                 srd_solver_kind solver, char *err, size_t err_n)
+{
+    memset(s, 0, sizeof *s);
+    s->m = m;
+    int symmetric = 1;
+    for (int k = 0; k < m->n_sets; k++) {
+        if (!fns[k]) {
+            snprintf(err, err_n, "element kind `%s` has no kernel", m->sets[k].kind);
+            return -1;
+        }
+        symmetric &= infos[k].symmetric;
+    }
+    srd_solver_init(&s->solver, m, solver, symmetric);
+    s->conservative = symmetric;
+    s->kernels = xcalloc((size_t)m->n_sets + 1, sizeof *s->kernels);
+    for (int k = 0; k < m->n_sets; k++) {
+        s->kernels[k].fn = fns[k];
+        s->kernels[k].info = infos[k];
+        if (srd_batch_build(&s->kernels[k].batch, m, k, &infos[k], &s->solver.sys) != 0) {
+            snprintf(err, err_n, "element kind `%s` does not match its kernel's stencil", m->sets[k].kind);
+            return -1;
+        }
+    }
+    size_t n = (size_t)m->n_dofs;
+    s->q = xcalloc(n, sizeof(double));
+    s->q0 = xcalloc(n, sizeof(double));
+    s->v = xcalloc(n, sizeof(double));
+    s->v0 = xcalloc(n, sizeof(double));
+    s->trial = xcalloc(n, sizeof(double));
+    s->fext = xcalloc(n, sizeof(double));
+    s->res = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->dq = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->params = xcalloc((size_t)m->n_params + 1, sizeof(double));
+    for (int p = 0; p < m->n_params; p++)
+        s->params[p] = m->params[p].value;
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            s->q[m->node_dof[i] + c] = m->x0[3 * i + c];
+    memcpy(s->q0, s->q, n * sizeof(double));
+    s->load_factor = 1;
+    s->tolerance = 1e-8;
+    s->max_iterations = 50;
+    s->line_search = 1;
+    external_forces(s);
+    characteristic_scales(s);
+    return 0;
+}
+
+void srd_sim_free(srd_sim *s)
+{
+    if (s->kernels)
+        for (int k = 0; k < s->m->n_sets; k++)
+            srd_batch_free(&s->kernels[k].batch);
+    free(s->kernels);
+    srd_solver_free(&s->solver);
+    free(s->q);
+    free(s->q0);
+    free(s->v);
+    free(s->v0);
+    free(s->trial);
+    free(s->fext);
+    free(s->res);
+    free(s->dq);
+    free(s->params);
+    memset(s, 0, sizeof *s);
+}
+
+/* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
+ *   static:  grad E(q) - lambda fext
+ *   dynamic: M (q - q0 - dt v0) / dt^2 + grad E(q) - fext          (implicit Euler)
+ * Returns the incremental potential whose gradient that residual is (meaningful when every
+ * element is an energy): E(q) - lambda fext.q (+ 1/2 |q - q0 - dt v0|_M^2 / dt^2). */
+static double assemble(srd_sim *s, const double *q, int with_jacobian)
+{
+    const srd_model *m = s->m;
+    const srd_system *sys = &s->solver.sys;
+    memset(s->res, 0, sizeof(double) * ((size_t)sys->n_free + 1));
+    if (with_jacobian)
+        srd_solver_zero(&s->solver);
+    double energy = 0;
+    srd_eval_ctx ctx = { q, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
+                         with_jacobian ? s->solver.jac : NULL };
+    for (int k = 0; k < m->n_sets; k++)
+        s->kernels[k].fn(&ctx, &s->kernels[k].batch.b);
+    double inv_dt2 = s->dynamic ? 1 / (s->dt * s->dt) : 0;
+    double potential = energy;
+    for (int d = 0; d < m->n_dofs; d++) {
+        int f = sys->free_index[d];
+        if (f < 0)
+            continue;
+        double r = -s->load_factor * s->fext[d];
+        potential -= s->load_factor * s->fext[d] * q[d];
+        if (s->dynamic) {
+            double u = q[d] - s->q0[d] - s->dt * s->v0[d];
+            r += m->dof_mass[d] * u * inv_dt2;
+            potential += 0.5 * m->dof_mass[d] * u * u * inv_dt2;
+        }
+        s->res[f] += r;
+        if (with_jacobian && s->dynamic)
+            srd_solver_add_diagonal(&s->solver, f, m->dof_mass[d] * inv_dt2);
+    }
+    return potential;
+}
+
+static double residual_norm(const srd_sim *s)
+{
+    double r = 0;
+    for (int f = 0; f < s->solver.sys.n_free; f++) {
+        if (!isfinite(s->res[f]))
+            return INFINITY;
+        r = fmax(r, fabs(s->res[f]));
+    }
+    return r;
+}
+
+static double squared_norm(const double *v, int n)
+{
+    double r = 0;
+    for (int i = 0; i < n; i++)
+        r += v[i] * v[i];
+    return r;
+}
+
+/* q + alpha dq over the free DOFs (fixed DOFs keep their values). */
+static void advance(const srd_sim *s, const double *q, double alpha, double *out)
+{
+    const srd_model *m = s->m;
+    for (int d = 0; d < m->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        out[d] = f >= 0 ? q[d] + alpha * s->dq[f] : q[d];
+    }
+}
+
+/* Backtracking line search along dq (Armijo). Conservative models use the incremental
+ * potential, whose decrease a Newton step through stiff axial terms keeps; models with
+ * non-conservative forces use |r|^2. Returns the accepted step length. */
+static double line_search(srd_sim *s, double pi0, double slope, double r2)
+{
+    int n = s->solver.sys.n_free;
+    double alpha = 1;
+    for (int cut = 0; cut < 12; cut++) {
+        advance(s, s->q, alpha, s->trial);
+        double pi1 = assemble(s, s->trial, 0);
+        bool ok = s->conservative ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
+                                  : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
+        if (ok && residual_norm(s) < INFINITY)
+            return alpha;
+        alpha *= 0.5;
+        s->last.line_search_cuts++;
+    }
+    return alpha;
+}
+
+int srd_newton(srd_sim *s)
+{
+    int n = s->solver.sys.n_free;
+    srd_newton_stats *st = &s->last;
+    memset(st, 0, sizeof *st);
+    for (int it = 0; it < s->max_iterations; it++) {
+        double pi0 = assemble(s, s->q, 1);
+        double r = residual_norm(s);
+        st->residual = r;
+        if (it < 64)
+            st->history[it] = r;
+        if (!isfinite(r))
+            return 2;
+        if (r <= s->tolerance * s->force_scale)
+            return 0;
+        double r2 = squared_norm(s->res, n), slope = 0;
+        for (int f = 0; f < n; f++)
+            s->dq[f] = -s->res[f];
+        if (srd_solver_solve(&s->solver, s->dq) != 0)
+            return 1;
+        for (int f = 0; f < n; f++)
+            slope += s->res[f] * s->dq[f];
+        double alpha = s->line_search && slope < 0 ? line_search(s, pi0, slope, r2) : 1;
+        advance(s, s->q, alpha, s->trial);
+        memcpy(s->q, s->trial, sizeof(double) * (size_t)s->m->n_dofs);
+        st->iterations = it + 1;
+        s->total_iterations++;
+        double dq = 0;
+        for (int f = 0; f < n; f++)
+            dq = fmax(dq, fabs(alpha * s->dq[f]));
+        if (!isfinite(dq))
+            return 2;
+        /* A full Newton update below the tolerance in length: further iterations only
+         * stir rounding error (stiff rods reach it before the force test). */
+        if (alpha == 1 && dq <= s->tolerance * s->length_scale) {
+            assemble(s, s->q, 0);
+            st->residual = residual_norm(s);
+            return isfinite(st->residual) ? 0 : 2;
+        }
+    }
+    assemble(s, s->q, 0);
+    st->residual = residual_norm(s);
+    return st->residual <= s->tolerance * s->force_scale ? 0 : 1;
+}
+
+/* One step from (q0, v0) over dt: Newton on the implicit Euler residual. */
+static int euler_substep(srd_sim *s)
+{
+    const srd_model *m = s->m;
+    memcpy(s->q0, s->q, sizeof(double) * (size_t)m->n_dofs);
+    memcpy(s->v0, s->v, sizeof(double) * (size_t)m->n_dofs);
+    s->t += s->dt;
+    /* predictor: continue with the current velocity */
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            s->q[d] = s->q0[d] + s->dt * s->v0[d];
+    int code = srd_newton(s);
+    if (code != 0) {
+        memcpy(s->q, s->q0, sizeof(double) * (size_t)m->n_dofs);
+        memcpy(s->v, s->v0, sizeof(double) * (size_t)m->n_dofs);
+        s->t -= s->dt;
+        return code;
+    }
+    for (int d = 0; d < m->n_dofs; d++)
+        s->v[d] = (s->q[d] - s->q0[d]) / s->dt;
+    return 0;
+}
+
+int srd_step_implicit_euler(srd_sim *s, int max_halvings)
+{
+    s->dynamic = 1;
+    double dt = s->dt;
+    int code = euler_substep(s);
+    /* Retry the step with 2, 4, 8, ... substeps. */
+    for (int h = 1; code != 0 && h <= max_halvings; h++) {
+        s->rejected++;
+        int parts = 1 << h;
+        s->dt = dt / parts;
+        code = 0;
+        for (int k = 0; k < parts && code == 0; k++)
+            code = euler_substep(s);
+    }
+    s->dt = dt;
+    s->steps++;
+    return code;
+}
+
+int srd_static(srd_sim *s, int load_steps)
+{
+    s->dynamic = 0;
+    if (load_steps < 1)
+        load_steps = 1;
+    for (int k = 1; k <= load_steps; k++) {
+        s->load_factor = (double)k / load_steps;
+        int code = srd_newton(s);
+        s->steps++;
+        if (code != 0)
+            return code;
+    }
+    return 0;
+}
+
+void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
+{
+    const srd_model *m = s->m;
+    int n = s->solver.sys.n_free;
+    int *dof_of_free = xcalloc((size_t)n + 1, sizeof(int));
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            dof_of_free[s->solver.sys.free_index[d]] = d;
+    unsigned char *shown = xcalloc((size_t)n + 1, 1);
+    for (int k = 0; k < count && k < n; k++) {
+        int worst = -1;
+        for (int f = 0; f < n; f++)
+            if (!shown[f] && (worst < 0 || !(fabs(s->res[f]) <= fabs(s->res[worst]))))
+                worst = f;
+        shown[worst] = 1;
+        char what[160];
+        srd_model_describe_dof(m, dof_of_free[worst], what, sizeof what);
+        fprintf(out, "  %-40s residual %.3e\n", what, s->res[worst]);
+    }
+    free(shown);
+    free(dof_of_free);
+}

@@ -1,0 +1,36 @@
+/* solve.h — the linear solvers behind one small interface: dense (LAPACK dgesv, dposv) and
+ * banded (dgbsv, dpbsv), in the storage layouts batch.h describes. */
+#ifndef SRD_SOLVE_H
+#define SRD_SOLVE_H
+#include "batch.h"
+
+typedef enum {
+    SRD_SOLVER_AUTO,   /* banded when the band is narrow against the size, else dense */
+    SRD_SOLVER_DENSE,
+    SRD_SOLVER_BANDED,
+} srd_solver_kind;
+
+typedef struct srd_solver {
+    srd_solver_kind kind;       /* dense or banded after the automatic choice */
+    int             symmetric;  /* use the SPD routines (dposv/dpbsv), falling back to LU when not SPD */
+    srd_system      sys;        /* free-DOF numbering and Jacobian layout */
+    double         *jac;        /* Jacobian storage (+1 scratch slot), filled by the kernels */
+    double         *work;       /* factorisation copy */
+    int            *ipiv;
+    int             last_info;  /* LAPACK info of the last solve */
+    int             used_lu;    /* the last solve fell back to LU */
+} srd_solver;
+
+/* Chooses the layout (auto: banded when 3 * bandwidth + 1 < n / 2 and n > 64) and allocates. */
+void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
+void srd_solver_free(srd_solver *s);
+/* Clears the Jacobian storage (and its scratch slot). */
+void srd_solver_zero(srd_solver *s);
+/* Adds `value` to the diagonal entry of free DOF i (mass and damping terms). */
+void srd_solver_add_diagonal(srd_solver *s, int i, double value);
+/* Solves J x = b in place (b has n_free entries). Returns 0, or LAPACK's info (> 0: singular). */
+int  srd_solver_solve(srd_solver *s, double *b);
+/* y = J x with the current Jacobian (for tests and residual checks). */
+void srd_solver_multiply(const srd_solver *s, const double *x, double *y);
+
+#endif
