@@ -323,14 +323,15 @@ static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o
         o->J = PI * pow(p, 4) / 2;
         o->radius = p;
     } else if (!strcmp(sig->fn, "elliptic")) {
-        /* semi-axes a (along the first material director) and b */
+        /* semi-axes a along the second material director d2 and b along the first, d1 */
         o->area = PI * p * q;
         o->I1 = PI * p * q * q * q / 4;
         o->I2 = PI * p * p * p * q / 4;
         o->J = PI * p * p * p * q * q * q / (p * p + q * q);
         o->radius = sqrt(p * q);
     } else {
-        /* width p along the first director, height q; Saint-Venant torsion constant series */
+        /* width p along d2, height q along d1 (vertical for a rod along x); Saint-Venant
+         * torsion constant series */
         double w = fmax(p, q), h = fmin(p, q);
         o->area = p * q;
         o->I1 = p * q * q * q / 12;

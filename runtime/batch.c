@@ -144,15 +144,19 @@ static void transport(const double *u, const double *t0, const double *t1, doubl
         r[i] = c * u[i] + bu[i] + k * b[i];
 }
 
-/* Any unit vector normal to t. */
+/* The first material director of a rod's first edge: +z projected on the plane normal to t
+ * (+x when the edge is nearly vertical). So for a rod along x, d1 = z and d2 = t x d1 = -y:
+ * curvature component 1 bends in the x-z plane, and a planar model's frames stay in it. */
 static void some_normal(const double *t, double *d)
 {
-    double axis[3] = { 0, 0, 1 };
-    if (fabs(t[2]) > 0.9) {
-        axis[0] = 1;
-        axis[2] = 0;
+    double up[3] = { 0, 0, 1 };
+    if (fabs(t[2]) > 0.99) {
+        up[0] = 1;
+        up[2] = 0;
     }
-    cross3(t, axis, d);
+    double along = dot3(up, t);
+    for (int c = 0; c < 3; c++)
+        d[c] = up[c] - along * t[c];
     normalize3(d);
 }
 
