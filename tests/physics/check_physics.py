@@ -2,7 +2,9 @@
 """check_physics.py SRDC DIR — runs the models of tests/physics with `srdc run` and compares
 their results with closed forms. Each check states its tolerance and why it holds."""
 import csv
+import glob
 import math
+import xml.etree.ElementTree as ET
 import os
 import subprocess
 import sys
@@ -85,6 +87,26 @@ if rows:
     tip = -float(rows[-1]["tip"])
     check(abs(tip - theory) <= 5e-3 * theory,
           "cantilever: tip deflection %.6e m vs rho A g L_eff^4 / 8EI = %.6e m (tol 0.5%%)" % (tip, theory))
+
+# 4. The VTK output is well-formed XML that ParaView reads: the series lists every frame, and
+# each frame's arrays have as many values as its points and cells declare.
+code, rows, out = run("cantilever_static.srd")
+pvd = glob.glob(os.path.join(out, "*.pvd"))
+check(len(pvd) == 1, "VTK: one .pvd series written")
+if pvd:
+    frames = [d.get("file") for d in ET.parse(pvd[0]).getroot().iter("DataSet")]
+    check(len(frames) >= 1 and all(os.path.exists(os.path.join(out, f)) for f in frames),
+          "VTK: the series names %d frame(s) that exist" % len(frames))
+    for f in frames:
+        piece = ET.parse(os.path.join(out, f)).getroot().find("UnstructuredGrid/Piece")
+        npts, ncells = int(piece.get("NumberOfPoints")), int(piece.get("NumberOfCells"))
+        sizes = {}
+        for arr in piece.iter("DataArray"):
+            comps = int(arr.get("NumberOfComponents", "1"))
+            sizes[arr.get("Name") or "points"] = len(arr.text.split()) // comps
+        ok = (sizes.get("points") == npts and sizes.get("velocity") == npts and sizes.get("offsets") == ncells
+              and sizes.get("types") == ncells and sizes.get("radius") == ncells and npts == 101 and ncells == 100)
+        check(ok, "VTK: %s has 101 points and 100 line cells with matching arrays (%s)" % (f, sizes))
 
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)
