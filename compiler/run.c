@@ -78,13 +78,8 @@ static int apply_override(srd_model *m, const char *spec)
 }
 
 /* What the runtime cannot do yet is refused before anything runs. */
-static int check_supported(const srd_model *m, const srd_analysis *a)
+static int check_supported(const srd_model *m)
 {
-    if (m->simulate.present && a == &m->simulate && strcmp(a->method, "implicit_euler")) {
-        fprintf(stderr, "srdc: error: the integrator `%s` is not available yet; use `method = implicit_euler`\n",
-                a->method);
-        return -1;
-    }
     for (int k = 0; k < m->n_loads; k++)
         if (m->loads[k].expr >= 0) {
             fprintf(stderr, "srdc: error: loads that change with time or params are not available yet\n");
@@ -191,6 +186,59 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
     return RUN_OK;
 }
 
+/* Natural frequencies and mode shapes about the current configuration. */
+static int run_modes(srd_sim *s, const srd_model *m, const char *out)
+{
+    const srd_analysis *a = &m->modes;
+    int count = a->mode_count;
+    double *freq = calloc((size_t)count + 1, sizeof(double));
+    double *modes = calloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
+    char err[512];
+    int status = RUN_OK;
+    if (srd_modes(s, count, freq, modes, err, sizeof err) != 0) {
+        fprintf(stderr, "srdc: error: %s\n", err);
+        status = RUN_NUMERIC;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/modes.csv", out);
+    FILE *f = status == RUN_OK ? fopen(path, "w") : NULL;
+    if (status == RUN_OK && !f) {
+        fprintf(stderr, "srdc: error: cannot write %s\n", path);
+        status = RUN_IO;
+    }
+    if (f) {
+        fprintf(f, "mode,frequency_hz\n");
+        printf("natural frequencies:\n");
+        for (int k = 0; k < count; k++) {
+            fprintf(f, "%d,%.12g\n", k + 1, freq[k]);
+            printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
+        }
+        fclose(f);
+        /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
+        if (a->output_format && !strcmp(a->output_format, "vtk")) {
+            srd_vtk_series vtk;
+            double *q = calloc((size_t)m->n_dofs, sizeof(double));
+            if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
+                for (int k = 0; k < count; k++) {
+                    double amp = 0;
+                    for (int i = 0; i < m->n_nodes; i++)
+                        for (int c = 0; c < 3; c++)
+                            amp = fmax(amp, fabs(modes[(size_t)k * m->n_dofs + m->node_dof[i] + c]));
+                    for (int d = 0; d < m->n_dofs; d++)
+                        q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
+                    if (srd_vtk_write(&vtk, m, q, NULL, k + 1) != 0)
+                        status = RUN_IO;
+                }
+                srd_vtk_close(&vtk);
+            }
+            free(q);
+        }
+    }
+    free(freq);
+    free(modes);
+    return status;
+}
+
 static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_vtk_series *vtk, Probes *pr)
 {
     const srd_analysis *a = &m->simulate;
@@ -202,23 +250,27 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt;
     double next_out = 0, t0 = wall_s();
+    srd_method method = (srd_method)srd_method_from_name(a->method);
     for (int k = 0; k <= steps; k++) {
         if (k > 0) {
-            int code = srd_step_implicit_euler(s, 6);
+            int code = srd_step(s, method, 6);
             if (code) {
                 report_failure(s, code);
                 fprintf(stderr, "  frames written so far are in %s\n", o->out);
                 return RUN_NUMERIC;
             }
         }
-        if (vtk && s->t >= next_out - 1e-12 * out_every) {
+        if (vtk && s->t >= next_out - 1e-6 * s->dt) {
             if (srd_vtk_write(vtk, m, s->q, s->v, s->t) != 0) {
                 fprintf(stderr, "srdc: error: cannot write frames in %s\n", o->out);
                 return RUN_IO;
             }
             next_out += out_every;
         }
-        write_probes(pr, m, a, s->q, s->t);
+        if (s->t >= pr->next - 1e-6 * s->dt) {
+            write_probes(pr, m, a, s->q, s->t);
+            pr->next += a->n_probes && a->probes[0].every > 0 ? a->probes[0].every : s->dt;
+        }
         if (!o->quiet)
             progress(k, steps);
     }
@@ -231,17 +283,38 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
     return RUN_OK;
 }
 
+/* Runs one analysis block with its own outputs. */
+static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, const RunOptions *o)
+{
+    srd_vtk_series vtk;
+    memset(&vtk, 0, sizeof vtk);
+    Probes pr = { 0 };
+    const char *name = a->output_name ? a->output_name : "frames";
+    if (srd_vtk_open(&vtk, o->out, name) != 0 || open_probes(&pr, o->out, a) != 0) {
+        fprintf(stderr, "srdc: error: cannot write to %s\n", o->out);
+        srd_vtk_close(&vtk);
+        return RUN_IO;
+    }
+    bool have_vtk = a->output_format && !strcmp(a->output_format, "vtk") && a != &m->modes;
+    int status = a == &m->statics  ? run_static(s, m, o->out, have_vtk ? &vtk : NULL, &pr)
+               : a == &m->modes    ? run_modes(s, m, o->out)
+                                   : run_dynamic(s, m, o, have_vtk ? &vtk : NULL, &pr);
+    if (pr.f)
+        fclose(pr.f);
+    srd_vtk_close(&vtk);
+    return status;
+}
+
 int run_model(const Program *prog, srd_model *m, const RunOptions *o)
 {
     for (int i = 0; i < o->n_overrides; i++)
         if (apply_override(m, o->overrides[i]) != 0)
             return RUN_BAD_INPUT;
-    const srd_analysis *a = m->simulate.present ? &m->simulate : m->statics.present ? &m->statics : NULL;
-    if (!a) {
-        fprintf(stderr, "srdc: error: the model has no `simulate` or `static` block to run\n");
+    if (!m->statics.present && !m->modes.present && !m->simulate.present) {
+        fprintf(stderr, "srdc: error: the model has no `static`, `modes` or `simulate` block to run\n");
         return RUN_BAD_INPUT;
     }
-    if (check_supported(m, a) != 0)
+    if (check_supported(m) != 0)
         return RUN_BAD_INPUT;
     ModelKernels mk;
     char err[512];
@@ -256,34 +329,31 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
         fns[k] = mk.sets[k].fn;
         infos[k] = mk.sets[k].info;
     }
-    srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
-                           : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
-                                                                       : SRD_SOLVER_BANDED;
-    srd_sim s;
+    /* Analyses run in this order; modes `at = equilibrium` start from the static result,
+     * a simulation from the reference configuration. */
+    const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
     int status = RUN_OK;
-    if (srd_sim_init(&s, m, fns, infos, solver, err, sizeof err) != 0) {
-        fprintf(stderr, "srdc: error: %s\n", err);
-        status = RUN_BAD_INPUT;
-    }
-    srd_vtk_series vtk;
-    memset(&vtk, 0, sizeof vtk);
-    bool have_vtk = false;
-    Probes pr = { 0 };
-    if (status == RUN_OK) {
-        const char *name = a->output_name ? a->output_name : "frames";
-        if (srd_vtk_open(&vtk, o->out, name) != 0 || open_probes(&pr, o->out, a) != 0) {
-            fprintf(stderr, "srdc: error: cannot write to %s\n", o->out);
-            status = RUN_IO;
-        } else {
-            have_vtk = a->output_format && !strcmp(a->output_format, "vtk");
+    srd_sim s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < 3 && status == RUN_OK; k++) {
+        const srd_analysis *a = order[k];
+        if (!a->present)
+            continue;
+        bool keep_state = a == &m->modes && s.m && a->method && !strcmp(a->method, "equilibrium");
+        if (!keep_state) {
+            if (s.m)
+                srd_sim_free(&s);
+            srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
+                                   : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
+                                                                               : SRD_SOLVER_BANDED;
+            if (srd_sim_init(&s, m, fns, infos, solver, err, sizeof err) != 0) {
+                fprintf(stderr, "srdc: error: %s\n", err);
+                status = RUN_BAD_INPUT;
+                break;
+            }
         }
+        status = run_analysis(&s, m, a, o);
     }
-    if (status == RUN_OK)
-        status = a == &m->statics ? run_static(&s, m, o->out, have_vtk ? &vtk : NULL, &pr)
-                                  : run_dynamic(&s, m, o, have_vtk ? &vtk : NULL, &pr);
-    if (pr.f)
-        fclose(pr.f);
-    srd_vtk_close(&vtk);
     if (s.m)
         srd_sim_free(&s);
     free(fns);

@@ -1,6 +1,7 @@
 /* sim.c — assembles the residual and Jacobian from the generated kernels and solves them
  * with Newton's method: implicit Euler steps and static equilibrium. */
 #include "sim.h"
+#include <lapacke.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -85,6 +86,12 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->v = xcalloc(n, sizeof(double));
     s->v0 = xcalloc(n, sizeof(double));
     s->trial = xcalloc(n, sizeof(double));
+    s->qhat = xcalloc(n, sizeof(double));
+    s->a0 = xcalloc(n, sizeof(double));
+    s->qeval = xcalloc(n, sizeof(double));
+    s->work = xcalloc(n, sizeof(double));
+    s->inertia_a = 0;
+    s->stiffness_b = 1;
     s->fext = xcalloc(n, sizeof(double));
     s->res = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     s->dq = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
@@ -116,6 +123,10 @@ void srd_sim_free(srd_sim *s)
     free(s->v);
     free(s->v0);
     free(s->trial);
+    free(s->qhat);
+    free(s->a0);
+    free(s->qeval);
+    free(s->work);
     free(s->fext);
     free(s->res);
     free(s->dq);
@@ -125,9 +136,9 @@ void srd_sim_free(srd_sim *s)
 
 /* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
  *   static:  grad E(q) - lambda fext
- *   dynamic: M (q - q0 - dt v0) / dt^2 + grad E(q) - fext          (implicit Euler)
+ *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
  * Returns the incremental potential whose gradient that residual is (meaningful when every
- * element is an energy): E(q) - lambda fext.q (+ 1/2 |q - q0 - dt v0|_M^2 / dt^2). */
+ * element is an energy): E(q_b) / b - lambda fext.q (+ a/2 |q - qhat|_M^2). */
 static double assemble(srd_sim *s, const double *q, int with_jacobian)
 {
     const srd_model *m = s->m;
@@ -135,27 +146,36 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     memset(s->res, 0, sizeof(double) * ((size_t)sys->n_free + 1));
     if (with_jacobian)
         srd_solver_zero(&s->solver);
+    double b = s->dynamic ? s->stiffness_b : 1;
+    const double *qe = q;
+    if (b != 1) {
+        for (int d = 0; d < m->n_dofs; d++)
+            s->qeval[d] = b * q[d] + (1 - b) * s->q0[d];
+        qe = s->qeval;
+    }
     double energy = 0;
-    srd_eval_ctx ctx = { q, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
+    srd_eval_ctx ctx = { qe, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
                          with_jacobian ? s->solver.jac : NULL };
     for (int k = 0; k < m->n_sets; k++)
         s->kernels[k].fn(&ctx, &s->kernels[k].batch.b);
-    double inv_dt2 = s->dynamic ? 1 / (s->dt * s->dt) : 0;
-    double potential = energy;
+    if (with_jacobian && b != 1)
+        srd_solver_scale(&s->solver, b);
+    double a = s->dynamic ? s->inertia_a : 0;
+    double potential = energy / b;
     for (int d = 0; d < m->n_dofs; d++) {
         int f = sys->free_index[d];
         if (f < 0)
             continue;
         double r = -s->load_factor * s->fext[d];
         potential -= s->load_factor * s->fext[d] * q[d];
-        if (s->dynamic) {
-            double u = q[d] - s->q0[d] - s->dt * s->v0[d];
-            r += m->dof_mass[d] * u * inv_dt2;
-            potential += 0.5 * m->dof_mass[d] * u * u * inv_dt2;
+        if (a > 0) {
+            double u = q[d] - s->qhat[d];
+            r += a * m->dof_mass[d] * u;
+            potential += 0.5 * a * m->dof_mass[d] * u * u;
         }
         s->res[f] += r;
-        if (with_jacobian && s->dynamic)
-            srd_solver_add_diagonal(&s->solver, f, m->dof_mass[d] * inv_dt2);
+        if (with_jacobian && a > 0)
+            srd_solver_add_diagonal(&s->solver, f, a * m->dof_mass[d]);
     }
     return potential;
 }
@@ -259,34 +279,159 @@ int srd_newton(srd_sim *s)
     return st->residual <= s->tolerance * s->force_scale ? 0 : 1;
 }
 
-/* One step from (q0, v0) over dt: Newton on the implicit Euler residual. */
-static int euler_substep(srd_sim *s)
+int srd_method_from_name(const char *name)
+{
+    static const char *names[] = { "implicit_euler", "implicit_midpoint", "newmark", "euler", "verlet", "rk4" };
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(names[i], name))
+            return i;
+    return -1;
+}
+
+/* Internal force minus external: the residual of the static problem, into s->res. */
+static void net_force_residual(srd_sim *s, const double *q)
+{
+    int dynamic = s->dynamic;
+    s->dynamic = 0;
+    assemble(s, q, 0);
+    s->dynamic = dynamic;
+}
+
+/* acc = M^-1 (fext - grad E(q)) on free DOFs (massless DOFs cannot be integrated explicitly). */
+static int acceleration(srd_sim *s, const double *q, double *acc)
 {
     const srd_model *m = s->m;
-    memcpy(s->q0, s->q, sizeof(double) * (size_t)m->n_dofs);
-    memcpy(s->v0, s->v, sizeof(double) * (size_t)m->n_dofs);
-    s->t += s->dt;
-    /* predictor: continue with the current velocity */
-    for (int d = 0; d < m->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
-            s->q[d] = s->q0[d] + s->dt * s->v0[d];
-    int code = srd_newton(s);
-    if (code != 0) {
-        memcpy(s->q, s->q0, sizeof(double) * (size_t)m->n_dofs);
-        memcpy(s->v, s->v0, sizeof(double) * (size_t)m->n_dofs);
-        s->t -= s->dt;
-        return code;
+    net_force_residual(s, q);
+    for (int d = 0; d < m->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        acc[d] = f >= 0 && m->dof_mass[d] > 0 ? -s->res[f] / m->dof_mass[d] : 0;
+        if (!isfinite(acc[d]))
+            return 2;
     }
-    for (int d = 0; d < m->n_dofs; d++)
-        s->v[d] = (s->q[d] - s->q0[d]) / s->dt;
     return 0;
 }
 
-int srd_step_implicit_euler(srd_sim *s, int max_halvings)
+/* Sets the implicit scheme's constants and prediction for a step from (q0, v0, a0). */
+static void prepare_implicit(srd_sim *s, srd_method method)
 {
-    s->dynamic = 1;
+    const srd_model *m = s->m;
     double dt = s->dt;
-    int code = euler_substep(s);
+    s->inertia_a = method == SRD_IMPLICIT_EULER ? 1 / (dt * dt) : method == SRD_IMPLICIT_MIDPOINT ? 2 / (dt * dt)
+                                                                                                   : 4 / (dt * dt);
+    s->stiffness_b = method == SRD_IMPLICIT_MIDPOINT ? 0.5 : 1;
+    for (int d = 0; d < m->n_dofs; d++) {
+        s->qhat[d] = s->q0[d] + dt * s->v0[d];
+        if (method == SRD_NEWMARK)
+            s->qhat[d] += 0.25 * dt * dt * s->a0[d];
+    }
+}
+
+static void finish_implicit(srd_sim *s, srd_method method)
+{
+    const srd_model *m = s->m;
+    double dt = s->dt;
+    for (int d = 0; d < m->n_dofs; d++) {
+        double dq = s->q[d] - s->q0[d];
+        if (method == SRD_IMPLICIT_EULER)
+            s->v[d] = dq / dt;
+        else if (method == SRD_IMPLICIT_MIDPOINT)
+            s->v[d] = 2 * dq / dt - s->v0[d];
+        else {
+            /* Newmark, average acceleration: q1 = q0 + dt v0 + dt^2/4 (a0 + a1) */
+            double a1 = 4 * (s->q[d] - s->q0[d] - dt * s->v0[d]) / (dt * dt) - s->a0[d];
+            s->v[d] = s->v0[d] + 0.5 * dt * (s->a0[d] + a1);
+            s->a0[d] = a1;
+        }
+    }
+}
+
+/* One implicit substep from the current state over s->dt. */
+static int implicit_substep(srd_sim *s, srd_method method)
+{
+    const srd_model *m = s->m;
+    size_t bytes = sizeof(double) * (size_t)m->n_dofs;
+    memcpy(s->q0, s->q, bytes);
+    memcpy(s->v0, s->v, bytes);
+    memcpy(s->work, s->a0, bytes);
+    s->t += s->dt;
+    prepare_implicit(s, method);
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            s->q[d] = s->qhat[d];
+    int code = srd_newton(s);
+    if (code != 0) {
+        memcpy(s->q, s->q0, bytes);
+        memcpy(s->v, s->v0, bytes);
+        memcpy(s->a0, s->work, bytes);
+        s->t -= s->dt;
+        return code;
+    }
+    finish_implicit(s, method);
+    return 0;
+}
+
+static int explicit_step(srd_sim *s, srd_method method)
+{
+    const srd_model *m = s->m;
+    int n = m->n_dofs;
+    double dt = s->dt;
+    size_t bytes = sizeof(double) * (size_t)n;
+    memcpy(s->q0, s->q, bytes);
+    memcpy(s->v0, s->v, bytes);
+    double *acc = s->work;
+    int code = 0;
+    if (method == SRD_SYMPLECTIC_EULER) {
+        code = acceleration(s, s->q, acc);
+        for (int d = 0; d < n; d++) {
+            s->v[d] += dt * acc[d];
+            s->q[d] += dt * s->v[d];
+        }
+    } else if (method == SRD_VERLET) {
+        code = acceleration(s, s->q, acc);
+        for (int d = 0; d < n; d++) {
+            s->v[d] += 0.5 * dt * acc[d];
+            s->q[d] += dt * s->v[d];
+        }
+        code |= acceleration(s, s->q, acc);
+        for (int d = 0; d < n; d++)
+            s->v[d] += 0.5 * dt * acc[d];
+    } else {
+        /* classical fourth-order Runge-Kutta on (q, v) */
+        double *kq = xcalloc((size_t)n * 4, sizeof(double)), *kv = xcalloc((size_t)n * 4, sizeof(double));
+        double *qs = xcalloc((size_t)n, sizeof(double));
+        static const double c[4] = { 0, 0.5, 0.5, 1 };
+        for (int st = 0; st < 4 && !code; st++) {
+            for (int d = 0; d < n; d++)
+                qs[d] = s->q0[d] + (st ? c[st] * dt * kq[(st - 1) * n + d] : 0);
+            code = acceleration(s, qs, &kv[st * n]);
+            for (int d = 0; d < n; d++)
+                kq[st * n + d] = s->v0[d] + (st ? c[st] * dt * kv[(st - 1) * n + d] : 0);
+        }
+        for (int d = 0; d < n; d++) {
+            s->q[d] = s->q0[d] + dt / 6 * (kq[d] + 2 * kq[n + d] + 2 * kq[2 * n + d] + kq[3 * n + d]);
+            s->v[d] = s->v0[d] + dt / 6 * (kv[d] + 2 * kv[n + d] + 2 * kv[2 * n + d] + kv[3 * n + d]);
+        }
+        free(kq);
+        free(kv);
+        free(qs);
+    }
+    s->t += dt;
+    s->steps++;
+    for (int d = 0; d < n && !code; d++)
+        if (!isfinite(s->q[d]) || !isfinite(s->v[d]))
+            code = 2;
+    return code;
+}
+
+int srd_step(srd_sim *s, srd_method method, int max_halvings)
+{
+    if (method >= SRD_SYMPLECTIC_EULER)
+        return explicit_step(s, method);
+    s->dynamic = 1;
+    if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
+        acceleration(s, s->q, s->a0); /* the initial acceleration from the initial state */
+    double dt = s->dt;
+    int code = implicit_substep(s, method);
     /* Retry the step with 2, 4, 8, ... substeps. */
     for (int h = 1; code != 0 && h <= max_halvings; h++) {
         s->rejected++;
@@ -294,11 +439,31 @@ int srd_step_implicit_euler(srd_sim *s, int max_halvings)
         s->dt = dt / parts;
         code = 0;
         for (int k = 0; k < parts && code == 0; k++)
-            code = euler_substep(s);
+            code = implicit_substep(s, method);
     }
     s->dt = dt;
     s->steps++;
     return code;
+}
+
+double srd_kinetic_energy(const srd_sim *s)
+{
+    double k = 0;
+    for (int d = 0; d < s->m->n_dofs; d++)
+        k += 0.5 * s->m->dof_mass[d] * s->v[d] * s->v[d];
+    return k;
+}
+
+double srd_potential_energy(srd_sim *s)
+{
+    int dynamic = s->dynamic;
+    double lf = s->load_factor;
+    s->dynamic = 0;
+    s->load_factor = 1;
+    double p = assemble(s, s->q, 0);
+    s->dynamic = dynamic;
+    s->load_factor = lf;
+    return p;
 }
 
 int srd_static(srd_sim *s, int load_steps)
@@ -337,4 +502,65 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
     }
     free(shown);
     free(dof_of_free);
+}
+
+int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
+{
+    const srd_model *m = s->m;
+    int n = s->solver.sys.n_free;
+    if (count > n)
+        count = n;
+    int *dof_of_free = xcalloc((size_t)n + 1, sizeof(int));
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            dof_of_free[s->solver.sys.free_index[d]] = d;
+    for (int f = 0; f < n; f++)
+        if (!(m->dof_mass[dof_of_free[f]] > 0)) {
+            char what[160];
+            srd_model_describe_dof(m, dof_of_free[f], what, sizeof what);
+            snprintf(err, err_n, "modal analysis needs a mass on every free DOF, but %s has none", what);
+            free(dof_of_free);
+            return -1;
+        }
+    /* K at the current configuration, column by column from the assembled Hessian. */
+    int dynamic = s->dynamic;
+    s->dynamic = 0;
+    assemble(s, s->q, 1);
+    s->dynamic = dynamic;
+    double *A = xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
+    double *e = xcalloc((size_t)n + 1, sizeof(double));
+    for (int j = 0; j < n; j++) {
+        e[j] = 1;
+        srd_solver_multiply(&s->solver, e, &A[(size_t)j * n]);
+        e[j] = 0;
+    }
+    /* Symmetric standard form: M^-1/2 K M^-1/2 y = w^2 y, v = M^-1/2 y. */
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            A[(size_t)j * n + i] /= sqrt(m->dof_mass[dof_of_free[i]] * m->dof_mass[dof_of_free[j]]);
+    double *w = xcalloc((size_t)n + 1, sizeof(double));
+    double *z = xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));
+    int *support = xcalloc(2 * (size_t)n + 2, sizeof(int));
+    int found = 0;
+    int info = n ? LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', n, A, n, 0, 0, 1, count, 0, &found, w, z, n, support)
+                 : 0;
+    int status = 0;
+    if (info != 0) {
+        snprintf(err, err_n, "the eigenvalue solver failed (LAPACK dsyevr info %d)", info);
+        status = -1;
+    } else {
+        memset(modes, 0, sizeof(double) * (size_t)count * (size_t)m->n_dofs);
+        for (int k = 0; k < count; k++) {
+            freq[k] = w[k] > 0 ? sqrt(w[k]) / (2 * 3.14159265358979323846) : 0;
+            for (int f = 0; f < n; f++)
+                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = z[(size_t)k * n + f] / sqrt(m->dof_mass[dof_of_free[f]]);
+        }
+    }
+    free(A);
+    free(e);
+    free(w);
+    free(z);
+    free(support);
+    free(dof_of_free);
+    return status;
 }

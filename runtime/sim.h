@@ -34,7 +34,10 @@ typedef struct srd_sim {
     double          *trial;      /* n_dofs */
     double          *fext;       /* n_dofs: gravity and loads at full strength */
     double           load_factor;/* static load stepping: fraction of fext applied */
-    int              dynamic;    /* 1: include inertia (implicit Euler), 0: static */
+    int              dynamic;    /* 1: include inertia, 0: static */
+    /* The implicit scheme's residual is a M (q - qhat) + grad E(b q + (1 - b) q0) - fext. */
+    double           inertia_a, stiffness_b;
+    double          *qhat, *a0, *qeval, *work;  /* n_dofs each; a0: Newmark's acceleration */
     double           force_scale;/* characteristic force for the convergence test */
     double           length_scale;
     double           tolerance;
@@ -55,9 +58,26 @@ void srd_sim_free(srd_sim *s);
  * Returns 0 on convergence, 1 when it did not converge, 2 on NaN/Inf. */
 int srd_newton(srd_sim *s);
 
-/* One implicit Euler step of size s->dt; on failure the step is retried with halved steps
- * (at most `max_halvings` times). Returns 0, or the Newton code of the failure. */
-int srd_step_implicit_euler(srd_sim *s, int max_halvings);
+typedef enum {
+    SRD_IMPLICIT_EULER, SRD_IMPLICIT_MIDPOINT, SRD_NEWMARK, SRD_SYMPLECTIC_EULER, SRD_VERLET, SRD_RK4,
+} srd_method;
+
+/* Looks a method up by its name in the language (implicit_euler, ..., rk4); -1 if unknown. */
+int srd_method_from_name(const char *name);
+
+/* One step of size s->dt with `method`; an implicit step that fails is retried with 2, 4, ...
+ * substeps (at most `max_halvings` times). Returns 0, or the Newton code of the failure
+ * (explicit methods: 2 when the state becomes NaN). */
+int srd_step(srd_sim *s, srd_method method, int max_halvings);
+
+/* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */
+double srd_kinetic_energy(const srd_sim *s);
+double srd_potential_energy(srd_sim *s);
+
+/* Natural frequencies (Hz) and mode shapes of K v = w^2 M v at the current configuration.
+ * freq has `count` entries, modes count * n_dofs (zero on fixed DOFs). Returns 0, or -1 with
+ * a message when a free DOF has no mass or LAPACK fails. */
+int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n);
 
 /* Static equilibrium under gravity and loads, applied in `load_steps` increments. */
 int srd_static(srd_sim *s, int load_steps);

@@ -189,3 +189,10 @@ void srd_solver_multiply(const srd_solver *s, const double *x, double *y)
         }
     }
 }
+
+void srd_solver_scale(srd_solver *s, double factor)
+{
+    long long n = srd_system_storage(&s->sys);
+    for (long long k = 0; k < n; k++)
+        s->jac[k] *= factor;
+}

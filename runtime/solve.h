@@ -26,6 +26,8 @@ void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, in
 void srd_solver_free(srd_solver *s);
 /* Clears the Jacobian storage (and its scratch slot). */
 void srd_solver_zero(srd_solver *s);
+/* Multiplies the Jacobian by `factor` (the stiffness weight of implicit midpoint). */
+void srd_solver_scale(srd_solver *s, double factor);
 /* Adds `value` to the diagonal entry of free DOF i (mass and damping terms). */
 void srd_solver_add_diagonal(srd_solver *s, int i, double value);
 /* Solves J x = b in place (b has n_free entries). Returns 0, or LAPACK's info (> 0: singular). */

@@ -108,5 +108,88 @@ if pvd:
               and sizes.get("types") == ncells and sizes.get("radius") == ncells and npts == 101 and ncells == 100)
         check(ok, "VTK: %s has 101 points and 100 line cells with matching arrays (%s)" % (f, sizes))
 
+# 5. Integrators on an undamped linear oscillator (1D spring: exactly quadratic energy), 5 s
+# = 5 periods at w dt = 0.0126. Implicit midpoint and average-acceleration Newmark conserve
+# the energy of a linear system exactly (to the Newton tolerance 1e-12). Velocity Verlet and
+# symplectic Euler conserve modified energies; Verlet's equals the true one where v = 0, so
+# its peaks keep their height; symplectic Euler's staggered update puts the sampled turning
+# point O(dt) away, which bounds the peak height within (w dt)^2 = 1.6e-4 (no drift). RK4 loses about (w dt)^6 / 144 = 4e-13 per step, 1e-9 over the run.
+# The others are held to 1e-8 (peaks located to O((w dt)^4) = 3e-8 of the step, far smaller in
+# height). Implicit Euler must lose amplitude at every peak.
+def peaks(rows):
+    """Maxima located by the parabola through the three samples around each one: sampled
+    maxima alone miss the peak by (w dt / 2)^2 / 2 = 2e-5; the parabola by O((w dt)^4)."""
+    x = [float(r["x"]) - 0.1 for r in rows]
+    out = []
+    for i in range(1, len(x) - 1):
+        if x[i - 1] < x[i] >= x[i + 1] and x[i] > 0:
+            y0, y1, y2 = x[i - 1], x[i], x[i + 1]
+            curvature = y0 - 2 * y1 + y2
+            out.append(y1 - (y0 - y2) ** 2 / (8 * curvature) if curvature else y1)
+    return out
+
+template = open(os.path.join(here, "oscillator_methods.srd")).read()
+tolerances = {"implicit_midpoint": 1e-8, "newmark": 1e-8, "verlet": 1e-8, "euler": 1.6e-4, "rk4": 1e-8}
+for method in ["implicit_euler", "implicit_midpoint", "newmark", "verlet", "euler", "rk4"]:
+    path = os.path.join(tempfile.mkdtemp(prefix="srd_osc_"), "osc_%s.srd" % method)
+    with open(path, "w") as f:
+        f.write(template.replace("METHOD", method).replace("use std.springs;", "use std.springs;"))
+    code, rows, _ = run(path)
+    pk = peaks(rows)
+    if code != 0 or len(pk) < 4:
+        check(False, "%s: oscillator runs and oscillates (%d peaks)" % (method, len(pk)))
+        continue
+    ratio = pk[-1] / 0.02
+    if method == "implicit_euler":
+        check(all(b < a for a, b in zip(pk, pk[1:])) and ratio < 0.95,
+              "implicit_euler: amplitude decays at every peak (last/initial %.4f)" % ratio)
+    else:
+        worst = max(abs(p / 0.02 - 1) for p in pk)
+        check(worst <= tolerances[method], "%s: amplitude stays within %.0e of the initial one over 5 periods "
+              "(worst %.2e)" % (method, tolerances[method], worst))
+
+# 6. Modal analysis of a fixed-free chain of n = 8 masses: the frequencies are
+# 2 sqrt(k/m) sin((2j - 1) pi / (2(2n + 1))) / 2 pi exactly (the lumped chain is the
+# discrete system itself); LAPACK's symmetric eigensolver gives them to 1e-10 relative.
+out = tempfile.mkdtemp(prefix="srd_modes_")
+p = subprocess.run([srdc, "run", os.path.join(here, "chain_modes.srd"), "--out", out, "--quiet"],
+                   capture_output=True, text=True)
+check(p.returncode == 0, "modes: modal analysis runs")
+if p.returncode == 0:
+    with open(os.path.join(out, "modes.csv")) as f:
+        freq = [float(r["frequency_hz"]) for r in csv.DictReader(f)]
+    n, k, m = 8, 30.0, 0.2
+    exact = [2 * math.sqrt(k / m) * math.sin((2 * j - 1) * math.pi / (2 * (2 * n + 1))) / (2 * math.pi)
+             for j in range(1, n + 1)]
+    worst = max(abs(a - b) / b for a, b in zip(freq, exact)) if len(freq) == n else 1
+    check(worst <= 1e-10, "modes: 8 chain frequencies match the closed form (worst %.2e, tol 1e-10)" % worst)
+
+# 7. Hanging chain: spring j stretches by (n - j + 1) m g / k. Static Newton to 1e-12.
+code, rows, _ = run("hanging_chain.srd")
+if rows:
+    n, m, g, k, l0 = 6, 0.03, 9.81, 40.0, 0.05
+    first = -(l0 + n * m * g / k)
+    bottom = -(n * l0 + sum(n - j + 1 for j in range(1, n + 1)) * m * g / k)
+    got_first, got_bottom = float(rows[-1]["first"]), float(rows[-1]["bottom"])
+    check(abs(got_first - first) <= 1e-10 and abs(got_bottom - bottom) <= 1e-10,
+          "hanging chain: first bead %.10f m (exact %.10f), bottom %.10f m (exact %.10f), tol 1e-10 m"
+          % (got_first, first, got_bottom, bottom))
+else:
+    check(False, "hanging chain: static solve succeeds")
+
+# 8. A run that cannot go on (the energy is undefined below z = -5 cm) stops with exit status 2,
+# says when and where, and keeps the frames written before.
+out = tempfile.mkdtemp(prefix="srd_fail_")
+p = subprocess.run([srdc, "run", os.path.join(here, "failing.srd"), "--out", out, "--quiet"],
+                   capture_output=True, text=True)
+frames = glob.glob(os.path.join(out, "fall_*.vtu"))
+check(p.returncode == 2, "failing run: exit status 2 (got %d)" % p.returncode)
+check("at t = " in p.stderr and "body ball, z" in p.stderr and "hint:" in p.stderr,
+      "failing run: the report gives the time, the worst DOF and what to try")
+series = [d.get("file") for d in ET.parse(os.path.join(out, "fall.pvd")).getroot().iter("DataSet")] \
+    if os.path.exists(os.path.join(out, "fall.pvd")) else []
+check(len(frames) >= 5 and len(series) == len(frames),
+      "failing run: the %d frames written before the failure are kept and listed in the series" % len(frames))
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)
