@@ -25,8 +25,8 @@ static const char *usage_text =
     "                      --elements lists every element instance with its stencil;\n"
     "                      --kernels compiles the element kernels and prints their\n"
     "                      operation counts and the time of each compiler stage\n"
-    "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet]\n"
-    "                      compile the model and run its simulate or static analysis\n"
+    "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
+    "                      compile the model and run its static, modes and simulate analyses\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
     "                      write the LLVM IR of the model's element kernels\n"
     "  help [COMMAND]      show help for a command\n"
@@ -78,13 +78,15 @@ static const char *emit_help =
     "  srdc emit-llvm --unoptimized examples/pneunet.srd | less\n";
 
 static const char *run_help =
-    "usage: srdc run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet]\n"
+    "usage: srdc run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
     "\n"
-    "Compiles the model's element kernels (JIT) and runs its analysis: the `static` block\n"
-    "(equilibrium under gravity and loads, in load steps) or the `simulate` block (implicit\n"
-    "Euler). Frames go to DIR (default `out`) as VTK files with a .pvd series for ParaView,\n"
-    "probes to DIR/probes.csv, written as the run goes. -p overrides a `param`; its value may\n"
+    "Compiles the model's element kernels (JIT) and runs its analyses in this order: `static`\n"
+    "(equilibrium under gravity and loads, in load steps), `modes` (natural frequencies and\n"
+    "mode shapes, at the reference or the static equilibrium) and `simulate` (the chosen\n"
+    "integrator). Frames go to DIR (default `out`) as VTK files with a .pvd series for\n"
+    "ParaView, probes to DIR/probes.csv, frequencies to DIR/modes.csv, written as the run goes. -p overrides a `param`; its value may\n"
     "carry a unit and must have the param's dimension and lie in its declared range.\n"
+    "--verbose prints the residual of every Newton iteration; --quiet prints only errors.\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O\n"
     "\n"
@@ -242,7 +244,7 @@ static bool parse_time(const char *text, double *out)
 
 static int cmd_run(int argc, char **argv)
 {
-    RunOptions o = { "out", 0, 0, NULL, 0, false };
+    RunOptions o = { "out", 0, 0, NULL, 0, false, false };
     const char *file = NULL;
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
     int status = EXIT_OK;
@@ -254,6 +256,8 @@ static int cmd_run(int argc, char **argv)
             return print_help("run");
         } else if (!strcmp(a, "--quiet"))
             o.quiet = true;
+        else if (!strcmp(a, "--verbose"))
+            o.verbose = true;
         else if (!strcmp(a, "--out") && has_value)
             o.out = argv[++i];
         else if (!strcmp(a, "-p") && has_value)

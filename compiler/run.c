@@ -177,7 +177,11 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
         return RUN_NUMERIC;
     }
     write_probes(pr, m, a, s->q, 0);
-    if (vtk && srd_vtk_write(vtk, m, s->q, NULL, 0) != 0) {
+    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_sim_net_force(s, force);
+    int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
+    free(force);
+    if (bad) {
         fprintf(stderr, "srdc: error: cannot write frames in %s\n", out);
         return RUN_IO;
     }
@@ -226,7 +230,7 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
                             amp = fmax(amp, fabs(modes[(size_t)k * m->n_dofs + m->node_dof[i] + c]));
                     for (int d = 0; d < m->n_dofs; d++)
                         q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
-                    if (srd_vtk_write(&vtk, m, q, NULL, k + 1) != 0)
+                    if (srd_vtk_write(&vtk, m, q, NULL, NULL, k + 1) != 0)
                         status = RUN_IO;
                 }
                 srd_vtk_close(&vtk);
@@ -250,6 +254,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt;
     double next_out = 0, t0 = wall_s();
+    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
     srd_method method = (srd_method)srd_method_from_name(a->method);
     for (int k = 0; k <= steps; k++) {
         if (k > 0) {
@@ -257,11 +262,14 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
             if (code) {
                 report_failure(s, code);
                 fprintf(stderr, "  frames written so far are in %s\n", o->out);
+                free(force);
                 return RUN_NUMERIC;
             }
         }
         if (vtk && s->t >= next_out - 1e-6 * s->dt) {
-            if (srd_vtk_write(vtk, m, s->q, s->v, s->t) != 0) {
+            srd_sim_net_force(s, force);
+            if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
+                free(force);
                 fprintf(stderr, "srdc: error: cannot write frames in %s\n", o->out);
                 return RUN_IO;
             }
@@ -274,6 +282,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
         if (!o->quiet)
             progress(k, steps);
     }
+    free(force);
     double wall = wall_s() - t0;
     if (!o->quiet)
         printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
@@ -352,6 +361,7 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
                 break;
             }
         }
+        s.log = o->verbose ? stdout : NULL;
         status = run_analysis(&s, m, a, o);
     }
     if (s.m)

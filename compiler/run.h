@@ -12,6 +12,7 @@ typedef struct RunOptions {
     const char **overrides;  /* "name=value" */
     int          n_overrides;
     bool         quiet;
+    bool         verbose;    /* print every Newton iteration */
 } RunOptions;
 
 /* Returns the exit status: 0 success, 1 bad input, 2 numerical failure, 3 I/O error. */

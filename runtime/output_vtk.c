@@ -112,7 +112,18 @@ static int write_pvd(const srd_vtk_series *s)
     return bad || rename(tmp, path) != 0 ? -1 : 0;
 }
 
-int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, double t)
+static void write_node_vectors(FILE *f, const srd_model *m, const char *name, const double *values)
+{
+    fprintf(f, "        <DataArray type=\"Float64\" Name=\"%s\" NumberOfComponents=\"3\" format=\"ascii\">\n", name);
+    for (int i = 0; i < m->n_nodes; i++) {
+        const double *u = values ? &values[m->node_dof[i]] : NULL;
+        fprintf(f, "%.9g %.9g %.9g\n", u ? u[0] : 0.0, u ? u[1] : 0.0, u ? u[2] : 0.0);
+    }
+    fprintf(f, "        </DataArray>\n");
+}
+
+int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, const double *force,
+                  double t)
 {
     int n_bodies = 0;
     for (int o = 0; o < m->n_objects; o++)
@@ -135,13 +146,10 @@ int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const 
     }
     fprintf(f, "        </DataArray>\n      </Points>\n");
     write_cells(f, m, n_bodies);
-    fprintf(f, "      <PointData Vectors=\"velocity\">\n        <DataArray type=\"Float64\" Name=\"velocity\" "
-               "NumberOfComponents=\"3\" format=\"ascii\">\n");
-    for (int i = 0; i < m->n_nodes; i++) {
-        const double *u = v ? &v[m->node_dof[i]] : NULL;
-        fprintf(f, "%.9g %.9g %.9g\n", u ? u[0] : 0.0, u ? u[1] : 0.0, u ? u[2] : 0.0);
-    }
-    fprintf(f, "        </DataArray>\n      </PointData>\n");
+    fprintf(f, "      <PointData Vectors=\"velocity\">\n");
+    write_node_vectors(f, m, "velocity", v);
+    write_node_vectors(f, m, "force", force);
+    fprintf(f, "      </PointData>\n");
     write_cell_data(f, m, q, n_bodies);
     fprintf(f, "    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
     int bad = ferror(f);

@@ -12,10 +12,11 @@ typedef struct srd_vtk_series {
 
 /* Creates dir if needed. Returns 0, or -1 with errno set. */
 int  srd_vtk_open(srd_vtk_series *s, const char *dir, const char *name);
-/* Writes frame `frames` at time t: positions from q, velocities from v (may be NULL).
- * Rod edges become line cells carrying radius and twist, triangles triangle cells, bodies
- * vertex cells. Returns 0, or -1 on an I/O error. */
-int  srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, double t);
+/* Writes frame `frames` at time t: positions from q, velocities from v and net forces on the
+ * nodes from f (each may be NULL: zeros). Rod edges become line cells carrying radius and
+ * twist, triangles triangle cells, bodies vertex cells. Returns 0, or -1 on an I/O error. */
+int  srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, const double *f,
+                   double t);
 void srd_vtk_close(srd_vtk_series *s);
 
 #endif

@@ -240,6 +240,8 @@ int srd_newton(srd_sim *s)
         st->residual = r;
         if (it < 64)
             st->history[it] = r;
+        if (s->log)
+            fprintf(s->log, "    t = %.6g s, iteration %d: |residual| = %.6e N\n", s->t, it, r);
         if (!isfinite(r))
             return 2;
         if (r <= s->tolerance * s->force_scale)
@@ -444,6 +446,16 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
     s->dt = dt;
     s->steps++;
     return code;
+}
+
+void srd_sim_net_force(srd_sim *s, double *force)
+{
+    const srd_model *m = s->m;
+    net_force_residual(s, s->q);
+    for (int d = 0; d < m->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        force[d] = f >= 0 ? -s->res[f] : 0;
+    }
 }
 
 double srd_kinetic_energy(const srd_sim *s)

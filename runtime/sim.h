@@ -46,6 +46,7 @@ typedef struct srd_sim {
     int              conservative; /* every element is an energy: line search on the potential */
     srd_newton_stats last;
     long             total_iterations, steps, rejected;
+    FILE            *log;        /* when set, every Newton iteration is reported here */
 } srd_sim;
 
 /* kernels[s] gives the compiled kernel of element set s (fn NULL if absent). Returns 0, or -1
@@ -69,6 +70,10 @@ int srd_method_from_name(const char *name);
  * substeps (at most `max_halvings` times). Returns 0, or the Newton code of the failure
  * (explicit methods: 2 when the state becomes NaN). */
 int srd_step(srd_sim *s, srd_method method, int max_halvings);
+
+/* Net force on every DOF at the current configuration: external minus elastic (zero on
+ * fixed DOFs, whose reactions are not computed). force has n_dofs entries. */
+void srd_sim_net_force(srd_sim *s, double *force);
 
 /* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */
 double srd_kinetic_energy(const srd_sim *s);

@@ -191,5 +191,22 @@ series = [d.get("file") for d in ET.parse(os.path.join(out, "fall.pvd")).getroot
 check(len(frames) >= 5 and len(series) == len(frames),
       "failing run: the %d frames written before the failure are kept and listed in the series" % len(frames))
 
+# 9. Newton's method converges quadratically on a geometrically nonlinear equilibrium: in the
+# last iterations the relative residual e_k = |r_k| / |r_0| satisfies log e_{k+1} / log e_k
+# >= 1.8 (2 for exact quadratic convergence; the Hessians are exact). The iteration log of
+# --verbose is printed for the record.
+out = tempfile.mkdtemp(prefix="srd_newton_")
+p = subprocess.run([srdc, "run", os.path.join(here, "sagging_chain.srd"), "--out", out, "--verbose"],
+                   capture_output=True, text=True)
+res = [float(line.split("=")[-1].split()[0]) for line in p.stdout.splitlines() if "|residual|" in line]
+print("# Newton residuals: " + " ".join("%.3e" % r for r in res))
+rel = [r / res[0] for r in res] if res else []
+tail = [e for e in rel if e < 1e-2]
+orders = [math.log10(b) / math.log10(a) for a, b in zip(tail, tail[1:]) if b > 1e-15]
+print("# convergence orders: " + " ".join("%.2f" % o for o in orders))
+check(p.returncode == 0 and len(orders) >= 2 and all(o >= 1.8 for o in orders),
+      "Newton converges quadratically on the sagging chain (orders %s, each >= 1.8)"
+      % ", ".join("%.2f" % o for o in orders))
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)
