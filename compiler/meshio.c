@@ -354,12 +354,12 @@ static bool read_mesh(const char *path, double scale, GeomMesh *out, char *err, 
 /* ------------------------------------------------------------------------------------------ */
 /* Wavefront OBJ                                                                               */
 
-static bool obj_vertex(ReadCtx *cx, Builder *b, Scanner *sc, long line)
+/* Reads the numbers left on a line, keeping the first three in xyz; *count gets how many
+ * there were. False (with the message set) on a token that is not a finite number. */
+static bool read_coordinates(ReadCtx *cx, Scanner *sc, long line, double xyz[3], int *count)
 {
-    double xyz[3];
-    int    n = 0;
-    Token  t;
-    /* Extra numbers (w, or vertex colours some exporters add) are accepted and ignored. */
+    int   n = 0;
+    Token t;
     while (next_token(sc, &t)) {
         double v;
         if (!parse_double(t, &v)) {
@@ -372,6 +372,17 @@ static bool obj_vertex(ReadCtx *cx, Builder *b, Scanner *sc, long line)
             xyz[n] = v;
         n++;
     }
+    *count = n;
+    return true;
+}
+
+static bool obj_vertex(ReadCtx *cx, Builder *b, Scanner *sc, long line)
+{
+    double xyz[3];
+    int    n = 0;
+    /* Extra numbers (w, or vertex colours some exporters add) are accepted and ignored. */
+    if (!read_coordinates(cx, sc, line, xyz, &n))
+        return false;
     if (n < 3) {
         set_err(cx->err, cx->err_n, "line %ld: a vertex needs 3 coordinates, found %d", line, n);
         return false;
@@ -511,19 +522,8 @@ static bool dismech_node(ReadCtx *cx, Builder *b, Scanner *sc, long line)
 {
     double xyz[3];
     int    n = 0;
-    Token  t;
-    while (next_token(sc, &t)) {
-        double v;
-        if (!parse_double(t, &v)) {
-            char shown[40];
-            printable_copy(t.s, t.len, shown, sizeof shown);
-            set_err(cx->err, cx->err_n, "line %ld: '%s' is not a finite number", line, shown);
-            return false;
-        }
-        if (n < 3)
-            xyz[n] = v;
-        n++;
-    }
+    if (!read_coordinates(cx, sc, line, xyz, &n))
+        return false;
     if (n != 3) {
         set_err(cx->err, cx->err_n, "line %ld: a node needs 3 coordinates (x, y, z), found %d", line, n);
         return false;
