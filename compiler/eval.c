@@ -926,7 +926,7 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
     }
     if (!strcmp(m, "theta") || !strcmp(m, "xi"))
         return value_unknown(1, DIMLESS, "stencil");
-    if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t"))
+    if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t") || !strcmp(m, "tau0") || !strcmp(m, "tau_ref"))
         return value_unknown(3, DIMLESS, "stencil");
     if (!strcmp(m, "rest"))
         return value_unknown(1, L, "stencil");
@@ -934,7 +934,8 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
         return value_unknown(1, DIMLESS, "stencil");
     Diag *d = diag_error(x->loc, "a stencil edge has no member `%s`", m);
     diag_hint(d, "an edge has theta (twist), xi (mid-edge DOF), d1, d2, t (reference frame at the step start), "
-                 "rest (rest length), sign (+1 along the stencil) and ref_twist (reference twist at the step start)");
+                 "rest (rest length), sign (+1 along the stencil), ref_twist (reference twist at the step start), "
+                 "tau0 (mid-edge tau = n_avg x e at the step start) and tau_ref (tau0 at the reference configuration)");
     return value_error();
 }
 

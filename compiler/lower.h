@@ -25,6 +25,8 @@ typedef enum {
     STATE_TANGENT, /* unit tangent at the step start */
     STATE_SIGN,    /* +1 when the edge runs along the stencil, -1 against it */
     STATE_REF_TWIST, /* reference twist between the previous stencil edge and this one, at the step start */
+    STATE_TAU0,    /* mid-edge tau^{k,0} = n_avg x e^ of an edge at the step start (comp 0..2) */
+    STATE_TAU_REF, /* the same at the reference configuration */
 } StateKind;
 
 typedef struct StateEntry {

@@ -46,7 +46,7 @@ typedef void (*srd_kernel_fn)(const srd_eval_ctx *ctx, const srd_elem_batch *bat
 /* Stencil DOF components and per-instance state values, as the compiler lays them out. */
 enum { SRD_COMP_X, SRD_COMP_Y, SRD_COMP_Z, SRD_COMP_TWIST, SRD_COMP_XI };
 enum { SRD_STATE_X0, SRD_STATE_MASS, SRD_STATE_REST, SRD_STATE_D1, SRD_STATE_D2, SRD_STATE_TANGENT,
-       SRD_STATE_SIGN, SRD_STATE_REF_TWIST };
+       SRD_STATE_SIGN, SRD_STATE_REF_TWIST, SRD_STATE_TAU0, SRD_STATE_TAU_REF };
 
 /* How a kernel reads an instance: stencil DOF k is component dof_comp[k] of stencil
  * parameter dof_param[k]; state value k is state_kind[k] of parameter state_param[k]
