@@ -399,6 +399,13 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
             scope_bind(e, "y", yv, s->loc, BIND_BUILTIN);
             v = eval_expr(e, s->value);
             e->scope = outer;
+        } else if (pv->specs[k]->shape == P_WORD && s->value->kind == EX_NAME) {
+            /* An option word (`bending = midedge`) is not looked up as a name: a module may
+             * define an energy called `midedge`. */
+            v = value_error();
+            v.kind = V_WORD;
+            v.str = s->value->str;
+            v.known = true;
         } else {
             v = eval_expr(e, s->value);
         }

@@ -147,11 +147,28 @@ static ExprId state_input(Lower *L, StateKind kind, int param, int comp)
     return input(L, KIN_STATE, L->n_state++);
 }
 
-/* An element parameter: a constant when all instances share its value. */
+/* True when the runtime overwrites this column (natural shapes measured from the reference:
+ * the *_bar columns of sets with rows flagged natural_from_reference). */
+static bool filled_at_run_time(const srd_elemset *s, int column)
+{
+    const char *name = s->data_names[column];
+    size_t len = strlen(name);
+    if (len < 4 || strcmp(name + len - 4, "_bar"))
+        return false;
+    for (int k = 0; k < s->n_data; k++)
+        if (!strcmp(s->data_names[k], "natural_from_reference"))
+            for (int i = 0; i < s->n; i++)
+                if (s->data[i * s->n_data + k] != 0)
+                    return true;
+    return false;
+}
+
+/* An element parameter: a constant when all instances share its value (and the runtime does
+ * not fill it in). */
 static ExprId data_input(Lower *L, int column)
 {
     const srd_elemset *s = L->set;
-    bool uniform = s->n > 0;
+    bool uniform = s->n > 0 && !filled_at_run_time(s, column);
     for (int i = 1; i < s->n && uniform; i++)
         uniform = s->data[i * s->n_data + column] == s->data[column];
     if (uniform)
@@ -368,8 +385,9 @@ static Sym stencil_member(Lower *L, Sym base, const Expr *x)
         r.c[0] = state_input(L, STATE_SIGN, p, 0);
     else if (!strcmp(m, "ref_twist"))
         r.c[0] = state_input(L, STATE_REF_TWIST, p, 0);
-    else if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t")) {
-        StateKind k = m[0] == 't' ? STATE_TANGENT : m[1] == '1' ? STATE_D1 : STATE_D2;
+    else if (!strcmp(m, "d1") || !strcmp(m, "d2") || !strcmp(m, "t") || !strcmp(m, "tau0") || !strcmp(m, "tau_ref")) {
+        StateKind k = !strcmp(m, "tau0") ? STATE_TAU0 : !strcmp(m, "tau_ref") ? STATE_TAU_REF
+                    : m[0] == 't' ? STATE_TANGENT : m[1] == '1' ? STATE_D1 : STATE_D2;
         r.n = 3;
         for (int c = 0; c < 3; c++)
             r.c[c] = state_input(L, k, p, c);

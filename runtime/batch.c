@@ -1,6 +1,7 @@
 /* batch.c — index tables that let generated kernels gather DOFs and scatter their residual
  * and Jacobian entries without knowing how the system is stored. */
 #include "batch.h"
+#include "natural.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,8 +219,46 @@ static double initial_ref_twist(const srd_model *m, const srd_elemset *set, int 
     return signed_angle(u, &d1[3 * e1], t1);
 }
 
+/* tau = n_avg x e^ of every edge at the configuration x (MAT-DiSMech §3.3.2, Fig. 2f): n_avg
+ * the unit vector along the mean of the unit normals of the triangles on the edge (one on a
+ * boundary), e^ the unit edge in its own direction. Zero for edges of no triangle. */
+static double *edge_taus(const srd_model *m, const double *x)
+{
+    double *navg = xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
+    double *tau = xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
+    int *count = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    for (int t = 0; t < m->n_tris; t++) {
+        const int *v = &m->tri_nodes[3 * t];
+        double a[3], b[3], n[3];
+        sub3(&x[3 * v[1]], &x[3 * v[0]], a);
+        sub3(&x[3 * v[2]], &x[3 * v[1]], b);
+        cross3(a, b, n);
+        normalize3(n);
+        for (int k = 0; k < 3; k++) {
+            int e = m->tri_edges[3 * t + k];
+            for (int c = 0; c < 3; c++)
+                navg[3 * e + c] += n[c];
+            count[e]++;
+        }
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        if (!count[e])
+            continue;
+        double *n = &navg[3 * e], u[3];
+        for (int c = 0; c < 3; c++)
+            n[c] /= count[e];
+        normalize3(n);
+        sub3(&x[3 * m->edge_nodes[2 * e + 1]], &x[3 * m->edge_nodes[2 * e]], u);
+        normalize3(u);
+        cross3(n, u, &tau[3 * e]);
+    }
+    free(navg);
+    free(count);
+    return tau;
+}
+
 static double state_value(const srd_model *m, const srd_elemset *set, const srd_kernel_info *info, int i, int k,
-                          const int *rank, const double *d1)
+                          const int *rank, const double *d1, const double *tau)
 {
     int p = info->state_param[k], c = info->state_comp[k];
     int node = info->param_is_node[p] ? set->nodes[i * set->n_node + rank[p]] : -1;
@@ -243,6 +282,9 @@ static double state_value(const srd_model *m, const srd_elemset *set, const srd_
         return t[c];
     case SRD_STATE_SIGN: return edge >= 0 ? set->signs[i * set->n_edge + rank[p]] : 1;
     case SRD_STATE_REF_TWIST: return edge >= 0 ? initial_ref_twist(m, set, i, rank[p], d1) : 0;
+    /* tau0 is that of the step start; the first step starts at the reference configuration. */
+    case SRD_STATE_TAU0:
+    case SRD_STATE_TAU_REF: return edge >= 0 ? tau[3 * edge + c] : 0;
     }
     return 0;
 }
@@ -268,6 +310,10 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     out->state = xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
     memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
     double *d1 = info->n_state ? initial_directors(m) : NULL;
+    double *tau = NULL;
+    for (int k = 0; k < info->n_state && !tau; k++)
+        if (info->state_kind[k] == SRD_STATE_TAU0 || info->state_kind[k] == SRD_STATE_TAU_REF)
+            tau = edge_taus(m, m->x0);
     for (int i = 0; i < n; i++) {
         int free_idx[64];
         for (int k = 0; k < nd; k++) {
@@ -284,9 +330,17 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
                 out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch;
             }
         for (int k = 0; k < info->n_state; k++)
-            out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank, d1);
+            out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank, d1, tau);
     }
+    /* Stress-free reference shapes: measured with the same initial frames as the state. */
+    double *rt = xcalloc((size_t)n + 1, sizeof(double));
+    if (d1 && set->n_edge >= 2)
+        for (int i = 0; i < n; i++)
+            rt[i] = initial_ref_twist(m, set, i, 1, d1);
+    srd_natural_shape(m, set, out->data, d1, rt);
+    free(rt);
     free(d1);
+    free(tau);
     out->b.n = n;
     out->b.n_dofs = nd;
     out->b.n_data = set->n_data;
@@ -297,6 +351,120 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     out->b.data = out->data;
     out->b.state = out->state;
     return 0;
+}
+
+/* ---- state at the start of the next step ---- */
+
+static double *positions(const srd_model *m, const double *q)
+{
+    double *x = xcalloc((size_t)m->n_nodes * 3 + 1, sizeof(double));
+    for (int i = 0; i < m->n_nodes; i++)
+        memcpy(&x[3 * i], &q[m->node_dof[i]], 3 * sizeof(double));
+    return x;
+}
+
+static void tangent_at(const srd_model *m, const double *x, int e, double *t)
+{
+    sub3(&x[3 * m->edge_nodes[2 * e + 1]], &x[3 * m->edge_nodes[2 * e]], t);
+    normalize3(t);
+}
+
+#define PI_VALUE 3.14159265358979323846
+static double wrap_angle(double a) { return a - 2 * PI_VALUE * floor((a + PI_VALUE) / (2 * PI_VALUE)); }
+
+/* Index of the state value (kind, param, comp), or -1. */
+static int state_index(const srd_kernel_info *info, int kind, int param, int comp)
+{
+    for (int k = 0; k < info->n_state; k++)
+        if (info->state_kind[k] == kind && info->state_param[k] == param && info->state_comp[k] == comp)
+            return k;
+    return -1;
+}
+
+void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
+                             const double *q_start, const double *q_end)
+{
+    const srd_elemset *set = &m->sets[set_index];
+    if (!info->n_state)
+        return;
+    double *x0 = positions(m, q_start), *x1 = positions(m, q_end);
+    double *tau = NULL;
+    for (int k = 0; k < info->n_state && !tau; k++)
+        if (info->state_kind[k] == SRD_STATE_TAU0)
+            tau = edge_taus(m, x1);
+    int rank[64], edges = 0;
+    for (int p = 0; p < info->n_params && p < 64; p++)
+        rank[p] = info->param_is_node[p] ? -1 : edges++;
+    for (int i = 0; i < set->n; i++) {
+        double *st = &bo->state[i * info->n_state];
+        /* Directors follow their edge by time-parallel transport: what the kernel used. */
+        for (int p = 0; p < info->n_params && p < 64; p++) {
+            if (rank[p] < 0)
+                continue;
+            int e = set->edges[i * set->n_edge + rank[p]];
+            int k1 = state_index(info, SRD_STATE_D1, p, 0);
+            int k2 = state_index(info, SRD_STATE_D2, p, 0);
+            int kt = state_index(info, SRD_STATE_TANGENT, p, 0);
+            double told[3], tnew[3], d[3] = { 0, 0, 0 };
+            tangent_at(m, x0, e, told);
+            tangent_at(m, x1, e, tnew);
+            if (k1 >= 0) {
+                for (int c = 0; c < 3; c++)
+                    d[c] = st[state_index(info, SRD_STATE_D1, p, c)];
+                double dn[3];
+                transport(d, told, tnew, dn);
+                double along = dot3(dn, tnew);
+                for (int c = 0; c < 3; c++)
+                    dn[c] -= along * tnew[c];
+                normalize3(dn);
+                memcpy(d, dn, sizeof d);
+                for (int c = 0; c < 3; c++)
+                    st[state_index(info, SRD_STATE_D1, p, c)] = d[c];
+            }
+            if (k2 >= 0) {
+                double d2[3];
+                cross3(tnew, d, d2);
+                for (int c = 0; c < 3; c++)
+                    st[state_index(info, SRD_STATE_D2, p, c)] = d2[c];
+            }
+            if (kt >= 0)
+                for (int c = 0; c < 3; c++)
+                    st[state_index(info, SRD_STATE_TANGENT, p, c)] = tnew[c];
+            int kt0 = state_index(info, SRD_STATE_TAU0, p, 0);
+            if (kt0 >= 0 && tau)
+                for (int c = 0; c < 3; c++)
+                    st[state_index(info, SRD_STATE_TAU0, p, c)] = tau[3 * e + c];
+        }
+        /* Reference twist between consecutive stencil edges, continued without 2 pi jumps. */
+        for (int p = 0; p < info->n_params && p < 64; p++) {
+            int kr = state_index(info, SRD_STATE_REF_TWIST, p, 0);
+            if (kr < 0 || rank[p] <= 0)
+                continue;
+            int q = p - 1;
+            while (q >= 0 && rank[q] < 0)
+                q--;
+            int ka = state_index(info, SRD_STATE_D1, q, 0), kb = state_index(info, SRD_STATE_D1, p, 0);
+            if (q < 0 || ka < 0 || kb < 0)
+                continue;
+            int e0 = set->edges[i * set->n_edge + rank[q]], e1 = set->edges[i * set->n_edge + rank[p]];
+            double s0 = set->signs[i * set->n_edge + rank[q]], s1 = set->signs[i * set->n_edge + rank[p]];
+            double t0[3], t1[3], a0[3], a1[3], u[3];
+            tangent_at(m, x1, e0, t0);
+            tangent_at(m, x1, e1, t1);
+            for (int c = 0; c < 3; c++) {
+                t0[c] *= s0;
+                t1[c] *= s1;
+                a0[c] = st[state_index(info, SRD_STATE_D1, q, c)];
+                a1[c] = st[state_index(info, SRD_STATE_D1, p, c)];
+            }
+            transport(a0, t0, t1, u);
+            double angle = signed_angle(u, a1, t1);
+            st[kr] += wrap_angle(angle - st[kr]);
+        }
+    }
+    free(x0);
+    free(x1);
+    free(tau);
 }
 
 void srd_batch_free(srd_batch_owner *bo)

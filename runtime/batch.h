@@ -41,6 +41,13 @@ typedef struct srd_batch_owner {
  * -1 when the set does not match the kernel's stencil. */
 int  srd_batch_build(srd_batch_owner *out, const srd_model *m, int set, const srd_kernel_info *info,
                      const srd_system *sys);
+/* After an accepted step from configuration q_start to q_end (DOF vectors): the state the
+ * next step starts from. Reference directors are carried to the new tangents by parallel
+ * transport in time (as the kernels did within the step), the reference twist between
+ * consecutive stencil edges is measured anew and continued without 2 pi jumps, and the
+ * mid-edge tau0 is recomputed from the new positions. */
+void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
+                             const double *q_start, const double *q_end);
 void srd_batch_free(srd_batch_owner *bo);
 
 #endif

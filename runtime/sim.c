@@ -347,6 +347,13 @@ static void finish_implicit(srd_sim *s, srd_method method)
     }
 }
 
+/* The elements' step-start state (frames, reference twist, tau0) for the next step. */
+static void advance_state(srd_sim *s)
+{
+    for (int k = 0; k < s->m->n_sets; k++)
+        srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, s->q0, s->q);
+}
+
 /* One implicit substep from the current state over s->dt. */
 static int implicit_substep(srd_sim *s, srd_method method)
 {
@@ -369,6 +376,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
         return code;
     }
     finish_implicit(s, method);
+    advance_state(s);
     return 0;
 }
 
@@ -422,6 +430,8 @@ static int explicit_step(srd_sim *s, srd_method method)
     for (int d = 0; d < n && !code; d++)
         if (!isfinite(s->q[d]) || !isfinite(s->v[d]))
             code = 2;
+    if (!code)
+        advance_state(s);
     return code;
 }
 
