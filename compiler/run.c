@@ -253,8 +253,15 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
     double duration = o->duration > 0 ? o->duration : a->duration;
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt;
-    double next_out = 0, t0 = wall_s();
+    double next_out = 0, next_energy = 0, t0 = wall_s();
     double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
+    /* Kinetic, potential and total energy at the output cadence: conservation is how one
+     * judges an undamped run. */
+    char epath[4096];
+    snprintf(epath, sizeof epath, "%s/energy.csv", o->out);
+    FILE *ef = fopen(epath, "w");
+    if (ef)
+        fprintf(ef, "t,kinetic,potential,total\n");
     srd_method method = (srd_method)srd_method_from_name(a->method);
     for (int k = 0; k <= steps; k++) {
         if (k > 0) {
@@ -263,6 +270,8 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
                 report_failure(s, code);
                 fprintf(stderr, "  frames written so far are in %s\n", o->out);
                 free(force);
+                if (ef)
+                    fclose(ef);
                 return RUN_NUMERIC;
             }
         }
@@ -270,10 +279,18 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
             srd_sim_net_force(s, force);
             if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
                 free(force);
+                if (ef)
+                    fclose(ef);
                 fprintf(stderr, "srdc: error: cannot write frames in %s\n", o->out);
                 return RUN_IO;
             }
             next_out += out_every;
+        }
+        if (ef && s->t >= next_energy - 1e-6 * s->dt) {
+            double ke = srd_kinetic_energy(s), pe = srd_potential_energy(s);
+            fprintf(ef, "%.9g,%.12g,%.12g,%.12g\n", s->t, ke, pe, ke + pe);
+            fflush(ef);
+            next_energy += out_every;
         }
         if (s->t >= pr->next - 1e-6 * s->dt) {
             write_probes(pr, m, a, s->q, s->t);
@@ -283,6 +300,8 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
             progress(k, steps);
     }
     free(force);
+    if (ef)
+        fclose(ef);
     double wall = wall_s() - t0;
     if (!o->quiet)
         printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
