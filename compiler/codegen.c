@@ -231,7 +231,7 @@ static void collect_order(Cg *g)
     mark_reachable(g->dag, s->value, mark);
     for (int k = 0; k < s->nd; k++)
         mark_reachable(g->dag, s->res[k], mark);
-    for (int k = 0; k < s->nd; k++)
+    for (int k = 0; k < s->nd && !s->gradient_only; k++)
         for (int l = 0; l < s->nd; l++)
             if (jac_used(s, k, l))
                 mark_reachable(g->dag, s->jac[k * s->nd + l], mark);
@@ -297,6 +297,8 @@ static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef *energy_acc)
     }
     LLVMBuildBr(g->B, after);
     LLVMPositionBuilderAtEnd(g->B, after);
+    if (s->gradient_only)
+        return;
 
     LLVMValueRef jac = begin_if_present(g, fn, 8, &after);
     LLVMValueRef pos_row = LLVMBuildGEP2(g->B, g->i64, field(g, g->batch_ty, g->batch, 6, g->ptr, ""),
@@ -358,7 +360,7 @@ static unsigned char *values_needed_later(Cg *g, int chunk_ops)
     for (int k = 0; k < s->nd; k++)
         if (s->res[k] >= 0)
             needed[s->res[k]] = 1;
-    for (int k = 0; k < s->nd * s->nd; k++)
+    for (int k = 0; k < s->nd * s->nd && !s->gradient_only; k++)
         if (s->jac[k] >= 0 && jac_used(s, k / s->nd, k % s->nd))
             needed[s->jac[k]] = 1;
     free(chunk_of);
@@ -381,7 +383,8 @@ static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLV
     char name[256];
     for (int start = 0, c = 0; start < g->n_order; start += chunk_ops, c++) {
         int end = start + chunk_ops < g->n_order ? start + chunk_ops : g->n_order;
-        snprintf(name, sizeof name, "%s%s.chunk%d", "srd_kernel_", g->spec->kind, c);
+        snprintf(name, sizeof name, "%s%s.chunk%d", g->spec->gradient_only ? "srd_gradient_" : "srd_kernel_",
+                 g->spec->kind, c);
         LLVMValueRef fn = begin_function(g, name, chunk_ty, true);
         memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)n);
         g->spill = LLVMGetParam(fn, 0);
@@ -423,7 +426,7 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     int slots = chunked ? assign_spill_slots(&g) : 0;
 
     char name[256];
-    snprintf(name, sizeof name, "srd_kernel_%s", spec->kind);
+    snprintf(name, sizeof name, "%s%s", spec->gradient_only ? "srd_gradient_" : "srd_kernel_", spec->kind);
     LLVMTypeRef params[2] = { g.ptr, g.ptr };
     LLVMValueRef fn = begin_function(&g, name, LLVMFunctionType(g.void_ty, params, 2, 0), false);
     g.ctx = LLVMGetParam(fn, 0);

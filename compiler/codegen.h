@@ -34,6 +34,7 @@ typedef struct KernelSpec {
     const ExprId      *res;       /* nd: residual contribution per stencil DOF */
     const ExprId      *jac;       /* nd * nd row-major; when symmetric only k <= l is read */
     bool               symmetric;
+    bool               gradient_only; /* emit srd_gradient_<kind>: value and residual, no Jacobian */
 } KernelSpec;
 
 typedef struct CodegenStats {

@@ -129,10 +129,12 @@ LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops)
         if (!le->kind)
             continue;
         KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, le->value,
-                            le->res, le->jac, le->symmetric };
+                            le->res, le->jac, le->symmetric, false };
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
         mk->sets[s].chunks = st.chunks;
+        spec.gradient_only = true;
+        cg_emit_kernel(M, &spec, chunk_ops, &st);
     }
     mk->ms_codegen += now_ms() - t0;
     return M;
@@ -153,7 +155,9 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
         char name[256];
         snprintf(name, sizeof name, SRD_KERNEL_PREFIX "%s", mk->sets[s].lowered.kind);
         mk->sets[s].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        if (!mk->sets[s].fn)
+        snprintf(name, sizeof name, SRD_GRADIENT_PREFIX "%s", mk->sets[s].lowered.kind);
+        mk->sets[s].gradient = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
+        if (!mk->sets[s].fn || !mk->sets[s].gradient)
             return false;
     }
     mk->ms_jit = now_ms() - t0;

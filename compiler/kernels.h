@@ -15,6 +15,7 @@ typedef struct KernelSet {
     srd_kernel_info info;
     int            *arrays;    /* storage behind info's pointers */
     srd_kernel_fn   fn;        /* after JIT */
+    srd_kernel_fn   gradient;  /* the same without the Jacobian */
     int             chunks;
 } KernelSet;
 

@@ -352,9 +352,11 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
         return RUN_BAD_INPUT;
     }
     srd_kernel_fn *fns = calloc((size_t)m->n_sets + 1, sizeof *fns);
+    srd_kernel_fn *gradients = calloc((size_t)m->n_sets + 1, sizeof *gradients);
     srd_kernel_info *infos = calloc((size_t)m->n_sets + 1, sizeof *infos);
     for (int k = 0; k < m->n_sets; k++) {
         fns[k] = mk.sets[k].fn;
+        gradients[k] = mk.sets[k].gradient;
         infos[k] = mk.sets[k].info;
     }
     /* Analyses run in this order; modes `at = equilibrium` start from the static result,
@@ -374,7 +376,7 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
             srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
                                    : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
                                                                                : SRD_SOLVER_BANDED;
-            if (srd_sim_init(&s, m, fns, infos, solver, err, sizeof err) != 0) {
+            if (srd_sim_init(&s, m, fns, gradients, infos, solver, err, sizeof err) != 0) {
                 fprintf(stderr, "srdc: error: %s\n", err);
                 status = RUN_BAD_INPUT;
                 break;
@@ -386,6 +388,7 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
     if (s.m)
         srd_sim_free(&s);
     free(fns);
+    free(gradients);
     free(infos);
     kernels_free(&mk);
     return status;

@@ -6,6 +6,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -56,8 +64,8 @@ static void characteristic_scales(srd_sim *s)
     s->length_scale = size > 0 ? size : 1;
 }
 
-int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_info *infos,
-                 srd_solver_kind solver, char *err, size_t err_n)
+int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
+                 const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n)
 {
     memset(s, 0, sizeof *s);
     s->m = m;
@@ -74,6 +82,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->kernels = xcalloc((size_t)m->n_sets + 1, sizeof *s->kernels);
     for (int k = 0; k < m->n_sets; k++) {
         s->kernels[k].fn = fns[k];
+        s->kernels[k].gradient = gradients && gradients[k] ? gradients[k] : fns[k];
         s->kernels[k].info = infos[k];
         if (srd_batch_build(&s->kernels[k].batch, m, k, &infos[k], &s->solver.sys) != 0) {
             snprintf(err, err_n, "element kind `%s` does not match its kernel's stencil", m->sets[k].kind);
@@ -156,8 +165,10 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     double energy = 0;
     srd_eval_ctx ctx = { qe, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
                          with_jacobian ? s->solver.jac : NULL };
+    double t0 = seconds();
     for (int k = 0; k < m->n_sets; k++)
-        s->kernels[k].fn(&ctx, &s->kernels[k].batch.b);
+        (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(&ctx, &s->kernels[k].batch.b);
+    s->time_assembly += seconds() - t0;
     if (with_jacobian && b != 1)
         srd_solver_scale(&s->solver, b);
     double a = s->dynamic ? s->inertia_a : 0;
@@ -249,7 +260,10 @@ int srd_newton(srd_sim *s)
         double r2 = squared_norm(s->res, n), slope = 0;
         for (int f = 0; f < n; f++)
             s->dq[f] = -s->res[f];
-        if (srd_solver_solve(&s->solver, s->dq) != 0)
+        double ts = seconds();
+        int singular = srd_solver_solve(&s->solver, s->dq);
+        s->time_solve += seconds() - ts;
+        if (singular)
             return 1;
         double full = 0;
         for (int f = 0; f < n; f++) {

@@ -11,6 +11,7 @@
 
 typedef struct srd_sim_kernel {
     srd_kernel_fn   fn;
+    srd_kernel_fn   gradient;   /* without the Jacobian, or NULL to use fn */
     srd_kernel_info info;
     srd_batch_owner batch;
 } srd_sim_kernel;
@@ -47,12 +48,13 @@ typedef struct srd_sim {
     srd_newton_stats last;
     long             total_iterations, steps, rejected;
     FILE            *log;        /* when set, every Newton iteration is reported here */
+    double           time_assembly, time_solve; /* seconds in the kernels and in LAPACK */
 } srd_sim;
 
-/* kernels[s] gives the compiled kernel of element set s (fn NULL if absent). Returns 0, or -1
- * with a message in err when a set has no kernel. */
-int  srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_info *infos,
-                  srd_solver_kind solver, char *err, size_t err_n);
+/* fns[s] is the compiled kernel of element set s, gradients[s] its gradient-only variant (the
+ * array may be NULL). Returns 0, or -1 with a message in err when a set has no kernel. */
+int  srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
+                  const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n);
 void srd_sim_free(srd_sim *s);
 
 /* One Newton solve at the current state (q is the initial guess and the result).

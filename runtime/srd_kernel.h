@@ -40,8 +40,10 @@ typedef struct srd_elem_batch {
 
 typedef void (*srd_kernel_fn)(const srd_eval_ctx *ctx, const srd_elem_batch *batch);
 
-/* The symbol of the kernel of element kind KIND is "srd_kernel_" KIND. */
+/* The symbol of the kernel of element kind KIND is "srd_kernel_" KIND; "srd_gradient_" KIND
+ * is the same without the Jacobian (for line searches and explicit integrators). */
 #define SRD_KERNEL_PREFIX "srd_kernel_"
+#define SRD_GRADIENT_PREFIX "srd_gradient_"
 
 /* Stencil DOF components and per-instance state values, as the compiler lays them out. */
 enum { SRD_COMP_X, SRD_COMP_Y, SRD_COMP_Z, SRD_COMP_TWIST, SRD_COMP_XI };
