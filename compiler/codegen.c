@@ -106,6 +106,8 @@ static LLVMValueRef emit_powi(Cg *g, LLVMValueRef x, int n)
 
 /* ---- inputs ---- */
 
+static LLVMValueRef operand(Cg *g, ExprId id);
+
 static LLVMValueRef emit_input(Cg *g, int slot)
 {
     const KernelInput *in = &g->spec->inputs[slot];
@@ -124,6 +126,7 @@ static LLVMValueRef emit_input(Cg *g, int slot)
     case KIN_PARAM: return load_at(g, g->f64, field(g, g->ctx_ty, g->ctx, 3, g->ptr, ""), idx);
     case KIN_TIME: return field(g, g->ctx_ty, g->ctx, 4, g->f64, "t");
     case KIN_DT: return field(g, g->ctx_ty, g->ctx, 5, g->f64, "dt");
+    case KIN_EXPR: return operand(g, in->index);
     }
     return f64c(g, 0);
 }
@@ -196,8 +199,10 @@ static LLVMValueRef operand(Cg *g, ExprId id)
 
 /* ---- which nodes the outputs need ---- */
 
-static void mark_reachable(const ExprDag *d, ExprId root, unsigned char *mark)
+/* Marks every node the root needs, following reduced-coordinate inputs to their nodes. */
+static void mark_reachable(const Cg *g, ExprId root, unsigned char *mark)
 {
+    const ExprDag *d = g->dag;
     if (root < 0 || mark[root])
         return;
     int cap = 64, top = 0;
@@ -207,6 +212,8 @@ static void mark_reachable(const ExprDag *d, ExprId root, unsigned char *mark)
     while (top) {
         const ExprNode *n = dag_node(d, stack[--top]);
         ExprId kids[3] = { n->a, n->b, n->c };
+        if (n->op == XO_INPUT && g->spec->inputs[n->index].cls == KIN_EXPR)
+            kids[0] = g->spec->inputs[n->index].index;
         for (int k = 0; k < 3; k++) {
             if (kids[k] < 0 || mark[kids[k]])
                 continue;
@@ -228,13 +235,13 @@ static void collect_order(Cg *g)
     const KernelSpec *s = g->spec;
     int n = dag_size(g->dag);
     unsigned char *mark = xcalloc((size_t)n + 1, 1);
-    mark_reachable(g->dag, s->value, mark);
+    mark_reachable(g, s->value, mark);
     for (int k = 0; k < s->nd; k++)
-        mark_reachable(g->dag, s->res[k], mark);
+        mark_reachable(g, s->res[k], mark);
     for (int k = 0; k < s->nd && !s->gradient_only; k++)
         for (int l = 0; l < s->nd; l++)
             if (jac_used(s, k, l))
-                mark_reachable(g->dag, s->jac[k * s->nd + l], mark);
+                mark_reachable(g, s->jac[k * s->nd + l], mark);
     g->order = xcalloc((size_t)n + 1, sizeof(int));
     g->n_order = 0;
     for (int id = 0; id < n; id++) {

@@ -16,6 +16,7 @@ typedef enum {
     KIN_PARAM, /* params[index] */
     KIN_TIME,  /* t */
     KIN_DT,    /* dt */
+    KIN_EXPR,  /* the value of DAG node `index` (a reduced coordinate of the stencil) */
 } KernelInputClass;
 
 typedef struct KernelInput {

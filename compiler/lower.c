@@ -560,6 +560,157 @@ const Stmt *lower_find_definition(const Program *prog, const char *kind)
     return NULL;
 }
 
+/* ---- differentiation in reduced coordinates ----
+ * Most energies see their DOFs only through a few affine combinations: a rod's bend-twist
+ * through its two edge vectors and signed twist angles (8 numbers for 11 DOFs), a stretch
+ * through one edge vector. Differentiating with respect to those coordinates z = A q and
+ * mapping back (g_q = A^T g_z, H_q = A^T H_z A, with A constant in q) gives the same exact
+ * derivatives with far fewer operations. */
+
+typedef struct Affinity {
+    unsigned char *dep;    /* node depends on a DOF */
+    unsigned char *affine; /* node is affine in the DOFs with DOF-independent coefficients */
+} Affinity;
+
+static Affinity classify(Lower *L, ExprId root)
+{
+    int n = root + 1;
+    Affinity a = { calloc((size_t)n + 1, 1), calloc((size_t)n + 1, 1) };
+    for (int id = 0; id < n; id++) {
+        const ExprNode *x = dag_node(L->d, id);
+        bool da = x->a >= 0 && a.dep[x->a], db = x->b >= 0 && a.dep[x->b], dc = x->c >= 0 && a.dep[x->c];
+        bool aa = x->a < 0 || a.affine[x->a], ab = x->b < 0 || a.affine[x->b];
+        switch (x->op) {
+        case XO_CONST: a.affine[id] = 1; break;
+        case XO_INPUT:
+            a.dep[id] = L->inputs[x->index].cls == KIN_DOF;
+            a.affine[id] = 1;
+            break;
+        case XO_ADD: a.dep[id] = da || db; a.affine[id] = aa && ab; break;
+        case XO_MUL: a.dep[id] = da || db; a.affine[id] = (!da && ab) || (!db && aa); break;
+        case XO_NEG: a.dep[id] = da; a.affine[id] = aa; break;
+        case XO_DIV: a.dep[id] = da || db; a.affine[id] = aa && !db; break;
+        default:
+            a.dep[id] = da || db || dc;
+            a.affine[id] = !a.dep[id];
+        }
+    }
+    return a;
+}
+
+/* Rebuilds node id with its operands mapped (the DAG simplifies as it rebuilds). */
+static ExprId rebuild(ExprDag *d, const ExprNode *x, const ExprId *map)
+{
+    ExprId a = x->a >= 0 ? map[x->a] : -1, b = x->b >= 0 ? map[x->b] : -1, c = x->c >= 0 ? map[x->c] : -1;
+    switch ((ExprOp)x->op) {
+    case XO_ADD: return dag_add(d, a, b);
+    case XO_MUL: return dag_mul(d, a, b);
+    case XO_DIV: return dag_div(d, a, b);
+    case XO_NEG: return dag_neg(d, a);
+    case XO_POWI: return dag_powi(d, a, x->index);
+    case XO_POW: return dag_pow(d, a, b);
+    case XO_SELECT: return dag_select(d, a, b, c);
+    case XO_ATAN2: case XO_MIN: case XO_MAX: case XO_LT: case XO_LE: case XO_EQ: case XO_NE: case XO_AND:
+    case XO_OR: return dag_binary(d, (ExprOp)x->op, a, b);
+    default: return dag_unary(d, (ExprOp)x->op, a);
+    }
+}
+
+/* Energy derivatives through the reduced coordinates. Returns false (and does nothing) when
+ * the energy has no fewer affine coordinates than DOFs. */
+static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *wrt)
+{
+    int nd = L->nd;
+    Affinity af = classify(L, f);
+    int n = f + 1;
+    unsigned char *reach = calloc((size_t)n + 1, 1), *front = calloc((size_t)n + 1, 1);
+    reach[f] = 1;
+    int m = 0;
+    for (int id = f; id >= 0; id--) {
+        if (!reach[id])
+            continue;
+        const ExprNode *x = dag_node(L->d, id);
+        bool inner = af.dep[id] && !af.affine[id];
+        ExprId kids[3] = { x->a, x->b, x->c };
+        for (int k = 0; k < 3; k++) {
+            if (kids[k] < 0)
+                continue;
+            reach[kids[k]] = 1;
+            if (inner && af.dep[kids[k]] && af.affine[kids[k]] && !front[kids[k]]) {
+                front[kids[k]] = 1;
+                m++;
+            }
+        }
+    }
+    if (af.dep[f] && af.affine[f] && !front[f]) {
+        front[f] = 1;
+        m++;
+    }
+    bool worth = m > 0 && m < nd;
+    ExprId *z = worth ? calloc((size_t)m, sizeof(ExprId)) : NULL;
+    int *zslot = worth ? calloc((size_t)m, sizeof(int)) : NULL;
+    ExprId *map = worth ? calloc((size_t)n + 1, sizeof(ExprId)) : NULL;
+    if (worth) {
+        int j = 0;
+        for (int id = 0; id < n; id++)
+            if (front[id]) {
+                z[j] = id;
+                ExprId in = input(L, KIN_EXPR, id);
+                zslot[j++] = dag_node(L->d, in)->index;
+                map[id] = in;
+            }
+        /* f with the coordinates as inputs */
+        for (int id = 0; id < n; id++) {
+            if (!reach[id] || front[id])
+                continue;
+            const ExprNode x = *dag_node(L->d, id);
+            map[id] = x.op == XO_CONST || x.op == XO_INPUT ? id : rebuild(L->d, &x, map);
+        }
+        ExprId fz = map[f];
+        ExprId *gz = calloc((size_t)m, sizeof(ExprId));
+        ExprId *hz = calloc((size_t)(m * (m + 1) / 2) + 1, sizeof(ExprId));
+        diff_hessian(L->d, fz, zslot, m, gz, hz);
+        /* A[j][k] = d z_j / d q_k: constants or signs */
+        ExprId *A = calloc((size_t)m * (size_t)nd, sizeof(ExprId));
+        diff_jacobian(L->d, z, m, wrt, nd, A);
+        ExprId zero = dag_const(L->d, 0);
+        for (int k = 0; k < nd; k++) {
+            ExprId g = zero;
+            for (int j = 0; j < m; j++)
+                g = dag_add(L->d, g, dag_mul(L->d, A[j * nd + k], gz[j]));
+            out->res[k] = g;
+        }
+        /* H_q = A^T H_z A, through HA = H_z A (m x nd) */
+        ExprId *HA = calloc((size_t)m * (size_t)nd, sizeof(ExprId));
+        for (int i = 0; i < m; i++)
+            for (int l = 0; l < nd; l++) {
+                ExprId h = zero;
+                for (int j = 0; j < m; j++)
+                    h = dag_add(L->d, h, dag_mul(L->d, hz[diff_upper_index(m, i, j)], A[j * nd + l]));
+                HA[i * nd + l] = h;
+            }
+        for (int k = 0; k < nd; k++)
+            for (int l = k; l < nd; l++) {
+                ExprId h = zero;
+                for (int i = 0; i < m; i++)
+                    h = dag_add(L->d, h, dag_mul(L->d, A[i * nd + k], HA[i * nd + l]));
+                out->jac[k * nd + l] = h;
+            }
+        free(gz);
+        free(hz);
+        free(A);
+        free(HA);
+    }
+    free(af.dep);
+    free(af.affine);
+    free(reach);
+    free(front);
+    free(z);
+    free(zslot);
+    free(map);
+    return worth;
+}
+
 static void derive(Lower *L, LoweredElement *out, Sym result)
 {
     int nd = L->nd;
@@ -573,12 +724,14 @@ static void derive(Lower *L, LoweredElement *out, Sym result)
     for (int k = 0; k < nd * nd; k++)
         out->jac[k] = -1;
     if (!out->is_force) {
-        ExprId *hess = calloc((size_t)(nd * (nd + 1) / 2) + 1, sizeof(ExprId));
-        diff_hessian(L->d, result.c[0], wrt, nd, out->res, hess);
-        for (int k = 0; k < nd; k++)
-            for (int l = k; l < nd; l++)
-                out->jac[k * nd + l] = hess[diff_upper_index(nd, k, l)];
-        free(hess);
+        if (!derive_reduced(L, out, result.c[0], wrt)) {
+            ExprId *hess = calloc((size_t)(nd * (nd + 1) / 2) + 1, sizeof(ExprId));
+            diff_hessian(L->d, result.c[0], wrt, nd, out->res, hess);
+            for (int k = 0; k < nd; k++)
+                for (int l = k; l < nd; l++)
+                    out->jac[k * nd + l] = hess[diff_upper_index(nd, k, l)];
+            free(hess);
+        }
         out->value = result.c[0];
         out->symmetric = true;
     } else {
