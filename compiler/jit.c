@@ -1,9 +1,12 @@
 /* jit.c — host target machines, the optimisation pipeline, and ORC LLJIT. */
 #include "jit.h"
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -101,23 +104,129 @@ SrdJit *jit_create(char *err, size_t err_n)
 
 LLVMContextRef jit_context(SrdJit *j) { return LLVMOrcThreadSafeContextGetContext(j->tsc); }
 
-bool jit_add(SrdJit *j, LLVMModuleRef M, char *err, size_t err_n)
+const char *jit_cache_dir(void)
 {
+    static char dir[1024];
+    const char *env = getenv("SRD_CACHE");
+    if (env)
+        return *env && strcmp(env, "off") ? env : NULL;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s/srd", xdg);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.cache/srd", home);
+    else
+        return NULL;
+    return dir;
+}
+
+/* 64-bit FNV-1a, twice with different seeds: a 128-bit key for the IR text. */
+static void hash_text(const char *text, size_t n, const char *salt, char out[33])
+{
+    uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+    for (int k = 0; k < 2; k++) {
+        for (const char *p = salt; *p; p++)
+            h[k] = (h[k] ^ (unsigned char)*p) * 0x100000001b3ull;
+        for (size_t i = 0; i < n; i++)
+            h[k] = (h[k] ^ (unsigned char)text[i] ^ (unsigned char)k) * 0x100000001b3ull;
+    }
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
+}
+
+static int make_dir(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static LLVMMemoryBufferRef read_cached(const char *path)
+{
+    LLVMMemoryBufferRef buf = NULL;
+    char *msg = NULL;
+    if (access(path, R_OK) != 0 || LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Writes the object next to its final name and renames it: concurrent runs never read half
+ * a file. */
+static void write_cached(const char *dir, const char *path, LLVMMemoryBufferRef obj)
+{
+    if (make_dir(dir) != 0)
+        return;
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    size_t n = LLVMGetBufferSize(obj);
+    bool ok = fwrite(LLVMGetBufferStart(obj), 1, n, f) == n;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+bool jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n)
+{
+    if (hit)
+        *hit = false;
     LLVMTargetMachineRef tm = jit_target_machine(false, LLVMCodeGenLevelLess, err, err_n);
-    if (!tm)
-        return false;
-    bool ok = jit_optimize(M, tm, JIT_PIPELINE, err, err_n);
-    LLVMDisposeTargetMachine(tm);
-    if (!ok) {
+    if (!tm) {
         LLVMDisposeModule(M);
         return false;
     }
-    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(M, j->tsc);
+    /* The key: the generated IR, the pipeline, the host CPU and features, LLVM's version. */
+    const char *dir = jit_cache_dir();
+    char path[1200] = "", key[33];
+    if (dir) {
+        char *ir = LLVMPrintModuleToString(M);
+        char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+        unsigned major, minor, patch;
+        LLVMGetVersion(&major, &minor, &patch);
+        char salt[4096];
+        snprintf(salt, sizeof salt, "%s|%s|%s|%u.%u.%u|chunk%d", JIT_PIPELINE, cpu, features, major, minor, patch,
+                 JIT_CHUNK_OPS);
+        hash_text(ir, strlen(ir), salt, key);
+        snprintf(path, sizeof path, "%s/%s.o", dir, key);
+        LLVMDisposeMessage(ir);
+        LLVMDisposeMessage(cpu);
+        LLVMDisposeMessage(features);
+    }
+    LLVMMemoryBufferRef obj = path[0] ? read_cached(path) : NULL;
+    if (obj && hit)
+        *hit = true;
+    if (!obj) {
+        bool ok = jit_optimize(M, tm, JIT_PIPELINE, err, err_n);
+        char *msg = NULL;
+        if (ok && LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMObjectFile, &msg, &obj)) {
+            snprintf(err, err_n, "cannot generate machine code: %s", msg ? msg : "");
+            ok = false;
+        }
+        LLVMDisposeMessage(msg);
+        if (!ok) {
+            LLVMDisposeTargetMachine(tm);
+            LLVMDisposeModule(M);
+            return false;
+        }
+        if (path[0])
+            write_cached(dir, path, obj);
+    }
+    LLVMDisposeTargetMachine(tm);
+    LLVMDisposeModule(M);
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(j->jit);
-    LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModule(j->jit, dylib, tsm);
+    LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->jit, dylib, obj); /* takes the buffer */
     if (e) {
         take_error(e, err, err_n);
-        LLVMOrcDisposeThreadSafeModule(tsm);
         return false;
     }
     j->modules++;

@@ -24,8 +24,14 @@ typedef struct SrdJit SrdJit;
 /* Creates a JIT for this host. Modules added to it must be created in jit_context(). */
 SrdJit        *jit_create(char *err, size_t err_n);
 LLVMContextRef jit_context(SrdJit *j);
-/* Optimises and adds M (the JIT takes ownership). */
-bool  jit_add(SrdJit *j, LLVMModuleRef M, char *err, size_t err_n);
+/* Optimises and adds M (the JIT takes ownership). With a cache directory (jit_cache_dir), the
+ * object code is looked up by a hash of the module's IR, the host CPU and the LLVM version,
+ * and stored after a miss: compiling an unchanged model again takes milliseconds. *hit tells
+ * whether the cache served it (may be NULL). */
+bool  jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n);
+/* $SRD_CACHE if set ("" or "off" disables the cache), else $XDG_CACHE_HOME/srd or
+ * ~/.cache/srd; NULL when none can be used. */
+const char *jit_cache_dir(void);
 void *jit_lookup(SrdJit *j, const char *symbol, char *err, size_t err_n);
 void  jit_free(SrdJit *j);
 

@@ -147,7 +147,7 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
         return false;
     LLVMModuleRef M = kernels_emit(mk, jit_context(mk->jit), chunk_ops);
     double t0 = now_ms();
-    if (!jit_add(mk->jit, M, err, err_n))
+    if (!jit_add(mk->jit, M, &mk->cache_hit, err, err_n))
         return false;
     for (int s = 0; s < mk->n; s++) {
         if (!mk->sets[s].lowered.kind)

@@ -26,6 +26,7 @@ typedef struct ModelKernels {
     Arena          arena;
     SrdJit        *jit;
     double         ms_lower, ms_codegen, ms_jit; /* wall time of each stage */
+    bool           cache_hit;  /* the machine code came from the on-disk cache */
 } ModelKernels;
 
 /* Lowers every element set of the model. Sets whose kind has no definition are reported in

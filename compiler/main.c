@@ -170,8 +170,9 @@ static int print_kernels(const Program *prog, const srd_model *m, const Timings 
                ks->chunks);
     }
     printf("compile time\n  parse %.2f ms, elaborate %.2f ms, lower and differentiate %.2f ms, "
-           "generate IR %.2f ms, optimise and JIT %.2f ms; total %.1f ms\n",
-           tm->parse, tm->elab, mk.ms_lower, mk.ms_codegen, mk.ms_jit, total);
+           "generate IR %.2f ms, %s %.2f ms; total %.1f ms\n",
+           tm->parse, tm->elab, mk.ms_lower, mk.ms_codegen,
+           mk.cache_hit ? "load from the kernel cache" : "optimise and JIT", mk.ms_jit, total);
     kernels_free(&mk);
     return EXIT_OK;
 }

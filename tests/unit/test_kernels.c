@@ -744,6 +744,69 @@ static void midedge_checks(void)
     mid_free(&mm);
 }
 
+/* The on-disk kernel cache: a second compilation of the same model is served from it and
+ * its kernels compute exactly what the freshly compiled ones do. */
+static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_model *m)
+{
+    char dir[] = "/tmp/srd_cache_XXXXXX";
+    if (!mkdtemp(dir)) {
+        check(0, "temporary directory for the cache test");
+        return;
+    }
+    setenv("SRD_CACHE", dir, 1);
+    ModelKernels a, b;
+    char err[512];
+    bool ok = kernels_lower(&a, prog, m, true, err, sizeof err) && kernels_jit(&a, JIT_CHUNK_OPS, err, sizeof err) &&
+              kernels_lower(&b, prog, m, true, err, sizeof err) && kernels_jit(&b, JIT_CHUNK_OPS, err, sizeof err);
+    check(ok && !a.cache_hit && b.cache_hit, "the kernel cache misses once, then serves the same model (%s)",
+          ok ? "ok" : err);
+    double worst = ok ? 0 : 1;
+    for (int s = 0; ok && s < fresh->n; s++) {
+        if (!fresh->sets[s].fn)
+            continue;
+        Harness h = { 0 };
+        h.m = m;
+        h.ks = &fresh->sets[s];
+        h.set = s;
+        srd_system_init(&h.sys, m, SRD_JAC_DENSE);
+        srd_batch_build(&h.batch, m, s, &fresh->sets[s].info, &h.sys);
+        h.q = calloc((size_t)m->n_dofs, sizeof(double));
+        h.q0 = calloc((size_t)m->n_dofs, sizeof(double));
+        h.v0 = calloc((size_t)m->n_dofs, sizeof(double));
+        h.dt = 1e-3;
+        unsigned seed = 9;
+        randomize(&h, &seed, 2e-3);
+        int n = h.sys.n_free;
+        double *g1 = calloc((size_t)n + 1, sizeof(double)), *g2 = calloc((size_t)n + 1, sizeof(double));
+        double *J1 = calloc((size_t)n * n + 1, sizeof(double)), *J2 = calloc((size_t)n * n + 1, sizeof(double));
+        double E1, E2;
+        evaluate(&h, fresh->sets[s].fn, &E1, g1, J1);
+        evaluate(&h, b.sets[s].fn, &E2, g2, J2);
+        worst = fmax(worst, fabs(E1 - E2));
+        for (int k = 0; k < n; k++)
+            worst = fmax(worst, fabs(g1[k] - g2[k]));
+        for (int k = 0; k < n * n; k++)
+            worst = fmax(worst, fabs(J1[k] - J2[k]));
+        free(g1);
+        free(g2);
+        free(J1);
+        free(J2);
+        free(h.q);
+        free(h.q0);
+        free(h.v0);
+        srd_batch_free(&h.batch);
+        srd_system_free(&h.sys);
+    }
+    check(worst == 0, "kernels from the cache give bit-identical results (largest difference %.1e)", worst);
+    kernels_free(&a);
+    kernels_free(&b);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        check(0, "cache directory removed");
+    unsetenv("SRD_CACHE");
+}
+
 int main(void)
 {
     Arena arena;
@@ -803,6 +866,7 @@ int main(void)
     }
     compare_aot(&mk, m);
     midedge_checks();
+    compare_cache(&mk, &prog, m);
     kernels_free(&mk);
     srd_model_free(m);
     arena_free(&arena);
