@@ -478,6 +478,46 @@ bool props_complete(const Stmt *blk, const PropValues *pv, const char *owner)
 
 static void exec_stmts(Elab *e, Stmt **stmts, int n);
 
+/* The override of `name`, if one was given: its value replaces the default. Returns 1 when
+ * applied, 0 when there is none, -1 after reporting a malformed value or one of the wrong
+ * dimension (the default stays, so that uses of the param add no errors). */
+static int override_param(Elab *e, const char *name, Value *v)
+{
+    for (int i = 0; i < e->n_overrides; i++) {
+        const char *spec = e->overrides[i], *eq = strchr(spec, '=');
+        if (!eq || strlen(name) != (size_t)(eq - spec) || strncmp(spec, name, (size_t)(eq - spec)))
+            continue;
+        e->override_used[i] = true;
+        char *end;
+        double x = strtod(eq + 1, &end);
+        if (end == eq + 1 || !isfinite(x)) {
+            diag_error(NO_LOC, "`-p %s`: `%s` is not a number", spec, eq + 1);
+            return -1;
+        }
+        while (*end == ' ')
+            end++;
+        Unit u = { 1, DIMLESS };
+        char bad[48];
+        if (*end && !units_parse(end, &u, bad, sizeof bad)) {
+            diag_error(NO_LOC, "`-p %s`: unknown unit `%s`", spec, bad);
+            return -1;
+        }
+        if (!dims_eq(u.dims, v->dims) && !(x == 0 && !*end)) {
+            char have[96], need[96];
+            dims_describe(u.dims, have, sizeof have);
+            dims_describe(v->dims, need, sizeof need);
+            Diag *d = diag_error(NO_LOC, "`-p %s`: param `%s` is %s, but this is %s", spec, name, need, have);
+            char unit[64];
+            dims_format(v->dims, unit, sizeof unit);
+            diag_hint(d, "give the value with a unit, for example `-p %s=%g%s`", name, v->v[0], unit);
+            return -1;
+        }
+        v->v[0] = x * u.scale;
+        return 1;
+    }
+    return 0;
+}
+
 static void exec_param(Elab *e, Stmt *s)
 {
     if (e->loop_depth) {
@@ -498,6 +538,7 @@ static void exec_param(Elab *e, Stmt *s)
                    v.param);
         return;
     }
+    int overridden = override_param(e, s->name, &v);
     double lo = -INFINITY, hi = INFINITY;
     if (s->range) {
         Value a = eval_expr(e, s->range->lo), b = eval_expr(e, s->range->hi);
@@ -526,9 +567,10 @@ static void exec_param(Elab *e, Stmt *s)
             char unit[64];
             dims_format(v.dims, unit, sizeof unit);
             const char *u = strcmp(unit, "1") ? unit : "";
-            Diag *dg = diag_error(s->value->loc, "the default of `%s` (%g %s) is outside its range", s->name, v.v[0], u);
+            Diag *dg = diag_error(s->value->loc, "the %s of `%s` (%g %s) is outside its range",
+                                  overridden == 1 ? "value given with -p" : "default", s->name, v.v[0], u);
             diag_hint(dg, "the range is %g %s to %g %s", lo, u, hi, u);
-            return;
+            /* still declared below, so that its uses add no errors */
         }
     }
     if (!check_new_name(e, s->name, s->name_loc, false))
@@ -1161,8 +1203,17 @@ static void elab_free(Elab *e)
 
 srd_model *elab_program(Program *prog, Arena *arena, const char *source)
 {
+    return elab_program_with(prog, arena, source, NULL, 0);
+}
+
+srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, const char *const *overrides,
+                             int n_overrides)
+{
     Elab e;
     memset(&e, 0, sizeof e);
+    e.overrides = overrides;
+    e.n_overrides = n_overrides;
+    e.override_used = arena_alloc(arena, sizeof(bool) * (size_t)(n_overrides + 1));
     e.arena = arena;
     e.prog = prog;
     e.model = srd_model_new();
@@ -1173,6 +1224,23 @@ srd_model *elab_program(Program *prog, Arena *arena, const char *source)
     collect_decls(&e, prog->stmts, prog->n_stmts);
     check_recursion(&e);
     exec_stmts(&e, prog->stmts, prog->n_stmts);
+    for (int i = 0; i < n_overrides; i++)
+        if (!e.override_used[i]) {
+            const char *eq = strchr(overrides[i], '=');
+            if (!eq) {
+                diag_error(NO_LOC, "`-p %s` must have the form name=value", overrides[i]);
+                continue;
+            }
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - overrides[i]), overrides[i]);
+            Diag *d = diag_error(NO_LOC, "the model has no param `%s` (in `-p %s`)", name, overrides[i]);
+            const char *names[256];
+            for (int k = 0; k < e.model->n_params && k < 256; k++)
+                names[k] = e.model->params[k].name;
+            const char *close = diag_closest(name, names, e.model->n_params < 256 ? e.model->n_params : 256);
+            if (close)
+                diag_hint(d, "did you mean `%s`?", close);
+        }
     check_element_definitions(&e);
     if (diag_error_count() == errors_before)
         elab_finalize(&e);

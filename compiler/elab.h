@@ -155,6 +155,9 @@ typedef struct Elab {
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */
     SrcLoc   gravity_loc;
+    const char *const *overrides;   /* -p name=value */
+    int      n_overrides;
+    bool    *override_used;
     SrcLoc   probe_locs[3][256]; /* per analysis block kind */
 
     /* user-applied elements: appended to model element sets at the end */
@@ -174,6 +177,11 @@ void *elab_grow(void *p, size_t size);
 
 /* Builds the model from a parsed program; NULL after reporting errors. */
 srd_model *elab_program(Program *prog, Arena *arena, const char *source);
+/* The same with run-time param overrides ("name=value", the value with a unit): each
+ * replaces its param's default before anything uses it, so materials, sections, loads and
+ * gravity that depend on it follow. A bad override is reported as an error. */
+srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, const char *const *overrides,
+                             int n_overrides);
 
 /* ---- evaluator (eval.c) ---- */
 Value eval_expr(Elab *e, Expr *x);

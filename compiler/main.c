@@ -128,21 +128,28 @@ typedef struct Timings {
     double parse, elab;
 } Timings;
 
-/* Front end from file to model; diagnostics are printed to stderr. */
-static srd_model *build_model(const char *path, Arena *arena, Program *prog, Timings *tm)
+/* Front end from file to model, with run-time param overrides (may be none); diagnostics
+ * are printed to stderr. */
+static srd_model *build_model_with(const char *path, Arena *arena, Program *prog, Timings *tm,
+                                   const char *const *overrides, int n_overrides)
 {
     srd_model *m = NULL;
     double t0 = now_ms();
     bool parsed = parse_program(arena, path, parse_stdlib_dir(), prog);
     double t1 = now_ms();
     if (parsed)
-        m = elab_program(prog, arena, path);
+        m = elab_program_with(prog, arena, path, overrides, n_overrides);
     if (tm) {
         tm->parse = t1 - t0;
         tm->elab = now_ms() - t1;
     }
     diag_flush(stderr);
     return m;
+}
+
+static srd_model *build_model(const char *path, Arena *arena, Program *prog, Timings *tm)
+{
+    return build_model_with(path, arena, prog, tm, NULL, 0);
 }
 
 /* Derives and compiles every element kernel, then prints what it took. */
@@ -286,7 +293,7 @@ static int cmd_run(int argc, char **argv)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
-    srd_model *m = build_model(file, &arena, &prog, NULL);
+    srd_model *m = build_model_with(file, &arena, &prog, NULL, o.overrides, o.n_overrides);
     status = m ? run_model(&prog, m, &o) : EXIT_BAD_INPUT;
     srd_model_free(m);
     arena_free(&arena);

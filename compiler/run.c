@@ -20,63 +20,6 @@ static double wall_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* -p name=value: the value may carry a unit and must have the param's dimension. */
-static int apply_override(srd_model *m, const char *spec)
-{
-    const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec) {
-        fprintf(stderr, "srdc: error: `-p %s` must have the form name=value\n", spec);
-        return -1;
-    }
-    int k = 0;
-    while (k < m->n_params && (strlen(m->params[k].name) != (size_t)(eq - spec) ||
-                               strncmp(m->params[k].name, spec, (size_t)(eq - spec))))
-        k++;
-    if (k == m->n_params) {
-        fprintf(stderr, "srdc: error: the model has no param `%.*s`\n", (int)(eq - spec), spec);
-        const char *names[256];
-        for (int i = 0; i < m->n_params && i < 256; i++)
-            names[i] = m->params[i].name;
-        char word[128];
-        snprintf(word, sizeof word, "%.*s", (int)(eq - spec), spec);
-        const char *close = diag_closest(word, names, m->n_params < 256 ? m->n_params : 256);
-        if (close)
-            fprintf(stderr, "hint: did you mean `%s`?\n", close);
-        return -1;
-    }
-    srd_param *p = &m->params[k];
-    char *end;
-    double v = strtod(eq + 1, &end);
-    if (end == eq + 1 || !isfinite(v)) {
-        fprintf(stderr, "srdc: error: `%s` is not a number\n", eq + 1);
-        return -1;
-    }
-    while (*end == ' ')
-        end++;
-    Unit u = { 1, DIMLESS };
-    char bad[48];
-    if (*end && !units_parse(end, &u, bad, sizeof bad)) {
-        fprintf(stderr, "srdc: error: unknown unit `%s` in `-p %s`\n", bad, spec);
-        return -1;
-    }
-    Dims want = dims_of(p->dims[0], p->dims[1], p->dims[2], p->dims[3]);
-    if (!dims_eq(u.dims, want) && !(v == 0 && !*end)) {
-        char have[96], need[96];
-        dims_describe(u.dims, have, sizeof have);
-        dims_describe(want, need, sizeof need);
-        fprintf(stderr, "srdc: error: param `%s` is %s, but `%s` is %s\n", p->name, need, eq + 1, have);
-        return -1;
-    }
-    v *= u.scale;
-    if (v < p->lo || v > p->hi) {
-        fprintf(stderr, "srdc: error: %s = %g %s is outside the declared range %g to %g %s\n", p->name, v, p->unit,
-                p->lo, p->hi, p->unit);
-        return -1;
-    }
-    p->value = v;
-    return 0;
-}
-
 /* What the runtime cannot do yet is refused before anything runs. */
 static int check_supported(const srd_model *m)
 {
@@ -335,9 +278,6 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
 
 int run_model(const Program *prog, srd_model *m, const RunOptions *o)
 {
-    for (int i = 0; i < o->n_overrides; i++)
-        if (apply_override(m, o->overrides[i]) != 0)
-            return RUN_BAD_INPUT;
     if (!m->statics.present && !m->modes.present && !m->simulate.present) {
         fprintf(stderr, "srdc: error: the model has no `static`, `modes` or `simulate` block to run\n");
         return RUN_BAD_INPUT;

@@ -150,6 +150,12 @@ stmt
     | KW_FORCE IDENT '(' stencil ')' '=' expr ';'
                                     { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
                                       set_idents($4, &$$->stencil, &$$->n_stencil, ctx); $$->value = $7; }
+    | KW_ENERGY IDENT '(' stencil ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_ENERGY, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); $$->value = $7; }
+    | KW_FORCE IDENT '(' stencil ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_stmts($7, &$$->body, &$$->n_body); }
     | KW_FORCE IDENT '(' stencil ';' opt_idents ')' '{' body_stmts '}'
                                     { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
                                       set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
