@@ -773,7 +773,9 @@ static void exec_load(Elab *e, Stmt *s)
     } else if (!check_prop(e, &spec, v, s->value, NULL)) {
         return;
     }
-    int expr = (!v.known || v.param) ? remember_expr(e, s->value) : -1;
+    /* Params are settled when the model is built (overrides included): only a load that
+     * changes with time needs its expression at run time. */
+    int expr = !v.known ? remember_expr(e, s->value) : -1;
     for (int i = 0; i < sel->n; i++) {
         PendingLoad l = { sel->items[i], { 0, 0, 0 }, expr };
         if (v.known)

@@ -147,20 +147,13 @@ static ExprId state_input(Lower *L, StateKind kind, int param, int comp)
     return input(L, KIN_STATE, L->n_state++);
 }
 
-/* True when the runtime overwrites this column (natural shapes measured from the reference:
- * the *_bar columns of sets with rows flagged natural_from_reference). */
+/* True when the runtime sets this column: the natural-shape columns (*_bar), which it
+ * measures from the reference for stress-free elements and ramps during static load steps. */
 static bool filled_at_run_time(const srd_elemset *s, int column)
 {
     const char *name = s->data_names[column];
     size_t len = strlen(name);
-    if (len < 4 || strcmp(name + len - 4, "_bar"))
-        return false;
-    for (int k = 0; k < s->n_data; k++)
-        if (!strcmp(s->data_names[k], "natural_from_reference"))
-            for (int i = 0; i < s->n; i++)
-                if (s->data[i * s->n_data + k] != 0)
-                    return true;
-    return false;
+    return len >= 4 && !strcmp(name + len - 4, "_bar");
 }
 
 /* An element parameter: a constant when all instances share its value (and the runtime does

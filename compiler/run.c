@@ -25,7 +25,7 @@ static int check_supported(const srd_model *m)
 {
     for (int k = 0; k < m->n_loads; k++)
         if (m->loads[k].expr >= 0) {
-            fprintf(stderr, "srdc: error: loads that change with time or params are not available yet\n");
+            fprintf(stderr, "srdc: error: loads that change with time are not available yet in `srdc run`\n");
             return -1;
         }
     if (m->n_actuations) {

@@ -502,19 +502,51 @@ double srd_potential_energy(srd_sim *s)
     return p;
 }
 
+/* Natural shapes given in the file (curvature, twist, hinge angle) act as loads: static
+ * load steps ramp them with the external loads. Shapes measured from the reference are not
+ * ramped: they describe the unloaded body. */
+static void scale_natural_shapes(srd_sim *s, double **saved, double factor)
+{
+    const srd_model *m = s->m;
+    for (int k = 0; k < m->n_sets; k++) {
+        const srd_elemset *set = &m->sets[k];
+        double *data = s->kernels[k].batch.data;
+        int flag = -1;
+        for (int c = 0; c < set->n_data; c++)
+            if (!strcmp(set->data_names[c], "natural_from_reference"))
+                flag = c;
+        for (int c = 0; c < set->n_data; c++) {
+            size_t len = strlen(set->data_names[c]);
+            if (len < 4 || strcmp(set->data_names[c] + len - 4, "_bar"))
+                continue;
+            if (!saved[k]) {
+                saved[k] = xcalloc((size_t)set->n * (size_t)set->n_data + 1, sizeof(double));
+                memcpy(saved[k], data, sizeof(double) * (size_t)set->n * (size_t)set->n_data);
+            }
+            for (int i = 0; i < set->n; i++)
+                if (flag < 0 || data[i * set->n_data + flag] == 0)
+                    data[i * set->n_data + c] = factor * saved[k][i * set->n_data + c];
+        }
+    }
+}
+
 int srd_static(srd_sim *s, int load_steps)
 {
     s->dynamic = 0;
     if (load_steps < 1)
         load_steps = 1;
-    for (int k = 1; k <= load_steps; k++) {
+    double **saved = xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
+    int code = 0;
+    for (int k = 1; k <= load_steps && code == 0; k++) {
         s->load_factor = (double)k / load_steps;
-        int code = srd_newton(s);
+        scale_natural_shapes(s, saved, s->load_factor);
+        code = srd_newton(s);
         s->steps++;
-        if (code != 0)
-            return code;
     }
-    return 0;
+    for (int k = 0; k < s->m->n_sets; k++)
+        free(saved[k]);
+    free(saved);
+    return code;
 }
 
 void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)

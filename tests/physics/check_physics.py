@@ -243,5 +243,38 @@ for method in ("implicit_midpoint", "implicit_euler"):
               "swinging rod, implicit Euler: energy never rises (largest rise %.1e) and falls to %.3f of the "
               "kinetic scale" % (rises, totals[-1] / scale))
 
+# 12. The PneuNet example (MAT-DiSMech Fig. 4): three natural curvatures, without and with the
+# 175 N tip pull, statics in 20 load steps that ramp the pull and the curvature. Unloaded, the
+# nodes form the natural shape's chord polygon (edge k turned by k * 2 asin(kappa l / 2) from
+# the clamped first edge) up to the sag under gravity, rho A g L^4 / (8 E I) = 2.9e-5 m: the
+# tip is checked to 5e-5 m. The tip positions are printed for the record.
+examples = os.path.join(os.path.dirname(os.path.dirname(here)), "examples")
+for kappa in (15.70, 31.45, 47.10):
+    for force in (0, 1):
+        out = tempfile.mkdtemp(prefix="srd_pneunet_")
+        p = subprocess.run([srdc, "run", os.path.join(examples, "pneunet.srd"), "--out", out, "--quiet",
+                            "-p", "kappa0=%g/m" % kappa, "-p", "tip_force=%d" % force], capture_output=True, text=True)
+        rows = []
+        if os.path.exists(os.path.join(out, "probes.csv")):
+            with open(os.path.join(out, "probes.csv")) as f:
+                rows = list(csv.DictReader(f))
+        if p.returncode != 0 or not rows:
+            check(False, "pneunet kappa0 = %g /m, tip force %d: static solve succeeds" % (kappa, force))
+            continue
+        tip = (float(rows[-1]["tip_x"]), float(rows[-1]["tip_z"]))
+        print("# pneunet kappa0 = %5.2f /m, tip force %s: tip (%.6f, %.6f) m" % (kappa, "175 N" if force else "none ",
+                                                                              tip[0], tip[1]))
+        if force:
+            check(tip[0] > 0.099, "pneunet kappa0 = %g /m with the 175 N pull: the finger is pulled nearly straight "
+                  "(tip x %.5f m > 0.099 m)" % (kappa, tip[0]))
+        else:
+            l, n = 0.002, 50
+            phi = 2 * math.asin(kappa * l / 2)
+            x = sum(l * math.cos(i * phi) for i in range(n))
+            z = sum(l * math.sin(i * phi) for i in range(n))
+            err = math.hypot(tip[0] - x, tip[1] - z)
+            check(err <= 5e-5, "pneunet kappa0 = %g /m unloaded: tip %.3e m from the natural chord polygon's "
+                  "(%.6f, %.6f) m (tol 5e-5 m)" % (kappa, err, x, z))
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)
