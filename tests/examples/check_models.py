@@ -362,6 +362,19 @@ def jumper():
     return m
 
 
+def tripod():
+    m = Model()
+    legs, n, h, spread = 3, 21, 0.06, 0.04
+    hub = m.body((0.0, 0.0, h), 0.005)
+    for i in range(legs):
+        a = 2 * math.pi * i / legs
+        leg = m.rod(line((spread * math.cos(a), spread * math.sin(a), 0.0), (0.0, 0.0, h), n),
+                    rho=1100, area=math.pi * 0.002 ** 2)
+        m.clamp_rod_start(leg)
+        m.join(leg[-1], hub)
+    return m
+
+
 EXAMPLES = {
     "cantilever_rod": cantilever_rod,
     "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
@@ -375,6 +388,7 @@ EXAMPLES = {
     "gripper": lambda: straight_finger(planar=True),
     "star_roller": star_roller,
     "jumper": jumper,
+    "tripod": tripod,
 }
 
 
