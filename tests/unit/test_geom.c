@@ -10,24 +10,7 @@
 
 static const double PI = 3.14159265358979323846;
 
-typedef struct Tally {
-    int run, failed;
-} Tally;
-
-static void check(Tally *t, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void check(Tally *t, bool ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok" : "not ok");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    t->run++;
-    if (!ok)
-        t->failed++;
-}
+#include "tap.h"
 
 static bool close_rel(double a, double b, double rel) { return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)); }
 
