@@ -24,20 +24,9 @@
 
 static const double PI = 3.14159265358979323846;
 
-static int failures, checks;
+#include "tap.h"
 
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok" : "not ok");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    checks++;
-    failures += !ok;
-}
+static Tally tally;
 
 /* ---- second-order jets over the 11 DOFs of one stencil ----
  * Variables: 0-2 x0, 3-5 x1, 6-8 x2, 9 theta of e0, 10 theta of e1 (each in its edge's own
@@ -414,22 +403,22 @@ int main(void)
                                      &prog);
     srd_model *m = parsed ? elab_program(&prog, &arena, "bend_twist.srd") : NULL;
     diag_flush(stdout);
-    check(m != NULL, "test model elaborates");
+    check(&tally, m != NULL, "test model elaborates");
     if (!m)
         return 1;
     ModelKernels mk;
     char err[512] = "";
     bool lowered = kernels_lower(&mk, &prog, m, false, err, sizeof err);
-    check(lowered, "every element set lowers (%s)", lowered ? "ok" : err);
+    check(&tally, lowered, "every element set lowers (%s)", lowered ? "ok" : err);
     bool jitted = lowered && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
-    check(jitted, "kernels JIT-compile (%s)", jitted ? "ok" : err);
+    check(&tally, jitted, "kernels JIT-compile (%s)", jitted ? "ok" : err);
     if (!jitted)
         return 1;
     int set = -1;
     for (int s = 0; s < mk.n; s++)
         if (mk.sets[s].fn && !strcmp(mk.sets[s].lowered.kind, "bend_twist"))
             set = s;
-    check(set >= 0, "the model has a bend_twist kernel");
+    check(&tally, set >= 0, "the model has a bend_twist kernel");
     if (set < 0)
         return 1;
     const KernelSet *ks = &mk.sets[set];
@@ -438,7 +427,7 @@ int main(void)
     srd_system sys;
     srd_system_init(&sys, m, SRD_JAC_DENSE);
     srd_batch_owner bo;
-    check(srd_batch_build(&bo, m, set, in, &sys) == 0, "bend_twist: batch of %d instances", es->n);
+    check(&tally, srd_batch_build(&bo, m, set, in, &sys) == 0, "bend_twist: batch of %d instances", es->n);
 
     /* The kernel's signature: 11 DOFs (9 node coordinates, 2 twists) and, as state, the two
      * edges' d1, their signs and ref_twist; nothing else. */
@@ -449,7 +438,7 @@ int main(void)
     for (int k = 0; k < in->n_state && layout; k++)
         layout = in->state_param[k] >= 3 && (in->state_kind[k] == SRD_STATE_D1 || in->state_kind[k] == SRD_STATE_SIGN ||
                                              in->state_kind[k] == SRD_STATE_REF_TWIST);
-    check(layout, "bend_twist kernel reads 11 DOFs and only d1, sign and ref_twist of its edges (%d DOFs, %d state)",
+    check(&tally, layout, "bend_twist kernel reads 11 DOFs and only d1, sign and ref_twist of its edges (%d DOFs, %d state)",
           in->nd, in->n_state);
     if (!layout)
         return 1;
@@ -457,7 +446,7 @@ int main(void)
     for (int i = 0; i < es->n; i++)
         for (int k = 0; k < 2; k++)
             against[k] += es->signs[2 * i + k] < 0;
-    check(against[0] > 0 && against[1] > 0, "the model has junctions with e0 against the stencil (%d) and e1 (%d)",
+    check(&tally, against[0] > 0 && against[1] > 0, "the model has junctions with e0 against the stencil (%d) and e1 (%d)",
           against[0], against[1]);
 
     /* batch.c's initial state against the conventions above: each d1 is a unit normal of its
@@ -490,7 +479,7 @@ int main(void)
         }
         worst_twist = fmax(worst_twist, fabs(step_start_ref_twist(&s) - s.ref_twist));
     }
-    check(worst_frame < 1e-14 && worst_twist < 1e-14,
+    check(&tally, worst_frame < 1e-14 && worst_twist < 1e-14,
           "batch.c's d1 are unit normals of the edges, signs as elaborated (worst %.2e), ref_twist as measured here "
           "(worst %.2e), tol 1e-14",
           worst_frame, worst_twist);
@@ -576,15 +565,15 @@ int main(void)
         }
     }
     printf("# %d instances x 100 configurations; %d with ref_twist a turn away\n", es->n, wrapped);
-    check(fd_g < 1e-7 && fd_h < 1e-7,
+    check(&tally, fd_g < 1e-7 && fd_h < 1e-7,
           "reference: jets match central differences of the C energy (gradient %.2e, Hessian %.2e, tol 1e-7)", fd_g,
           fd_h);
-    check(own.value < 1e-12, "bend_twist value equals the C energy (worst relative %.2e, tol 1e-12)", own.value);
-    check(own.grad < 1e-12, "bend_twist gradient equals the C gradient (worst %.2e relative to the largest entry, tol 1e-12)",
+    check(&tally, own.value < 1e-12, "bend_twist value equals the C energy (worst relative %.2e, tol 1e-12)", own.value);
+    check(&tally, own.grad < 1e-12, "bend_twist gradient equals the C gradient (worst %.2e relative to the largest entry, tol 1e-12)",
           own.grad);
-    check(own.hess < 1e-12, "bend_twist Hessian equals the C Hessian (worst %.2e relative to the largest entry, tol 1e-12)",
+    check(&tally, own.hess < 1e-12, "bend_twist Hessian equals the C Hessian (worst %.2e relative to the largest entry, tol 1e-12)",
           own.hess);
-    check(built.value < 1e-12 && built.grad < 1e-12 && built.hess < 1e-12,
+    check(&tally, built.value < 1e-12 && built.grad < 1e-12 && built.hess < 1e-12,
           "with batch.c's initial state: value %.2e, gradient %.2e, Hessian %.2e (tol 1e-12)", built.value, built.grad,
           built.hess);
 
@@ -599,6 +588,6 @@ int main(void)
     srd_model_free(m);
     arena_free(&arena);
     diag_reset();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures != 0;
+    printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
+    return tally.failed != 0;
 }

@@ -14,20 +14,9 @@
 #include "kernels.h"
 #include "parse.h"
 
-static int failures, checks;
+#include "tap.h"
 
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok" : "not ok");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    checks++;
-    failures += !ok;
-}
+static Tally tally;
 
 /* Every kind of element the kernel compiler must handle, in one model with no fixed DOFs. */
 static const char *model_text =
@@ -235,7 +224,7 @@ static void compare_stretch(Harness *h, srd_kernel_fn fn)
         free(gh);
         free(Jh);
     }
-    check(worst < 1e-12, "stretch kernel equals the hand-written energy, gradient and Hessian (worst %.2e, tol 1e-12)",
+    check(&tally, worst < 1e-12, "stretch kernel equals the hand-written energy, gradient and Hessian (worst %.2e, tol 1e-12)",
           worst);
     free(g);
     free(J);
@@ -246,7 +235,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
 {
     char dir[] = "/tmp/srd_aot_XXXXXX";
     if (!mkdtemp(dir)) {
-        check(0, "temporary directory for the AOT comparison");
+        check(&tally, 0, "temporary directory for the AOT comparison");
         return;
     }
     char obj[256], so[256], cmd[1024], err[512];
@@ -257,14 +246,14 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
     bool wrote = aot_write_object(M, obj, err, sizeof err);
     LLVMDisposeModule(M);
     LLVMContextDispose(C);
-    check(wrote, "kernels written as an object file (%s)", wrote ? "ok" : err);
+    check(&tally, wrote, "kernels written as an object file (%s)", wrote ? "ok" : err);
     snprintf(cmd, sizeof cmd, "cc -shared -o %s %s -lm", so, obj);
     if (!wrote || system(cmd) != 0) {
-        check(0, "object file links into a shared library");
+        check(&tally, 0, "object file links into a shared library");
         return;
     }
     void *lib = dlopen(so, RTLD_NOW);
-    check(lib != NULL, "AOT library loads");
+    check(&tally, lib != NULL, "AOT library loads");
     if (!lib)
         return;
     double worst = 0;
@@ -275,7 +264,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
         snprintf(name, sizeof name, SRD_KERNEL_PREFIX "%s", mk->sets[s].lowered.kind);
         srd_kernel_fn aot = (srd_kernel_fn)dlsym(lib, name);
         if (!aot) {
-            check(0, "AOT symbol %s", name);
+            check(&tally, 0, "AOT symbol %s", name);
             continue;
         }
         Harness h = { 0 };
@@ -315,7 +304,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
         srd_batch_free(&h.batch);
         srd_system_free(&h.sys);
     }
-    check(worst <= 1e-14, "JIT and AOT kernels agree (worst relative difference %.2e, tol 1e-14)", worst);
+    check(&tally, worst <= 1e-14, "JIT and AOT kernels agree (worst relative difference %.2e, tol 1e-14)", worst);
     dlclose(lib);
     unlink(obj);
     unlink(so);
@@ -347,7 +336,7 @@ static bool mid_build(MidModel *mm, const char *text)
     diag_flush(stdout);
     ok = mm->m && kernels_lower(&mm->mk, &mm->prog, mm->m, true, err, sizeof err) &&
          kernels_jit(&mm->mk, JIT_CHUNK_OPS, err, sizeof err);
-    check(ok, "mid-edge test model builds and JIT-compiles (%s)", ok ? "ok" : err);
+    check(&tally, ok, "mid-edge test model builds and JIT-compiles (%s)", ok ? "ok" : err);
     if (!ok)
         return false;
     mm->set = -1;
@@ -356,7 +345,7 @@ static bool mid_build(MidModel *mm, const char *text)
             mm->set = s;
     srd_system_init(&mm->sys, mm->m, SRD_JAC_DENSE);
     ok = mm->set >= 0 && srd_batch_build(&mm->batch, mm->m, mm->set, &mm->mk.sets[mm->set].info, &mm->sys) == 0;
-    check(ok, "mid-edge test model: batch of %d midedge instances", ok ? mm->m->sets[mm->set].n : 0);
+    check(&tally, ok, "mid-edge test model: batch of %d midedge instances", ok ? mm->m->sets[mm->set].n : 0);
     mm->q = calloc((size_t)mm->m->n_dofs + 1, sizeof(double));
     mm->g = calloc((size_t)mm->sys.n_free + 1, sizeof(double));
     return ok;
@@ -618,7 +607,7 @@ static void midedge_checks(void)
 {
     char dir[] = "/tmp/srd_midedge_XXXXXX";
     if (!mkdtemp(dir)) {
-        check(0, "temporary directory for the mid-edge meshes");
+        check(&tally, 0, "temporary directory for the mid-edge meshes");
         return;
     }
     char tube[256], cap[256], text[4096];
@@ -659,7 +648,7 @@ static void midedge_checks(void)
     /* 1. The runtime's tau0 and tau_ref at the reference configuration are n_avg x e^. */
     mid_taus(m, m->x0, tau);
     double d0 = mid_tau_state(&mm, SRD_STATE_TAU0, tau, false), dr = mid_tau_state(&mm, SRD_STATE_TAU_REF, tau, false);
-    check(d0 < 1e-15 && dr < 1e-15, "midedge: tau0 and tau_ref of the reference are n_avg x e (worst %.1e, %.1e, tol 1e-15)",
+    check(&tally, d0 < 1e-15 && dr < 1e-15, "midedge: tau0 and tau_ref of the reference are n_avg x e (worst %.1e, %.1e, tol 1e-15)",
           d0, dr);
 
     /* 2. Stress-free reference, flat and curved: energy and gradient vanish (exactly, since
@@ -684,14 +673,14 @@ static void midedge_checks(void)
     mid_taus(m, x, tau);
     mid_tau_state(&mm, SRD_STATE_TAU0, tau, true);
     double E_unrolled = mid_energy(&mm), g_unrolled = max_abs(mm.g, mm.sys.n_free);
-    check(fabs(E_ref) <= 1e-15 * E_unrolled && g_ref <= 1e-12 * g_unrolled,
+    check(&tally, fabs(E_ref) <= 1e-15 * E_unrolled && g_ref <= 1e-12 * g_unrolled,
           "midedge: flat, cylindrical and spherical meshes are stress-free as meshed: E = %.1e J, max |dE/dq| = %.1e "
           "(unrolling the tube: %.2e J, %.2e; tol 1e-15, 1e-12 of those)",
           E_ref, g_ref, E_unrolled, g_unrolled);
     double E_tube, A_tube;
     mid_sum(&mm, o_tube, true, 0, NULL, &E_tube, &A_tube);
     double ratio = E_tube / (kb * A_tube / (MID_TUBE_R * MID_TUBE_R));
-    check(fabs(ratio - 1) < 0.1, "midedge: unrolling the tube costs %.4f of kb A / R^2 off its boundary (tol 10%%)",
+    check(&tally, fabs(ratio - 1) < 0.1, "midedge: unrolling the tube costs %.4f of kb A / R^2 off its boundary (tol 10%%)",
           ratio);
 
     /* 3. Pure bending of a flat plate into a cylinder of radius R = 3 cm about y (an
@@ -726,7 +715,7 @@ static void midedge_checks(void)
         double E_geo, A, E_min, E_in, A_in;
         mid_sum(&mm, o, false, 0, NULL, &E_geo, &A);
         double E_cont = kb * A / (R * R);
-        check(fabs(E_geo / E_cont - 1) < 0.005,
+        check(&tally, fabs(E_geo / E_cont - 1) < 0.005,
               "midedge: %s bent to R = 3 cm, the cylinder's mid-edge normals: E = %.6e J = %.5f of kb A / R^2 "
               "(tol 0.5%%)",
               plates[p], E_geo, E_geo / E_cont);
@@ -734,7 +723,7 @@ static void midedge_checks(void)
         mid_sum(&mm, o, false, 0, NULL, &E_min, &A);
         mid_sum(&mm, o, false, 0.01, boxes[p], &E_in, &A_in);
         double in = E_in / (kb * A_in / (R * R));
-        check(E_min <= E_geo && E_min > 0.85 * E_cont && fabs(in - 1) < 0.005,
+        check(&tally, E_min <= E_geo && E_min > 0.85 * E_cont && fabs(in - 1) < 0.005,
               "midedge: %s with relaxed xi (max |dE/dxi| %.1e): %.4f of kb A / R^2 in all, %.5f 1 cm inside "
               "the edges (%.0f%% of the area; tol 0.5%%)",
               plates[p], gx, E_min / E_cont, in, 100 * A_in / A);
@@ -750,7 +739,7 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
 {
     char dir[] = "/tmp/srd_cache_XXXXXX";
     if (!mkdtemp(dir)) {
-        check(0, "temporary directory for the cache test");
+        check(&tally, 0, "temporary directory for the cache test");
         return;
     }
     setenv("SRD_CACHE", dir, 1);
@@ -758,7 +747,7 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
     char err[512];
     bool ok = kernels_lower(&a, prog, m, true, err, sizeof err) && kernels_jit(&a, JIT_CHUNK_OPS, err, sizeof err) &&
               kernels_lower(&b, prog, m, true, err, sizeof err) && kernels_jit(&b, JIT_CHUNK_OPS, err, sizeof err);
-    check(ok && !a.cache_hit && b.cache_hit, "the kernel cache misses once, then serves the same model (%s)",
+    check(&tally, ok && !a.cache_hit && b.cache_hit, "the kernel cache misses once, then serves the same model (%s)",
           ok ? "ok" : err);
     double worst = ok ? 0 : 1;
     for (int s = 0; ok && s < fresh->n; s++) {
@@ -797,13 +786,13 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
         srd_batch_free(&h.batch);
         srd_system_free(&h.sys);
     }
-    check(worst == 0, "kernels from the cache give bit-identical results (largest difference %.1e)", worst);
+    check(&tally, worst == 0, "kernels from the cache give bit-identical results (largest difference %.1e)", worst);
     kernels_free(&a);
     kernels_free(&b);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
-        check(0, "cache directory removed");
+        check(&tally, 0, "cache directory removed");
     unsetenv("SRD_CACHE");
 }
 
@@ -815,15 +804,15 @@ int main(void)
     bool parsed = parse_program_text(&arena, "kernels.srd", model_text, strlen(model_text), parse_stdlib_dir(), &prog);
     srd_model *m = parsed ? elab_program(&prog, &arena, "kernels.srd") : NULL;
     diag_flush(stdout);
-    check(m != NULL, "test model elaborates");
+    check(&tally, m != NULL, "test model elaborates");
     if (!m)
         return 1;
     ModelKernels mk;
     char err[512] = "";
     bool lowered = kernels_lower(&mk, &prog, m, true, err, sizeof err);
-    check(lowered, "every element set lowers (%s)", lowered ? "ok" : err);
+    check(&tally, lowered, "every element set lowers (%s)", lowered ? "ok" : err);
     bool jitted = lowered && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
-    check(jitted, "kernels JIT-compile (%s)", jitted ? "ok" : err);
+    check(&tally, jitted, "kernels JIT-compile (%s)", jitted ? "ok" : err);
     if (!jitted)
         return 1;
     printf("# lower %.2f ms, codegen %.2f ms, jit %.2f ms\n", mk.ms_lower, mk.ms_codegen, mk.ms_jit);
@@ -837,7 +826,7 @@ int main(void)
         h.set = s;
         srd_system_init(&h.sys, m, SRD_JAC_DENSE);
         int built = srd_batch_build(&h.batch, m, s, &ks->info, &h.sys);
-        check(built == 0, "%s: batch of %d instances", ks->lowered.kind, m->sets[s].n);
+        check(&tally, built == 0, "%s: batch of %d instances", ks->lowered.kind, m->sets[s].n);
         h.q = calloc((size_t)m->n_dofs, sizeof(double));
         h.q0 = calloc((size_t)m->n_dofs, sizeof(double));
         h.v0 = calloc((size_t)m->n_dofs, sizeof(double));
@@ -850,11 +839,11 @@ int main(void)
         double wg, wj, ws;
         fd_check(&h, ks->fn, 1000u + (unsigned)s, 100, &wg, &wj, &ws);
         if (!ks->lowered.is_force) {
-            check(wg < 1e-6, "%s: gradient matches central differences on 100 configurations (worst %.2e, tol 1e-6)",
+            check(&tally, wg < 1e-6, "%s: gradient matches central differences on 100 configurations (worst %.2e, tol 1e-6)",
                   ks->lowered.kind, wg);
-            check(ws < 1e-12, "%s: Hessian is symmetric (worst %.2e, tol 1e-12)", ks->lowered.kind, ws);
+            check(&tally, ws < 1e-12, "%s: Hessian is symmetric (worst %.2e, tol 1e-12)", ks->lowered.kind, ws);
         }
-        check(wj < 1e-6, "%s: %s matches central differences of the residual (worst %.2e, tol 1e-6)",
+        check(&tally, wj < 1e-6, "%s: %s matches central differences of the residual (worst %.2e, tol 1e-6)",
               ks->lowered.kind, ks->lowered.is_force ? "Jacobian" : "Hessian", wj);
         if (!strcmp(ks->lowered.kind, "stretch"))
             compare_stretch(&h, ks->fn);
@@ -871,6 +860,6 @@ int main(void)
     srd_model_free(m);
     arena_free(&arena);
     diag_reset();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures != 0;
+    printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
+    return tally.failed != 0;
 }

@@ -14,20 +14,9 @@
 #include "parse.h"
 #include "solve.h"
 
-static int failures, checks;
+#include "tap.h"
 
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok" : "not ok");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    checks++;
-    failures += !ok;
-}
+static Tally tally;
 
 /* ---- models ---- */
 
@@ -282,7 +271,7 @@ static void solve_all(const srd_model *m, const Mat *A, unsigned which, bool exp
         long long want_dropped = o.layout == SRD_JAC_BAND_SYM ? lower_band_count(A->n, A->band) : 0;
         bool fell_back = c->symmetric && expect_lu_fallback;
         double agree = x0 ? diff_inf(o.x, x0, A->n) / norm_inf(x0, A->n) : 0;
-        check(o.info == 0 && o.last_info == 0 && o.layout == expected_layout(c) && o.dropped == want_dropped &&
+        check(&tally, o.info == 0 && o.last_info == 0 && o.layout == expected_layout(c) && o.dropped == want_dropped &&
                   o.residual <= 1e-12 && o.multiply_err <= 1e-14 && agree <= 1e-12 && o.used_lu == fell_back,
               "%s, %s (n %d, band %d, %s layout): info %d, used_lu %d, |Ax-b|_inf/|b|_inf %.1e (tol 1e-12), "
               "differs from %s by %.1e (tol 1e-12), multiply %.1e",
@@ -313,12 +302,12 @@ static void test_known_matrices(void)
 {
     Loaded l;
     if (!load_rod(&l, 200, false)) {
-        check(0, "200-node rod elaborates");
+        check(&tally, 0, "200-node rod elaborates");
         return;
     }
     Mat A = { MAT_SPD, 0, 0, 1234 };
     measure(l.m, &A.n, &A.band);
-    check(A.n == 799 && A.band > 0 && A.band < 20, "200-node rod: %d free DOFs, half-bandwidth %d", A.n, A.band);
+    check(&tally, A.n == 799 && A.band > 0 && A.band < 20, "200-node rod: %d free DOFs, half-bandwidth %d", A.n, A.band);
 
     solve_all(l.m, &A, 0xF, false, "(a) random SPD band");
     A.kind = MAT_INDEFINITE;
@@ -332,7 +321,7 @@ static void test_known_matrices(void)
     double *b = random_vector(A.n, 5);
     for (int k = 0; k < 4; k++) {
         Outcome o = solve_known(l.m, &configs[k], &A, b);
-        check(o.info > 0 && o.info <= A.n && o.last_info == o.info && o.used_lu == configs[k].symmetric,
+        check(&tally, o.info > 0 && o.info <= A.n && o.last_info == o.info && o.used_lu == configs[k].symmetric,
               "(d) singular (row and column %d zero), %s: info %d > 0, used_lu %d", A.n / 2, configs[k].name, o.info,
               o.used_lu);
         free(o.x);
@@ -351,7 +340,7 @@ static void test_known_matrices(void)
         infos[round] = srd_solver_solve(&s, x);
         free(x);
     }
-    check(infos[0] > 0 && infos[1] == 0 && s.last_info == 0 && !s.used_lu,
+    check(&tally, infos[0] > 0 && infos[1] == 0 && s.last_info == 0 && !s.used_lu,
           "(d) a solver reused after a singular solve succeeds (info %d then %d)", infos[0], infos[1]);
     srd_solver_free(&s);
     unload(&l);
@@ -378,7 +367,7 @@ static void test_diagonal(void)
         double worst = 0;
         for (int i = 0; i < n; i++)
             worst = fmax(worst, fabs(x[i] * (2.0 + i) - b[i]));
-        check(zeroed && info == 0 && worst <= 1e-15,
+        check(&tally, zeroed && info == 0 && worst <= 1e-15,
               "zero clears the storage and its scratch slot; add_diagonal gives diag(2 + i), %s (error %.1e)",
               configs[k].name, worst);
         free(x);
@@ -441,7 +430,7 @@ static void test_fixed_dofs(void)
     Loaded l;
     const srd_model *m = load_rod(&l, 50, true);
     if (!m) {
-        check(0, "clamped rod elaborates");
+        check(&tally, 0, "clamped rod elaborates");
         return;
     }
     int nm = m->n_dofs;
@@ -450,7 +439,7 @@ static void test_fixed_dofs(void)
     bool numbering = true;
     for (int d = 0, next = 0; d < nm; d++)
         numbering &= m->dof_fixed[d] ? sys.free_index[d] == -1 : sys.free_index[d] == next++;
-    check(m->n_fixed == 7 && sys.n_free == nm - m->n_fixed && numbering,
+    check(&tally, m->n_fixed == 7 && sys.n_free == nm - m->n_fixed && numbering,
           "(e) clamped rod: %d DOFs, %d fixed, %d free, numbered in model order", nm, m->n_fixed, sys.n_free);
     srd_system_free(&sys);
 
@@ -485,7 +474,7 @@ static void test_fixed_dofs(void)
         }
         res /= norm_inf(b, n);
         double agree = x0 ? diff_inf(x, x0, n) / norm_inf(x0, n) : 0;
-        check(info == 0 && lost == 0 && !s.used_lu && res <= 1e-12 && agree <= 1e-12,
+        check(&tally, info == 0 && lost == 0 && !s.used_lu && res <= 1e-12 && agree <= 1e-12,
               "(e) element-assembled clamped rod, %s: n_free %d, band %d, entries lost %lld, "
               "|Rx-b|_inf/|b|_inf %.1e (tol 1e-12), differs from dense LU by %.1e",
               configs[k].name, n, s.sys.kl, lost, res, agree);
@@ -511,7 +500,7 @@ static void expect_choice(const srd_model *m, const char *what, srd_solver_kind 
         const srd_system *y = &s.sys;
         long long want_ldab = want == SRD_SOLVER_DENSE ? y->n_free : sym ? y->ku + 1 : 2 * y->kl + y->ku + 1;
         srd_jac_layout want_layout = want == SRD_SOLVER_DENSE ? SRD_JAC_DENSE : sym ? SRD_JAC_BAND_SYM : SRD_JAC_BAND;
-        check(s.kind == want && y->layout == want_layout && y->ldab == want_ldab && s.symmetric == sym,
+        check(&tally, s.kind == want && y->layout == want_layout && y->ldab == want_ldab && s.symmetric == sym,
               "(f) auto picks %s for %s%s (n %d, band %d, ldab %lld)", want == SRD_SOLVER_DENSE ? "dense" : "banded",
               what, sym ? ", symmetric" : "", y->n_free, y->kl, y->ldab);
         srd_solver_free(&s);
@@ -525,7 +514,7 @@ static void test_auto_choice(void)
         expect_choice(l.m, "a 200-node rod", SRD_SOLVER_BANDED);
         srd_solver s;
         srd_solver_init(&s, l.m, SRD_SOLVER_DENSE, 1);
-        check(s.kind == SRD_SOLVER_DENSE && s.sys.layout == SRD_JAC_DENSE, "(f) an explicit dense choice is kept");
+        check(&tally, s.kind == SRD_SOLVER_DENSE && s.sys.layout == SRD_JAC_DENSE, "(f) an explicit dense choice is kept");
         srd_solver_free(&s);
         unload(&l);
     }
@@ -533,7 +522,7 @@ static void test_auto_choice(void)
         expect_choice(l.m, "a 10-node rod", SRD_SOLVER_DENSE);
         srd_solver s;
         srd_solver_init(&s, l.m, SRD_SOLVER_BANDED, 0);
-        check(s.kind == SRD_SOLVER_BANDED && s.sys.layout == SRD_JAC_BAND, "(f) an explicit banded choice is kept");
+        check(&tally, s.kind == SRD_SOLVER_BANDED && s.sys.layout == SRD_JAC_BAND, "(f) an explicit banded choice is kept");
         srd_solver_free(&s);
         unload(&l);
     }
@@ -559,7 +548,7 @@ static void test_empty(void)
         double b[1] = { 42 }, y[1] = { 42 };
         int info = srd_solver_solve(&s, b);
         srd_solver_multiply(&s, b, y);
-        check(s.sys.n_free == 0 && info == 0 && s.last_info == 0 && b[0] == 42 && y[0] == 42,
+        check(&tally, s.sys.n_free == 0 && info == 0 && s.last_info == 0 && b[0] == 42 && y[0] == 42,
               "n_free 0, %s: nothing to solve, info %d", configs[k].name, info);
         srd_solver_free(&s);
     }
@@ -600,7 +589,7 @@ static void time_rod(void)
 {
     Loaded l;
     if (!load_rod(&l, 752, true)) {
-        check(0, "752-node rod elaborates");
+        check(&tally, 0, "752-node rod elaborates");
         return;
     }
     Mat A = { MAT_SPD, 0, 0, 555 };
@@ -618,7 +607,7 @@ static void time_rod(void)
     double worst = 0;
     for (int k = 1; k < 6; k++)
         worst = fmax(worst, diff_inf(x[k], x[0], A.n) / norm_inf(x[0], A.n));
-    check(A.n == 3000 && kinds[0] == SRD_SOLVER_BANDED && kinds[1] == SRD_SOLVER_BANDED && worst <= 1e-12,
+    check(&tally, A.n == 3000 && kinds[0] == SRD_SOLVER_BANDED && kinds[1] == SRD_SOLVER_BANDED && worst <= 1e-12,
           "clamped 752-node rod: %d free DOFs, auto picks banded, all six solves agree to %.1e (tol 1e-12)", A.n,
           worst);
     printf("# %d-DOF rod, half-bandwidth %d, one solve (copy + factorisation + substitution), best of 50 banded,"
@@ -640,6 +629,6 @@ int main(void)
     test_auto_choice();
     test_empty();
     time_rod();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures != 0;
+    printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
+    return tally.failed != 0;
 }
