@@ -364,6 +364,28 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
     }
 }
 
+/* A ground plane acts on every node through std.contact's penalty energy and, with friction,
+ * its smooth Coulomb force. (An uneven ground, z = f(x, y), is kept as an expression.) */
+static void add_ground(Fin *f)
+{
+    srd_model *m = f->m;
+    if (!m->has_ground || m->ground_height_expr >= 0)
+        return;
+    static const char *contact_data[] = { "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
+    static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity", "px", "py", "pz", "nx", "ny", "nz" };
+    const double *p = m->ground_point, *n = m->ground_normal;
+    double contact[8] = { m->ground_stiffness, m->ground_delta, p[0], p[1], p[2], n[0], n[1], n[2] };
+    double friction[10] = { m->ground_stiffness, m->ground_delta, m->ground_friction, m->ground_slip_velocity,
+                            p[0], p[1], p[2], n[0], n[1], n[2] };
+    int cs = srd_model_elemset(m, "ground_contact", 1, 0, 8, contact_data);
+    int fs = m->ground_friction > 0 ? srd_model_elemset(m, "ground_friction", 1, 0, 10, friction_data) : -1;
+    for (int i = 0; i < m->n_nodes; i++) {
+        srd_elemset_add(&m->sets[cs], &i, NULL, NULL, contact, m->node_object[i]);
+        if (fs >= 0)
+            srd_elemset_add(&m->sets[fs], &i, NULL, NULL, friction, m->node_object[i]);
+    }
+}
+
 static bool add_user_elements(Fin *f, unsigned char *needs_twist)
 {
     Elab *e = f->e;
@@ -793,6 +815,7 @@ void elab_finalize(Elab *e)
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
     ok &= add_user_elements(&f, needs_twist);
+    add_ground(&f);
     number_dofs(&f, needs_twist, needs_xi);
     lump_masses(&f);
     ok &= apply_fixes(&f);

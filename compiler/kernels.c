@@ -22,6 +22,8 @@ static const char *standard_module(const char *kind)
         return "rods";
     if (!strcmp(kind, "hinge") || !strcmp(kind, "midedge"))
         return "shells";
+    if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction"))
+        return "contact";
     return NULL;
 }
 
@@ -81,6 +83,10 @@ static void fill_info(KernelSet *ks, const Stmt *def)
     in->state_kind = sk;
     in->state_param = sp;
     in->state_comp = sc;
+    in->needs_time_step = 0;
+    for (int k = 0; k < le->n_inputs; k++)
+        if (le->inputs[k].cls == KIN_DT || le->inputs[k].cls == KIN_VEL0)
+            in->needs_time_step = 1;
 }
 
 bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,

@@ -33,9 +33,10 @@ static int check_supported(const srd_model *m)
         return -1;
     }
     if (m->viscous_eta > 0 || m->damping_alpha > 0 || m->damping_beta > 0 || m->has_rft || m->has_drag ||
-        m->has_ground || m->n_obstacles || m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (damping, fluids or contact) is not available yet "
-                        "in `srdc run`; gravity, buoyancy and point loads are\n");
+        (m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles || m->has_self_contact) {
+        fprintf(stderr, "srdc: error: this model's environment (damping, fluids, uneven ground, obstacles or self "
+                        "contact) is not available yet in `srdc run`; gravity, buoyancy, point loads and a flat or "
+                        "inclined ground with friction are\n");
         return -1;
     }
     return 0;

@@ -166,8 +166,12 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     srd_eval_ctx ctx = { qe, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
                          with_jacobian ? s->solver.jac : NULL };
     double t0 = seconds();
-    for (int k = 0; k < m->n_sets; k++)
+    for (int k = 0; k < m->n_sets; k++) {
+        /* Friction and drag need a velocity: a static solve has none. */
+        if (!s->dynamic && s->kernels[k].info.needs_time_step)
+            continue;
         (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(&ctx, &s->kernels[k].batch.b);
+    }
     s->time_assembly += seconds() - t0;
     if (with_jacobian && b != 1)
         srd_solver_scale(&s->solver, b);

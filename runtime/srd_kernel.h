@@ -64,6 +64,7 @@ typedef struct srd_kernel_info {
     const int  *dof_param, *dof_comp;
     int         n_state;
     const int  *state_kind, *state_param, *state_comp;
+    int         needs_time_step; /* reads dt or velocities (friction, drag): not part of statics */
 } srd_kernel_info;
 
 #endif

@@ -45,6 +45,7 @@ class Model:
         self.point_masses = []  # (node, mass)
         self.joins = []         # pairs of nodes
         self.clamped = set()    # nodes
+        self.ground = None      # None, or whether a flat ground has friction
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -70,6 +71,11 @@ class Model:
     def join(self, a, b):
         assert dist(self.x[a], self.x[b]) < 1e-9, "joined nodes of the expected model must coincide"
         self.joins.append((a, b))
+
+    def flat_ground(self, friction):
+        # a flat or inclined ground puts a contact element, and with friction a friction
+        # element, on every node
+        self.ground = friction
 
     def clamp(self, nodes):
         self.clamped.update(nodes)
@@ -149,8 +155,10 @@ class Model:
         fixed += sum(1 for e, k in shell_edges.items() if self.shells[k][3] == "midedge" and inside(e))
 
         elements = {}
+        ground = n_nodes if self.ground is not None else 0
         for kind, count in (("stretch", len(rod_edges) + len(shell_edges)), ("bend_twist", bend),
-                            ("hinge", hinges), ("midedge", midedges)):
+                            ("hinge", hinges), ("midedge", midedges), ("ground_contact", ground),
+                            ("ground_friction", ground if self.ground else 0)):
             if count:
                 elements[kind] = count
         return {
@@ -296,12 +304,15 @@ def snake():
 
 
 def earthworm():
-    return straight_finger(planar=True, n=3, clamp=False)
+    m = straight_finger(planar=True, n=3, clamp=False)
+    m.flat_ground(friction=True)
+    return m
 
 
 def rod_drop():
     m = Model()
     m.rod(line((0, 0, 0), (0.05, 0.025, 0.05), 21), rho=1500, area=math.pi * 0.001 ** 2)
+    m.flat_ground(friction=True)
     return m
 
 
@@ -359,6 +370,7 @@ def jumper():
     # counter-clockwise loop reaching the foot heading +x, then the straight tail
     directions = [-(loop - k) * turn for k in range(loop)] + [0.0] * tail
     m.rod(walk((0.0, 0.0, 0.0), directions, step), rho=1912, area=0.018 * 0.0017)
+    m.flat_ground(friction=True)
     return m
 
 

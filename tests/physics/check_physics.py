@@ -308,5 +308,49 @@ if rows:
 else:
     check(False, "tripod example runs")
 
+# 15. Friction on an incline (std.contact's smooth Coulomb law, mu = 0.3, slip velocity 1 mm/s).
+# At 25 deg (tan > mu) the block slides with a = g (sin - mu cos): measured from its distance
+# along the slope at 0, 0.5 and 1 s (a = (s1 - 2 s_half + s0) / 0.25) to 2%. At 10 deg it
+# sticks: the smooth law lets it creep at (2 / K2) atanh(tan / mu) with K2 = 15 / slip velocity,
+# 0.09 mm/s; the check allows 1.5 times that over the second.
+g, mu, slip = 9.81, 0.3, 1e-3
+for degrees in (25, 10):
+    code, rows, _ = run("incline.srd", "-p", "slope=%ddeg" % degrees)
+    if code != 0 or len(rows) < 101:
+        check(False, "incline %d deg: simulation runs" % degrees)
+        continue
+    dist = [math.hypot(float(r["x"]), float(r["z"])) for r in rows]
+    th = math.radians(degrees)
+    if degrees == 25:
+        a = (dist[100] - 2 * dist[50] + dist[0]) / 0.25
+        want = g * (math.sin(th) - mu * math.cos(th))
+        check(abs(a - want) <= 0.02 * want, "incline 25 deg: slides with %.4f m/s^2 vs g (sin - mu cos) = %.4f m/s^2 "
+              "(tol 2%%)" % (a, want))
+    else:
+        creep = 2 * slip / 15 * math.atanh(math.tan(th) / mu)
+        check(dist[100] <= 1.5 * creep, "incline 10 deg: sticks (moves %.3e m in 1 s; the smooth law's creep allows "
+              "%.3e m)" % (dist[100], 1.5 * creep))
+
+# 16. The rod_drop example (MAT-DiSMech 7.1, E = 2 MPa): the rod falls 5 cm onto the ground and
+# comes to rest lying on it: at t = 1 s both ends are within the contact distance delta = 1 mm
+# of the plane, and its kinetic energy, which friction and implicit Euler dissipate, has
+# fallen more than 100-fold over the last 0.3 s and below 1e-5 of the potential energy lost.
+out = tempfile.mkdtemp(prefix="srd_drop_")
+p = subprocess.run([srdc, "run", os.path.join(examples, "rod_drop.srd"), "--out", out, "--quiet"],
+                   capture_output=True, text=True)
+rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
+energy = list(csv.DictReader(open(os.path.join(out, "energy.csv")))) if p.returncode == 0 else []
+if rows and energy:
+    ends = [float(rows[-1]["low_z"]) + 0.05, float(rows[-1]["high_z"]) + 0.05]
+    lost = float(energy[0]["potential"]) - float(energy[-1]["potential"])
+    ke = float(energy[-1]["kinetic"])
+    earlier = [float(r["kinetic"]) for r in energy if abs(float(r["t"]) - 0.7) < 1e-9]
+    decay = earlier[0] / ke if earlier and ke > 0 else float("inf")
+    check(all(abs(e) <= 1e-3 for e in ends) and ke <= 1e-5 * lost and decay > 100,
+          "rod_drop example: at rest on the ground (ends %.2e and %.2e m from the plane, tol 1 mm; kinetic energy "
+          "%.1e of the %.3e J lost, fell %.0f-fold since t = 0.7 s)" % (ends[0], ends[1], ke / lost, lost, decay))
+else:
+    check(False, "rod_drop example runs")
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)
