@@ -386,6 +386,30 @@ static void add_ground(Fin *f)
     }
 }
 
+/* Viscous drag (eq. 27) on every node of a rod, with the node's Voronoi length. */
+static void add_viscous(Fin *f)
+{
+    srd_model *m = f->m;
+    if (!(m->viscous_eta > 0))
+        return;
+    double *dl = xcalloc((size_t)m->n_nodes + 1, sizeof(double));
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            for (int k = 0; k < 2; k++)
+                dl[m->edge_nodes[2 * e + k]] += 0.5 * m->edge_rest[e];
+    static const char *data[] = { "c" };
+    int set = -1;
+    for (int i = 0; i < m->n_nodes; i++) {
+        if (!(dl[i] > 0))
+            continue;
+        if (set < 0)
+            set = srd_model_elemset(m, "viscous_drag", 1, 0, 1, data);
+        double c = m->viscous_eta * dl[i];
+        srd_elemset_add(&m->sets[set], &i, NULL, NULL, &c, m->node_object[i]);
+    }
+    free(dl);
+}
+
 static bool add_user_elements(Fin *f, unsigned char *needs_twist)
 {
     Elab *e = f->e;
@@ -816,6 +840,7 @@ void elab_finalize(Elab *e)
     add_shell_bending(&f, needs_xi);
     ok &= add_user_elements(&f, needs_twist);
     add_ground(&f);
+    add_viscous(&f);
     number_dofs(&f, needs_twist, needs_xi);
     lump_masses(&f);
     ok &= apply_fixes(&f);

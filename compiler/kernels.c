@@ -24,6 +24,8 @@ static const char *standard_module(const char *kind)
         return "shells";
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction"))
         return "contact";
+    if (!strcmp(kind, "viscous_drag"))
+        return "fluids";
     return NULL;
 }
 

@@ -92,7 +92,8 @@ typedef struct Module {
     const char *path;
 } Module;
 
-static const char *std_modules[] = { "std.rods", "std.shells", "std.springs", "std.schedules", "std.contact" };
+static const char *std_modules[] = { "std.rods",     "std.shells",  "std.springs",
+                                     "std.schedules", "std.contact", "std.fluids" };
 
 /* std.rods → <stdlib>/rods.srd; a.b → <dir of the using file>/a/b.srd */
 static const char *module_path(Arena *a, const char *name, const char *stdlib_dir, const char *from)
@@ -132,7 +133,8 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
             if (close)
                 diag_hint(d, "did you mean `%s`?", close);
             else if (!strncmp(use_name, "std.", 4))
-                diag_hint(d, "the standard modules are std.rods, std.shells, std.springs, std.schedules and std.contact");
+                diag_hint(d, "the standard modules are std.rods, std.shells, std.springs, std.schedules, std.contact "
+                             "and std.fluids");
         } else {
             diag_error(NO_LOC, "cannot read `%s`", path);
         }

@@ -32,11 +32,11 @@ static int check_supported(const srd_model *m)
         fprintf(stderr, "srdc: error: actuation is not available yet in `srdc run`\n");
         return -1;
     }
-    if (m->viscous_eta > 0 || m->damping_alpha > 0 || m->damping_beta > 0 || m->has_rft || m->has_drag ||
+    if (m->damping_alpha > 0 || m->damping_beta > 0 || m->has_rft || m->has_drag ||
         (m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles || m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (damping, fluids, uneven ground, obstacles or self "
-                        "contact) is not available yet in `srdc run`; gravity, buoyancy, point loads and a flat or "
-                        "inclined ground with friction are\n");
+        fprintf(stderr, "srdc: error: this model's environment (Rayleigh damping, fluid drag, uneven ground, "
+                        "obstacles or self contact) is not available yet in `srdc run`; gravity, buoyancy, viscous "
+                        "drag, point loads and a flat or inclined ground with friction are\n");
         return -1;
     }
     return 0;

@@ -352,5 +352,25 @@ if rows and energy:
 else:
     check(False, "rod_drop example runs")
 
+# 17. A rod in a viscous medium (eq. 27 with buoyancy): its velocity relaxes to
+# v = (rho - rho_med) A g / eta with time constant rho A / eta = 0.38 s; after 4 s (10.6 time
+# constants, e^-10.6 = 2.5e-5) the velocity from the last two probes is within 1e-3 of it.
+# Lighter than the fluid it rises at that rate; as dense as the fluid it does not move at all.
+A, rho, eta = math.pi * 1e-6, 1200.0, 0.01
+for fluid in (1000, 1500, 1200):
+    code, rows, _ = run("sinking_rod.srd", "-p", "fluid_density=%dkg/m^3" % fluid)
+    if code != 0 or len(rows) < 3:
+        check(False, "rod in a viscous fluid of density %d: simulation runs" % fluid)
+        continue
+    z = [float(r["z"]) for r in rows]
+    v = (z[-1] - z[-2]) / (float(rows[-1]["t"]) - float(rows[-2]["t"]))
+    want = -(rho - fluid) * A * 9.81 / eta
+    if fluid == rho:
+        check(max(abs(x) for x in z) == 0.0, "neutrally buoyant rod stays exactly where it is (largest |z| %.1e m)"
+              % max(abs(x) for x in z))
+    else:
+        check(abs(v - want) <= 1e-3 * abs(want), "rod %s in a viscous fluid of density %d kg/m^3: %.5f m/s vs "
+              "(rho - rho_med) A g / eta = %.5f m/s (tol 1e-3)" % ("sinking" if want < 0 else "rising", fluid, v, want))
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)
