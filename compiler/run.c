@@ -32,11 +32,12 @@ static int check_supported(const srd_model *m)
         fprintf(stderr, "srdc: error: actuation is not available yet in `srdc run`\n");
         return -1;
     }
-    if (m->damping_alpha > 0 || m->damping_beta > 0 || m->has_rft || m->has_drag ||
-        (m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles || m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (Rayleigh damping, fluid drag, uneven ground, "
-                        "obstacles or self contact) is not available yet in `srdc run`; gravity, buoyancy, viscous "
-                        "drag, point loads and a flat or inclined ground with friction are\n");
+    if (m->has_rft || m->has_drag || (m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles ||
+        m->has_self_contact) {
+        fprintf(stderr, "srdc: error: this model's environment (resistive-force theory, aerodynamic drag, uneven "
+                        "ground, obstacles or self contact) is not available yet in `srdc run`; gravity, buoyancy, "
+                        "viscous drag, Rayleigh damping, point loads and a flat or inclined ground with friction "
+                        "are\n");
         return -1;
     }
     return 0;
@@ -300,6 +301,21 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
         gradients[k] = mk.sets[k].gradient;
         infos[k] = mk.sets[k].info;
     }
+    /* Friction and viscous drag are written for the implicit step, whose velocity is
+     * (q - q0) / dt: an explicit method would silently leave them out. */
+    const char *method = m->simulate.present ? m->simulate.method : NULL;
+    if (method && srd_method_from_name(method) >= SRD_SYMPLECTIC_EULER)
+        for (int k = 0; k < m->n_sets; k++)
+            if (infos[k].needs_time_step) {
+                fprintf(stderr, "srdc: error: `%s` elements (friction, viscous drag) need an implicit method, not "
+                                "`%s`\n  hint: use method = implicit_euler, implicit_midpoint or newmark\n",
+                        m->sets[k].kind, method);
+                free(fns);
+                free(gradients);
+                free(infos);
+                kernels_free(&mk);
+                return RUN_BAD_INPUT;
+            }
     /* Analyses run in this order; modes `at = equilibrium` start from the static result,
      * a simulation from the reference configuration. */
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };

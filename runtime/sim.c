@@ -102,6 +102,14 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->inertia_a = 0;
     s->stiffness_b = 1;
     s->fext = xcalloc(n, sizeof(double));
+    if (m->damping_alpha > 0 || m->damping_beta > 0) {
+        s->damping_x = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+        s->damping_y = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    }
+    if (m->damping_beta > 0) {
+        s->damping_k = xcalloc((size_t)srd_system_storage(&s->solver.sys) + 1, sizeof(double));
+        s->damping_kv0 = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    }
     s->res = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     s->dq = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     s->params = xcalloc((size_t)m->n_params + 1, sizeof(double));
@@ -137,6 +145,10 @@ void srd_sim_free(srd_sim *s)
     free(s->qeval);
     free(s->work);
     free(s->fext);
+    free(s->damping_k);
+    free(s->damping_kv0);
+    free(s->damping_x);
+    free(s->damping_y);
     free(s->res);
     free(s->dq);
     free(s->params);
@@ -148,6 +160,42 @@ void srd_sim_free(srd_sim *s)
  *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
  * Returns the incremental potential whose gradient that residual is (meaningful when every
  * element is an energy): E(q_b) / b - lambda fext.q (+ a/2 |q - qhat|_M^2). */
+static int is_damped(const srd_sim *s)
+{
+    return s->m->damping_alpha > 0 || s->m->damping_beta > 0;
+}
+
+/* Rayleigh damping in an implicit step: adds (alpha M + beta K0) (c1 (q - q0) + c0 v0) to the
+ * residual and c1 (alpha M + beta K0) to the Jacobian; returns the matching potential term. */
+static double add_damping(srd_sim *s, const double *q, int with_jacobian)
+{
+    const srd_model *m = s->m;
+    const srd_system *sys = &s->solver.sys;
+    double alpha = m->damping_alpha, beta = m->damping_beta, c1 = s->damping_c1, c0 = s->damping_c0;
+    double potential = 0;
+    for (int d = 0; d < m->n_dofs; d++) {
+        int f = sys->free_index[d];
+        if (f < 0)
+            continue;
+        double w = q[d] - s->q0[d], am = alpha * m->dof_mass[d];
+        s->damping_x[f] = w;
+        s->res[f] += am * (c1 * w + c0 * s->v0[d]);
+        potential += am * (0.5 * c1 * w * w + c0 * s->v0[d] * w);
+        if (with_jacobian && am > 0)
+            srd_solver_add_diagonal(&s->solver, f, am * c1);
+    }
+    if (beta > 0) {
+        srd_system_multiply(sys, s->damping_k, s->damping_x, s->damping_y);
+        for (int f = 0; f < sys->n_free; f++) {
+            s->res[f] += beta * (c1 * s->damping_y[f] + c0 * s->damping_kv0[f]);
+            potential += beta * (0.5 * c1 * s->damping_x[f] * s->damping_y[f] + c0 * s->damping_kv0[f] * s->damping_x[f]);
+        }
+        if (with_jacobian)
+            srd_solver_add_scaled(&s->solver, s->damping_k, beta * c1);
+    }
+    return potential;
+}
+
 static double assemble(srd_sim *s, const double *q, int with_jacobian)
 {
     const srd_model *m = s->m;
@@ -192,6 +240,8 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
         if (with_jacobian && a > 0)
             srd_solver_add_diagonal(&s->solver, f, a * m->dof_mass[d]);
     }
+    if (a > 0 && is_damped(s))
+        potential += add_damping(s, q, with_jacobian);
     return potential;
 }
 
@@ -308,22 +358,38 @@ int srd_method_from_name(const char *name)
     return -1;
 }
 
-/* Internal force minus external: the residual of the static problem, into s->res. */
-static void net_force_residual(srd_sim *s, const double *q)
+/* Internal force minus external: the residual of the static problem, into s->res (and the
+ * stiffness into the solver's Jacobian when asked). */
+static void net_force_residual(srd_sim *s, const double *q, int with_jacobian)
 {
     int dynamic = s->dynamic;
     s->dynamic = 0;
-    assemble(s, q, 0);
+    assemble(s, q, with_jacobian);
     s->dynamic = dynamic;
 }
 
-/* acc = M^-1 (fext - grad E(q)) on free DOFs (massless DOFs cannot be integrated explicitly). */
-static int acceleration(srd_sim *s, const double *q, double *acc)
+/* acc = M^-1 (fext - grad E(q) - (alpha M + beta K(q)) v) on free DOFs (massless DOFs cannot be
+ * integrated explicitly). */
+static int acceleration(srd_sim *s, const double *q, const double *v, double *acc)
 {
     const srd_model *m = s->m;
-    net_force_residual(s, q);
+    const srd_system *sys = &s->solver.sys;
+    double alpha = m->damping_alpha, beta = m->damping_beta;
+    net_force_residual(s, q, beta > 0);
+    if (is_damped(s)) {
+        for (int d = 0; d < m->n_dofs; d++)
+            if (sys->free_index[d] >= 0)
+                s->damping_x[sys->free_index[d]] = v[d];
+        if (beta > 0)
+            srd_solver_multiply(&s->solver, s->damping_x, s->damping_y);
+        for (int d = 0; d < m->n_dofs; d++) {
+            int f = sys->free_index[d];
+            if (f >= 0)
+                s->res[f] += alpha * m->dof_mass[d] * v[d] + (beta > 0 ? beta * s->damping_y[f] : 0);
+        }
+    }
     for (int d = 0; d < m->n_dofs; d++) {
-        int f = s->solver.sys.free_index[d];
+        int f = sys->free_index[d];
         acc[d] = f >= 0 && m->dof_mass[d] > 0 ? -s->res[f] / m->dof_mass[d] : 0;
         if (!isfinite(acc[d]))
             return 2;
@@ -365,6 +431,24 @@ static void finish_implicit(srd_sim *s, srd_method method)
     }
 }
 
+/* Rayleigh damping's step constants: the step's velocity as c1 (q - q0) + c0 v0 (implicit
+ * Euler's end velocity, midpoint's mean velocity, Newmark's end velocity), and the stiffness
+ * at the step start. */
+static void prepare_damping(srd_sim *s, srd_method method)
+{
+    s->damping_c1 = (method == SRD_NEWMARK ? 2 : 1) / s->dt;
+    s->damping_c0 = method == SRD_NEWMARK ? -1 : 0;
+    if (s->m->damping_beta <= 0)
+        return;
+    const srd_system *sys = &s->solver.sys;
+    net_force_residual(s, s->q0, 1);
+    memcpy(s->damping_k, s->solver.jac, sizeof(double) * (size_t)srd_system_storage(sys));
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (sys->free_index[d] >= 0)
+            s->damping_x[sys->free_index[d]] = s->v0[d];
+    srd_system_multiply(sys, s->damping_k, s->damping_x, s->damping_kv0);
+}
+
 /* The elements' step-start state (frames, reference twist, tau0) for the next step. */
 static void advance_state(srd_sim *s)
 {
@@ -382,6 +466,8 @@ static int implicit_substep(srd_sim *s, srd_method method)
     memcpy(s->work, s->a0, bytes);
     s->t += s->dt;
     prepare_implicit(s, method);
+    if (is_damped(s))
+        prepare_damping(s, method);
     for (int d = 0; d < m->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             s->q[d] = s->qhat[d];
@@ -409,18 +495,18 @@ static int explicit_step(srd_sim *s, srd_method method)
     double *acc = s->work;
     int code = 0;
     if (method == SRD_SYMPLECTIC_EULER) {
-        code = acceleration(s, s->q, acc);
+        code = acceleration(s, s->q, s->v, acc);
         for (int d = 0; d < n; d++) {
             s->v[d] += dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
     } else if (method == SRD_VERLET) {
-        code = acceleration(s, s->q, acc);
+        code = acceleration(s, s->q, s->v, acc);
         for (int d = 0; d < n; d++) {
             s->v[d] += 0.5 * dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
-        code |= acceleration(s, s->q, acc);
+        code |= acceleration(s, s->q, s->v, acc);
         for (int d = 0; d < n; d++)
             s->v[d] += 0.5 * dt * acc[d];
     } else {
@@ -431,9 +517,9 @@ static int explicit_step(srd_sim *s, srd_method method)
         for (int st = 0; st < 4 && !code; st++) {
             for (int d = 0; d < n; d++)
                 qs[d] = s->q0[d] + (st ? c[st] * dt * kq[(st - 1) * n + d] : 0);
-            code = acceleration(s, qs, &kv[st * n]);
             for (int d = 0; d < n; d++)
                 kq[st * n + d] = s->v0[d] + (st ? c[st] * dt * kv[(st - 1) * n + d] : 0);
+            code = acceleration(s, qs, &kq[st * n], &kv[st * n]);
         }
         for (int d = 0; d < n; d++) {
             s->q[d] = s->q0[d] + dt / 6 * (kq[d] + 2 * kq[n + d] + 2 * kq[2 * n + d] + kq[3 * n + d]);
@@ -459,7 +545,7 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
         return explicit_step(s, method);
     s->dynamic = 1;
     if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
-        acceleration(s, s->q, s->a0); /* the initial acceleration from the initial state */
+        acceleration(s, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
     double dt = s->dt;
     int code = implicit_substep(s, method);
     /* Retry the step with 2, 4, 8, ... substeps. */
@@ -479,7 +565,7 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
 void srd_sim_net_force(srd_sim *s, double *force)
 {
     const srd_model *m = s->m;
-    net_force_residual(s, s->q);
+    net_force_residual(s, s->q, 0);
     for (int d = 0; d < m->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
         force[d] = f >= 0 ? -s->res[f] : 0;

@@ -39,6 +39,13 @@ typedef struct srd_sim {
     /* The implicit scheme's residual is a M (q - qhat) + grad E(b q + (1 - b) q0) - fext. */
     double           inertia_a, stiffness_b;
     double          *qhat, *a0, *qeval, *work;  /* n_dofs each; a0: Newmark's acceleration */
+    /* Rayleigh damping -(alpha M + beta K) v: K is the stiffness at the step start, and the
+     * velocity of the step is v = c1 (q - q0) + c0 v0, so the force is linear in q, its
+     * Jacobian exact and its integral a quadratic term of the incremental potential. */
+    double          *damping_k;  /* Jacobian storage: K at the step start (beta > 0) */
+    double          *damping_kv0;/* n_free: K v0 */
+    double          *damping_x, *damping_y; /* n_free scratch */
+    double           damping_c1, damping_c0;
     double           force_scale;/* characteristic force for the convergence test */
     double           length_scale;
     double           tolerance;

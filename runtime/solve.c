@@ -160,8 +160,11 @@ int srd_solver_solve(srd_solver *s, double *b)
 
 void srd_solver_multiply(const srd_solver *s, const double *x, double *y)
 {
-    const srd_system *sys = &s->sys;
-    const double *a = s->jac;
+    srd_system_multiply(&s->sys, s->jac, x, y);
+}
+
+void srd_system_multiply(const srd_system *sys, const double *a, const double *x, double *y)
+{
     int n = sys->n_free, kl = sys->kl, ku = sys->ku;
     long long ld = sys->ldab;
     for (int i = 0; i < n; i++)
@@ -195,4 +198,11 @@ void srd_solver_scale(srd_solver *s, double factor)
     long long n = srd_system_storage(&s->sys);
     for (long long k = 0; k < n; k++)
         s->jac[k] *= factor;
+}
+
+void srd_solver_add_scaled(srd_solver *s, const double *a, double factor)
+{
+    long long n = srd_system_storage(&s->sys);
+    for (long long k = 0; k < n; k++)
+        s->jac[k] += factor * a[k];
 }

@@ -34,5 +34,9 @@ void srd_solver_add_diagonal(srd_solver *s, int i, double value);
 int  srd_solver_solve(srd_solver *s, double *b);
 /* y = J x with the current Jacobian (for tests and residual checks). */
 void srd_solver_multiply(const srd_solver *s, const double *x, double *y);
+/* y = A x for a matrix A in the system's Jacobian layout (a saved copy of a Jacobian). */
+void srd_system_multiply(const srd_system *sys, const double *a, const double *x, double *y);
+/* J += factor A, with A in the Jacobian's layout. */
+void srd_solver_add_scaled(srd_solver *s, const double *a, double factor);
 
 #endif
