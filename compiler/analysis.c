@@ -55,8 +55,7 @@ static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
     m->ground_slip_velocity = prop_num(pv, "slip_velocity", 1e-3);
     for (int k = 0; k < pv->n_specs; k++)
         if (!strcmp(pv->specs[k]->name, "height") && pv->set[k] && !pv->bad[k]) {
-            DPUSH(e->exprs, pv->where[k]->value);
-            m->ground_height_expr = e->exprs.n - 1;
+            m->ground_height_expr = elab_remember_expr(e, pv->where[k]->value);
         }
     if (!(m->ground_delta > 0) || !(m->ground_stiffness > 0)) {
         diag_error(s->loc, "the ground's `stiffness` and `delta` must be positive");

@@ -749,9 +749,27 @@ static void exec_fix(Elab *e, Stmt *s)
         fix_node(e, sel->items[i], mask);
 }
 
-static int remember_expr(Elab *e, Expr *x)
+int elab_remember_expr(Elab *e, Expr *x)
 {
-    DPUSH(e->exprs, x);
+    int n = 0;
+    for (Binding *b = e->scope; b && b != e->globals; b = b->next)
+        n++;
+    RunExpr r = { x, 0, arena_alloc(e->arena, sizeof(CapturedValue) * (size_t)(n + 1)) };
+    /* Innermost first in the scope; stored outermost first so that re-binding in order
+     * lets inner names shadow outer ones. */
+    for (Binding *b = e->scope; b && b != e->globals; b = b->next)
+        if (b->val.kind == V_NUM && b->val.known)
+            r.captured[r.n_captured++] = (CapturedValue){ b->name, b->val.n, { 0 } };
+    int k = 0;
+    for (Binding *b = e->scope; b && b != e->globals; b = b->next)
+        if (b->val.kind == V_NUM && b->val.known)
+            memcpy(r.captured[k++].v, b->val.v, sizeof b->val.v);
+    for (int i = 0; i < r.n_captured / 2; i++) {
+        CapturedValue tmp = r.captured[i];
+        r.captured[i] = r.captured[r.n_captured - 1 - i];
+        r.captured[r.n_captured - 1 - i] = tmp;
+    }
+    DPUSH(e->exprs, r);
     return e->exprs.n - 1;
 }
 
@@ -775,7 +793,7 @@ static void exec_load(Elab *e, Stmt *s)
     }
     /* Params are settled when the model is built (overrides included): only a load that
      * changes with time needs its expression at run time. */
-    int expr = !v.known ? remember_expr(e, s->value) : -1;
+    int expr = !v.known ? elab_remember_expr(e, s->value) : -1;
     for (int i = 0; i < sel->n; i++) {
         PendingLoad l = { sel->items[i], { 0, 0, 0 }, expr };
         if (v.known)
@@ -906,7 +924,7 @@ static void exec_actuate(Elab *e, Stmt *s)
         diag_error(s->value->loc, "`%s` is the %s, but this is %s", at->name, at->what, have);
         return;
     }
-    PendingAct a = { at->name, obj, sel, remember_expr(e, s->value), s->loc };
+    PendingAct a = { at->name, obj, sel, elab_remember_expr(e, s->value), s->loc };
     DPUSH(e->acts, a);
 }
 
@@ -1246,6 +1264,11 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
     check_element_definitions(&e);
     if (diag_error_count() == errors_before)
         elab_finalize(&e);
+    RunExpr *table = arena_alloc(arena, sizeof(RunExpr) * (size_t)(e.exprs.n + 1));
+    if (e.exprs.n)
+        memcpy(table, e.exprs.a, sizeof(RunExpr) * (size_t)e.exprs.n);
+    e.model->run_exprs = table;
+    e.model->n_run_exprs = e.exprs.n;
     elab_free(&e);
     if (diag_error_count() > errors_before) {
         srd_model_free(e.model);

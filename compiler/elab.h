@@ -118,6 +118,21 @@ typedef struct ClampRecord {
     SrcLoc loc;
 } ClampRecord;
 
+/* A value a run-time expression closed over at elaboration (a loop index, a local let). */
+typedef struct CapturedValue {
+    const char *name;
+    int         n;
+    double      v[9];
+} CapturedValue;
+
+/* A run-time expression (time-dependent load, actuation value, ground height) with the
+ * elaboration-time values it reads; srd_model.run_exprs points at a table of these. */
+typedef struct RunExpr {
+    const Expr    *expr;
+    int            n_captured;
+    CapturedValue *captured;   /* outermost first */
+} RunExpr;
+
 /* Growable arrays of plain data. */
 #define DARRAY(T) struct { T *a; int n, cap; }
 
@@ -146,7 +161,7 @@ typedef struct Elab {
     DARRAY(SrcLoc) join_locs;
     DARRAY(unsigned char) node_fix;  /* bit k: component k fixed */
     DARRAY(unsigned char) edge_fix;  /* bit 0: twist, bit 1: xi */
-    DARRAY(Expr *) exprs;     /* run-time expressions referenced by the model */
+    DARRAY(RunExpr) exprs;    /* run-time expressions referenced by the model */
     DARRAY(PendingLoad) loads;
     DARRAY(PendingAct) acts;
     DARRAY(PendingApply) applies;
@@ -182,6 +197,9 @@ srd_model *elab_program(Program *prog, Arena *arena, const char *source);
  * gravity that depend on it follow. A bad override is reported as an error. */
 srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, const char *const *overrides,
                              int n_overrides);
+
+/* Records a run-time expression with the local values in scope; returns its index. */
+int elab_remember_expr(Elab *e, Expr *x);
 
 /* ---- evaluator (eval.c) ---- */
 Value eval_expr(Elab *e, Expr *x);

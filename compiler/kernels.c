@@ -91,6 +91,44 @@ static void fill_info(KernelSet *ks, const Stmt *def)
             in->needs_time_step = 1;
 }
 
+static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_model *m, int actuation, int expr,
+                               int n_out, char *err, size_t err_n)
+{
+    ScheduleKernel *sk = &mk->schedules[mk->n_schedules];
+    const RunExpr *r = &((const RunExpr *)m->run_exprs)[expr];
+    char kind[64], msg[512];
+    if (actuation >= 0)
+        snprintf(kind, sizeof kind, "schedule_actuation%d", actuation);
+    else
+        snprintf(kind, sizeof kind, "schedule_load%d", expr);
+    if (!lower_schedule(prog, m, kind, r->expr, r->captured, r->n_captured, n_out, &sk->lowered, msg, sizeof msg)) {
+        snprintf(err, err_n, "%s: %s", actuation >= 0 ? "actuation" : "time-dependent load", msg);
+        return false;
+    }
+    sk->actuation = actuation;
+    sk->expr = expr;
+    mk->n_schedules++;
+    return true;
+}
+
+/* One schedule per actuation, and one per distinct expression of time-dependent loads. */
+static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_model *m, char *err, size_t err_n)
+{
+    mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads) + 1, sizeof *mk->schedules);
+    for (int k = 0; k < m->n_actuations; k++)
+        if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr,
+                                !strcmp(m->actuations[k].target, "curvature") ? 2 : 1, err, err_n))
+            return false;
+    for (int k = 0; k < m->n_loads; k++) {
+        int expr = m->loads[k].expr, seen = 0;
+        for (int j = 0; j < k && !seen; j++)
+            seen = m->loads[j].expr == expr;
+        if (expr >= 0 && !seen && !lower_one_schedule(mk, prog, m, -1, expr, 3, err, err_n))
+            return false;
+    }
+    return true;
+}
+
 bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,
                    size_t err_n)
 {
@@ -124,6 +162,8 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
         }
         fill_info(&mk->sets[s], def);
     }
+    if (!lower_schedules(mk, prog, m, err, err_n))
+        return false;
     mk->ms_lower = now_ms() - t0;
     return true;
 }
@@ -142,6 +182,12 @@ LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops)
         cg_emit_kernel(M, &spec, chunk_ops, &st);
         mk->sets[s].chunks = st.chunks;
         spec.gradient_only = true;
+        cg_emit_kernel(M, &spec, chunk_ops, &st);
+    }
+    for (int k = 0; k < mk->n_schedules; k++) {
+        LoweredElement *le = &mk->schedules[k].lowered;
+        KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, -1, le->res, le->jac, false, true };
+        CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
     }
     mk->ms_codegen += now_ms() - t0;
@@ -168,6 +214,13 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
         if (!mk->sets[s].fn || !mk->sets[s].gradient)
             return false;
     }
+    for (int k = 0; k < mk->n_schedules; k++) {
+        char name[256];
+        snprintf(name, sizeof name, SRD_GRADIENT_PREFIX "%s", mk->schedules[k].lowered.kind);
+        mk->schedules[k].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
+        if (!mk->schedules[k].fn)
+            return false;
+    }
     mk->ms_jit = now_ms() - t0;
     return true;
 }
@@ -179,6 +232,9 @@ void kernels_free(ModelKernels *mk)
         free(mk->sets[s].arrays);
     }
     free(mk->sets);
+    for (int k = 0; k < mk->n_schedules; k++)
+        lowered_free(&mk->schedules[k].lowered);
+    free(mk->schedules);
     jit_free(mk->jit);
     arena_free(&mk->arena);
     memset(mk, 0, sizeof *mk);

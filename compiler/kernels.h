@@ -19,9 +19,19 @@ typedef struct KernelSet {
     int             chunks;
 } KernelSet;
 
+/* The kernel of an actuation value or of the loads sharing one time-dependent expression. */
+typedef struct ScheduleKernel {
+    LoweredElement lowered;
+    int            actuation;  /* index into the model's actuations, or -1 */
+    int            expr;       /* loads: their run-time expression, or -1 */
+    srd_kernel_fn  fn;
+} ScheduleKernel;
+
 typedef struct ModelKernels {
     int            n;          /* = model->n_sets */
     KernelSet     *sets;
+    int            n_schedules;
+    ScheduleKernel *schedules;
     Program        stdlib;     /* standard modules loaded for definitions the file lacked */
     Arena          arena;
     SrdJit        *jit;

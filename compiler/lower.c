@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diff.h"
+#include "schedule.h"
 
 #define PI 3.14159265358979323846
 
@@ -156,12 +157,23 @@ static bool filled_at_run_time(const srd_elemset *s, int column)
     return len >= 4 && !strcmp(name + len - 4, "_bar");
 }
 
-/* An element parameter: a constant when all instances share its value (and the runtime does
- * not fill it in). */
+/* True when an actuation of the model writes this column of the set each step. */
+static bool actuated(const Lower *L, int column)
+{
+    for (int k = 0; k < L->model->n_actuations; k++) {
+        const srd_actuation *a = &L->model->actuations[k];
+        if (&L->model->sets[a->set] == L->set && srd_actuation_drives(a->target, L->set->data_names[column]))
+            return true;
+    }
+    return false;
+}
+
+/* An element parameter: a constant when all instances share its value (and neither the
+ * runtime nor an actuation fills it in). */
 static ExprId data_input(Lower *L, int column)
 {
     const srd_elemset *s = L->set;
-    bool uniform = s->n > 0 && !filled_at_run_time(s, column);
+    bool uniform = s->n > 0 && !filled_at_run_time(s, column) && !actuated(L, column);
     for (int i = 1; i < s->n && uniform; i++)
         uniform = s->data[i * s->n_data + column] == s->data[column];
     if (uniform)
@@ -830,4 +842,56 @@ void lowered_free(LoweredElement *le)
     free(le->res);
     free(le->jac);
     memset(le, 0, sizeof *le);
+}
+
+bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const Expr *value,
+                    const CapturedValue *captured, int n_captured, int n_out, LoweredElement *out, char *err,
+                    size_t err_n)
+{
+    memset(out, 0, sizeof *out);
+    Lower L;
+    memset(&L, 0, sizeof L);
+    L.d = dag_new();
+    L.prog = prog;
+    L.model = model;
+    L.err = err;
+    L.err_n = err_n;
+    bind_globals(&L);
+    /* Elaboration-time values the expression closed over (loop indices, local lets). */
+    for (int i = 0; i < n_captured; i++) {
+        Sym v = sym_err();
+        v.kind = SY_NUM;
+        v.n = captured[i].n;
+        for (int c = 0; c < v.n; c++)
+            v.c[c] = dag_const(L.d, captured[i].v[c]);
+        bind(&L, captured[i].name, v, NULL);
+    }
+    static const char *columns[SCHEDULE_N_DATA] = { "s", "x", "y", "z" };
+    for (int c = 0; c < SCHEDULE_N_DATA; c++)
+        bind(&L, columns[c], sym_scalar(input(&L, KIN_DATA, c)), NULL);
+    Sym r = lower_expr(&L, value);
+    if (!L.failed && (r.kind != SY_NUM || r.n != n_out))
+        fail(&L, "line %d: the value does not have %d component%s", value->loc.line, n_out, n_out == 1 ? "" : "s");
+    unbind_to(&L, NULL);
+    if (L.failed) {
+        dag_free(L.d);
+        free(L.inputs);
+        return false;
+    }
+    out->kind = strdup(kind);
+    out->dag = L.d;
+    out->inputs = L.inputs;
+    out->n_inputs = L.n_inputs;
+    out->nd = n_out;
+    out->dofs = calloc((size_t)n_out + 1, sizeof *out->dofs);
+    out->state = calloc(1, sizeof *out->state);
+    out->value = -1;
+    out->res = calloc((size_t)n_out + 1, sizeof(ExprId));
+    out->jac = calloc((size_t)n_out * (size_t)n_out + 1, sizeof(ExprId));
+    for (int c = 0; c < n_out; c++)
+        out->res[c] = r.c[c];
+    for (int k = 0; k < n_out * n_out; k++)
+        out->jac[k] = -1;
+    out->ops_grad = dag_count_ops(L.d, out->res, n_out);
+    return true;
 }

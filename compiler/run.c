@@ -23,15 +23,6 @@ static double wall_s(void)
 /* What the runtime cannot do yet is refused before anything runs. */
 static int check_supported(const srd_model *m)
 {
-    for (int k = 0; k < m->n_loads; k++)
-        if (m->loads[k].expr >= 0) {
-            fprintf(stderr, "srdc: error: loads that change with time are not available yet in `srdc run`\n");
-            return -1;
-        }
-    if (m->n_actuations) {
-        fprintf(stderr, "srdc: error: actuation is not available yet in `srdc run`\n");
-        return -1;
-    }
     if (m->has_rft || m->has_drag || (m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles ||
         m->has_self_contact) {
         fprintf(stderr, "srdc: error: this model's environment (resistive-force theory, aerodynamic drag, uneven "
@@ -278,6 +269,22 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
     return status;
 }
 
+static void install_schedules(srd_sim *s, const ModelKernels *mk)
+{
+    int n = mk->n_schedules;
+    srd_kernel_fn *fns = calloc((size_t)n + 1, sizeof *fns);
+    int *actuation = calloc((size_t)n + 1, sizeof(int)), *expr = calloc((size_t)n + 1, sizeof(int));
+    for (int k = 0; k < n; k++) {
+        fns[k] = mk->schedules[k].fn;
+        actuation[k] = mk->schedules[k].actuation;
+        expr[k] = mk->schedules[k].expr;
+    }
+    srd_sim_set_schedules(s, n, fns, actuation, expr);
+    free(fns);
+    free(actuation);
+    free(expr);
+}
+
 int run_model(const Program *prog, srd_model *m, const RunOptions *o)
 {
     if (!m->statics.present && !m->modes.present && !m->simulate.present) {
@@ -339,6 +346,8 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
                 break;
             }
         }
+        if (!keep_state && mk.n_schedules)
+            install_schedules(&s, &mk);
         s.log = o->verbose ? stdout : NULL;
         status = run_analysis(&s, m, a, o);
     }

@@ -128,8 +128,27 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     return 0;
 }
 
+static void apply_schedules(srd_sim *s, double t)
+{
+    if (s->schedules.n)
+        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->set_data, s->fext);
+}
+
+void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr)
+{
+    srd_schedules_free(&s->schedules);
+    free(s->set_data);
+    s->set_data = xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
+    for (int k = 0; k < s->m->n_sets; k++)
+        s->set_data[k] = s->kernels[k].batch.data;
+    srd_schedules_build(&s->schedules, s->m, n, fns, actuation, expr, s->set_data, s->fext);
+    apply_schedules(s, s->t);
+}
+
 void srd_sim_free(srd_sim *s)
 {
+    srd_schedules_free(&s->schedules);
+    free(s->set_data);
     if (s->kernels)
         for (int k = 0; k < s->m->n_sets; k++)
             srd_batch_free(&s->kernels[k].batch);
@@ -370,11 +389,12 @@ static void net_force_residual(srd_sim *s, const double *q, int with_jacobian)
 
 /* acc = M^-1 (fext - grad E(q) - (alpha M + beta K(q)) v) on free DOFs (massless DOFs cannot be
  * integrated explicitly). */
-static int acceleration(srd_sim *s, const double *q, const double *v, double *acc)
+static int acceleration(srd_sim *s, double t, const double *q, const double *v, double *acc)
 {
     const srd_model *m = s->m;
     const srd_system *sys = &s->solver.sys;
     double alpha = m->damping_alpha, beta = m->damping_beta;
+    apply_schedules(s, t);
     net_force_residual(s, q, beta > 0);
     if (is_damped(s)) {
         for (int d = 0; d < m->n_dofs; d++)
@@ -465,6 +485,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     memcpy(s->v0, s->v, bytes);
     memcpy(s->work, s->a0, bytes);
     s->t += s->dt;
+    apply_schedules(s, s->t);
     prepare_implicit(s, method);
     if (is_damped(s))
         prepare_damping(s, method);
@@ -495,18 +516,18 @@ static int explicit_step(srd_sim *s, srd_method method)
     double *acc = s->work;
     int code = 0;
     if (method == SRD_SYMPLECTIC_EULER) {
-        code = acceleration(s, s->q, s->v, acc);
+        code = acceleration(s, s->t, s->q, s->v, acc);
         for (int d = 0; d < n; d++) {
             s->v[d] += dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
     } else if (method == SRD_VERLET) {
-        code = acceleration(s, s->q, s->v, acc);
+        code = acceleration(s, s->t, s->q, s->v, acc);
         for (int d = 0; d < n; d++) {
             s->v[d] += 0.5 * dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
-        code |= acceleration(s, s->q, s->v, acc);
+        code |= acceleration(s, s->t + dt, s->q, s->v, acc);
         for (int d = 0; d < n; d++)
             s->v[d] += 0.5 * dt * acc[d];
     } else {
@@ -519,7 +540,7 @@ static int explicit_step(srd_sim *s, srd_method method)
                 qs[d] = s->q0[d] + (st ? c[st] * dt * kq[(st - 1) * n + d] : 0);
             for (int d = 0; d < n; d++)
                 kq[st * n + d] = s->v0[d] + (st ? c[st] * dt * kv[(st - 1) * n + d] : 0);
-            code = acceleration(s, qs, &kq[st * n], &kv[st * n]);
+            code = acceleration(s, s->t + c[st] * dt, qs, &kq[st * n], &kv[st * n]);
         }
         for (int d = 0; d < n; d++) {
             s->q[d] = s->q0[d] + dt / 6 * (kq[d] + 2 * kq[n + d] + 2 * kq[2 * n + d] + kq[3 * n + d]);
@@ -545,7 +566,7 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
         return explicit_step(s, method);
     s->dynamic = 1;
     if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
-        acceleration(s, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
+        acceleration(s, s->t, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
     double dt = s->dt;
     int code = implicit_substep(s, method);
     /* Retry the step with 2, 4, 8, ... substeps. */
@@ -625,6 +646,7 @@ int srd_static(srd_sim *s, int load_steps)
     s->dynamic = 0;
     if (load_steps < 1)
         load_steps = 1;
+    apply_schedules(s, s->t);
     double **saved = xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
     int code = 0;
     for (int k = 1; k <= load_steps && code == 0; k++) {

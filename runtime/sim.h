@@ -5,6 +5,7 @@
 #define SRD_SIM_H
 #include <stdio.h>
 #include "batch.h"
+#include "schedule.h"
 #include "solve.h"
 #include "srd_kernel.h"
 #include "srd_model.h"
@@ -46,6 +47,8 @@ typedef struct srd_sim {
     double          *damping_kv0;/* n_free: K v0 */
     double          *damping_x, *damping_y; /* n_free scratch */
     double           damping_c1, damping_c0;
+    srd_schedules    schedules;  /* actuation and time-dependent loads */
+    double         **set_data;   /* per element set: the data its kernel reads */
     double           force_scale;/* characteristic force for the convergence test */
     double           length_scale;
     double           tolerance;
@@ -63,6 +66,9 @@ typedef struct srd_sim {
 int  srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
                   const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n);
 void srd_sim_free(srd_sim *s);
+/* Installs the schedule kernels (see schedule.h) and applies them at the current time;
+ * from then on every step evaluates them at its own time. */
+void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr);
 
 /* One Newton solve at the current state (q is the initial guess and the result).
  * Returns 0 on convergence, 1 when it did not converge, 2 on NaN/Inf. */

@@ -155,6 +155,10 @@ typedef struct srd_model {
     double  ground_normal[3], ground_point[3];
     double  ground_stiffness, ground_delta, ground_friction, ground_slip_velocity;
     int     ground_height_expr;   /* run-time expression of z = f(x, y), or -1 */
+    /* The compiler's table of run-time expressions (loads that change with time, actuation
+     * values, ground height), opaque to the runtime; owned by the compiler's arena. */
+    const void *run_exprs;
+    int     n_run_exprs;
     int     n_obstacles;
     srd_obstacle *obstacles;
     int     has_self_contact;

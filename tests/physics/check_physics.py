@@ -437,5 +437,100 @@ if code == 0 and modes and rows:
 else:
     check(False, "damped cantilever runs")
 
+# 20. Actuation, evaluated by generated schedule kernels each step. Settled by mass-proportional
+# damping (alpha = 14 /s, about critical for the slowest mode) after the ramp:
+# * natural curvature kappa = 10 /m (given through a loop variable the expression captures):
+#   the rod takes its natural shape, the chord polygon of turning angle 2 asin(kappa l / 2)
+#   in the x-z plane, to 1e-9 m;
+# * rest length +20%: the 19 free edges grow, the clamped first one cannot: tip at
+#   x = 5 mm + 19 * 6 mm, to 1e-9 m;
+# * Young's modulus E0 -> 2 E0: the sag equals that of a rod made of 2 E0, to 1e-9 relative.
+code, rows, _ = run("actuated_curl.srd")
+if code == 0 and rows:
+    l, phi = 0.005, 2 * math.asin(10 * 0.005 / 2)
+    want = (sum(l * math.cos(i * phi) for i in range(20)), sum(l * math.sin(i * phi) for i in range(20)))
+    tip = (float(rows[-1]["tip.x"]), float(rows[-1]["tip.y"]), float(rows[-1]["tip.z"]))
+    err = math.hypot(tip[0] - want[0], tip[2] - want[1]) + abs(tip[1])
+    check(err <= 1e-9, "curvature actuation: tip (%.9f, %.1e, %.9f) m on the natural chord polygon's (%.9f, 0, %.9f) "
+          "(off by %.1e m, tol 1e-9 m)" % (tip + want[:1] + want[1:] + (err,)))
+else:
+    check(False, "curvature actuation runs")
+code, rows, _ = run("actuated_extend.srd")
+if code == 0 and rows:
+    tip = [float(rows[-1]["tip." + c]) for c in "xyz"]
+    err = abs(tip[0] - 0.119) + abs(tip[1]) + abs(tip[2])
+    check(err <= 1e-9, "rest-length actuation: tip x %.10f m vs 5 mm + 19 * 6 mm = 0.119 m, straight (tol 1e-9 m)"
+          % tip[0])
+else:
+    check(False, "rest-length actuation runs")
+code, rows, _ = run("actuated_stiffen.srd", "-p", "stiffen=2")
+code2, rows2, _ = run("actuated_stiffen.srd", "-p", "E0=4MPa")
+if code == 0 and code2 == 0 and rows and rows2:
+    a, b = float(rows[-1]["tip"]), float(rows2[-1]["tip"])
+    check(abs(a - b) <= 1e-9 * abs(b), "stiffness actuation E0 -> 2 E0: sag %.10f m vs %.10f m for a rod of 2 E0 "
+          "(tol 1e-9 relative)" % (a, b))
+else:
+    check(False, "stiffness actuation runs")
+
+# 21. A time-dependent load F0 sin(W t) on the damped oscillator: after 25 s (transient
+# e^-12.5) the steady amplitude, half the peak-to-peak over the last 5 s, is
+# F0 / sqrt((k - m W^2)^2 + (c W)^2), c = alpha m; to 1e-4 (sampling at 2 ms misses the
+# peaks by (W dt)^2 / 8 = 8e-6; midpoint's phase error (W dt)^2 / 12).
+code, rows, _ = run("forced_oscillator.srd")
+if code == 0 and rows:
+    x = [float(r["x"]) for r in rows if float(r["t"]) > 25]
+    got = (max(x) - min(x)) / 2
+    want = 0.1 / math.sqrt((20 - 0.5 * 16) ** 2 + (0.5 * 4) ** 2)
+    check(abs(got / want - 1) <= 1e-4, "forced oscillator: steady amplitude %.8f m vs F0 / sqrt((k - m W^2)^2 + "
+          "(c W)^2) = %.8f m (tol 1e-4)" % (got, want))
+else:
+    check(False, "forced oscillator runs")
+
+# 22. The earthworm example (MAT-DiSMech Fig. 5): its edges' rest lengths contract in turn.
+# With friction (mu = 0.25) the body's centre advances at every 0.6 s cycle, by more than
+# 30% of the 1 mm stroke (0.44 mm measured); without friction (mu = 0) momentum is conserved
+# along the ground and the centre stays where it is (to 1e-9 m over the 16 cycles).
+def centre_per_cycle(rows):
+    out = []
+    for r in rows:
+        t = float(r["t"])
+        if abs(t / 0.6 - round(t / 0.6)) < 1e-9:
+            out.append((float(r["front_x"]) + float(r["rear_x"])) / 2)
+    return out
+
+
+for mu in (0.25, 0):
+    out = tempfile.mkdtemp(prefix="srd_worm_")
+    p = subprocess.run([srdc, "run", os.path.join(examples, "earthworm.srd"), "--out", out, "--quiet",
+                        "-p", "mu=%g" % mu], capture_output=True, text=True)
+    rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
+    c = centre_per_cycle(rows)
+    if len(c) < 10:
+        check(False, "earthworm mu = %g runs" % mu)
+        continue
+    steps = [b - a for a, b in zip(c, c[1:])]
+    if mu:
+        check(min(steps) > 0.3e-3, "earthworm with mu = 0.25 advances every cycle (%.3f to %.3f mm per cycle, "
+              "more than 0.3 mm)" % (min(steps) * 1e3, max(steps) * 1e3))
+    else:
+        drift = max(abs(x - c[0]) for x in c)
+        check(drift <= 1e-9, "earthworm with mu = 0 does not advance (centre moves %.1e m, tol 1e-9 m)" % drift)
+
+# 23. The jumper example (Huang et al. Fig. 7): heated, the curled strip straightens and throws
+# its leading node up and forward: within the first 0.25 s it rises more than 1 cm above its
+# start, and at the end (2 s) it has landed ahead of where it started.
+out = tempfile.mkdtemp(prefix="srd_jumper_")
+p = subprocess.run([srdc, "run", os.path.join(examples, "jumper.srd"), "--out", out, "--quiet"],
+                   capture_output=True, text=True)
+rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
+if rows:
+    z0, x0 = float(rows[0]["lead_z"]), float(rows[0]["lead_x"])
+    rise = max(float(r["lead_z"]) for r in rows if float(r["t"]) <= 0.25) - z0
+    ahead = float(rows[-1]["lead_x"]) - x0
+    check(rise > 0.01 and ahead > 0, "jumper example: the leading node rises %.1f mm in 0.25 s and lands %.1f mm ahead"
+          % (rise * 1e3, ahead * 1e3))
+else:
+    check(False, "jumper example runs")
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)

@@ -1,0 +1,48 @@
+/* schedule.h — actuation and time-dependent loads at run time: generated schedule kernels
+ * evaluate each value at the current time for every instance it drives, and the results are
+ * written into the element data (natural curvature and twist, rest length, hinge angle,
+ * stiffness) or added to the external forces. */
+#ifndef SRD_SCHEDULE_H
+#define SRD_SCHEDULE_H
+#include "srd_kernel.h"
+#include "srd_model.h"
+
+/* Per-instance data a schedule kernel reads: arc-length fraction and reference position. */
+enum { SRD_SCHEDULE_S, SRD_SCHEDULE_X, SRD_SCHEDULE_Y, SRD_SCHEDULE_Z, SRD_SCHEDULE_N_DATA };
+
+typedef struct srd_schedule {
+    srd_kernel_fn  fn;          /* adds the n_out components of instance i at out[i * n_out + k] */
+    int            actuation;   /* index into the model's actuations, or -1 */
+    int            expr;        /* loads: the run-time expression, or -1 */
+    int            n, n_out;
+    int           *targets;     /* actuation: element instances; loads: model nodes */
+    int            columns[4];  /* data columns written (E: every stiffness column) */
+    int            n_columns;
+    int            flag_column; /* natural_from_reference, cleared: the value is absolute */
+    double        *base;        /* E: the stiffness columns at the material's E, n * n_columns */
+    double        *e0;          /* E: the material's Young's modulus of each instance */
+    srd_elem_batch b;
+    int32_t       *res;
+    double        *data, *out;
+} srd_schedule;
+
+typedef struct srd_schedules {
+    int           n;
+    srd_schedule *a;
+    double       *fext_const;  /* n_dofs: the external forces that do not change with time */
+} srd_schedules;
+
+/* fns[k] evaluates actuation actuation[k] (or, when that is -1, the loads whose expression
+ * is expr[k]). set_data[j] is the data the kernels of element set j read; fext the external
+ * forces without the time-dependent loads. */
+void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_kernel_fn *fns,
+                         const int *actuation, const int *expr, double *const *set_data, const double *fext);
+/* Evaluates every schedule at time t and writes the values into set_data and fext. */
+void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t,
+                         double *const *set_data, double *fext);
+void srd_schedules_free(srd_schedules *S);
+/* True when actuating `target` (curvature, twist, rest_length, angle, E) writes data column
+ * `column`: such columns must stay run-time inputs of the element kernels. */
+int  srd_actuation_drives(const char *target, const char *column);
+
+#endif
