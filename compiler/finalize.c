@@ -410,6 +410,56 @@ static void add_viscous(Fin *f)
     free(dl);
 }
 
+/* Resistive force theory: for every rod edge, its share of the drag on each of its ends. */
+static void add_rft(Fin *f)
+{
+    srd_model *m = f->m;
+    if (!m->has_rft)
+        return;
+    static const char *data[] = { "ct", "cn", "half_length" };
+    int set = -1;
+    for (int e = 0; e < m->n_edges; e++) {
+        if (!m->edge_is_rod[e])
+            continue;
+        if (set < 0)
+            set = srd_model_elemset(m, "rft_drag", 2, 0, 3, data);
+        double values[3] = { m->rft_ct, m->rft_cn, 0.5 * m->edge_rest[e] };
+        for (int k = 0; k < 2; k++) {
+            int nodes[2] = { m->edge_nodes[2 * e + k], m->edge_nodes[2 * e + 1 - k] };
+            srd_elemset_add(&m->sets[set], nodes, NULL, NULL, values, m->node_object[nodes[0]]);
+        }
+    }
+}
+
+/* Aerodynamic drag: for every shell triangle, its share of the drag on each corner. */
+static void add_aero_drag(Fin *f)
+{
+    srd_model *m = f->m;
+    if (!m->has_drag)
+        return;
+    static const char *data[] = { "k" };
+    int set = -1;
+    for (int t = 0; t < m->n_tris; t++) {
+        const int *v = &m->tri_nodes[3 * t];
+        double a[3], b[3], n[3];
+        for (int c = 0; c < 3; c++) {
+            a[c] = m->x0[3 * v[1] + c] - m->x0[3 * v[0] + c];
+            b[c] = m->x0[3 * v[2] + c] - m->x0[3 * v[0] + c];
+        }
+        n[0] = a[1] * b[2] - a[2] * b[1];
+        n[1] = a[2] * b[0] - a[0] * b[2];
+        n[2] = a[0] * b[1] - a[1] * b[0];
+        double area = 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        double k = m->drag_density * m->drag_cd * area / 6;
+        if (set < 0)
+            set = srd_model_elemset(m, "aero_drag", 3, 0, 1, data);
+        for (int r = 0; r < 3; r++) {
+            int nodes[3] = { v[r], v[(r + 1) % 3], v[(r + 2) % 3] };
+            srd_elemset_add(&m->sets[set], nodes, NULL, NULL, &k, m->node_object[nodes[0]]);
+        }
+    }
+}
+
 static bool add_user_elements(Fin *f, unsigned char *needs_twist)
 {
     Elab *e = f->e;
@@ -841,6 +891,8 @@ void elab_finalize(Elab *e)
     ok &= add_user_elements(&f, needs_twist);
     add_ground(&f);
     add_viscous(&f);
+    add_rft(&f);
+    add_aero_drag(&f);
     number_dofs(&f, needs_twist, needs_xi);
     lump_masses(&f);
     ok &= apply_fixes(&f);

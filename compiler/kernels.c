@@ -24,7 +24,7 @@ static const char *standard_module(const char *kind)
         return "shells";
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction"))
         return "contact";
-    if (!strcmp(kind, "viscous_drag"))
+    if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";
     return NULL;
 }

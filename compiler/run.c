@@ -23,12 +23,10 @@ static double wall_s(void)
 /* What the runtime cannot do yet is refused before anything runs. */
 static int check_supported(const srd_model *m)
 {
-    if (m->has_rft || m->has_drag || (m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles ||
-        m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (resistive-force theory, aerodynamic drag, uneven "
-                        "ground, obstacles or self contact) is not available yet in `srdc run`; gravity, buoyancy, "
-                        "viscous drag, Rayleigh damping, point loads and a flat or inclined ground with friction "
-                        "are\n");
+    if ((m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles || m->has_self_contact) {
+        fprintf(stderr, "srdc: error: this model's environment (uneven ground, obstacles or self contact) is not "
+                        "available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh "
+                        "damping, actuation, loads and a flat or inclined ground with friction are\n");
         return -1;
     }
     return 0;

@@ -46,6 +46,7 @@ class Model:
         self.joins = []         # pairs of nodes
         self.clamped = set()    # nodes
         self.ground = None      # None, or whether a flat ground has friction
+        self.fluid = set()      # "rft", "drag", "viscous" blocks
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -76,6 +77,11 @@ class Model:
         # a flat or inclined ground puts a contact element, and with friction a friction
         # element, on every node
         self.ground = friction
+
+    def fluids(self, *kinds):
+        # rft: one rft_drag element per rod edge end; drag: one aero_drag per triangle
+        # corner; viscous: one viscous_drag per rod node
+        self.fluid.update(kinds)
 
     def clamp(self, nodes):
         self.clamped.update(nodes)
@@ -156,9 +162,13 @@ class Model:
 
         elements = {}
         ground = n_nodes if self.ground is not None else 0
+        rod_nodes = {n for e in rod_edges for n in e}
         for kind, count in (("stretch", len(rod_edges) + len(shell_edges)), ("bend_twist", bend),
                             ("hinge", hinges), ("midedge", midedges), ("ground_contact", ground),
-                            ("ground_friction", ground if self.ground else 0)):
+                            ("ground_friction", ground if self.ground else 0),
+                            ("rft_drag", 2 * len(rod_edges) if "rft" in self.fluid else 0),
+                            ("aero_drag", 3 * len(shell_tris) if "drag" in self.fluid else 0),
+                            ("viscous_drag", len(rod_nodes) if "viscous" in self.fluid else 0)):
             if count:
                 elements[kind] = count
         return {
@@ -300,7 +310,9 @@ def straight_finger(planar, n=51, rho=1200, clamp=True):
 
 
 def snake():
-    return straight_finger(planar=False, n=21, clamp=False)
+    m = straight_finger(planar=False, n=21, clamp=False)
+    m.fluids("rft")
+    return m
 
 
 def earthworm():
@@ -326,6 +338,7 @@ def manta_ray():
                               lambda a, b: right_wing(a, b) or left_wing(a, b), -n, n)
     m = Model()
     m.shell(points, tris, rho=1057, thickness=0.001, bending="hinge")
+    m.fluids("drag")
     return m
 
 
@@ -341,6 +354,7 @@ def parachute():
         rope = m.rod(line(payload, corner, 12), rho=1500, area=math.pi * 0.001 ** 2)
         m.join(rope[0], body)
         m.join(rope[-1], canopy[index[(a, b)]])
+    m.fluids("drag")
     return m
 
 

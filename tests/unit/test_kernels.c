@@ -22,6 +22,7 @@ static Tally tally;
 static const char *model_text =
     "use std.springs;\n"
     "use std.contact;\n"
+    "use std.fluids;\n"
     "param stiff = 3 N/m;\n"
     "let w = 2 Hz;\n"
     "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
@@ -61,7 +62,10 @@ static const char *model_text =
     "apply ground_friction(arm.node(4); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
     "                      px = 0 m, py = 0 m, pz = 11 mm, nx = 0, ny = 0.6, nz = 0.8);\n"
     "apply drag_like(arm.node(5), arm.node(6); c = 0.1 N);\n"
-    "apply pull(plate.node(3); c = 1e-3 N);\n";
+    "apply pull(plate.node(3); c = 1e-3 N);\n"
+    "apply viscous_drag(arm.node(3); c = 1e-3 N*s/m);\n"
+    "apply rft_drag(arm.node(2), arm.node(3); ct = 0.01 Pa*s, cn = 0.1 Pa*s, half_length = 8 mm);\n"
+    "apply aero_drag(plate.node(1), plate.node(2), plate.node(6); k = 1e-4 kg/m);\n";
 
 typedef struct Harness {
     const srd_model   *m;
