@@ -386,6 +386,29 @@ static void add_ground(Fin *f)
     }
 }
 
+/* Rigid spheres: contact, and friction when given, on every node. */
+static void add_obstacles(Fin *f)
+{
+    srd_model *m = f->m;
+    static const char *contact_data[] = { "kc", "delta", "cx", "cy", "cz", "radius" };
+    static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity", "cx", "cy", "cz", "radius" };
+    for (int k = 0; k < m->n_obstacles; k++) {
+        const srd_obstacle *o = &m->obstacles[k];
+        if (strcmp(o->shape, "sphere"))
+            continue;
+        const double *c = o->center;
+        double contact[6] = { o->stiffness, o->delta, c[0], c[1], c[2], o->radius };
+        double friction[8] = { o->stiffness, o->delta, o->friction, o->slip_velocity, c[0], c[1], c[2], o->radius };
+        int cs = srd_model_elemset(m, "sphere_contact", 1, 0, 6, contact_data);
+        int fs = o->friction > 0 ? srd_model_elemset(m, "sphere_friction", 1, 0, 8, friction_data) : -1;
+        for (int i = 0; i < m->n_nodes; i++) {
+            srd_elemset_add(&m->sets[cs], &i, NULL, NULL, contact, m->node_object[i]);
+            if (fs >= 0)
+                srd_elemset_add(&m->sets[fs], &i, NULL, NULL, friction, m->node_object[i]);
+        }
+    }
+}
+
 /* Viscous drag (eq. 27) on every node of a rod, with the node's Voronoi length. */
 static void add_viscous(Fin *f)
 {
@@ -890,6 +913,7 @@ void elab_finalize(Elab *e)
     add_shell_bending(&f, needs_xi);
     ok &= add_user_elements(&f, needs_twist);
     add_ground(&f);
+    add_obstacles(&f);
     add_viscous(&f);
     add_rft(&f);
     add_aero_drag(&f);

@@ -22,7 +22,8 @@ static const char *standard_module(const char *kind)
         return "rods";
     if (!strcmp(kind, "hinge") || !strcmp(kind, "midedge"))
         return "shells";
-    if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction"))
+    if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction") || !strcmp(kind, "sphere_contact") ||
+        !strcmp(kind, "sphere_friction"))
         return "contact";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";

@@ -23,10 +23,14 @@ static double wall_s(void)
 /* What the runtime cannot do yet is refused before anything runs. */
 static int check_supported(const srd_model *m)
 {
-    if ((m->has_ground && m->ground_height_expr >= 0) || m->n_obstacles || m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (uneven ground, obstacles or self contact) is not "
-                        "available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh "
-                        "damping, actuation, loads and a flat or inclined ground with friction are\n");
+    int shaped_obstacles = 0;
+    for (int k = 0; k < m->n_obstacles; k++)
+        shaped_obstacles += strcmp(m->obstacles[k].shape, "sphere") != 0;
+    if ((m->has_ground && m->ground_height_expr >= 0) || shaped_obstacles || m->has_self_contact) {
+        fprintf(stderr, "srdc: error: this model's environment (uneven ground, box or cylinder obstacles, or self "
+                        "contact) is not available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, "
+                        "drag), Rayleigh damping, actuation, loads, a flat or inclined ground and sphere obstacles "
+                        "with friction are\n");
         return -1;
     }
     return 0;

@@ -47,6 +47,7 @@ class Model:
         self.clamped = set()    # nodes
         self.ground = None      # None, or whether a flat ground has friction
         self.fluid = set()      # "rft", "drag", "viscous" blocks
+        self.spheres = []       # per sphere obstacle: whether it has friction
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -77,6 +78,11 @@ class Model:
         # a flat or inclined ground puts a contact element, and with friction a friction
         # element, on every node
         self.ground = friction
+
+    def sphere(self, friction):
+        # a sphere obstacle puts a contact element, and with friction a friction element, on
+        # every node
+        self.spheres.append(friction)
 
     def fluids(self, *kinds):
         # rft: one rft_drag element per rod edge end; drag: one aero_drag per triangle
@@ -168,7 +174,9 @@ class Model:
                             ("ground_friction", ground if self.ground else 0),
                             ("rft_drag", 2 * len(rod_edges) if "rft" in self.fluid else 0),
                             ("aero_drag", 3 * len(shell_tris) if "drag" in self.fluid else 0),
-                            ("viscous_drag", len(rod_nodes) if "viscous" in self.fluid else 0)):
+                            ("viscous_drag", len(rod_nodes) if "viscous" in self.fluid else 0),
+                            ("sphere_contact", n_nodes * len(self.spheres)),
+                            ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f))):
             if count:
                 elements[kind] = count
         return {
@@ -321,6 +329,12 @@ def earthworm():
     return m
 
 
+def gripper():
+    m = straight_finger(planar=True)
+    m.sphere(friction=True)
+    return m
+
+
 def rod_drop():
     m = Model()
     m.rod(line((0, 0, 0), (0.05, 0.025, 0.05), 21), rho=1500, area=math.pi * 0.001 ** 2)
@@ -411,7 +425,7 @@ EXAMPLES = {
     "manta_ray": manta_ray,
     "parachute": parachute,
     "rod_drop": rod_drop,
-    "gripper": lambda: straight_finger(planar=True),
+    "gripper": gripper,
     "star_roller": star_roller,
     "jumper": jumper,
     "tripod": tripod,

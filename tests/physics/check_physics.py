@@ -610,5 +610,66 @@ if len(rows) > 2:
 else:
     check(False, "parachute example runs")
 
+# 29. Contact with a rigid sphere (std.contact's sphere_contact and sphere_friction): a 10 g
+# mass on top of a 5 cm sphere settles at the gap where the penalty force (eq. 25) carries its
+# weight, found by bisection here (1e-9 m). Placed 20 deg off the top (tan < mu = 0.5) it
+# sticks, creeping at most 1.5 times the smooth law's (2 / K2) atanh(tan / mu); at 35 deg it
+# slides off (ends farther than 1 cm from the surface).
+def penalty_force(kc, delta, d):
+    k1 = 15 / delta
+    e = math.exp(-k1 * d)
+    return 2 * kc * math.log1p(e) * e / (k1 * (1 + e))
+
+
+lo, hi = -1e-3, 1e-3
+for _ in range(200):
+    mid = (lo + hi) / 2
+    lo, hi = (mid, hi) if penalty_force(1000, 1e-3, mid) > 0.01 * 9.81 else (lo, mid)
+code, rows, _ = run("sphere_rest.srd")
+if code == 0 and rows:
+    r = math.dist([float(rows[-1]["p." + c]) for c in "xyz"], (0, 0, -0.0502))
+    check(abs(r - (0.05 + lo)) <= 1e-9, "mass resting on a sphere: %.10f m from the centre vs %.10f m where the "
+          "penalty force equals m g (tol 1e-9 m)" % (r, 0.05 + lo))
+else:
+    check(False, "mass on a sphere runs")
+for degrees in (20, 35):
+    code, rows, _ = run("sphere_rest.srd", "-p", "angle=%ddeg" % degrees)
+    if code != 0 or len(rows) < 101:
+        check(False, "mass on a sphere at %d deg runs" % degrees)
+        continue
+    th = math.radians(degrees)
+    centre = (-0.0502 * math.sin(th), 0, -0.0502 * math.cos(th))
+    if degrees == 20:
+        tangent = (math.cos(th), 0, -math.sin(th))
+        along = [sum((float(r["p." + c]) - centre[i]) * tangent[i] for i, c in enumerate("xyz")) for r in rows]
+        rate = (along[100] - along[50]) / 0.5
+        creep = 2 * 1e-3 / 15 * math.atanh(math.tan(th) / 0.5)
+        check(rate <= 1.5 * creep, "mass on a sphere at 20 deg sticks (creeps at %.3e m/s; the smooth law allows "
+              "%.3e m/s)" % (rate, 1.5 * creep))
+    else:
+        gap = math.dist([float(rows[-1]["p." + c]) for c in "xyz"], centre) - 0.05
+        check(gap > 0.01, "mass on a sphere at 35 deg slides off (%.3f m from the surface at 1 s)" % gap)
+
+# 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm), full 10 s: with
+# contact no node enters the sphere deeper than delta = 1 mm and at least one touches; with
+# -p contact_stiffness=0 the rod curls through it (some node more than 5 mm inside).
+for stiffness in ("20N/m", "0N/m"):
+    out = tempfile.mkdtemp(prefix="srd_gripper_")
+    p = subprocess.run([srdc, "run", os.path.join(examples, "gripper.srd"), "--out", out, "--quiet",
+                        "-p", "contact_stiffness=" + stiffness], capture_output=True, text=True)
+    frames = sorted(f for f in os.listdir(out) if f.endswith(".vtu")) if p.returncode == 0 else []
+    if not frames:
+        check(False, "gripper with contact stiffness %s runs" % stiffness)
+        continue
+    text = open(os.path.join(out, frames[-1])).read()
+    block = text.split("<Points>")[1].split(">", 2)[1].split("<")[0].split()
+    pts = [tuple(float(v) for v in block[i:i + 3]) for i in range(0, len(block), 3)]
+    depth = max(0.04 - math.dist(q, (0.1, 0, 0.05)) for q in pts)
+    if stiffness == "20N/m":
+        check(0 < depth <= 1e-3, "gripper with contact: deepest node %.2e m inside the sphere (touching, within "
+              "delta = 1e-3 m)" % depth)
+    else:
+        check(depth > 5e-3, "gripper without contact: the rod curls %.1f mm into the sphere" % (depth * 1e3))
+
 print("%d passed, %d failed" % (checks - failures, failures))
 sys.exit(1 if failures else 0)

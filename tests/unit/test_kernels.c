@@ -65,7 +65,12 @@ static const char *model_text =
     "apply pull(plate.node(3); c = 1e-3 N);\n"
     "apply viscous_drag(arm.node(3); c = 1e-3 N*s/m);\n"
     "apply rft_drag(arm.node(2), arm.node(3); ct = 0.01 Pa*s, cn = 0.1 Pa*s, half_length = 8 mm);\n"
-    "apply aero_drag(plate.node(1), plate.node(2), plate.node(6); k = 1e-4 kg/m);\n";
+    "apply aero_drag(plate.node(1), plate.node(2), plate.node(6); k = 1e-4 kg/m);\n"
+    /* node 5 at (83.3, 3.3, 3.3) mm sits 0.5 mm inside this sphere's surface */
+    "apply sphere_contact(arm.node(5); kc = 100 N/m, delta = 5 mm, cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm,\n"
+    "                     radius = 21 mm);\n"
+    "apply sphere_friction(arm.node(5); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                      cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm, radius = 21 mm);\n";
 
 typedef struct Harness {
     const srd_model   *m;
