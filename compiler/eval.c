@@ -457,7 +457,8 @@ static Value eval_unit(Elab *e, Expr *x)
 
 /* ---- calls ---- */
 
-typedef enum { F_DIMLESS, F_SAME, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV } FnRule;
+typedef enum { F_DIMLESS, F_SAME, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV, F_GROUND_HEIGHT,
+              F_GROUND_SLOPE } FnRule;
 
 typedef struct Builtin {
     const char *name;
@@ -478,6 +479,8 @@ static const Builtin builtins[] = {
     { "clamp", 3, F_CLAMP, NULL },  { "pow", 2, F_POW, NULL },      { "dot", 2, F_DOT, NULL },
     { "cross", 2, F_CROSS, NULL },  { "norm", 1, F_NORM, NULL },    { "normalize", 1, F_NORMALIZE, NULL },
     { "prev", 1, F_PREV, NULL },
+    /* the model's uneven ground, for contact elements: known only inside kernels */
+    { "ground_height", 2, F_GROUND_HEIGHT, NULL }, { "ground_slope", 2, F_GROUND_SLOPE, NULL },
 };
 
 static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle",   "helix",
@@ -664,6 +667,15 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
         }
         return merge_meta(r, &a[0], NULL);
     }
+    case F_GROUND_HEIGHT:
+    case F_GROUND_SLOPE:
+        r.n = b->rule == F_GROUND_SLOPE ? 2 : 1;
+        r.dims = b->rule == F_GROUND_SLOPE ? DIMLESS : dims_of(1, 0, 0, 0);
+        r.known = false;
+        for (int i = 0; i < r.n; i++)
+            r.v[i] = NAN;
+        r.param = "ground";
+        return r;
     case F_PREV:
         r.known = false;
         for (int i = 0; i < r.n; i++)

@@ -366,11 +366,33 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
 
 /* A ground plane acts on every node through std.contact's penalty energy and, with friction,
  * its smooth Coulomb force. (An uneven ground, z = f(x, y), is kept as an expression.) */
+/* An uneven ground z = h(x, y): its height enters the kernels of surface_contact and
+ * surface_friction, which std.contact writes against ground_height and ground_slope. */
+static void add_uneven_ground(Fin *f)
+{
+    srd_model *m = f->m;
+    static const char *contact_data[] = { "kc", "delta" };
+    static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity" };
+    double contact[2] = { m->ground_stiffness, m->ground_delta };
+    double friction[4] = { m->ground_stiffness, m->ground_delta, m->ground_friction, m->ground_slip_velocity };
+    int cs = srd_model_elemset(m, "surface_contact", 1, 0, 2, contact_data);
+    int fs = m->ground_friction > 0 ? srd_model_elemset(m, "surface_friction", 1, 0, 4, friction_data) : -1;
+    for (int i = 0; i < m->n_nodes; i++) {
+        srd_elemset_add(&m->sets[cs], &i, NULL, NULL, contact, m->node_object[i]);
+        if (fs >= 0)
+            srd_elemset_add(&m->sets[fs], &i, NULL, NULL, friction, m->node_object[i]);
+    }
+}
+
 static void add_ground(Fin *f)
 {
     srd_model *m = f->m;
-    if (!m->has_ground || m->ground_height_expr >= 0)
+    if (!m->has_ground)
         return;
+    if (m->ground_height_expr >= 0) {
+        add_uneven_ground(f);
+        return;
+    }
     static const char *contact_data[] = { "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
     static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity", "px", "py", "pz", "nx", "ny", "nz" };
     const double *p = m->ground_point, *n = m->ground_normal;

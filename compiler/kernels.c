@@ -23,7 +23,7 @@ static const char *standard_module(const char *kind)
     if (!strcmp(kind, "hinge") || !strcmp(kind, "midedge"))
         return "shells";
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction") || !strcmp(kind, "sphere_contact") ||
-        !strcmp(kind, "sphere_friction"))
+        !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction"))
         return "contact";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";
@@ -157,7 +157,7 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
             return false;
         }
         char msg[512];
-        if (!lower_element(home, m, def, &m->sets[s], &mk->sets[s].lowered, msg, sizeof msg)) {
+        if (!lower_element(home, prog, m, def, &m->sets[s], &mk->sets[s].lowered, msg, sizeof msg)) {
             snprintf(err, err_n, "element `%s`: %s", kind, msg);
             return false;
         }

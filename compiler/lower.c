@@ -34,6 +34,7 @@ struct SymBind {
 typedef struct Lower {
     ExprDag            *d;
     const Program      *prog;
+    const Program      *model_prog; /* the model's own file: its params, lets and functions */
     const srd_model    *model;
     const srd_elemset  *set;
     const Stmt         *def;
@@ -184,6 +185,7 @@ static ExprId data_input(Lower *L, int column)
 /* ---- expressions ---- */
 
 static Sym lower_expr(Lower *L, const Expr *x);
+static void bind_globals(Lower *L);
 
 static Sym need_num(Lower *L, Sym s, const Expr *x)
 {
@@ -282,11 +284,78 @@ static const Stmt *find_fn(const Program *p, const char *name)
     return NULL;
 }
 
+/* The model's ground surface z = h(x, y) at the given coordinates: the ground block's height
+ * expression, lowered with its captured values and x, y bound to the arguments. */
+static ExprId ground_height_at(Lower *L, ExprId x, ExprId y)
+{
+    if (L->model->ground_height_expr < 0) {
+        fail(L, "the model has no uneven ground (`ground { height = ...; }`)");
+        return dag_const(L->d, 0);
+    }
+    const RunExpr *r = &((const RunExpr *)L->model->run_exprs)[L->model->ground_height_expr];
+    /* The height is written in the model's file: lower it among that file's globals. */
+    SymBind *saved = L->scope, *saved_globals = L->globals;
+    const Program *saved_prog = L->prog;
+    L->prog = L->model_prog ? L->model_prog : L->prog;
+    L->scope = NULL;
+    bind_globals(L);
+    for (int i = 0; i < r->n_captured; i++) {
+        Sym v = sym_err();
+        v.kind = SY_NUM;
+        v.n = r->captured[i].n;
+        for (int c = 0; c < v.n; c++)
+            v.c[c] = dag_const(L->d, r->captured[i].v[c]);
+        bind(L, r->captured[i].name, v, NULL);
+    }
+    bind(L, "x", sym_scalar(x), NULL);
+    bind(L, "y", sym_scalar(y), NULL);
+    Sym h = need_num(L, lower_expr(L, r->expr), r->expr);
+    unbind_to(L, NULL);
+    L->scope = saved;
+    L->globals = saved_globals;
+    L->prog = saved_prog;
+    if (!L->failed && h.n != 1)
+        fail(L, "the ground height is not a scalar");
+    return L->failed ? dag_const(L->d, 0) : h.c[0];
+}
+
+/* ground_height(x, y) and ground_slope(x, y) = (dh/dx, dh/dy): the slope is the derivative of
+ * the lowered height with respect to its arguments, which must be coordinates of stencil
+ * nodes (inputs of the kernel), so the contact elements' Hessians see the curvature of the
+ * surface too. */
+static Sym lower_ground(Lower *L, const Expr *x)
+{
+    if (x->n_args != 2) {
+        fail(L, "line %d: `%s` takes (x, y)", x->loc.line, x->str);
+        return sym_err();
+    }
+    Sym a = need_num(L, lower_expr(L, x->args[0]), x->args[0]);
+    Sym b = need_num(L, lower_expr(L, x->args[1]), x->args[1]);
+    if (L->failed)
+        return sym_err();
+    ExprId h = ground_height_at(L, a.c[0], b.c[0]);
+    if (!strcmp(x->str, "ground_height"))
+        return sym_scalar(h);
+    const ExprNode *na = dag_node(L->d, a.c[0]), *nb = dag_node(L->d, b.c[0]);
+    if (na->op != XO_INPUT || nb->op != XO_INPUT) {
+        fail(L, "line %d: `ground_slope` takes node coordinates, such as (a.x.x, a.x.y)", x->loc.line);
+        return sym_err();
+    }
+    int wrt[2] = { na->index, nb->index };
+    Sym r = sym_err();
+    r.kind = SY_NUM;
+    r.n = 2;
+    diff_gradient(L->d, h, wrt, 2, r.c);
+    return r;
+}
+
 static Sym lower_call(Lower *L, const Expr *x)
 {
     const Stmt *fn = find_fn(L->prog, x->str);
     if (fn)
         return call_fn(L, x, fn);
+    if (!strcmp(x->str, "ground_height") || !strcmp(x->str, "ground_slope"))
+        return lower_ground(L, x);
     if (!strcmp(x->str, "prev")) {
         bool saved = L->prev;
         L->prev = true;
@@ -770,14 +839,15 @@ static void derive(Lower *L, LoweredElement *out, Sym result)
     free(all);
 }
 
-bool lower_element(const Program *prog, const srd_model *model, const Stmt *def, const srd_elemset *set,
-                   LoweredElement *out, char *err, size_t err_n)
+bool lower_element(const Program *prog, const Program *model_prog, const srd_model *model, const Stmt *def,
+                   const srd_elemset *set, LoweredElement *out, char *err, size_t err_n)
 {
     memset(out, 0, sizeof *out);
     Lower L;
     memset(&L, 0, sizeof L);
     L.d = dag_new();
     L.prog = prog;
+    L.model_prog = model_prog;
     L.model = model;
     L.set = set;
     L.def = def;

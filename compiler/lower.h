@@ -53,11 +53,13 @@ typedef struct LoweredElement {
     int          ops_value, ops_grad, ops_jac; /* operations after sharing */
 } LoweredElement;
 
-/* Lowers `def` for the instances of `set` (uniform per-instance data is folded into
- * constants; params of the model become run-time inputs). On failure returns false with a
+/* Lowers `def` (from `prog`, the model's file or a standard module) for the instances of
+ * `set` (uniform per-instance data is folded into constants; params of the model become
+ * run-time inputs). Expressions of the model itself (the ground's height) are lowered in
+ * `model_prog`. On failure returns false with a
  * message in err. */
-bool lower_element(const Program *prog, const srd_model *model, const Stmt *def, const srd_elemset *set,
-                   LoweredElement *out, char *err, size_t err_n);
+bool lower_element(const Program *prog, const Program *model_prog, const srd_model *model, const Stmt *def,
+                   const srd_elemset *set, LoweredElement *out, char *err, size_t err_n);
 void lowered_free(LoweredElement *le);
 
 /* The definition an element set uses: a user energy/force of that name, or the standard

@@ -26,11 +26,11 @@ static int check_supported(const srd_model *m)
     int shaped_obstacles = 0;
     for (int k = 0; k < m->n_obstacles; k++)
         shaped_obstacles += strcmp(m->obstacles[k].shape, "sphere") != 0;
-    if ((m->has_ground && m->ground_height_expr >= 0) || shaped_obstacles || m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (uneven ground, box or cylinder obstacles, or self "
-                        "contact) is not available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, "
-                        "drag), Rayleigh damping, actuation, loads, a flat or inclined ground and sphere obstacles "
-                        "with friction are\n");
+    if (shaped_obstacles || m->has_self_contact) {
+        fprintf(stderr, "srdc: error: this model's environment (box or cylinder obstacles, or self contact) is not "
+                        "available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh "
+                        "damping, actuation, loads, a flat, inclined or uneven ground and sphere obstacles with "
+                        "friction are\n");
         return -1;
     }
     return 0;

@@ -48,6 +48,7 @@ class Model:
         self.ground = None      # None, or whether a flat ground has friction
         self.fluid = set()      # "rft", "drag", "viscous" blocks
         self.spheres = []       # per sphere obstacle: whether it has friction
+        self.surface = None     # None, or whether an uneven ground (height field) has friction
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -78,6 +79,11 @@ class Model:
         # a flat or inclined ground puts a contact element, and with friction a friction
         # element, on every node
         self.ground = friction
+
+    def uneven_ground(self, friction):
+        # a ground given by its height puts surface_contact, and with friction
+        # surface_friction, on every node
+        self.surface = friction
 
     def sphere(self, friction):
         # a sphere obstacle puts a contact element, and with friction a friction element, on
@@ -175,6 +181,8 @@ class Model:
                             ("rft_drag", 2 * len(rod_edges) if "rft" in self.fluid else 0),
                             ("aero_drag", 3 * len(shell_tris) if "drag" in self.fluid else 0),
                             ("viscous_drag", len(rod_nodes) if "viscous" in self.fluid else 0),
+                            ("surface_contact", n_nodes if self.surface is not None else 0),
+                            ("surface_friction", n_nodes if self.surface else 0),
                             ("sphere_contact", n_nodes * len(self.spheres)),
                             ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f))):
             if count:
@@ -388,6 +396,7 @@ def star_roller():
         directions = [a + max(0, k - straight + 1) * turn for k in range(edges)]
         limb = m.rod(walk(ring[i], directions, step), rho=1912, area=area_)
         m.join(limb[0], hub[i])
+    m.uneven_ground(friction=True)
     return m
 
 

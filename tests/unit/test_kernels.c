@@ -24,6 +24,7 @@ static const char *model_text =
     "use std.contact;\n"
     "use std.fluids;\n"
     "param stiff = 3 N/m;\n"
+    "param tilt = 5 deg;\n"
     "let w = 2 Hz;\n"
     "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
     "rod arm { path = polyline((0, 0, 0) m, (0.05, 0.01, 0) m, (0.1, 0, 0.02) m); nodes = 7; radius = 1 mm; material = m; }\n"
@@ -63,6 +64,10 @@ static const char *model_text =
     "                      px = 0 m, py = 0 m, pz = 11 mm, nx = 0, ny = 0.6, nz = 0.8);\n"
     "apply drag_like(arm.node(5), arm.node(6); c = 0.1 N);\n"
     "apply pull(plate.node(3); c = 1e-3 N);\n"
+    /* an uneven ground (surface_contact and surface_friction on every node): a tilted wave
+     * that passes within delta of the rod's nodes */
+    "ground { height = 3 mm * sin(2 * pi * x / 5 cm) * cos(2 * pi * y / 7 cm) + x * tan(tilt) - 2 mm;\n"
+    "         stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
     "apply viscous_drag(arm.node(3); c = 1e-3 N*s/m);\n"
     "apply rft_drag(arm.node(2), arm.node(3); ct = 0.01 Pa*s, cn = 0.1 Pa*s, half_length = 8 mm);\n"
     "apply aero_drag(plate.node(1), plate.node(2), plate.node(6); k = 1e-4 kg/m);\n"
