@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab.h"
+#include "table.h"
 
 #define PI 3.14159265358979323846
 
@@ -707,82 +708,21 @@ static Value call_table(Elab *e, Expr *x)
         diag_hint(d, "divide by the table's unit, for example `table(\"f.csv\", t / 1 s)`");
         return value_error();
     }
-    const char *src = src_path(x->loc.file);
-    const char *slash = strrchr(src, '/');
-    char path[1024];
-    if (f.str[0] == '/' || !slash)
-        snprintf(path, sizeof path, "%s", f.str);
-    else
-        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - src), src, f.str);
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        diag_error(x->args[0]->loc, "cannot open table `%s`", path);
-        return value_error();
-    }
-    double xs[4096], ys[4096];
-    int n = 0, line = 0;
-    char buf[512];
-    bool ok = true;
-    while (fgets(buf, sizeof buf, fp) && ok) {
-        line++;
-        char *p = buf, *end;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0)
-            continue;
-        double u = strtod(p, &end);
-        if (end == p) {
-            if (n == 0 && line == 1)
-                continue; /* a header line */
-            diag_error(x->args[0]->loc, "table `%s`, line %d: expected two numbers", path, line);
-            ok = false;
-            break;
-        }
-        p = end;
-        while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';')
-            p++;
-        double w = strtod(p, &end);
-        if (end == p) {
-            diag_error(x->args[0]->loc, "table `%s`, line %d: expected two numbers", path, line);
-            ok = false;
-            break;
-        }
-        if (n > 0 && !(u > xs[n - 1])) {
-            diag_error(x->args[0]->loc, "table `%s`, line %d: the first column must increase", path, line);
-            ok = false;
-            break;
-        }
-        if (n == 4096) {
-            diag_error(x->args[0]->loc, "table `%s` has more than 4096 rows", path);
-            ok = false;
-            break;
-        }
-        xs[n] = u;
-        ys[n] = w;
-        n++;
-    }
-    fclose(fp);
+    char path[1024], err[1200];
+    table_path(src_path(x->loc.file), f.str, path, sizeof path);
+    Table *table = malloc(sizeof *table);
+    if (!table)
+        abort();
+    bool ok = table_read(path, table, err, sizeof err);
     if (!ok)
-        return value_error();
-    if (n < 2) {
-        diag_error(x->args[0]->loc, "table `%s` needs at least two rows", path);
-        return value_error();
-    }
+        diag_error(x->args[0]->loc, "%s", err);
     Value r = value_num(NAN, DIMLESS);
     r = merge_meta(r, &a, NULL);
-    if (a.known) {
-        double u = a.v[0];
-        if (u <= xs[0])
-            r.v[0] = ys[0];
-        else if (u >= xs[n - 1])
-            r.v[0] = ys[n - 1];
-        else {
-            int k = 0;
-            while (xs[k + 1] < u)
-                k++;
-            r.v[0] = ys[k] + (ys[k + 1] - ys[k]) * (u - xs[k]) / (xs[k + 1] - xs[k]);
-        }
-    }
+    if (ok && a.known)
+        r.v[0] = table_at(table, a.v[0]);
+    free(table);
+    if (!ok)
+        return value_error();
     return r;
 }
 

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diff.h"
+#include "diag.h"
 #include "schedule.h"
+#include "table.h"
 
 #define PI 3.14159265358979323846
 
@@ -349,6 +351,37 @@ static Sym lower_ground(Lower *L, const Expr *x)
     return r;
 }
 
+/* table("file.csv", u): the table's piecewise-linear interpolant as a chain of selects over
+ * its segments (constant beyond the ends), so schedules read measured data in generated code. */
+static Sym lower_table(Lower *L, const Expr *x)
+{
+    if (x->n_args != 2 || x->args[0]->kind != EX_STR) {
+        fail(L, "line %d: `table` takes a file name and a value", x->loc.line);
+        return sym_err();
+    }
+    Sym u = need_num(L, lower_expr(L, x->args[1]), x->args[1]);
+    if (L->failed)
+        return sym_err();
+    char path[1024], err[1200];
+    table_path(src_path(x->loc.file), x->args[0]->str, path, sizeof path);
+    Table *t = malloc(sizeof *t);
+    if (!t || !table_read(path, t, err, sizeof err)) {
+        fail(L, "line %d: %s", x->loc.line, t ? err : "out of memory");
+        free(t);
+        return sym_err();
+    }
+    ExprDag *d = L->d;
+    ExprId at = u.c[0], r = dag_const(d, t->y[t->n - 1]);
+    for (int k = t->n - 2; k >= 0; k--) {
+        double slope = (t->y[k + 1] - t->y[k]) / (t->x[k + 1] - t->x[k]);
+        ExprId seg = dag_add(d, dag_const(d, t->y[k]), dag_mul(d, dag_const(d, slope), dag_sub(d, at, dag_const(d, t->x[k]))));
+        r = dag_select(d, dag_binary(d, XO_LT, at, dag_const(d, t->x[k + 1])), seg, r);
+    }
+    r = dag_select(d, dag_binary(d, XO_LT, at, dag_const(d, t->x[0])), dag_const(d, t->y[0]), r);
+    free(t);
+    return sym_scalar(r);
+}
+
 static Sym lower_call(Lower *L, const Expr *x)
 {
     const Stmt *fn = find_fn(L->prog, x->str);
@@ -356,6 +389,8 @@ static Sym lower_call(Lower *L, const Expr *x)
         return call_fn(L, x, fn);
     if (!strcmp(x->str, "ground_height") || !strcmp(x->str, "ground_slope"))
         return lower_ground(L, x);
+    if (!strcmp(x->str, "table"))
+        return lower_table(L, x);
     if (!strcmp(x->str, "prev")) {
         bool saved = L->prev;
         L->prev = true;
