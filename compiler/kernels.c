@@ -165,6 +165,15 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
     }
     if (!lower_schedules(mk, prog, m, err, err_n))
         return false;
+    if (m->has_ground && m->ground_height_expr >= 0) {
+        const RunExpr *r = &((const RunExpr *)m->run_exprs)[m->ground_height_expr];
+        char msg[512];
+        if (!lower_schedule(prog, m, "schedule_ground_height", r->expr, r->captured, r->n_captured, 1,
+                            &mk->ground_height, msg, sizeof msg)) {
+            snprintf(err, err_n, "ground height: %s", msg);
+            return false;
+        }
+    }
     mk->ms_lower = now_ms() - t0;
     return true;
 }
@@ -185,8 +194,10 @@ LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops)
         spec.gradient_only = true;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
     }
-    for (int k = 0; k < mk->n_schedules; k++) {
-        LoweredElement *le = &mk->schedules[k].lowered;
+    for (int k = 0; k <= mk->n_schedules; k++) {
+        LoweredElement *le = k < mk->n_schedules ? &mk->schedules[k].lowered : &mk->ground_height;
+        if (!le->kind)
+            continue;
         KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, -1, le->res, le->jac, false, true };
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
@@ -222,6 +233,12 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
         if (!mk->schedules[k].fn)
             return false;
     }
+    if (mk->ground_height.kind) {
+        mk->ground_height_fn = (srd_kernel_fn)jit_lookup(mk->jit, SRD_GRADIENT_PREFIX "schedule_ground_height", err,
+                                                         err_n);
+        if (!mk->ground_height_fn)
+            return false;
+    }
     mk->ms_jit = now_ms() - t0;
     return true;
 }
@@ -236,6 +253,7 @@ void kernels_free(ModelKernels *mk)
     for (int k = 0; k < mk->n_schedules; k++)
         lowered_free(&mk->schedules[k].lowered);
     free(mk->schedules);
+    lowered_free(&mk->ground_height);
     jit_free(mk->jit);
     arena_free(&mk->arena);
     memset(mk, 0, sizeof *mk);

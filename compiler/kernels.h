@@ -32,6 +32,8 @@ typedef struct ModelKernels {
     KernelSet     *sets;
     int            n_schedules;
     ScheduleKernel *schedules;
+    LoweredElement ground_height;    /* uneven ground: z = h(x, y) per node (kind NULL if none) */
+    srd_kernel_fn  ground_height_fn; /* for contact statistics */
     Program        stdlib;     /* standard modules loaded for definitions the file lacked */
     Arena          arena;
     SrdJit        *jit;

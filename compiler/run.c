@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "contact.h"
 #include "kernels.h"
 #include "output_vtk.h"
 #include "sim.h"
@@ -181,7 +182,18 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
     return status;
 }
 
-static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_vtk_series *vtk, Probes *pr)
+/* The contact line of the run summary. */
+static void print_contact_summary(const srd_contact_stats *c)
+{
+    if (!c->has_contact || !c->samples)
+        return;
+    printf("contact: %.1f nodes within the contact distance on average, at most %d (t = %.4g s); deepest "
+           "penetration %.3g mm (t = %.4g s)\n",
+           c->active_sum / c->samples, c->active_max, c->active_max_t, 1e3 * c->deepest, c->deepest_t);
+}
+
+static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_vtk_series *vtk, Probes *pr,
+                       srd_kernel_fn ground_height)
 {
     const srd_analysis *a = &m->simulate;
     s->tolerance = a->tolerance;
@@ -201,12 +213,15 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
     if (ef)
         fprintf(ef, "t,kinetic,potential,total\n");
     srd_method method = (srd_method)srd_method_from_name(a->method);
+    srd_contact_stats contact;
+    srd_contact_stats_init(&contact, m, ground_height);
     for (int k = 0; k <= steps; k++) {
         if (k > 0) {
             int code = srd_step(s, method, 6);
             if (code) {
                 report_failure(s, code);
                 fprintf(stderr, "  frames written so far are in %s\n", o->out);
+                srd_contact_stats_free(&contact);
                 free(force);
                 if (ef)
                     fclose(ef);
@@ -217,6 +232,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
             srd_sim_net_force(s, force);
             if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
                 free(force);
+                srd_contact_stats_free(&contact);
                 if (ef)
                     fclose(ef);
                 fprintf(stderr, "srdc: error: cannot write frames in %s\n", o->out);
@@ -234,6 +250,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
             write_probes(pr, m, a, s->q, s->t);
             pr->next += a->n_probes && a->probes[0].every > 0 ? a->probes[0].every : s->dt;
         }
+        srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
         if (!o->quiet)
             progress(k, steps);
     }
@@ -246,11 +263,15 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_
                "real-time factor %.3g\n",
                s->t, steps, s->rejected, steps ? (double)s->total_iterations / steps : 0.0,
                steps ? 1e3 * wall / steps : 0.0, wall > 0 ? s->t / wall : 0.0);
+    if (!o->quiet)
+        print_contact_summary(&contact);
+    srd_contact_stats_free(&contact);
     return RUN_OK;
 }
 
 /* Runs one analysis block with its own outputs. */
-static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, const RunOptions *o)
+static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, const RunOptions *o,
+                        srd_kernel_fn ground_height)
 {
     srd_vtk_series vtk;
     memset(&vtk, 0, sizeof vtk);
@@ -264,7 +285,7 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
     bool have_vtk = a->output_format && !strcmp(a->output_format, "vtk") && a != &m->modes;
     int status = a == &m->statics  ? run_static(s, m, o->out, have_vtk ? &vtk : NULL, &pr)
                : a == &m->modes    ? run_modes(s, m, o->out)
-                                   : run_dynamic(s, m, o, have_vtk ? &vtk : NULL, &pr);
+                                   : run_dynamic(s, m, o, have_vtk ? &vtk : NULL, &pr, ground_height);
     if (pr.f)
         fclose(pr.f);
     srd_vtk_close(&vtk);
@@ -351,7 +372,7 @@ int run_model(const Program *prog, srd_model *m, const RunOptions *o)
         if (!keep_state && mk.n_schedules)
             install_schedules(&s, &mk);
         s.log = o->verbose ? stdout : NULL;
-        status = run_analysis(&s, m, a, o);
+        status = run_analysis(&s, m, a, o, mk.ground_height_fn);
     }
     if (s.m)
         srd_sim_free(&s);

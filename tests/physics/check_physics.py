@@ -4,6 +4,7 @@ their results with closed forms. Each check states its tolerance and why it hold
 import csv
 import glob
 import math
+import re
 import xml.etree.ElementTree as ET
 import os
 import subprocess
@@ -706,6 +707,20 @@ if code == 0 and len(ups) >= 3:
           "(tol 0.5%%)" % (w, want))
 else:
     check(False, "bead in a cosine valley runs and oscillates")
+
+# The run summary's contact statistics for the bead: one node in contact throughout, and the
+# deepest penetration below the surface is the static penalty equilibrium's 4.653e-6 m to 2%
+# (the oscillation's varying normal force changes it by about 0.4%).
+out = tempfile.mkdtemp(prefix="srd_valley_")
+p = subprocess.run([srdc, "run", os.path.join(here, "valley.srd"), "--out", out], capture_output=True, text=True)
+line = [l for l in p.stdout.splitlines() if l.startswith("contact:")]
+nums = [float(v) for v in re.findall(r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?", line[0])] if line else []
+if p.returncode == 0 and len(nums) >= 5:
+    average, most, deepest = nums[0], nums[1], nums[3] * 1e-3
+    check(average == 1 and most == 1 and abs(deepest / 4.653e-6 - 1) <= 0.02,
+          "contact summary: %s (expected 1 node throughout, deepest 4.653e-3 mm within 2%%)" % line[0])
+else:
+    check(False, "the run summary reports contact statistics")
 
 # 32. The star_roller example (Huang et al. Fig. 5, SMA limbs, Newmark, uneven-ground contact
 # on a flat height field), first cycle (2.9 s of the 3 s period): heating the limb behind the contact limb rolls

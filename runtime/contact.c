@@ -1,0 +1,101 @@
+/* contact.c — gaps between nodes and the contact surfaces (ground plane, uneven ground, sphere
+ * obstacles), summarised over a run: active contacts and the deepest penetration. */
+#include "contact.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "schedule.h"
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel_fn height)
+{
+    memset(c, 0, sizeof *c);
+    for (int k = 0; k < m->n_obstacles; k++)
+        c->has_contact |= !strcmp(m->obstacles[k].shape, "sphere");
+    c->has_contact |= m->has_ground;
+    if (!height || !m->has_ground || m->ground_height_expr < 0)
+        return;
+    c->height = height;
+    int n = m->n_nodes;
+    c->res = xcalloc((size_t)n + 1, sizeof(int32_t));
+    c->data = xcalloc((size_t)n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
+    c->out = xcalloc((size_t)n + 1, sizeof(double));
+    for (int i = 0; i < n; i++)
+        c->res[i] = i;
+    c->batch.n = n;
+    c->batch.n_dofs = 1;
+    c->batch.n_data = SRD_SCHEDULE_N_DATA;
+    c->batch.dofs = c->res;
+    c->batch.res = c->res;
+    c->batch.data = c->data;
+}
+
+/* Gap of node i to surface (ground, then each sphere), with that surface's contact distance. */
+static void record(srd_contact_stats *c, double gap, double delta, int *active)
+{
+    if (gap < delta)
+        (*active)++;
+    if (-gap > c->deepest)
+        c->deepest = -gap;
+}
+
+void srd_contact_stats_sample(srd_contact_stats *c, const srd_model *m, const double *q, const double *params,
+                              double t)
+{
+    if (!c->has_contact)
+        return;
+    double deepest = c->deepest;
+    int active = 0;
+    if (c->height) {
+        for (int i = 0; i < m->n_nodes; i++)
+            for (int k = 0; k < 3; k++)
+                c->data[i * SRD_SCHEDULE_N_DATA + SRD_SCHEDULE_X + k] = q[m->node_dof[i] + k];
+        memset(c->out, 0, sizeof(double) * (size_t)m->n_nodes);
+        srd_eval_ctx ctx = { NULL, NULL, NULL, params, t, 0, NULL, c->out, NULL };
+        c->height(&ctx, &c->batch);
+    }
+    for (int i = 0; i < m->n_nodes; i++) {
+        const double *x = &q[m->node_dof[i]];
+        if (m->has_ground && c->height) {
+            record(c, x[2] - c->out[i], m->ground_delta, &active);
+        } else if (m->has_ground && m->ground_height_expr < 0) {
+            double gap = 0;
+            for (int k = 0; k < 3; k++)
+                gap += (x[k] - m->ground_point[k]) * m->ground_normal[k];
+            record(c, gap, m->ground_delta, &active);
+        }
+        for (int o = 0; o < m->n_obstacles; o++) {
+            const srd_obstacle *ob = &m->obstacles[o];
+            if (strcmp(ob->shape, "sphere") || !(ob->stiffness > 0))
+                continue;
+            double r2 = 0;
+            for (int k = 0; k < 3; k++)
+                r2 += (x[k] - ob->center[k]) * (x[k] - ob->center[k]);
+            record(c, sqrt(r2) - ob->radius, ob->delta, &active);
+        }
+    }
+    if (c->deepest > deepest)
+        c->deepest_t = t;
+    c->active_now = active;
+    if (active > c->active_max) {
+        c->active_max = active;
+        c->active_max_t = t;
+    }
+    c->samples++;
+    c->active_sum += active;
+}
+
+void srd_contact_stats_free(srd_contact_stats *c)
+{
+    free(c->res);
+    free(c->data);
+    free(c->out);
+    memset(c, 0, sizeof *c);
+}
