@@ -366,22 +366,37 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
 
 /* A ground plane acts on every node through std.contact's penalty energy and, with friction,
  * its smooth Coulomb force. (An uneven ground, z = f(x, y), is kept as an expression.) */
+/* A contact element on every node, and a friction element too when `friction` is positive:
+ * the friction element's data are the contact's (kc, delta) followed by mu, slip velocity and
+ * the rest of the contact's data. */
+static void add_contact_everywhere(srd_model *m, const char *contact_kind, const char *friction_kind,
+                                   const char **names, const double *values, int n_values, double friction,
+                                   double slip_velocity)
+{
+    const char *fnames[16] = { names[0], names[1], "mu", "slip_velocity" };
+    double fvalues[16] = { values[0], values[1], friction, slip_velocity };
+    for (int k = 2; k < n_values && k < 14; k++) {
+        fnames[k + 2] = names[k];
+        fvalues[k + 2] = values[k];
+    }
+    int cs = srd_model_elemset(m, contact_kind, 1, 0, n_values, names);
+    int fs = friction > 0 ? srd_model_elemset(m, friction_kind, 1, 0, n_values + 2, fnames) : -1;
+    for (int i = 0; i < m->n_nodes; i++) {
+        srd_elemset_add(&m->sets[cs], &i, NULL, NULL, values, m->node_object[i]);
+        if (fs >= 0)
+            srd_elemset_add(&m->sets[fs], &i, NULL, NULL, fvalues, m->node_object[i]);
+    }
+}
+
 /* An uneven ground z = h(x, y): its height enters the kernels of surface_contact and
  * surface_friction, which std.contact writes against ground_height and ground_slope. */
 static void add_uneven_ground(Fin *f)
 {
     srd_model *m = f->m;
-    static const char *contact_data[] = { "kc", "delta" };
-    static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity" };
-    double contact[2] = { m->ground_stiffness, m->ground_delta };
-    double friction[4] = { m->ground_stiffness, m->ground_delta, m->ground_friction, m->ground_slip_velocity };
-    int cs = srd_model_elemset(m, "surface_contact", 1, 0, 2, contact_data);
-    int fs = m->ground_friction > 0 ? srd_model_elemset(m, "surface_friction", 1, 0, 4, friction_data) : -1;
-    for (int i = 0; i < m->n_nodes; i++) {
-        srd_elemset_add(&m->sets[cs], &i, NULL, NULL, contact, m->node_object[i]);
-        if (fs >= 0)
-            srd_elemset_add(&m->sets[fs], &i, NULL, NULL, friction, m->node_object[i]);
-    }
+    static const char *names[] = { "kc", "delta" };
+    double values[2] = { m->ground_stiffness, m->ground_delta };
+    add_contact_everywhere(m, "surface_contact", "surface_friction", names, values, 2, m->ground_friction,
+                           m->ground_slip_velocity);
 }
 
 static void add_ground(Fin *f)
@@ -393,41 +408,25 @@ static void add_ground(Fin *f)
         add_uneven_ground(f);
         return;
     }
-    static const char *contact_data[] = { "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
-    static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity", "px", "py", "pz", "nx", "ny", "nz" };
+    static const char *names[] = { "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
     const double *p = m->ground_point, *n = m->ground_normal;
-    double contact[8] = { m->ground_stiffness, m->ground_delta, p[0], p[1], p[2], n[0], n[1], n[2] };
-    double friction[10] = { m->ground_stiffness, m->ground_delta, m->ground_friction, m->ground_slip_velocity,
-                            p[0], p[1], p[2], n[0], n[1], n[2] };
-    int cs = srd_model_elemset(m, "ground_contact", 1, 0, 8, contact_data);
-    int fs = m->ground_friction > 0 ? srd_model_elemset(m, "ground_friction", 1, 0, 10, friction_data) : -1;
-    for (int i = 0; i < m->n_nodes; i++) {
-        srd_elemset_add(&m->sets[cs], &i, NULL, NULL, contact, m->node_object[i]);
-        if (fs >= 0)
-            srd_elemset_add(&m->sets[fs], &i, NULL, NULL, friction, m->node_object[i]);
-    }
+    double values[8] = { m->ground_stiffness, m->ground_delta, p[0], p[1], p[2], n[0], n[1], n[2] };
+    add_contact_everywhere(m, "ground_contact", "ground_friction", names, values, 8, m->ground_friction,
+                           m->ground_slip_velocity);
 }
 
 /* Rigid spheres: contact, and friction when given, on every node. */
 static void add_obstacles(Fin *f)
 {
     srd_model *m = f->m;
-    static const char *contact_data[] = { "kc", "delta", "cx", "cy", "cz", "radius" };
-    static const char *friction_data[] = { "kc", "delta", "mu", "slip_velocity", "cx", "cy", "cz", "radius" };
+    static const char *names[] = { "kc", "delta", "cx", "cy", "cz", "radius" };
     for (int k = 0; k < m->n_obstacles; k++) {
         const srd_obstacle *o = &m->obstacles[k];
         if (strcmp(o->shape, "sphere"))
             continue;
-        const double *c = o->center;
-        double contact[6] = { o->stiffness, o->delta, c[0], c[1], c[2], o->radius };
-        double friction[8] = { o->stiffness, o->delta, o->friction, o->slip_velocity, c[0], c[1], c[2], o->radius };
-        int cs = srd_model_elemset(m, "sphere_contact", 1, 0, 6, contact_data);
-        int fs = o->friction > 0 ? srd_model_elemset(m, "sphere_friction", 1, 0, 8, friction_data) : -1;
-        for (int i = 0; i < m->n_nodes; i++) {
-            srd_elemset_add(&m->sets[cs], &i, NULL, NULL, contact, m->node_object[i]);
-            if (fs >= 0)
-                srd_elemset_add(&m->sets[fs], &i, NULL, NULL, friction, m->node_object[i]);
-        }
+        double values[6] = { o->stiffness, o->delta, o->center[0], o->center[1], o->center[2], o->radius };
+        add_contact_everywhere(m, "sphere_contact", "sphere_friction", names, values, 6, o->friction,
+                               o->slip_velocity);
     }
 }
 

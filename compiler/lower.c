@@ -286,6 +286,20 @@ static const Stmt *find_fn(const Program *p, const char *name)
     return NULL;
 }
 
+/* Binds the elaboration-time values a run-time expression closed over (loop indices, local
+ * lets) as constants. */
+static void bind_captured(Lower *L, const CapturedValue *captured, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Sym v = sym_err();
+        v.kind = SY_NUM;
+        v.n = captured[i].n;
+        for (int c = 0; c < v.n; c++)
+            v.c[c] = dag_const(L->d, captured[i].v[c]);
+        bind(L, captured[i].name, v, NULL);
+    }
+}
+
 /* The model's ground surface z = h(x, y) at the given coordinates: the ground block's height
  * expression, lowered with its captured values and x, y bound to the arguments. */
 static ExprId ground_height_at(Lower *L, ExprId x, ExprId y)
@@ -301,14 +315,7 @@ static ExprId ground_height_at(Lower *L, ExprId x, ExprId y)
     L->prog = L->model_prog ? L->model_prog : L->prog;
     L->scope = NULL;
     bind_globals(L);
-    for (int i = 0; i < r->n_captured; i++) {
-        Sym v = sym_err();
-        v.kind = SY_NUM;
-        v.n = r->captured[i].n;
-        for (int c = 0; c < v.n; c++)
-            v.c[c] = dag_const(L->d, r->captured[i].v[c]);
-        bind(L, r->captured[i].name, v, NULL);
-    }
+    bind_captured(L, r->captured, r->n_captured);
     bind(L, "x", sym_scalar(x), NULL);
     bind(L, "y", sym_scalar(y), NULL);
     Sym h = need_num(L, lower_expr(L, r->expr), r->expr);
@@ -874,20 +881,25 @@ static void derive(Lower *L, LoweredElement *out, Sym result)
     free(all);
 }
 
+static void lower_begin(Lower *L, const Program *prog, const srd_model *model, char *err, size_t err_n)
+{
+    memset(L, 0, sizeof *L);
+    L->d = dag_new();
+    L->prog = prog;
+    L->model = model;
+    L->err = err;
+    L->err_n = err_n;
+}
+
 bool lower_element(const Program *prog, const Program *model_prog, const srd_model *model, const Stmt *def,
                    const srd_elemset *set, LoweredElement *out, char *err, size_t err_n)
 {
     memset(out, 0, sizeof *out);
     Lower L;
-    memset(&L, 0, sizeof L);
-    L.d = dag_new();
-    L.prog = prog;
+    lower_begin(&L, prog, model, err, err_n);
     L.model_prog = model_prog;
-    L.model = model;
     L.set = set;
     L.def = def;
-    L.err = err;
-    L.err_n = err_n;
     bind_globals(&L);
     /* Node DOFs first, in parameter order, so stencils read like their signature. */
     for (int p = 0; p < def->n_stencil; p++)
@@ -955,22 +967,9 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
 {
     memset(out, 0, sizeof *out);
     Lower L;
-    memset(&L, 0, sizeof L);
-    L.d = dag_new();
-    L.prog = prog;
-    L.model = model;
-    L.err = err;
-    L.err_n = err_n;
+    lower_begin(&L, prog, model, err, err_n);
     bind_globals(&L);
-    /* Elaboration-time values the expression closed over (loop indices, local lets). */
-    for (int i = 0; i < n_captured; i++) {
-        Sym v = sym_err();
-        v.kind = SY_NUM;
-        v.n = captured[i].n;
-        for (int c = 0; c < v.n; c++)
-            v.c[c] = dag_const(L.d, captured[i].v[c]);
-        bind(&L, captured[i].name, v, NULL);
-    }
+    bind_captured(&L, captured, n_captured);
     static const char *columns[SCHEDULE_N_DATA] = { "s", "x", "y", "z" };
     for (int c = 0; c < SCHEDULE_N_DATA; c++)
         bind(&L, columns[c], sym_scalar(input(&L, KIN_DATA, c)), NULL);
