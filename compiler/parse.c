@@ -93,7 +93,8 @@ typedef struct Module {
 } Module;
 
 static const char *std_modules[] = { "std.rods",     "std.shells",  "std.springs",
-                                     "std.schedules", "std.contact", "std.fluids" };
+                                     "std.schedules", "std.contact", "std.fluids",
+                                     "std.loads" };
 
 /* std.rods → <stdlib>/rods.srd; a.b → <dir of the using file>/a/b.srd */
 static const char *module_path(Arena *a, const char *name, const char *stdlib_dir, const char *from)
@@ -133,8 +134,8 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
             if (close)
                 diag_hint(d, "did you mean `%s`?", close);
             else if (!strncmp(use_name, "std.", 4))
-                diag_hint(d, "the standard modules are std.rods, std.shells, std.springs, std.schedules, std.contact "
-                             "and std.fluids");
+                diag_hint(d, "the standard modules are std.rods, std.shells, std.springs, std.schedules, std.contact, "
+                             "std.fluids and std.loads");
         } else {
             diag_error(NO_LOC, "cannot read `%s`", path);
         }

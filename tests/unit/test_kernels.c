@@ -23,6 +23,7 @@ static const char *model_text =
     "use std.springs;\n"
     "use std.contact;\n"
     "use std.fluids;\n"
+    "use std.loads;\n"
     "param stiff = 3 N/m;\n"
     "param tilt = 5 deg;\n"
     "let w = 2 Hz;\n"
@@ -71,6 +72,8 @@ static const char *model_text =
     "apply viscous_drag(arm.node(3); c = 1e-3 N*s/m);\n"
     "apply rft_drag(arm.node(2), arm.node(3); ct = 0.01 Pa*s, cn = 0.1 Pa*s, half_length = 8 mm);\n"
     "apply aero_drag(plate.node(1), plate.node(2), plate.node(6); k = 1e-4 kg/m);\n"
+    "apply tangent_follower(arm.end, arm.node(5); f = 0.1 N);\n"
+    "apply normal_follower(arm.end, arm.node(5); f = 0.1 N, ax = 0.6, ay = 0, az = -0.8);\n"
     /* node 5 at (83.3, 3.3, 3.3) mm sits 0.5 mm inside this sphere's surface */
     "apply sphere_contact(arm.node(5); kc = 100 N/m, delta = 5 mm, cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm,\n"
     "                     radius = 21 mm);\n"
