@@ -111,6 +111,8 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
         s->damping_kv0 = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     }
     s->res = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->res_nc = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->res_nc_start = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     s->dq = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     s->params = xcalloc((size_t)m->n_params + 1, sizeof(double));
     for (int p = 0; p < m->n_params; p++)
@@ -169,6 +171,8 @@ void srd_sim_free(srd_sim *s)
     free(s->damping_x);
     free(s->damping_y);
     free(s->res);
+    free(s->res_nc);
+    free(s->res_nc_start);
     free(s->dq);
     free(s->params);
     memset(s, 0, sizeof *s);
@@ -232,13 +236,21 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     double energy = 0;
     srd_eval_ctx ctx = { qe, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
                          with_jacobian ? s->solver.jac : NULL };
+    /* Forces (non-conservative elements) add into res_nc first: the line search needs their
+     * share of the residual on its own. */
+    srd_eval_ctx ctx_nc = ctx;
+    ctx_nc.grad = s->res_nc;
+    memset(s->res_nc, 0, sizeof(double) * ((size_t)sys->n_free + 1));
     double t0 = seconds();
     for (int k = 0; k < m->n_sets; k++) {
         /* Friction and drag need a velocity: a static solve has none. */
         if (!s->dynamic && s->kernels[k].info.needs_time_step)
             continue;
-        (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(&ctx, &s->kernels[k].batch.b);
+        (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(s->kernels[k].info.is_force ? &ctx_nc : &ctx,
+                                                                      &s->kernels[k].batch.b);
     }
+    for (int f = 0; f < sys->n_free; f++)
+        s->res[f] += s->res_nc[f];
     s->time_assembly += seconds() - t0;
     if (with_jacobian && b != 1)
         srd_solver_scale(&s->solver, b);
@@ -275,14 +287,6 @@ static double residual_norm(const srd_sim *s)
     return r;
 }
 
-static double squared_norm(const double *v, int n)
-{
-    double r = 0;
-    for (int i = 0; i < n; i++)
-        r += v[i] * v[i];
-    return r;
-}
-
 /* q + alpha dq over the free DOFs (fixed DOFs keep their values). */
 static void advance(const srd_sim *s, const double *q, double alpha, double *out)
 {
@@ -293,18 +297,33 @@ static void advance(const srd_sim *s, const double *q, double alpha, double *out
     }
 }
 
-/* Backtracking line search along dq (Armijo). Conservative models use the incremental
- * potential, whose decrease a Newton step through stiff axial terms keeps; models with
- * non-conservative forces use |r|^2. Returns the accepted step length. */
+static double squared_norm(const double *v, int n)
+{
+    double r = 0;
+    for (int i = 0; i < n; i++)
+        r += v[i] * v[i];
+    return r;
+}
+
+/* Backtracking line search along dq (Armijo) on the incremental potential, whose decrease a
+ * Newton step through stiff axial terms keeps (|r|^2 would reject it). In a static solve,
+ * non-conservative forces (follower loads, user forces) enter with their values at the start
+ * of the search, frozen: the merit pi(q) + r_nc(q_k).(q - q_k) has the full residual as its
+ * gradient at q_k, so the Newton direction descends it. Time steps with such forces (friction,
+ * drag, which turn too fast for a frozen merit) use |r|^2. Returns the accepted step length. */
 static double line_search(srd_sim *s, double pi0, double slope, double r2)
 {
     int n = s->solver.sys.n_free;
+    memcpy(s->res_nc_start, s->res_nc, sizeof(double) * (size_t)n);
     double alpha = 1;
     for (int cut = 0; cut < 12; cut++) {
         advance(s, s->q, alpha, s->trial);
         double pi1 = assemble(s, s->trial, 0);
-        bool ok = s->conservative ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
-                                  : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
+        if (!s->conservative)
+            for (int f = 0; f < n; f++)
+                pi1 += s->res_nc_start[f] * alpha * s->dq[f];
+        bool ok = s->conservative || !s->dynamic ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
+                                                 : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
         if (ok && residual_norm(s) < INFINITY)
             return alpha;
         alpha *= 0.5;

@@ -32,6 +32,7 @@ typedef struct srd_sim {
     double          *params;
     double           t, dt;
     double          *res;        /* n_free + 1 */
+    double          *res_nc, *res_nc_start; /* n_free + 1: the forces' share of res (now, at the line search's start) */
     double          *dq;         /* n_free */
     double          *trial;      /* n_dofs */
     double          *fext;       /* n_dofs: gravity and loads at full strength */

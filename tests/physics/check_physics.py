@@ -391,6 +391,12 @@ check(abs(tips["1mN", 1] / theory - 1) <= 1e-3 and abs(tips["1mN", 0] / theory -
       % (tips["1mN", 1], tips["1mN", 0], theory))
 check(tips["100mN", 1] > tips["100mN", 0] > 0, "follower load 100 mN bends the tip further than a dead load "
       "(%.4f vs %.4f m)" % (tips["100mN", 1], tips["100mN", 0]))
+# The same 100 mN follower load as one static solve (the line search freezes the follower force
+# over each search): it converges, to the damped relaxation's tip within 1e-9 m.
+code, rows, _ = run("follower_static.srd", "-p", "P=100mN", "-p", "follow=1")
+tip = float(rows[-1]["tip.z"]) if code == 0 and rows else float("nan")
+check(abs(tip - tips["100mN", 1]) <= 1e-9, "follower load 100 mN, static solve: tip %.10f m vs relaxed %.10f m "
+      "(tol 1e-9 m)" % (tip, tips["100mN", 1]))
 
 # 17. A rod in a viscous medium (eq. 27 with buoyancy): its velocity relaxes to
 # v = (rho - rho_med) A g / eta with time constant rho A / eta = 0.38 s; after 4 s (10.6 time
