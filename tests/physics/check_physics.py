@@ -527,6 +527,18 @@ if code == 0 and code2 == 0 and rows and rows2:
 else:
     check(False, "stiffness actuation runs")
 
+# Natural twist ramped to 5 /m on a clamped bar (l = 1 cm): once settled, edge k is turned by
+# tau k l (0.25 rad at edge 5, 0.45 rad at edge 9) to 1e-9 rad, and the tip has not moved.
+code, rows, _ = run("actuated_twist.srd")
+if code == 0 and rows:
+    last = rows[-1]
+    err = max(abs(float(last["mid"]) - 0.25), abs(float(last["last"]) - 0.45))
+    moved = math.dist([float(last["tip." + c]) for c in "xyz"], (0.1, 0, 0))
+    check(err <= 1e-9 and moved <= 1e-12, "twist actuation: edges turned by %.10f and %.10f rad vs tau k l = 0.25 and "
+          "0.45 (tol 1e-9 rad), tip moved %.1e m" % (float(last["mid"]), float(last["last"]), moved))
+else:
+    check(False, "twist actuation runs")
+
 # 21. A time-dependent load F0 sin(W t) on the damped oscillator: after 25 s (transient
 # e^-12.5) the steady amplitude, half the peak-to-peak over the last 5 s, is
 # F0 / sqrt((k - m W^2)^2 + (c W)^2), c = alpha m; to 1e-4 (sampling at 2 ms misses the
