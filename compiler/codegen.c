@@ -2,6 +2,7 @@
  * DOFs, evaluates the shared value/gradient/Hessian expressions, and scatters into the
  * residual and Jacobian through precomputed positions. */
 #include "codegen.h"
+#include "alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,16 +23,6 @@ typedef struct Cg {
     /* per-instance values of the loop body */
     LLVMValueRef   ctx, batch, i, dofs_row, data_row, state_row;
 } Cg;
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("srdc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 /* ---- types and small helpers ---- */
 
@@ -206,7 +197,7 @@ static void mark_reachable(const Cg *g, ExprId root, unsigned char *mark)
     if (root < 0 || mark[root])
         return;
     int cap = 64, top = 0;
-    ExprId *stack = xcalloc((size_t)cap, sizeof(ExprId));
+    ExprId *stack = srd_xcalloc((size_t)cap, sizeof(ExprId));
     stack[top++] = root;
     mark[root] = 1;
     while (top) {
@@ -234,7 +225,7 @@ static void collect_order(Cg *g)
 {
     const KernelSpec *s = g->spec;
     int n = dag_size(g->dag);
-    unsigned char *mark = xcalloc((size_t)n + 1, 1);
+    unsigned char *mark = srd_xcalloc((size_t)n + 1, 1);
     mark_reachable(g, s->value, mark);
     for (int k = 0; k < s->nd; k++)
         mark_reachable(g, s->res[k], mark);
@@ -242,7 +233,7 @@ static void collect_order(Cg *g)
         for (int l = 0; l < s->nd; l++)
             if (jac_used(s, k, l))
                 mark_reachable(g, s->jac[k * s->nd + l], mark);
-    g->order = xcalloc((size_t)n + 1, sizeof(int));
+    g->order = srd_xcalloc((size_t)n + 1, sizeof(int));
     g->n_order = 0;
     for (int id = 0; id < n; id++) {
         int op = dag_node(g->dag, id)->op;
@@ -331,7 +322,7 @@ static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef *energy_acc)
 static int assign_spill_slots(Cg *g)
 {
     int n = dag_size(g->dag);
-    g->slot = xcalloc((size_t)n + 1, sizeof(int));
+    g->slot = srd_xcalloc((size_t)n + 1, sizeof(int));
     for (int id = 0; id < n; id++)
         g->slot[id] = -1;
     int slots = 0;
@@ -348,8 +339,8 @@ static int assign_spill_slots(Cg *g)
 static unsigned char *values_needed_later(Cg *g, int chunk_ops)
 {
     int n = dag_size(g->dag);
-    int *chunk_of = xcalloc((size_t)n + 1, sizeof(int));
-    unsigned char *needed = xcalloc((size_t)n + 1, 1);
+    int *chunk_of = srd_xcalloc((size_t)n + 1, sizeof(int));
+    unsigned char *needed = srd_xcalloc((size_t)n + 1, 1);
     for (int id = 0; id < n; id++)
         chunk_of[id] = -1;
     for (int k = 0; k < g->n_order; k++)
@@ -427,7 +418,7 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     init_types(&g);
     collect_order(&g);
     int n = dag_size(g.dag);
-    g.val = xcalloc((size_t)n + 1, sizeof(LLVMValueRef));
+    g.val = srd_xcalloc((size_t)n + 1, sizeof(LLVMValueRef));
     CodegenStats st = { g.n_order, 0 };
     bool chunked = chunk_ops > 0 && g.n_order > chunk_ops;
     int slots = chunked ? assign_spill_slots(&g) : 0;

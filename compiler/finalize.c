@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab_internal.h"
+#include "alloc.h"
 #include "order.h"
+#include "vec3.h"
 
 #define SQRT3 1.7320508075688772
 
@@ -20,16 +22,6 @@ typedef struct Fin {
     int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
     int        set_stretch, set_bend, set_hinge, set_mid;
 } Fin;
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("srdc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 /* ---- joins ---- */
 
@@ -51,7 +43,7 @@ static bool merge_nodes(Fin *f)
 {
     Elab *e = f->e;
     int n0 = f->n0;
-    int *parent = xcalloc((size_t)n0, sizeof(int));
+    int *parent = srd_xcalloc((size_t)n0, sizeof(int));
     for (int i = 0; i < n0; i++)
         parent[i] = i;
     bool ok = true;
@@ -73,7 +65,7 @@ static bool merge_nodes(Fin *f)
                 parent[ra] = rb;
         }
     }
-    f->map = xcalloc((size_t)n0, sizeof(int));
+    f->map = srd_xcalloc((size_t)n0, sizeof(int));
     int n = 0;
     for (int i = 0; i < n0; i++)
         if (uf_find(parent, i) == i)
@@ -83,10 +75,10 @@ static bool merge_nodes(Fin *f)
     free(parent);
     srd_model *m = f->m;
     m->n_nodes = n;
-    m->x0 = xcalloc((size_t)n * 3, sizeof(double));
-    m->node_mass = xcalloc((size_t)n, sizeof(double));
-    m->node_object = xcalloc((size_t)n, sizeof(int));
-    m->node_local = xcalloc((size_t)n, sizeof(int));
+    m->x0 = srd_xcalloc((size_t)n * 3, sizeof(double));
+    m->node_mass = srd_xcalloc((size_t)n, sizeof(double));
+    m->node_object = srd_xcalloc((size_t)n, sizeof(int));
+    m->node_local = srd_xcalloc((size_t)n, sizeof(int));
     for (int i = n0 - 1; i >= 0; i--) {
         int j = f->map[i];
         memcpy(&m->x0[3 * j], &e->x0.a[3 * i], 3 * sizeof(double));
@@ -128,7 +120,7 @@ static void copy_objects(Fin *f)
         so.mass = o->mass;
         int k = srd_model_add_object(f->m, &so);
         srd_object *mo = &f->m->objects[k];
-        mo->nodes = xcalloc((size_t)o->n_nodes, sizeof(int));
+        mo->nodes = srd_xcalloc((size_t)o->n_nodes, sizeof(int));
         for (int j = 0; j < o->n_nodes; j++)
             mo->nodes[j] = f->map[o->first_node + j];
     }
@@ -140,12 +132,12 @@ static bool copy_edges(Fin *f)
     srd_model *m = f->m;
     int ne = e->edge_obj.n;
     m->n_edges = ne;
-    m->edge_nodes = xcalloc((size_t)ne * 2, sizeof(int));
-    m->edge_object = xcalloc((size_t)ne, sizeof(int));
-    m->edge_rest = xcalloc((size_t)ne, sizeof(double));
-    m->edge_twist = xcalloc((size_t)ne, sizeof(int));
-    m->edge_xi = xcalloc((size_t)ne, sizeof(int));
-    m->edge_is_rod = xcalloc((size_t)ne, sizeof(int));
+    m->edge_nodes = srd_xcalloc((size_t)ne * 2, sizeof(int));
+    m->edge_object = srd_xcalloc((size_t)ne, sizeof(int));
+    m->edge_rest = srd_xcalloc((size_t)ne, sizeof(double));
+    m->edge_twist = srd_xcalloc((size_t)ne, sizeof(int));
+    m->edge_xi = srd_xcalloc((size_t)ne, sizeof(int));
+    m->edge_is_rod = srd_xcalloc((size_t)ne, sizeof(int));
     bool ok = true;
     for (int i = 0; i < ne; i++) {
         int a = f->map[e->edge_nodes.a[2 * i]], b = f->map[e->edge_nodes.a[2 * i + 1]];
@@ -165,10 +157,10 @@ static bool copy_edges(Fin *f)
     }
     int nt = e->tri_obj.n;
     m->n_tris = nt;
-    m->tri_nodes = xcalloc((size_t)nt * 3, sizeof(int));
-    m->tri_edges = xcalloc((size_t)nt * 3, sizeof(int));
-    m->tri_edge_sign = xcalloc((size_t)nt * 3, 1);
-    m->tri_object = xcalloc((size_t)nt, sizeof(int));
+    m->tri_nodes = srd_xcalloc((size_t)nt * 3, sizeof(int));
+    m->tri_edges = srd_xcalloc((size_t)nt * 3, sizeof(int));
+    m->tri_edge_sign = srd_xcalloc((size_t)nt * 3, 1);
+    m->tri_object = srd_xcalloc((size_t)nt, sizeof(int));
     for (int t = 0; t < nt; t++) {
         m->tri_object[t] = e->tri_obj.a[t];
         for (int k = 0; k < 3; k++) {
@@ -180,6 +172,17 @@ static bool copy_edges(Fin *f)
         }
     }
     return ok;
+}
+
+/* Area of triangle t in the reference configuration. */
+static double rest_area(const srd_model *m, int t)
+{
+    const int *v = &m->tri_nodes[3 * t];
+    double a[3], b[3], n[3];
+    srd_sub3(&m->x0[3 * v[1]], &m->x0[3 * v[0]], a);
+    srd_sub3(&m->x0[3 * v[2]], &m->x0[3 * v[0]], b);
+    srd_cross3(a, b, n);
+    return 0.5 * sqrt(srd_dot3(n, n));
 }
 
 /* ---- elements ---- */
@@ -223,8 +226,8 @@ static Incidence frame_edges(Fin *f, unsigned char *frame)
     srd_model *m = f->m;
     int n = m->n_nodes;
     /* rod_at[node]: a rod with an edge at the node, plus one (0: none). */
-    int *rod_at = xcalloc((size_t)n + 1, sizeof(int));
-    f->frame_rod = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    int *rod_at = srd_xcalloc((size_t)n + 1, sizeof(int));
+    f->frame_rod = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
     for (int i = 0; i < m->n_edges; i++) {
         f->frame_rod[i] = -1;
         if (m->edge_is_rod[i]) {
@@ -247,15 +250,15 @@ static Incidence frame_edges(Fin *f, unsigned char *frame)
         }
     }
     Incidence inc;
-    inc.start = xcalloc((size_t)n + 1, sizeof(int));
+    inc.start = srd_xcalloc((size_t)n + 1, sizeof(int));
     for (int i = 0; i < m->n_edges; i++)
         if (frame[i])
             for (int k = 0; k < 2; k++)
                 inc.start[m->edge_nodes[2 * i + k] + 1]++;
     for (int i = 0; i < n; i++)
         inc.start[i + 1] += inc.start[i];
-    inc.edges = xcalloc((size_t)inc.start[n] + 1, sizeof(int));
-    int *fill = xcalloc((size_t)n + 1, sizeof(int));
+    inc.edges = srd_xcalloc((size_t)inc.start[n] + 1, sizeof(int));
+    int *fill = srd_xcalloc((size_t)n + 1, sizeof(int));
     for (int i = 0; i < m->n_edges; i++)
         if (frame[i])
             for (int k = 0; k < 2; k++) {
@@ -326,7 +329,7 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
 {
     srd_model *m = f->m;
     Elab *e = f->e;
-    f->hinge_inst = xcalloc((size_t)e->hinge_edge.n + 1, sizeof(int));
+    f->hinge_inst = srd_xcalloc((size_t)e->hinge_edge.n + 1, sizeof(int));
     for (int h = 0; h < e->hinge_edge.n; h++) {
         f->hinge_inst[h] = -1;
         int edge = e->hinge_edge.a[h];
@@ -350,14 +353,7 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
         if (f->set_mid < 0)
             f->set_mid = srd_model_elemset(m, "midedge", 3, 3, 3, mid_data);
         const int *nd = &m->tri_nodes[3 * t];
-        double u[3], v[3];
-        for (int c = 0; c < 3; c++) {
-            u[c] = m->x0[3 * nd[1] + c] - m->x0[3 * nd[0] + c];
-            v[c] = m->x0[3 * nd[2] + c] - m->x0[3 * nd[0] + c];
-        }
-        double cx = u[1] * v[2] - u[2] * v[1], cy = u[2] * v[0] - u[0] * v[2], cz = u[0] * v[1] - u[1] * v[0];
-        double data[3] = { o->E * pow(o->thickness, 3) / (24 * (1 - o->nu * o->nu)), o->nu,
-                           0.5 * sqrt(cx * cx + cy * cy + cz * cz) };
+        double data[3] = { o->E * pow(o->thickness, 3) / (24 * (1 - o->nu * o->nu)), o->nu, rest_area(m, t) };
         srd_elemset_add(&m->sets[f->set_mid], nd, &m->tri_edges[3 * t], &m->tri_edge_sign[3 * t], data, m->tri_object[t]);
         for (int k = 0; k < 3; k++)
             needs_xi[m->tri_edges[3 * t + k]] = 1;
@@ -436,7 +432,7 @@ static void add_viscous(Fin *f)
     srd_model *m = f->m;
     if (!(m->viscous_eta > 0))
         return;
-    double *dl = xcalloc((size_t)m->n_nodes + 1, sizeof(double));
+    double *dl = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(double));
     for (int e = 0; e < m->n_edges; e++)
         if (m->edge_is_rod[e])
             for (int k = 0; k < 2; k++)
@@ -485,16 +481,7 @@ static void add_aero_drag(Fin *f)
     int set = -1;
     for (int t = 0; t < m->n_tris; t++) {
         const int *v = &m->tri_nodes[3 * t];
-        double a[3], b[3], n[3];
-        for (int c = 0; c < 3; c++) {
-            a[c] = m->x0[3 * v[1] + c] - m->x0[3 * v[0] + c];
-            b[c] = m->x0[3 * v[2] + c] - m->x0[3 * v[0] + c];
-        }
-        n[0] = a[1] * b[2] - a[2] * b[1];
-        n[1] = a[2] * b[0] - a[0] * b[2];
-        n[2] = a[0] * b[1] - a[1] * b[0];
-        double area = 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        double k = m->drag_density * m->drag_cd * area / 6;
+        double k = m->drag_density * m->drag_cd * rest_area(m, t) / 6;
         if (set < 0)
             set = srd_model_elemset(m, "aero_drag", 3, 0, 1, data);
         for (int r = 0; r < 3; r++) {
@@ -554,8 +541,8 @@ typedef struct Groups {
 static Groups make_groups(srd_model *m, const unsigned char *needs_twist, const unsigned char *needs_xi)
 {
     Groups g;
-    g.twist_group = xcalloc((size_t)m->n_edges + 1, sizeof(int));
-    g.xi_group = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    g.twist_group = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    g.xi_group = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
     int n = m->n_nodes;
     g.twist0 = n;
     for (int i = 0; i < m->n_edges; i++)
@@ -564,7 +551,7 @@ static Groups make_groups(srd_model *m, const unsigned char *needs_twist, const 
     for (int i = 0; i < m->n_edges; i++)
         g.xi_group[i] = needs_xi[i] ? n++ : -1;
     g.n = n;
-    g.size = xcalloc((size_t)n, sizeof(int));
+    g.size = srd_xcalloc((size_t)n, sizeof(int));
     for (int i = 0; i < n; i++)
         g.size[i] = i < m->n_nodes ? 3 : 1;
     return g;
@@ -578,8 +565,8 @@ static void element_cliques(const srd_model *m, const Groups *g, int **cstart, i
         total += m->sets[s].n * (m->sets[s].n_node + m->sets[s].n_edge);
         count += m->sets[s].n;
     }
-    *cstart = xcalloc((size_t)count + 1, sizeof(int));
-    *members = xcalloc((size_t)total + 1, sizeof(int));
+    *cstart = srd_xcalloc((size_t)count + 1, sizeof(int));
+    *members = srd_xcalloc((size_t)total + 1, sizeof(int));
     int c = 0, k = 0;
     for (int s = 0; s < m->n_sets; s++) {
         const srd_elemset *set = &m->sets[s];
@@ -628,7 +615,7 @@ static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned
     Groups g = make_groups(m, needs_twist, needs_xi);
     int *cstart, *members, nc;
     element_cliques(m, &g, &cstart, &members, &nc);
-    int *first = xcalloc((size_t)g.n + 1, sizeof(int));
+    int *first = srd_xcalloc((size_t)g.n + 1, sizeof(int));
     int dof = 0;
     for (int v = 0; v < g.n; v++) {
         first[v] = dof;
@@ -637,7 +624,7 @@ static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned
     m->n_dofs = dof;
     m->bandwidth_natural = dof_bandwidth(&g, first, nc, cstart, members);
     srd_graph graph = srd_graph_from_cliques(g.n, nc, cstart, members);
-    int *perm = xcalloc((size_t)g.n + 1, sizeof(int));
+    int *perm = srd_xcalloc((size_t)g.n + 1, sizeof(int));
     srd_rcm(&graph, perm);
     dof = 0;
     for (int k = 0; k < g.n; k++) {
@@ -645,11 +632,11 @@ static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned
         dof += g.size[perm[k]];
     }
     m->bandwidth = dof_bandwidth(&g, first, nc, cstart, members);
-    m->node_dof = xcalloc((size_t)m->n_nodes + 1, sizeof(int));
-    m->dof_kind = xcalloc((size_t)m->n_dofs + 1, sizeof(int));
-    m->dof_owner = xcalloc((size_t)m->n_dofs + 1, sizeof(int));
-    m->dof_mass = xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    m->dof_fixed = xcalloc((size_t)m->n_dofs + 1, 1);
+    m->node_dof = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(int));
+    m->dof_kind = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(int));
+    m->dof_owner = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(int));
+    m->dof_mass = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    m->dof_fixed = srd_xcalloc((size_t)m->n_dofs + 1, 1);
     for (int i = 0; i < m->n_nodes; i++) {
         m->node_dof[i] = first[i];
         for (int c = 0; c < 3; c++) {
@@ -700,13 +687,7 @@ static void lump_masses(Fin *f)
     for (int t = 0; t < m->n_tris; t++) {
         const ElabObj *o = &e->objs.a[m->tri_object[t]];
         const int *nd = &m->tri_nodes[3 * t];
-        double u[3], v[3];
-        for (int c = 0; c < 3; c++) {
-            u[c] = m->x0[3 * nd[1] + c] - m->x0[3 * nd[0] + c];
-            v[c] = m->x0[3 * nd[2] + c] - m->x0[3 * nd[0] + c];
-        }
-        double cx = u[1] * v[2] - u[2] * v[1], cy = u[2] * v[0] - u[0] * v[2], cz = u[0] * v[1] - u[1] * v[0];
-        double third = o->rho * o->thickness * 0.5 * sqrt(cx * cx + cy * cy + cz * cz) / 3;
+        double third = o->rho * o->thickness * rest_area(m, t) / 3;
         for (int k = 0; k < 3; k++)
             m->node_mass[nd[k]] += third;
     }
@@ -750,7 +731,7 @@ static bool apply_fixes(Fin *f)
         fix_dof(m, m->edge_xi[i]);
     }
     /* A clamp also stops the rotation of every edge lying inside the clamped set. */
-    unsigned char *in = xcalloc((size_t)m->n_nodes + 1, 1);
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
     for (int c = 0; c < e->clamps.n; c++) {
         const Sel *s = e->clamps.a[c].nodes;
         for (int i = 0; i < s->n; i++)
@@ -773,7 +754,7 @@ static void copy_loads(Fin *f)
     Elab *e = f->e;
     srd_model *m = f->m;
     m->n_loads = e->loads.n;
-    m->loads = xcalloc((size_t)m->n_loads + 1, sizeof *m->loads);
+    m->loads = srd_xcalloc((size_t)m->n_loads + 1, sizeof *m->loads);
     for (int i = 0; i < e->loads.n; i++) {
         m->loads[i].node = f->map[e->loads.a[i].node];
         memcpy(m->loads[i].f, e->loads.a[i].f, sizeof m->loads[i].f);
@@ -815,13 +796,13 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
         sets[n_sets++] = f->set_bend;
     }
     /* Arc-length fraction of each model node of this rod. */
-    double *s_node = xcalloc((size_t)m->n_nodes + 1, sizeof(double));
+    double *s_node = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(double));
     if (o->kind == SRD_OBJ_ROD)
         for (int j = 0; j < o->n_nodes; j++)
             s_node[f->map[o->first_node + j]] = o->s[j];
-    unsigned char *hinst = xcalloc((size_t)(f->set_hinge >= 0 ? m->sets[f->set_hinge].n : 0) + 1, 1);
-    unsigned char *mark = xcalloc((size_t)m->n_nodes + 1, 1);
-    unsigned char *emark = xcalloc((size_t)m->n_edges + 1, 1);
+    unsigned char *hinst = srd_xcalloc((size_t)(f->set_hinge >= 0 ? m->sets[f->set_hinge].n : 0) + 1, 1);
+    unsigned char *mark = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    unsigned char *emark = srd_xcalloc((size_t)m->n_edges + 1, 1);
     if (pa->sel && pa->sel->kind == SEL_HINGE) {
         for (int i = 0; i < pa->sel->n; i++)
             if (f->hinge_inst[pa->sel->items[i]] >= 0)
@@ -844,8 +825,8 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
         if (sets[k] < 0)
             continue;
         const srd_elemset *set = &m->sets[sets[k]];
-        int *inst = xcalloc((size_t)set->n + 1, sizeof(int));
-        double *s = xcalloc((size_t)set->n + 1, sizeof(double));
+        int *inst = srd_xcalloc((size_t)set->n + 1, sizeof(int));
+        double *s = srd_xcalloc((size_t)set->n + 1, sizeof(double));
         int n = 0;
         for (int i = 0; i < set->n; i++) {
             if (set->object[i] != pa->obj)
@@ -927,8 +908,8 @@ void elab_finalize(Elab *e)
         return;
     }
     srd_model *m = f.m;
-    unsigned char *needs_twist = xcalloc((size_t)m->n_edges + 1, 1);
-    unsigned char *needs_xi = xcalloc((size_t)m->n_edges + 1, 1);
+    unsigned char *needs_twist = srd_xcalloc((size_t)m->n_edges + 1, 1);
+    unsigned char *needs_xi = srd_xcalloc((size_t)m->n_edges + 1, 1);
     add_stretch(&f);
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);

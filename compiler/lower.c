@@ -913,10 +913,8 @@ bool lower_element(const Program *prog, const Program *model_prog, const srd_mod
         bind(&L, def->stencil[p].name, s, NULL);
     }
     for (int k = 0; k < def->n_params; k++) {
-        int col = 0;
-        while (col < set->n_data && strcmp(set->data_names[col], def->params[k].name))
-            col++;
-        if (col == set->n_data) {
+        int col = srd_elemset_column(set, def->params[k].name);
+        if (col < 0) {
             fail(&L, "element set `%s` has no value for parameter `%s`", set->kind, def->params[k].name);
             break;
         }

@@ -1,18 +1,12 @@
 /* batch.c — index tables that let generated kernels gather DOFs and scatter their residual
  * and Jacobian entries without knowing how the system is stored. */
 #include "batch.h"
+#include "vec3.h"
+#include "alloc.h"
 #include "natural.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 /* Largest distance below and above the diagonal among the free DOFs of any element. */
 static void measure_band(srd_system *s, const srd_model *m)
@@ -53,7 +47,7 @@ void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout)
 {
     memset(s, 0, sizeof *s);
     s->layout = layout;
-    s->free_index = xcalloc((size_t)m->n_dofs, sizeof(int));
+    s->free_index = srd_xcalloc((size_t)m->n_dofs, sizeof(int));
     for (int d = 0; d < m->n_dofs; d++)
         s->free_index[d] = m->dof_fixed[d] ? -1 : s->n_free++;
     measure_band(s, m);
@@ -103,25 +97,9 @@ static int stencil_model_dof(const srd_model *m, const srd_elemset *set, const s
 
 /* ---- reference frames ---- */
 
-static void sub3(const double *a, const double *b, double *r)
-{
-    for (int c = 0; c < 3; c++)
-        r[c] = a[c] - b[c];
-}
-
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-static void cross3(const double *a, const double *b, double *r)
-{
-    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
-    r[0] = x;
-    r[1] = y;
-    r[2] = z;
-}
-
 static void normalize3(double *v)
 {
-    double n = sqrt(dot3(v, v));
+    double n = sqrt(srd_dot3(v, v));
     if (n > 0)
         for (int c = 0; c < 3; c++)
             v[c] /= n;
@@ -129,7 +107,7 @@ static void normalize3(double *v)
 
 static void edge_tangent(const srd_model *m, int e, double *t)
 {
-    sub3(&m->x0[3 * m->edge_nodes[2 * e + 1]], &m->x0[3 * m->edge_nodes[2 * e]], t);
+    srd_sub3(&m->x0[3 * m->edge_nodes[2 * e + 1]], &m->x0[3 * m->edge_nodes[2 * e]], t);
     normalize3(t);
 }
 
@@ -137,10 +115,10 @@ static void edge_tangent(const srd_model *m, int e, double *t)
 static void transport(const double *u, const double *t0, const double *t1, double *r)
 {
     double b[3], bu[3];
-    cross3(t0, t1, b);
-    double c = dot3(t0, t1);
-    cross3(b, u, bu);
-    double k = c > -1 + 1e-12 ? dot3(b, u) / (1 + c) : 0;
+    srd_cross3(t0, t1, b);
+    double c = srd_dot3(t0, t1);
+    srd_cross3(b, u, bu);
+    double k = c > -1 + 1e-12 ? srd_dot3(b, u) / (1 + c) : 0;
     for (int i = 0; i < 3; i++)
         r[i] = c * u[i] + bu[i] + k * b[i];
 }
@@ -155,7 +133,7 @@ static void some_normal(const double *t, double *d)
         up[0] = 1;
         up[2] = 0;
     }
-    double along = dot3(up, t);
+    double along = srd_dot3(up, t);
     for (int c = 0; c < 3; c++)
         d[c] = up[c] - along * t[c];
     normalize3(d);
@@ -166,7 +144,7 @@ static void some_normal(const double *t, double *d)
  * reference twist vanishes along an untwisted rod. Other frame edges get any normal. */
 static double *initial_directors(const srd_model *m)
 {
-    double *d1 = xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
+    double *d1 = srd_xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
     for (int e = 0; e < m->n_edges; e++) {
         double t[3];
         edge_tangent(m, e, t);
@@ -183,7 +161,7 @@ static double *initial_directors(const srd_model *m)
             edge_tangent(m, e, t);
             transport(&d1[3 * prev], tp, t, &d1[3 * e]);
             /* keep it exactly normal and unit despite rounding */
-            double along = dot3(&d1[3 * e], t);
+            double along = srd_dot3(&d1[3 * e], t);
             for (int c = 0; c < 3; c++)
                 d1[3 * e + c] -= along * t[c];
             normalize3(&d1[3 * e]);
@@ -196,8 +174,8 @@ static double *initial_directors(const srd_model *m)
 static double signed_angle(const double *u, const double *v, const double *t)
 {
     double w[3];
-    cross3(u, v, w);
-    return atan2(dot3(w, t), dot3(u, v));
+    srd_cross3(u, v, w);
+    return atan2(srd_dot3(w, t), srd_dot3(u, v));
 }
 
 /* Reference twist between the previous stencil edge (rank r-1) and edge param p, in the
@@ -224,15 +202,15 @@ static double initial_ref_twist(const srd_model *m, const srd_elemset *set, int 
  * boundary), e^ the unit edge in its own direction. Zero for edges of no triangle. */
 static double *edge_taus(const srd_model *m, const double *x)
 {
-    double *navg = xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
-    double *tau = xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
-    int *count = xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    double *navg = srd_xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
+    double *tau = srd_xcalloc((size_t)m->n_edges * 3 + 1, sizeof(double));
+    int *count = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
     for (int t = 0; t < m->n_tris; t++) {
         const int *v = &m->tri_nodes[3 * t];
         double a[3], b[3], n[3];
-        sub3(&x[3 * v[1]], &x[3 * v[0]], a);
-        sub3(&x[3 * v[2]], &x[3 * v[1]], b);
-        cross3(a, b, n);
+        srd_sub3(&x[3 * v[1]], &x[3 * v[0]], a);
+        srd_sub3(&x[3 * v[2]], &x[3 * v[1]], b);
+        srd_cross3(a, b, n);
         normalize3(n);
         for (int k = 0; k < 3; k++) {
             int e = m->tri_edges[3 * t + k];
@@ -248,9 +226,9 @@ static double *edge_taus(const srd_model *m, const double *x)
         for (int c = 0; c < 3; c++)
             n[c] /= count[e];
         normalize3(n);
-        sub3(&x[3 * m->edge_nodes[2 * e + 1]], &x[3 * m->edge_nodes[2 * e]], u);
+        srd_sub3(&x[3 * m->edge_nodes[2 * e + 1]], &x[3 * m->edge_nodes[2 * e]], u);
         normalize3(u);
-        cross3(n, u, &tau[3 * e]);
+        srd_cross3(n, u, &tau[3 * e]);
     }
     free(navg);
     free(count);
@@ -273,7 +251,7 @@ static double state_value(const srd_model *m, const srd_elemset *set, const srd_
         if (edge < 0)
             return 0;
         edge_tangent(m, edge, t);
-        cross3(t, &d1[3 * edge], d2);
+        srd_cross3(t, &d1[3 * edge], d2);
         return d2[c];
     case SRD_STATE_TANGENT:
         if (edge < 0)
@@ -303,11 +281,11 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     /* A set may carry more edges than the kernel reads (stretch keeps its edge as a label). */
     if (nodes != set->n_node || edges > set->n_edge)
         return -1;
-    out->dofs = xcalloc((size_t)n * (size_t)nd, sizeof(int32_t));
-    out->res = xcalloc((size_t)n * (size_t)nd, sizeof(int32_t));
-    out->jac_pos = xcalloc((size_t)n * (size_t)nd * (size_t)nd, sizeof(int64_t));
-    out->data = xcalloc((size_t)n * (size_t)(set->n_data ? set->n_data : 1), sizeof(double));
-    out->state = xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
+    out->dofs = srd_xcalloc((size_t)n * (size_t)nd, sizeof(int32_t));
+    out->res = srd_xcalloc((size_t)n * (size_t)nd, sizeof(int32_t));
+    out->jac_pos = srd_xcalloc((size_t)n * (size_t)nd * (size_t)nd, sizeof(int64_t));
+    out->data = srd_xcalloc((size_t)n * (size_t)(set->n_data ? set->n_data : 1), sizeof(double));
+    out->state = srd_xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
     memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
     double *d1 = info->n_state ? initial_directors(m) : NULL;
     double *tau = NULL;
@@ -333,7 +311,7 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
             out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank, d1, tau);
     }
     /* Stress-free reference shapes: measured with the same initial frames as the state. */
-    double *rt = xcalloc((size_t)n + 1, sizeof(double));
+    double *rt = srd_xcalloc((size_t)n + 1, sizeof(double));
     if (d1 && set->n_edge >= 2)
         for (int i = 0; i < n; i++)
             rt[i] = initial_ref_twist(m, set, i, 1, d1);
@@ -357,7 +335,7 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
 
 static double *positions(const srd_model *m, const double *q)
 {
-    double *x = xcalloc((size_t)m->n_nodes * 3 + 1, sizeof(double));
+    double *x = srd_xcalloc((size_t)m->n_nodes * 3 + 1, sizeof(double));
     for (int i = 0; i < m->n_nodes; i++)
         memcpy(&x[3 * i], &q[m->node_dof[i]], 3 * sizeof(double));
     return x;
@@ -365,7 +343,7 @@ static double *positions(const srd_model *m, const double *q)
 
 static void tangent_at(const srd_model *m, const double *x, int e, double *t)
 {
-    sub3(&x[3 * m->edge_nodes[2 * e + 1]], &x[3 * m->edge_nodes[2 * e]], t);
+    srd_sub3(&x[3 * m->edge_nodes[2 * e + 1]], &x[3 * m->edge_nodes[2 * e]], t);
     normalize3(t);
 }
 
@@ -413,7 +391,7 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
                     d[c] = st[state_index(info, SRD_STATE_D1, p, c)];
                 double dn[3];
                 transport(d, told, tnew, dn);
-                double along = dot3(dn, tnew);
+                double along = srd_dot3(dn, tnew);
                 for (int c = 0; c < 3; c++)
                     dn[c] -= along * tnew[c];
                 normalize3(dn);
@@ -423,7 +401,7 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
             }
             if (k2 >= 0) {
                 double d2[3];
-                cross3(tnew, d, d2);
+                srd_cross3(tnew, d, d2);
                 for (int c = 0; c < 3; c++)
                     st[state_index(info, SRD_STATE_D2, p, c)] = d2[c];
             }

@@ -1,18 +1,11 @@
 /* contact.c — gaps between nodes and the contact surfaces (ground plane, uneven ground, sphere
  * obstacles), summarised over a run: active contacts and the deepest penetration. */
 #include "contact.h"
+#include "alloc.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "schedule.h"
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel_fn height)
 {
@@ -24,9 +17,9 @@ void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel
         return;
     c->height = height;
     int n = m->n_nodes;
-    c->res = xcalloc((size_t)n + 1, sizeof(int32_t));
-    c->data = xcalloc((size_t)n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
-    c->out = xcalloc((size_t)n + 1, sizeof(double));
+    c->res = srd_xcalloc((size_t)n + 1, sizeof(int32_t));
+    c->data = srd_xcalloc((size_t)n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
+    c->out = srd_xcalloc((size_t)n + 1, sizeof(double));
     for (int i = 0; i < n; i++)
         c->res[i] = i;
     c->batch.n = n;

@@ -1,17 +1,8 @@
 /* model.c — ownership, element sets, and the human and JSON summaries of a model. */
 #include "srd_model.h"
+#include "alloc.h"
 #include <stdlib.h>
 #include <string.h>
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fputs("srd: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static void *xrealloc(void *p, size_t size)
 {
@@ -28,12 +19,12 @@ static char *xstrdup(const char *s)
     if (!s)
         return NULL;
     size_t n = strlen(s) + 1;
-    return memcpy(xcalloc(n, 1), s, n);
+    return memcpy(srd_xcalloc(n, 1), s, n);
 }
 
 srd_model *srd_model_new(void)
 {
-    srd_model *m = xcalloc(1, sizeof *m);
+    srd_model *m = srd_xcalloc(1, sizeof *m);
     return m;
 }
 
@@ -127,10 +118,18 @@ int srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, in
     s->n_node = n_node;
     s->n_edge = n_edge;
     s->n_data = n_data;
-    s->data_names = xcalloc((size_t)n_data + 1, sizeof(char *));
+    s->data_names = srd_xcalloc((size_t)n_data + 1, sizeof(char *));
     for (int i = 0; i < n_data; i++)
         s->data_names[i] = xstrdup(data_names[i]);
     return m->n_sets++;
+}
+
+int srd_elemset_column(const srd_elemset *s, const char *name)
+{
+    for (int k = 0; k < s->n_data; k++)
+        if (!strcmp(s->data_names[k], name))
+            return k;
+    return -1;
 }
 
 int srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const signed char *signs,

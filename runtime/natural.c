@@ -4,34 +4,17 @@
  * Only kinematics live here (what std.rods and std.shells measure); the energies and all
  * their derivatives stay in the language. */
 #include "natural.h"
+#include "vec3.h"
 #include <math.h>
 #include <string.h>
-
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-static void cross3(const double *a, const double *b, double *r)
-{
-    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
-    r[0] = x;
-    r[1] = y;
-    r[2] = z;
-}
 
 static void unit_between(const double *from, const double *to, double *t)
 {
     for (int c = 0; c < 3; c++)
         t[c] = to[c] - from[c];
-    double n = sqrt(dot3(t, t));
+    double n = sqrt(srd_dot3(t, t));
     for (int c = 0; c < 3; c++)
         t[c] /= n;
-}
-
-static int column(const srd_elemset *s, const char *name)
-{
-    for (int k = 0; k < s->n_data; k++)
-        if (!strcmp(s->data_names[k], name))
-            return k;
-    return -1;
 }
 
 /* The physical curvature k whose discrete curvature over a chord l is kd: std.rods maps
@@ -48,10 +31,10 @@ static void measure_bend_twist(const srd_model *m, const srd_elemset *s, int i, 
     unit_between(&m->x0[3 * nd[0]], &m->x0[3 * nd[1]], t0);
     unit_between(&m->x0[3 * nd[1]], &m->x0[3 * nd[2]], t1);
     const double *a0 = &d1[3 * s->edges[2 * i]], *a1 = &d1[3 * s->edges[2 * i + 1]];
-    cross3(t0, a0, b0);
-    cross3(t1, a1, b1);
-    cross3(t0, t1, kb);
-    double denom = 1 + dot3(t0, t1);
+    srd_cross3(t0, a0, b0);
+    srd_cross3(t1, a1, b1);
+    srd_cross3(t0, t1, kb);
+    double denom = 1 + srd_dot3(t0, t1);
     for (int c = 0; c < 3; c++)
         kb[c] *= 2 / denom;
     double k1 = 0, k2 = 0;
@@ -74,20 +57,20 @@ static double hinge_angle(const srd_model *m, const int *nd)
         u[c] = x2[c] - x0[c];
         v[c] = x3[c] - x0[c];
     }
-    cross3(e0, u, n0);
-    cross3(v, e0, n1);
-    cross3(n0, n1, w);
-    return atan2(dot3(w, e0) / sqrt(dot3(e0, e0)), dot3(n0, n1));
+    srd_cross3(e0, u, n0);
+    srd_cross3(v, e0, n1);
+    srd_cross3(n0, n1, w);
+    return atan2(srd_dot3(w, e0) / sqrt(srd_dot3(e0, e0)), srd_dot3(n0, n1));
 }
 
 void srd_natural_shape(const srd_model *m, const srd_elemset *s, double *data, const double *d1,
                        const double *ref_twist)
 {
-    int flag = column(s, "natural_from_reference");
+    int flag = srd_elemset_column(s, "natural_from_reference");
     if (flag < 0)
         return;
-    int vl = column(s, "voronoi_length"), k1 = column(s, "kappa1_bar"), k2 = column(s, "kappa2_bar");
-    int tau = column(s, "tau_bar"), phi = column(s, "phi_bar");
+    int vl = srd_elemset_column(s, "voronoi_length"), k1 = srd_elemset_column(s, "kappa1_bar"), k2 = srd_elemset_column(s, "kappa2_bar");
+    int tau = srd_elemset_column(s, "tau_bar"), phi = srd_elemset_column(s, "phi_bar");
     for (int i = 0; i < s->n; i++) {
         double *row = &data[i * s->n_data];
         if (row[flag] == 0)

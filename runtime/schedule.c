@@ -1,24 +1,9 @@
 /* schedule.c — runs the generated schedule kernels of actuations and time-dependent loads and
  * puts their values where the element kernels and the external forces read them. */
 #include "schedule.h"
+#include "alloc.h"
 #include <stdlib.h>
 #include <string.h>
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static int column(const srd_elemset *set, const char *name)
-{
-    for (int k = 0; k < set->n_data; k++)
-        if (!strcmp(set->data_names[k], name))
-            return k;
-    return -1;
-}
 
 /* Data columns per actuation target, in the order of the value's components. */
 static const char *const target_names[][6] = {
@@ -51,10 +36,10 @@ static void target_columns(srd_schedule *sc, const srd_elemset *set, const char 
 {
     const char *const *row = target_row(target);
     sc->n_columns = 0;
-    sc->flag_column = strcmp(target, "E") ? column(set, "natural_from_reference") : -1;
+    sc->flag_column = strcmp(target, "E") ? srd_elemset_column(set, "natural_from_reference") : -1;
     for (int k = 0; row && k < 5 && row[k]; k++)
-        if (column(set, row[k]) >= 0 || strcmp(target, "E"))
-            sc->columns[sc->n_columns++] = column(set, row[k]);
+        if (srd_elemset_column(set, row[k]) >= 0 || strcmp(target, "E"))
+            sc->columns[sc->n_columns++] = srd_elemset_column(set, row[k]);
 }
 
 /* Where an instance is, for values that depend on x, y, z: a bend-twist element at its
@@ -78,8 +63,8 @@ static void instance_position(const srd_model *m, const srd_elemset *set, int i,
 
 static void build_batch(srd_schedule *sc)
 {
-    sc->res = xcalloc((size_t)sc->n * (size_t)sc->n_out + 1, sizeof(int32_t));
-    sc->out = xcalloc((size_t)sc->n * (size_t)sc->n_out + 1, sizeof(double));
+    sc->res = srd_xcalloc((size_t)sc->n * (size_t)sc->n_out + 1, sizeof(int32_t));
+    sc->out = srd_xcalloc((size_t)sc->n * (size_t)sc->n_out + 1, sizeof(double));
     for (int k = 0; k < sc->n * sc->n_out; k++)
         sc->res[k] = k;
     sc->b.n = sc->n;
@@ -98,8 +83,8 @@ static void build_actuation(srd_schedule *sc, const srd_model *m, const srd_actu
     const srd_elemset *set = &m->sets[a->set];
     sc->n = a->n;
     sc->n_out = !strcmp(a->target, "curvature") ? 2 : 1;
-    sc->targets = xcalloc((size_t)a->n + 1, sizeof(int));
-    sc->data = xcalloc((size_t)a->n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
+    sc->targets = srd_xcalloc((size_t)a->n + 1, sizeof(int));
+    sc->data = srd_xcalloc((size_t)a->n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
     memcpy(sc->targets, a->instances, sizeof(int) * (size_t)a->n);
     for (int i = 0; i < a->n; i++) {
         double *d = &sc->data[i * SRD_SCHEDULE_N_DATA];
@@ -108,8 +93,8 @@ static void build_actuation(srd_schedule *sc, const srd_model *m, const srd_actu
     }
     target_columns(sc, set, a->target);
     if (!strcmp(a->target, "E")) {
-        sc->base = xcalloc((size_t)a->n * (size_t)sc->n_columns + 1, sizeof(double));
-        sc->e0 = xcalloc((size_t)a->n + 1, sizeof(double));
+        sc->base = srd_xcalloc((size_t)a->n * (size_t)sc->n_columns + 1, sizeof(double));
+        sc->e0 = srd_xcalloc((size_t)a->n + 1, sizeof(double));
         for (int i = 0; i < a->n; i++) {
             int inst = a->instances[i];
             sc->e0[i] = set->object[inst] >= 0 ? m->objects[set->object[inst]].E : 0;
@@ -123,8 +108,8 @@ static void build_actuation(srd_schedule *sc, const srd_model *m, const srd_actu
 static void build_loads(srd_schedule *sc, const srd_model *m, int expr)
 {
     sc->n_out = 3;
-    sc->targets = xcalloc((size_t)m->n_loads + 1, sizeof(int));
-    sc->data = xcalloc((size_t)m->n_loads * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
+    sc->targets = srd_xcalloc((size_t)m->n_loads + 1, sizeof(int));
+    sc->data = srd_xcalloc((size_t)m->n_loads * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
     for (int k = 0; k < m->n_loads; k++) {
         if (m->loads[k].expr != expr)
             continue;
@@ -142,8 +127,8 @@ void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_
 {
     memset(S, 0, sizeof *S);
     S->n = n;
-    S->a = xcalloc((size_t)n + 1, sizeof *S->a);
-    S->fext_const = xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    S->a = srd_xcalloc((size_t)n + 1, sizeof *S->a);
+    S->fext_const = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     memcpy(S->fext_const, fext, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < n; k++) {
         srd_schedule *sc = &S->a[k];

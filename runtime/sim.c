@@ -1,6 +1,7 @@
 /* sim.c — assembles the residual and Jacobian from the generated kernels and solves them
  * with Newton's method: implicit Euler steps and static equilibrium. */
 #include "sim.h"
+#include "alloc.h"
 #include <lapacke.h>
 #include <math.h>
 #include <stdbool.h>
@@ -13,14 +14,6 @@ static double seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
 }
 
 /* External forces at full strength: gravity on every node's mass, buoyancy-reduced in a
@@ -79,7 +72,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     }
     srd_solver_init(&s->solver, m, solver, symmetric);
     s->conservative = symmetric;
-    s->kernels = xcalloc((size_t)m->n_sets + 1, sizeof *s->kernels);
+    s->kernels = srd_xcalloc((size_t)m->n_sets + 1, sizeof *s->kernels);
     for (int k = 0; k < m->n_sets; k++) {
         s->kernels[k].fn = fns[k];
         s->kernels[k].gradient = gradients && gradients[k] ? gradients[k] : fns[k];
@@ -90,31 +83,31 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
         }
     }
     size_t n = (size_t)m->n_dofs;
-    s->q = xcalloc(n, sizeof(double));
-    s->q0 = xcalloc(n, sizeof(double));
-    s->v = xcalloc(n, sizeof(double));
-    s->v0 = xcalloc(n, sizeof(double));
-    s->trial = xcalloc(n, sizeof(double));
-    s->qhat = xcalloc(n, sizeof(double));
-    s->a0 = xcalloc(n, sizeof(double));
-    s->qeval = xcalloc(n, sizeof(double));
-    s->work = xcalloc(n, sizeof(double));
+    s->q = srd_xcalloc(n, sizeof(double));
+    s->q0 = srd_xcalloc(n, sizeof(double));
+    s->v = srd_xcalloc(n, sizeof(double));
+    s->v0 = srd_xcalloc(n, sizeof(double));
+    s->trial = srd_xcalloc(n, sizeof(double));
+    s->qhat = srd_xcalloc(n, sizeof(double));
+    s->a0 = srd_xcalloc(n, sizeof(double));
+    s->qeval = srd_xcalloc(n, sizeof(double));
+    s->work = srd_xcalloc(n, sizeof(double));
     s->inertia_a = 0;
     s->stiffness_b = 1;
-    s->fext = xcalloc(n, sizeof(double));
+    s->fext = srd_xcalloc(n, sizeof(double));
     if (m->damping_alpha > 0 || m->damping_beta > 0) {
-        s->damping_x = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-        s->damping_y = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+        s->damping_x = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+        s->damping_y = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     }
     if (m->damping_beta > 0) {
-        s->damping_k = xcalloc((size_t)srd_system_storage(&s->solver.sys) + 1, sizeof(double));
-        s->damping_kv0 = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+        s->damping_k = srd_xcalloc((size_t)srd_system_storage(&s->solver.sys) + 1, sizeof(double));
+        s->damping_kv0 = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     }
-    s->res = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    s->res_nc = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    s->res_nc_start = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    s->dq = xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    s->params = xcalloc((size_t)m->n_params + 1, sizeof(double));
+    s->res = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->res_nc = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->res_nc_start = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->dq = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->params = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
     for (int p = 0; p < m->n_params; p++)
         s->params[p] = m->params[p].value;
     for (int i = 0; i < m->n_nodes; i++)
@@ -140,7 +133,7 @@ void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const in
 {
     srd_schedules_free(&s->schedules);
     free(s->set_data);
-    s->set_data = xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
+    s->set_data = srd_xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
     for (int k = 0; k < s->m->n_sets; k++)
         s->set_data[k] = s->kernels[k].batch.data;
     srd_schedules_build(&s->schedules, s->m, n, fns, actuation, expr, s->set_data, s->fext);
@@ -551,8 +544,8 @@ static int explicit_step(srd_sim *s, srd_method method)
             s->v[d] += 0.5 * dt * acc[d];
     } else {
         /* classical fourth-order Runge-Kutta on (q, v) */
-        double *kq = xcalloc((size_t)n * 4, sizeof(double)), *kv = xcalloc((size_t)n * 4, sizeof(double));
-        double *qs = xcalloc((size_t)n, sizeof(double));
+        double *kq = srd_xcalloc((size_t)n * 4, sizeof(double)), *kv = srd_xcalloc((size_t)n * 4, sizeof(double));
+        double *qs = srd_xcalloc((size_t)n, sizeof(double));
         static const double c[4] = { 0, 0.5, 0.5, 1 };
         for (int st = 0; st < 4 && !code; st++) {
             for (int d = 0; d < n; d++)
@@ -641,16 +634,13 @@ static void scale_natural_shapes(srd_sim *s, double **saved, double factor)
     for (int k = 0; k < m->n_sets; k++) {
         const srd_elemset *set = &m->sets[k];
         double *data = s->kernels[k].batch.data;
-        int flag = -1;
-        for (int c = 0; c < set->n_data; c++)
-            if (!strcmp(set->data_names[c], "natural_from_reference"))
-                flag = c;
+        int flag = srd_elemset_column(set, "natural_from_reference");
         for (int c = 0; c < set->n_data; c++) {
             size_t len = strlen(set->data_names[c]);
             if (len < 4 || strcmp(set->data_names[c] + len - 4, "_bar"))
                 continue;
             if (!saved[k]) {
-                saved[k] = xcalloc((size_t)set->n * (size_t)set->n_data + 1, sizeof(double));
+                saved[k] = srd_xcalloc((size_t)set->n * (size_t)set->n_data + 1, sizeof(double));
                 memcpy(saved[k], data, sizeof(double) * (size_t)set->n * (size_t)set->n_data);
             }
             for (int i = 0; i < set->n; i++)
@@ -666,7 +656,7 @@ int srd_static(srd_sim *s, int load_steps)
     if (load_steps < 1)
         load_steps = 1;
     apply_schedules(s, s->t);
-    double **saved = xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
+    double **saved = srd_xcalloc((size_t)s->m->n_sets + 1, sizeof(double *));
     int code = 0;
     for (int k = 1; k <= load_steps && code == 0; k++) {
         s->load_factor = (double)k / load_steps;
@@ -684,11 +674,11 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
 {
     const srd_model *m = s->m;
     int n = s->solver.sys.n_free;
-    int *dof_of_free = xcalloc((size_t)n + 1, sizeof(int));
+    int *dof_of_free = srd_xcalloc((size_t)n + 1, sizeof(int));
     for (int d = 0; d < m->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             dof_of_free[s->solver.sys.free_index[d]] = d;
-    unsigned char *shown = xcalloc((size_t)n + 1, 1);
+    unsigned char *shown = srd_xcalloc((size_t)n + 1, 1);
     for (int k = 0; k < count && k < n; k++) {
         int worst = -1;
         for (int f = 0; f < n; f++)
@@ -709,7 +699,7 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     int n = s->solver.sys.n_free;
     if (count > n)
         count = n;
-    int *dof_of_free = xcalloc((size_t)n + 1, sizeof(int));
+    int *dof_of_free = srd_xcalloc((size_t)n + 1, sizeof(int));
     for (int d = 0; d < m->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             dof_of_free[s->solver.sys.free_index[d]] = d;
@@ -726,8 +716,8 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     s->dynamic = 0;
     assemble(s, s->q, 1);
     s->dynamic = dynamic;
-    double *A = xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
-    double *e = xcalloc((size_t)n + 1, sizeof(double));
+    double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
+    double *e = srd_xcalloc((size_t)n + 1, sizeof(double));
     for (int j = 0; j < n; j++) {
         e[j] = 1;
         srd_solver_multiply(&s->solver, e, &A[(size_t)j * n]);
@@ -737,9 +727,9 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++)
             A[(size_t)j * n + i] /= sqrt(m->dof_mass[dof_of_free[i]] * m->dof_mass[dof_of_free[j]]);
-    double *w = xcalloc((size_t)n + 1, sizeof(double));
-    double *z = xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));
-    int *support = xcalloc(2 * (size_t)n + 2, sizeof(int));
+    double *w = srd_xcalloc((size_t)n + 1, sizeof(double));
+    double *z = srd_xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));
+    int *support = srd_xcalloc(2 * (size_t)n + 2, sizeof(int));
     int found = 0;
     int info = n ? LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', n, A, n, 0, 0, 1, count, 0, &found, w, z, n, support)
                  : 0;

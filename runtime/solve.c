@@ -1,6 +1,7 @@
 /* solve.c — LAPACK solves of the reduced Jacobian in dense or band storage: Cholesky first when
  * the caller says the system is symmetric, LU when it is not or when Cholesky finds it indefinite. */
 #include "solve.h"
+#include "alloc.h"
 #include <lapacke.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +11,6 @@ _Static_assert(sizeof(lapack_int) == sizeof(int), "srd expects LP64 LAPACKE (32-
 
 /* OpenBLAS's own entry point; its header is not needed for this one call. */
 void openblas_set_num_threads(int);
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 /* Rod systems are small and narrow: OpenBLAS threads cost more than they save there. */
 static void blas_single_thread(void)
@@ -60,9 +53,9 @@ void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, in
     }
     s->kind = kind;
     s->symmetric = symmetric != 0;
-    s->jac = xcalloc((size_t)srd_system_storage(&s->sys) + 1, sizeof(double));
-    s->work = xcalloc(work_size(&s->sys), sizeof(double));
-    s->ipiv = xcalloc((size_t)s->sys.n_free, sizeof(int));
+    s->jac = srd_xcalloc((size_t)srd_system_storage(&s->sys) + 1, sizeof(double));
+    s->work = srd_xcalloc(work_size(&s->sys), sizeof(double));
+    s->ipiv = srd_xcalloc((size_t)s->sys.n_free, sizeof(int));
 }
 
 void srd_solver_free(srd_solver *s)

@@ -173,6 +173,8 @@ void       srd_model_free(srd_model *m);
 /* Element sets: find or create by kind, then append instances. */
 int  srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, int n_data,
                        const char *const *data_names);
+/* Index of the data column called `name`, or -1. */
+int  srd_elemset_column(const srd_elemset *s, const char *name);
 int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const signed char *signs,
                      const double *data, int object);
 int  srd_model_add_object(srd_model *m, const srd_object *o);

@@ -1,0 +1,10 @@
+/* alloc.h — allocation that never returns NULL: running out of memory ends the program with a
+ * message, so callers need no error path for it. */
+#ifndef SRD_ALLOC_H
+#define SRD_ALLOC_H
+#include <stddef.h>
+
+/* calloc of at least one element of at least one byte; aborts when memory runs out. */
+void *srd_xcalloc(size_t n, size_t size);
+
+#endif
