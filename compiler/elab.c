@@ -753,22 +753,17 @@ int elab_remember_expr(Elab *e, Expr *x)
 {
     int n = 0;
     for (Binding *b = e->scope; b && b != e->globals; b = b->next)
-        n++;
-    RunExpr r = { x, 0, arena_alloc(e->arena, sizeof(CapturedValue) * (size_t)(n + 1)) };
-    /* Innermost first in the scope; stored outermost first so that re-binding in order
-     * lets inner names shadow outer ones. */
+        n += b->val.kind == V_NUM && b->val.known;
+    RunExpr r = { x, n, arena_alloc(e->arena, sizeof(CapturedValue) * (size_t)(n + 1)) };
+    /* The scope lists the innermost first; the table keeps the outermost first, so that
+     * binding in order lets inner names shadow outer ones. */
     for (Binding *b = e->scope; b && b != e->globals; b = b->next)
-        if (b->val.kind == V_NUM && b->val.known)
-            r.captured[r.n_captured++] = (CapturedValue){ b->name, b->val.n, { 0 } };
-    int k = 0;
-    for (Binding *b = e->scope; b && b != e->globals; b = b->next)
-        if (b->val.kind == V_NUM && b->val.known)
-            memcpy(r.captured[k++].v, b->val.v, sizeof b->val.v);
-    for (int i = 0; i < r.n_captured / 2; i++) {
-        CapturedValue tmp = r.captured[i];
-        r.captured[i] = r.captured[r.n_captured - 1 - i];
-        r.captured[r.n_captured - 1 - i] = tmp;
-    }
+        if (b->val.kind == V_NUM && b->val.known) {
+            CapturedValue *c = &r.captured[--n];
+            c->name = b->name;
+            c->n = b->val.n;
+            memcpy(c->v, b->val.v, sizeof c->v);
+        }
     DPUSH(e->exprs, r);
     return e->exprs.n - 1;
 }

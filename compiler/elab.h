@@ -200,6 +200,11 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
 
 /* Records a run-time expression with the local values in scope; returns its index. */
 int elab_remember_expr(Elab *e, Expr *x);
+/* Run-time expression `index` of a model built by elaboration. */
+static inline const RunExpr *elab_run_expr(const srd_model *m, int index)
+{
+    return &((const RunExpr *)m->run_exprs)[index];
+}
 
 /* ---- evaluator (eval.c) ---- */
 Value eval_expr(Elab *e, Expr *x);

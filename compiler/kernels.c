@@ -96,13 +96,12 @@ static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_
                                int n_out, char *err, size_t err_n)
 {
     ScheduleKernel *sk = &mk->schedules[mk->n_schedules];
-    const RunExpr *r = &((const RunExpr *)m->run_exprs)[expr];
     char kind[64], msg[512];
     if (actuation >= 0)
         snprintf(kind, sizeof kind, "schedule_actuation%d", actuation);
     else
         snprintf(kind, sizeof kind, "schedule_load%d", expr);
-    if (!lower_schedule(prog, m, kind, r->expr, r->captured, r->n_captured, n_out, &sk->lowered, msg, sizeof msg)) {
+    if (!lower_schedule(prog, m, kind, elab_run_expr(m, expr), n_out, &sk->lowered, msg, sizeof msg)) {
         snprintf(err, err_n, "%s: %s", actuation >= 0 ? "actuation" : "time-dependent load", msg);
         return false;
     }
@@ -166,9 +165,8 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
     if (!lower_schedules(mk, prog, m, err, err_n))
         return false;
     if (m->has_ground && m->ground_height_expr >= 0) {
-        const RunExpr *r = &((const RunExpr *)m->run_exprs)[m->ground_height_expr];
         char msg[512];
-        if (!lower_schedule(prog, m, "schedule_ground_height", r->expr, r->captured, r->n_captured, 1,
+        if (!lower_schedule(prog, m, "schedule_ground_height", elab_run_expr(m, m->ground_height_expr), 1,
                             &mk->ground_height, msg, sizeof msg)) {
             snprintf(err, err_n, "ground height: %s", msg);
             return false;

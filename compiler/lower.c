@@ -308,7 +308,7 @@ static ExprId ground_height_at(Lower *L, ExprId x, ExprId y)
         fail(L, "the model has no uneven ground (`ground { height = ...; }`)");
         return dag_const(L->d, 0);
     }
-    const RunExpr *r = &((const RunExpr *)L->model->run_exprs)[L->model->ground_height_expr];
+    const RunExpr *r = elab_run_expr(L->model, L->model->ground_height_expr);
     /* The height is written in the model's file: lower it among that file's globals. */
     SymBind *saved = L->scope, *saved_globals = L->globals;
     const Program *saved_prog = L->prog;
@@ -959,15 +959,15 @@ void lowered_free(LoweredElement *le)
     memset(le, 0, sizeof *le);
 }
 
-bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const Expr *value,
-                    const CapturedValue *captured, int n_captured, int n_out, LoweredElement *out, char *err,
-                    size_t err_n)
+bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *run, int n_out,
+                    LoweredElement *out, char *err, size_t err_n)
 {
+    const Expr *value = run->expr;
     memset(out, 0, sizeof *out);
     Lower L;
     lower_begin(&L, prog, model, err, err_n);
     bind_globals(&L);
-    bind_captured(&L, captured, n_captured);
+    bind_captured(&L, run->captured, run->n_captured);
     static const char *columns[SCHEDULE_N_DATA] = { "s", "x", "y", "z" };
     for (int c = 0; c < SCHEDULE_N_DATA; c++)
         bind(&L, columns[c], sym_scalar(input(&L, KIN_DATA, c)), NULL);

@@ -69,11 +69,10 @@ const Stmt *lower_find_definition(const Program *prog, const char *kind);
 /* Per-instance data of a schedule: arc-length fraction s and reference position x, y, z. */
 enum { SCHEDULE_N_DATA = 4 };
 
-/* Lowers a run-time expression of t, the params and the instance's s, x, y, z (an actuation
+/* Lowers a run-time expression (with the values it captured) of t, the params and the instance's s, x, y, z (an actuation
  * value or a time-dependent load) as a kernel whose n_out "residual" rows are the value's
  * components: the gradient-only kernel of kind `kind` adds them at the batch's res indices. */
-bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const Expr *value,
-                    const CapturedValue *captured, int n_captured, int n_out, LoweredElement *out, char *err,
-                    size_t err_n);
+bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *value, int n_out,
+                    LoweredElement *out, char *err, size_t err_n);
 
 #endif

@@ -135,10 +135,12 @@ void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_
         sc->fn = fns[k];
         sc->actuation = actuation[k];
         sc->expr = expr[k];
-        if (sc->actuation >= 0)
+        if (sc->actuation >= 0) {
             build_actuation(sc, m, &m->actuations[sc->actuation], set_data);
-        else
+        } else {
             build_loads(sc, m, sc->expr);
+            S->has_loads = 1;
+        }
     }
 }
 
@@ -166,10 +168,7 @@ static void write_actuation(const srd_schedule *sc, const srd_model *m, double *
 void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t,
                          double *const *set_data, double *fext)
 {
-    int loads = 0;
-    for (int k = 0; k < S->n; k++)
-        loads |= S->a[k].actuation < 0;
-    if (loads)
+    if (S->has_loads)
         memcpy(fext, S->fext_const, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < S->n; k++) {
         srd_schedule *sc = &S->a[k];

@@ -30,6 +30,7 @@ typedef struct srd_schedules {
     int           n;
     srd_schedule *a;
     double       *fext_const;  /* n_dofs: the external forces that do not change with time */
+    int           has_loads;   /* some schedule drives loads: fext is rebuilt from fext_const */
 } srd_schedules;
 
 /* fns[k] evaluates actuation actuation[k] (or, when that is -1, the loads whose expression

@@ -230,10 +230,11 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     srd_eval_ctx ctx = { qe, s->q0, s->v0, s->params, s->t, s->dt, &energy, s->res,
                          with_jacobian ? s->solver.jac : NULL };
     /* Forces (non-conservative elements) add into res_nc first: the line search needs their
-     * share of the residual on its own. */
+     * share of the residual on its own. Models of energies only have none. */
     srd_eval_ctx ctx_nc = ctx;
     ctx_nc.grad = s->res_nc;
-    memset(s->res_nc, 0, sizeof(double) * ((size_t)sys->n_free + 1));
+    if (!s->conservative)
+        memset(s->res_nc, 0, sizeof(double) * ((size_t)sys->n_free + 1));
     double t0 = seconds();
     for (int k = 0; k < m->n_sets; k++) {
         /* Friction and drag need a velocity: a static solve has none. */
@@ -242,8 +243,9 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
         (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(s->kernels[k].info.is_force ? &ctx_nc : &ctx,
                                                                       &s->kernels[k].batch.b);
     }
-    for (int f = 0; f < sys->n_free; f++)
-        s->res[f] += s->res_nc[f];
+    if (!s->conservative)
+        for (int f = 0; f < sys->n_free; f++)
+            s->res[f] += s->res_nc[f];
     s->time_assembly += seconds() - t0;
     if (with_jacobian && b != 1)
         srd_solver_scale(&s->solver, b);
