@@ -30,62 +30,6 @@ static void *alloc_or_die(size_t count, size_t size)
     return p;
 }
 
-static void *grow_or_die(void *p, size_t count, size_t size)
-{
-    void *q = realloc(p, (count ? count : 1) * size);
-    if (!q) {
-        fputs("srdc: out of memory (differentiation)\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-static int compare_ids(const void *pa, const void *pb)
-{
-    ExprId a = *(const ExprId *)pa, b = *(const ExprId *)pb;
-    return (a > b) - (a < b);
-}
-
-/* The nodes reachable from root in increasing id order, by an explicit-stack DFS so that DAGs of
- * any depth work; the sweep then costs O(reachable), however large the DAG around it is. */
-static ExprId *reachable_in_order(const ExprDag *d, ExprId root, int32_t *count)
-{
-    uint8_t *seen = alloc_or_die((size_t)root + 1, 1);
-    size_t sp = 0, stack_cap = 64, n = 0, cap = 64;
-    ExprId *stack = grow_or_die(NULL, stack_cap, sizeof *stack), *ids = grow_or_die(NULL, cap, sizeof *ids);
-    seen[root] = 1;
-    stack[sp++] = root;
-    while (sp > 0) {
-        ExprId id = stack[--sp];
-        if (n == cap)
-            ids = grow_or_die(ids, cap *= 2, sizeof *ids);
-        ids[n++] = id;
-        const ExprNode *x = dag_node(d, id);
-        ExprId kids[3] = { x->a, x->b, x->c };
-        for (int k = 0; k < 3; k++) {
-            if (kids[k] < 0 || seen[kids[k]])
-                continue;
-            seen[kids[k]] = 1;
-            if (sp == stack_cap)
-                stack = grow_or_die(stack, stack_cap *= 2, sizeof *stack);
-            stack[sp++] = kids[k];
-        }
-    }
-    /* Sorting costs n log n; when most older nodes are reachable, scanning the marks is cheaper. */
-    if ((double)n * log2((double)n + 2) > (double)root + 1) {
-        n = 0;
-        for (ExprId id = 0; id <= root; id++)
-            if (seen[id])
-                ids[n++] = id;
-    } else {
-        qsort(ids, n, sizeof *ids, compare_ids);
-    }
-    free(stack);
-    free(seen);
-    *count = (int32_t)n;
-    return ids;
-}
-
 static int wrt_order(const void *pa, const void *pb)
 {
     const WrtEntry *a = pa, *b = pb;
@@ -256,7 +200,8 @@ void diff_gradient(ExprDag *d, ExprId f, const int *wrt, int n_wrt, ExprId *grad
     qsort(w, (size_t)n_wrt, sizeof *w, wrt_order);
 
     Sweep s = { .d = d, .root = f };
-    s.order = reachable_in_order(d, f, &s.count);
+    int32_t limit;
+    s.order = dag_reachable(d, &f, 1, &s.count, &limit);
     s.active = alloc_or_die((size_t)f + 1, 1);
     s.adj = alloc_or_die((size_t)f + 1, sizeof *s.adj);
     ExprId *input_node = alloc_or_die((size_t)n_wrt, sizeof *input_node);

@@ -638,7 +638,7 @@ static int compare_ids(const void *pa, const void *pb)
 /* The nodes reachable from the roots, by an explicit-stack DFS (no recursion, so any depth works),
  * in increasing id order: children are always older than their parents, so that order is
  * topological. The cost is O(reachable), plus a mark array the size of the largest root. */
-static ExprId *reachable_in_order(const ExprDag *d, const ExprId *roots, int n, int32_t *count, int32_t *limit)
+ExprId *dag_reachable(const ExprDag *d, const ExprId *roots, int n, int32_t *count, int32_t *limit)
 {
     int32_t top = -1;
     for (int i = 0; i < n; i++)
@@ -705,7 +705,7 @@ static double node_value(const ExprNode *x, const double *val, const double *inp
 void dag_eval_many(const ExprDag *d, const ExprId *roots, int n, const double *inputs, double *out)
 {
     int32_t count, limit;
-    ExprId *order = reachable_in_order(d, roots, n, &count, &limit);
+    ExprId *order = dag_reachable(d, roots, n, &count, &limit);
     /* Indexed by id but only the reachable entries are written, so no clearing is needed. */
     double *val = grow_or_die(NULL, limit > 0 ? (size_t)limit : 1, sizeof *val);
     for (int32_t i = 0; i < count; i++)
@@ -726,7 +726,7 @@ double dag_eval(const ExprDag *d, ExprId root, const double *inputs)
 int dag_count_ops(const ExprDag *d, const ExprId *roots, int n)
 {
     int32_t count, limit;
-    ExprId *order = reachable_in_order(d, roots, n, &count, &limit);
+    ExprId *order = dag_reachable(d, roots, n, &count, &limit);
     int ops = 0;
     for (int32_t i = 0; i < count; i++)
         if (d->nodes[order[i]].op != XO_CONST && d->nodes[order[i]].op != XO_INPUT)

@@ -62,6 +62,10 @@ double dag_eval(const ExprDag *d, ExprId root, const double *inputs);
 /* Evaluates many roots at once, sharing the work. */
 void   dag_eval_many(const ExprDag *d, const ExprId *roots, int n, const double *inputs, double *out);
 
+/* The nodes reachable from the roots in increasing id order (children before parents), as a
+ * malloc'd array of *count ids; *limit is one past the largest root. */
+ExprId *dag_reachable(const ExprDag *d, const ExprId *roots, int n, int32_t *count, int32_t *limit);
+
 /* Number of distinct operation nodes (not constants or inputs) reachable from the roots. */
 int dag_count_ops(const ExprDag *d, const ExprId *roots, int n);
 
