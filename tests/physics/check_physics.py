@@ -250,16 +250,17 @@ for method in ("implicit_midpoint", "implicit_euler"):
 # the clamped first edge) up to the sag under gravity, rho A g L^4 / (8 E I) = 2.9e-5 m: the
 # tip is checked to 5e-5 m. The tip positions are printed for the record.
 examples = os.path.join(os.path.dirname(os.path.dirname(here)), "examples")
+
+
+def run_example(name, *args):
+    """Runs examples/NAME.srd like run() does a test model: (exit code, probe rows, output dir)."""
+    return run(os.path.abspath(os.path.join(examples, name + ".srd")), *args)
+
+
 for kappa in (15.70, 31.45, 47.10):
     for force in (0, 1):
-        out = tempfile.mkdtemp(prefix="srd_pneunet_")
-        p = subprocess.run([srdc, "run", os.path.join(examples, "pneunet.srd"), "--out", out, "--quiet",
-                            "-p", "kappa0=%g/m" % kappa, "-p", "tip_force=%d" % force], capture_output=True, text=True)
-        rows = []
-        if os.path.exists(os.path.join(out, "probes.csv")):
-            with open(os.path.join(out, "probes.csv")) as f:
-                rows = list(csv.DictReader(f))
-        if p.returncode != 0 or not rows:
+        code, rows, _ = run_example("pneunet", "-p", "kappa0=%g/m" % kappa, "-p", "tip_force=%d" % force)
+        if code != 0 or not rows:
             check(False, "pneunet kappa0 = %g /m, tip force %d: static solve succeeds" % (kappa, force))
             continue
         tip = (float(rows[-1]["tip_x"]), float(rows[-1]["tip_z"]))
@@ -282,11 +283,8 @@ for kappa in (15.70, 31.45, 47.10):
 # validation.md): L_eff = 9 cm + 1 mm. Its tip sags -3 rho g L_eff^4 / (2 E h^2) (rectangular
 # 20 x 1 mm section), to 0.5% (DER's second-order error at 2 mm edges and the 3e-3 relative
 # geometric nonlinearity of a 6e-4 m sag).
-out = tempfile.mkdtemp(prefix="srd_cantilever_")
-p = subprocess.run([srdc, "run", os.path.join(examples, "cantilever_rod.srd"), "--out", out, "--quiet"],
-                   capture_output=True, text=True)
-rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
-if rows:
+code, rows, _ = run_example("cantilever_rod")
+if code == 0 and rows:
     tip = float(rows[-1]["tip"])
     leff = 0.091
     theory = -3 * 1200 * 9.81 * leff ** 4 / (2 * 2e9 * 0.001 ** 2)
@@ -296,11 +294,8 @@ else:
     check(False, "cantilever_rod example runs")
 
 # 14. The tripod example (a rod network): by symmetry the hub moves straight down; it sinks.
-out = tempfile.mkdtemp(prefix="srd_tripod_")
-p = subprocess.run([srdc, "run", os.path.join(examples, "tripod.srd"), "--out", out, "--quiet"],
-                   capture_output=True, text=True)
-rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
-if rows:
+code, rows, _ = run_example("tripod")
+if code == 0 and rows:
     hx, hy, hz = (float(rows[-1]["hub." + c]) for c in "xyz")
     drop = 0.06 - hz
     check(drop > 0 and math.hypot(hx, hy) <= 1e-9 * drop,
@@ -336,11 +331,8 @@ for degrees in (25, 10):
 # comes to rest lying on it: at t = 1 s both ends are within the contact distance delta = 1 mm
 # of the plane, and its kinetic energy, which friction and implicit Euler dissipate, has
 # fallen more than 100-fold over the last 0.3 s and below 1e-5 of the potential energy lost.
-out = tempfile.mkdtemp(prefix="srd_drop_")
-p = subprocess.run([srdc, "run", os.path.join(examples, "rod_drop.srd"), "--out", out, "--quiet"],
-                   capture_output=True, text=True)
-rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
-energy = list(csv.DictReader(open(os.path.join(out, "energy.csv")))) if p.returncode == 0 else []
+code, rows, out = run_example("rod_drop")
+energy = list(csv.DictReader(open(os.path.join(out, "energy.csv")))) if code == 0 else []
 if rows and energy:
     ends = [float(rows[-1]["low_z"]) + 0.05, float(rows[-1]["high_z"]) + 0.05]
     lost = float(energy[0]["potential"]) - float(energy[-1]["potential"])
@@ -353,13 +345,6 @@ if rows and energy:
 else:
     check(False, "rod_drop example runs")
 
-def run_example(name, *args):
-    out = tempfile.mkdtemp(prefix="srd_%s_" % name)
-    p = subprocess.run([srdc, "run", os.path.join(examples, name + ".srd"), "--out", out, "--quiet", *args],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        print(p.stdout + p.stderr)
-    return list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
 
 
 # 16b. The same drop at E = 2 MPa and 2 GPa (paper §7.1): the soft rod deforms visibly, the
@@ -368,7 +353,8 @@ def run_example(name, *args):
 # 2 GPa, and at least 20 times smaller than at 2 MPa.
 bend = {}
 for E in ("2MPa", "2GPa"):
-    rows = run_example("rod_drop", "-p", "youngs=" + E)
+    code, rows, _ = run_example("rod_drop", "-p", "youngs=" + E)
+    rows = rows if code == 0 else []
     points = lambda r, n: [float(r[n + "." + c]) for c in "xyz"]
     bend[E] = max((math.dist(points(r, "middle"), [(a + b) / 2 for a, b in zip(points(r, "low"), points(r, "high"))])
                    for r in rows), default=float("nan"))
@@ -567,11 +553,8 @@ def centre_per_cycle(rows):
 
 
 for mu in (0.25, 0):
-    out = tempfile.mkdtemp(prefix="srd_worm_")
-    p = subprocess.run([srdc, "run", os.path.join(examples, "earthworm.srd"), "--out", out, "--quiet",
-                        "-p", "mu=%g" % mu], capture_output=True, text=True)
-    rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
-    c = centre_per_cycle(rows)
+    code, rows, _ = run_example("earthworm", "-p", "mu=%g" % mu)
+    c = centre_per_cycle(rows if code == 0 else [])
     if len(c) < 10:
         check(False, "earthworm mu = %g runs" % mu)
         continue
@@ -586,11 +569,8 @@ for mu in (0.25, 0):
 # 23. The jumper example (Huang et al. Fig. 7): heated, the curled strip straightens and throws
 # its leading node up and forward: within the first 0.25 s it rises more than 1 cm above its
 # start, and at the end (2 s) it has landed ahead of where it started.
-out = tempfile.mkdtemp(prefix="srd_jumper_")
-p = subprocess.run([srdc, "run", os.path.join(examples, "jumper.srd"), "--out", out, "--quiet"],
-                   capture_output=True, text=True)
-rows = list(csv.DictReader(open(os.path.join(out, "probes.csv")))) if p.returncode == 0 else []
-if rows:
+code, rows, _ = run_example("jumper")
+if code == 0 and rows:
     z0, x0 = float(rows[0]["lead_z"]), float(rows[0]["lead_x"])
     rise = max(float(r["lead_z"]) for r in rows if float(r["t"]) <= 0.25) - z0
     ahead = float(rows[-1]["lead_x"]) - x0
@@ -629,7 +609,8 @@ else:
 # 26. The snake example (MAT-DiSMech Fig. 7, RFT with a travelling curvature wave, 10 s): the
 # head's x grows from each 1 s period to the next, its y oscillates (range over the last
 # period above 1 mm) and z stays exactly 0 (nothing acts out of the plane).
-rows = run_example("snake")
+code, rows, _ = run_example("snake")
+rows = rows if code == 0 else []
 if rows:
     xs = [float(r["head_x"]) for r in rows if abs(float(r["t"]) - round(float(r["t"]))) < 1e-9]
     ys = [float(r["head_y"]) for r in rows if float(r["t"]) >= 9]
@@ -643,7 +624,8 @@ else:
 # 27. The manta_ray example (Fig. 6, hinge-angle wave, drag and buoyancy), first second: by
 # symmetry about the x = 0 plane the leading tip's x stays 0 (to 1e-9 m), and it swims
 # toward +y (more than 10 cm in 1 s).
-rows = run_example("manta_ray", "--duration", "1")
+code, rows, _ = run_example("manta_ray", "--duration", "1")
+rows = rows if code == 0 else []
 if rows:
     xmax = max(abs(float(r["lead_x"])) for r in rows)
     dy = float(rows[-1]["lead_y"]) - float(rows[0]["lead_y"])
@@ -655,7 +637,8 @@ else:
 # 28. The parachute example (Fig. 8, drag on the canopy), first second: the payload hangs below
 # the canopy, the canopy bows into an inverted bowl (centre above its corners), and the fall
 # is decelerating toward a terminal speed (the payload's speed at 1 s is below its largest).
-rows = run_example("parachute", "--duration", "1")
+code, rows, _ = run_example("parachute", "--duration", "1")
+rows = rows if code == 0 else []
 if len(rows) > 2:
     last = rows[-1]
     speeds = [-(float(b["payload_z"]) - float(a["payload_z"])) / (float(b["t"]) - float(a["t"]))
@@ -712,10 +695,8 @@ for degrees in (20, 35):
 # contact no node enters the sphere deeper than delta = 1 mm and at least one touches; with
 # -p contact_stiffness=0 the rod curls through it (some node more than 5 mm inside).
 for stiffness in ("20N/m", "0N/m"):
-    out = tempfile.mkdtemp(prefix="srd_gripper_")
-    p = subprocess.run([srdc, "run", os.path.join(examples, "gripper.srd"), "--out", out, "--quiet",
-                        "-p", "contact_stiffness=" + stiffness], capture_output=True, text=True)
-    frames = sorted(f for f in os.listdir(out) if f.endswith(".vtu")) if p.returncode == 0 else []
+    code, _, out = run_example("gripper", "-p", "contact_stiffness=" + stiffness)
+    frames = sorted(f for f in os.listdir(out) if f.endswith(".vtu")) if code == 0 else []
     if not frames:
         check(False, "gripper with contact stiffness %s runs" % stiffness)
         continue
@@ -774,7 +755,8 @@ else:
 # on a flat height field), first cycle (2.9 s of the 3 s period): heating the limb behind the contact limb rolls
 # the robot forward (+x) by about one limb pitch; checked as more than 1 cm (18 mm measured),
 # with the hub staying above the ground.
-rows = run_example("star_roller", "--duration", "2.9")
+code, rows, _ = run_example("star_roller", "--duration", "2.9")
+rows = rows if code == 0 else []
 if rows:
     dx = float(rows[-1]["hub_x"]) - float(rows[0]["hub_x"])
     zmin = min(float(r["hub_z"]) for r in rows)
