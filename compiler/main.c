@@ -235,47 +235,22 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
     return status;
 }
 
-/* A time on the command line: seconds, or a number with a time unit (10ms). */
-static bool parse_time(const char *text, double *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text)
-        return false;
-    Unit u = { 1, DIMLESS };
-    char bad[48];
-    if (*end && (!units_parse(end, &u, bad, sizeof bad) || !dims_eq(u.dims, dims_of(0, 0, 1, 0))))
-        return false;
-    *out = v * u.scale;
-    return *out > 0;
-}
-
 static int cmd_run(int argc, char **argv)
 {
-    RunOptions o = { "out", 0, 0, NULL, 0, false, false };
+    srd_run_options o = { .program = "srdc", .out = "out" };
     const char *file = NULL;
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
     int status = EXIT_OK;
     for (int i = 0; i < argc && status == EXIT_OK; i++) {
         const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        int taken = srd_run_options_parse(&o, argc, argv, &i);
+        if (taken < 0)
+            status = EXIT_BAD_INPUT;
+        else if (taken)
+            continue;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             free(o.overrides);
             return print_help("run");
-        } else if (!strcmp(a, "--quiet"))
-            o.quiet = true;
-        else if (!strcmp(a, "--verbose"))
-            o.verbose = true;
-        else if (!strcmp(a, "--out") && has_value)
-            o.out = argv[++i];
-        else if (!strcmp(a, "-p") && has_value)
-            o.overrides[o.n_overrides++] = argv[++i];
-        else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {
-            if (!parse_time(argv[i + 1], a[2] == 'd' && a[3] == 'u' ? &o.duration : &o.dt)) {
-                fprintf(stderr, "srdc: error: `%s %s` needs a positive time such as 0.5 or 10ms\n", a, argv[i + 1]);
-                status = EXIT_BAD_INPUT;
-            }
-            i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help run`\n", a);
             status = EXIT_BAD_INPUT;

@@ -1,384 +1,66 @@
-/* run.c — `srdc run`: JIT-compiles a model's kernels and runs its analysis with the runtime,
- * writing VTK frames and probe CSV as it goes. */
+/* run.c — `srdc run`: JIT-compiles a model's kernels and hands them to the driver, which runs
+ * the analyses. */
 #include "run.h"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include "contact.h"
 #include "kernels.h"
-#include "output_vtk.h"
-#include "sim.h"
 
-enum { RUN_OK = 0, RUN_BAD_INPUT = 1, RUN_NUMERIC = 2, RUN_IO = 3 };
+/* The driver's view of JIT-compiled kernels; the arrays live as long as mk. */
+typedef struct JitTable {
+    srd_kernel_table table;
+    srd_kernel_fn   *fns, *gradients, *schedules;
+    srd_kernel_info *infos;
+    int             *actuation, *expr;
+} JitTable;
 
-static double wall_s(void)
+static void jit_table_fill(JitTable *jt, const ModelKernels *mk)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* What the runtime cannot do yet is refused before anything runs. */
-static int check_supported(const srd_model *m)
-{
-    int shaped_obstacles = 0;
-    for (int k = 0; k < m->n_obstacles; k++)
-        shaped_obstacles += strcmp(m->obstacles[k].shape, "sphere") != 0;
-    if (shaped_obstacles || m->has_self_contact) {
-        fprintf(stderr, "srdc: error: this model's environment (box or cylinder obstacles, or self contact) is not "
-                        "available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh "
-                        "damping, actuation, loads, a flat, inclined or uneven ground and sphere obstacles with "
-                        "friction are\n");
-        return -1;
-    }
-    return 0;
-}
-
-typedef struct Probes {
-    FILE *f;
-    double next;
-} Probes;
-
-static int open_probes(Probes *pr, const char *dir, const srd_analysis *a)
-{
-    memset(pr, 0, sizeof *pr);
-    if (!a->n_probes)
-        return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/probes.csv", dir);
-    pr->f = fopen(path, "w");
-    if (!pr->f)
-        return -1;
-    fprintf(pr->f, "t");
-    for (int i = 0; i < a->n_probes; i++) {
-        if (a->probes[i].dof >= 0)
-            fprintf(pr->f, ",%s", a->probes[i].name);
-        else
-            fprintf(pr->f, ",%s.x,%s.y,%s.z", a->probes[i].name, a->probes[i].name, a->probes[i].name);
-    }
-    fprintf(pr->f, "\n");
-    return 0;
-}
-
-static void write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, const double *q, double t)
-{
-    if (!pr->f)
-        return;
-    fprintf(pr->f, "%.9g", t);
-    for (int i = 0; i < a->n_probes; i++) {
-        const srd_probe *p = &a->probes[i];
-        if (p->dof >= 0)
-            fprintf(pr->f, ",%.12g", q[p->dof]);
-        else
-            for (int c = 0; c < 3; c++)
-                fprintf(pr->f, ",%.12g", q[m->node_dof[p->node] + c]);
-    }
-    fprintf(pr->f, "\n");
-    fflush(pr->f);
-}
-
-static void report_failure(const srd_sim *s, int code)
-{
-    fprintf(stderr, "srdc: error: %s at t = %.6g s\n",
-            code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
-    fprintf(stderr, "  Newton residuals (N):");
-    for (int i = 0; i < s->last.iterations && i < 64; i++)
-        fprintf(stderr, " %.2e", s->last.history[i]);
-    fprintf(stderr, "\n  largest residuals:\n");
-    srd_sim_report_worst(s, stderr, 3);
-    fprintf(stderr, "hint: try a smaller `dt`, more `load_steps`, a looser `tolerance`, or check for a part that is "
-                    "not held (a free rigid motion makes the system singular)\n");
-}
-
-static void progress(double done, double total)
-{
-    if (!isatty(STDERR_FILENO))
-        return;
-    int width = 40, filled = total > 0 ? (int)(width * done / total) : width;
-    fprintf(stderr, "\r  [%.*s%*s] %5.1f%%", filled, "########################################", width - filled, "",
-            total > 0 ? 100 * done / total : 100.0);
-    if (done >= total)
-        fprintf(stderr, "\r%*s\r", width + 12, "");
-}
-
-static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_series *vtk, Probes *pr)
-{
-    const srd_analysis *a = &m->statics;
-    s->tolerance = a->tolerance;
-    s->max_iterations = a->max_iterations;
-    s->line_search = a->line_search;
-    int code = srd_static(s, a->load_steps);
-    if (code) {
-        report_failure(s, code);
-        return RUN_NUMERIC;
-    }
-    write_probes(pr, m, a, s->q, 0);
-    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_sim_net_force(s, force);
-    int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
-    free(force);
-    if (bad) {
-        fprintf(stderr, "srdc: error: cannot write frames in %s\n", out);
-        return RUN_IO;
-    }
-    printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
-           s->total_iterations, s->last.residual);
-    return RUN_OK;
-}
-
-/* Natural frequencies and mode shapes about the current configuration. */
-static int run_modes(srd_sim *s, const srd_model *m, const char *out)
-{
-    const srd_analysis *a = &m->modes;
-    int count = a->mode_count;
-    double *freq = calloc((size_t)count + 1, sizeof(double));
-    double *modes = calloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
-    char err[512];
-    int status = RUN_OK;
-    if (srd_modes(s, count, freq, modes, err, sizeof err) != 0) {
-        fprintf(stderr, "srdc: error: %s\n", err);
-        status = RUN_NUMERIC;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/modes.csv", out);
-    FILE *f = status == RUN_OK ? fopen(path, "w") : NULL;
-    if (status == RUN_OK && !f) {
-        fprintf(stderr, "srdc: error: cannot write %s\n", path);
-        status = RUN_IO;
-    }
-    if (f) {
-        fprintf(f, "mode,frequency_hz\n");
-        printf("natural frequencies:\n");
-        for (int k = 0; k < count; k++) {
-            fprintf(f, "%d,%.12g\n", k + 1, freq[k]);
-            printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
-        }
-        fclose(f);
-        /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
-        if (a->output_format && !strcmp(a->output_format, "vtk")) {
-            srd_vtk_series vtk;
-            double *q = calloc((size_t)m->n_dofs, sizeof(double));
-            if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
-                for (int k = 0; k < count; k++) {
-                    double amp = 0;
-                    for (int i = 0; i < m->n_nodes; i++)
-                        for (int c = 0; c < 3; c++)
-                            amp = fmax(amp, fabs(modes[(size_t)k * m->n_dofs + m->node_dof[i] + c]));
-                    for (int d = 0; d < m->n_dofs; d++)
-                        q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
-                    if (srd_vtk_write(&vtk, m, q, NULL, NULL, k + 1) != 0)
-                        status = RUN_IO;
-                }
-                srd_vtk_close(&vtk);
-            }
-            free(q);
-        }
-    }
-    free(freq);
-    free(modes);
-    return status;
-}
-
-/* The contact line of the run summary. */
-static void print_contact_summary(const srd_contact_stats *c)
-{
-    if (!c->has_contact || !c->samples)
-        return;
-    printf("contact: %.1f nodes within the contact distance on average, at most %d (t = %.4g s); deepest "
-           "penetration %.3g mm (t = %.4g s)\n",
-           c->active_sum / c->samples, c->active_max, c->active_max_t, 1e3 * c->deepest, c->deepest_t);
-}
-
-static int run_dynamic(srd_sim *s, const srd_model *m, const RunOptions *o, srd_vtk_series *vtk, Probes *pr,
-                       srd_kernel_fn ground_height)
-{
-    const srd_analysis *a = &m->simulate;
-    s->tolerance = a->tolerance;
-    s->max_iterations = a->max_iterations;
-    s->line_search = a->line_search;
-    s->dt = o->dt > 0 ? o->dt : a->dt;
-    double duration = o->duration > 0 ? o->duration : a->duration;
-    int steps = (int)ceil(duration / s->dt - 1e-9);
-    double out_every = a->output_every > 0 ? a->output_every : s->dt;
-    double next_out = 0, next_energy = 0, t0 = wall_s();
-    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
-    /* Kinetic, potential and total energy at the output cadence: conservation is how one
-     * judges an undamped run. */
-    char epath[4096];
-    snprintf(epath, sizeof epath, "%s/energy.csv", o->out);
-    FILE *ef = fopen(epath, "w");
-    if (ef)
-        fprintf(ef, "t,kinetic,potential,total\n");
-    srd_method method = (srd_method)srd_method_from_name(a->method);
-    srd_contact_stats contact;
-    srd_contact_stats_init(&contact, m, ground_height);
-    for (int k = 0; k <= steps; k++) {
-        if (k > 0) {
-            int code = srd_step(s, method, 6);
-            if (code) {
-                report_failure(s, code);
-                fprintf(stderr, "  frames written so far are in %s\n", o->out);
-                srd_contact_stats_free(&contact);
-                free(force);
-                if (ef)
-                    fclose(ef);
-                return RUN_NUMERIC;
-            }
-        }
-        if (vtk && s->t >= next_out - 1e-6 * s->dt) {
-            srd_sim_net_force(s, force);
-            if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
-                free(force);
-                srd_contact_stats_free(&contact);
-                if (ef)
-                    fclose(ef);
-                fprintf(stderr, "srdc: error: cannot write frames in %s\n", o->out);
-                return RUN_IO;
-            }
-            next_out += out_every;
-        }
-        if (ef && s->t >= next_energy - 1e-6 * s->dt) {
-            double ke = srd_kinetic_energy(s), pe = srd_potential_energy(s);
-            fprintf(ef, "%.9g,%.12g,%.12g,%.12g\n", s->t, ke, pe, ke + pe);
-            fflush(ef);
-            next_energy += out_every;
-        }
-        if (s->t >= pr->next - 1e-6 * s->dt) {
-            write_probes(pr, m, a, s->q, s->t);
-            pr->next += a->n_probes && a->probes[0].every > 0 ? a->probes[0].every : s->dt;
-        }
-        srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
-        if (!o->quiet)
-            progress(k, steps);
-    }
-    free(force);
-    if (ef)
-        fclose(ef);
-    double wall = wall_s() - t0;
-    if (!o->quiet)
-        printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
-               "real-time factor %.3g\n",
-               s->t, steps, s->rejected, steps ? (double)s->total_iterations / steps : 0.0,
-               steps ? 1e3 * wall / steps : 0.0, wall > 0 ? s->t / wall : 0.0);
-    if (!o->quiet)
-        print_contact_summary(&contact);
-    srd_contact_stats_free(&contact);
-    return RUN_OK;
-}
-
-/* Runs one analysis block with its own outputs. */
-static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, const RunOptions *o,
-                        srd_kernel_fn ground_height)
-{
-    srd_vtk_series vtk;
-    memset(&vtk, 0, sizeof vtk);
-    Probes pr = { 0 };
-    const char *name = a->output_name ? a->output_name : "frames";
-    if (srd_vtk_open(&vtk, o->out, name) != 0 || open_probes(&pr, o->out, a) != 0) {
-        fprintf(stderr, "srdc: error: cannot write to %s\n", o->out);
-        srd_vtk_close(&vtk);
-        return RUN_IO;
-    }
-    bool have_vtk = a->output_format && !strcmp(a->output_format, "vtk") && a != &m->modes;
-    int status = a == &m->statics  ? run_static(s, m, o->out, have_vtk ? &vtk : NULL, &pr)
-               : a == &m->modes    ? run_modes(s, m, o->out)
-                                   : run_dynamic(s, m, o, have_vtk ? &vtk : NULL, &pr, ground_height);
-    if (pr.f)
-        fclose(pr.f);
-    srd_vtk_close(&vtk);
-    return status;
-}
-
-static void install_schedules(srd_sim *s, const ModelKernels *mk)
-{
-    int n = mk->n_schedules;
-    srd_kernel_fn *fns = calloc((size_t)n + 1, sizeof *fns);
-    int *actuation = calloc((size_t)n + 1, sizeof(int)), *expr = calloc((size_t)n + 1, sizeof(int));
+    int n = mk->n, ns = mk->n_schedules;
+    jt->fns = calloc((size_t)n + 1, sizeof *jt->fns);
+    jt->gradients = calloc((size_t)n + 1, sizeof *jt->gradients);
+    jt->infos = calloc((size_t)n + 1, sizeof *jt->infos);
+    jt->schedules = calloc((size_t)ns + 1, sizeof *jt->schedules);
+    jt->actuation = calloc((size_t)ns + 1, sizeof(int));
+    jt->expr = calloc((size_t)ns + 1, sizeof(int));
     for (int k = 0; k < n; k++) {
-        fns[k] = mk->schedules[k].fn;
-        actuation[k] = mk->schedules[k].actuation;
-        expr[k] = mk->schedules[k].expr;
+        jt->fns[k] = mk->sets[k].fn;
+        jt->gradients[k] = mk->sets[k].gradient;
+        jt->infos[k] = mk->sets[k].info;
     }
-    srd_sim_set_schedules(s, n, fns, actuation, expr);
-    free(fns);
-    free(actuation);
-    free(expr);
+    for (int k = 0; k < ns; k++) {
+        jt->schedules[k] = mk->schedules[k].fn;
+        jt->actuation[k] = mk->schedules[k].actuation;
+        jt->expr[k] = mk->schedules[k].expr;
+    }
+    jt->table = (srd_kernel_table){ jt->fns, jt->gradients, jt->infos, ns, jt->schedules, jt->actuation, jt->expr,
+                                    mk->ground_height_fn };
 }
 
-int run_model(const Program *prog, srd_model *m, const RunOptions *o)
+static void jit_table_free(JitTable *jt)
 {
-    if (!m->statics.present && !m->modes.present && !m->simulate.present) {
-        fprintf(stderr, "srdc: error: the model has no `static`, `modes` or `simulate` block to run\n");
-        return RUN_BAD_INPUT;
-    }
-    if (check_supported(m) != 0)
-        return RUN_BAD_INPUT;
+    free(jt->fns);
+    free(jt->gradients);
+    free(jt->infos);
+    free(jt->schedules);
+    free(jt->actuation);
+    free(jt->expr);
+}
+
+int run_model(const Program *prog, srd_model *m, const srd_run_options *o)
+{
+    if (srd_run_check(m, o) != SRD_EXIT_OK)
+        return SRD_EXIT_BAD_INPUT;
     ModelKernels mk;
     char err[512];
     if (!kernels_lower(&mk, prog, m, false, err, sizeof err) || !kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
         fprintf(stderr, "srdc: error: %s\n", err);
         kernels_free(&mk);
-        return RUN_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
-    srd_kernel_fn *fns = calloc((size_t)m->n_sets + 1, sizeof *fns);
-    srd_kernel_fn *gradients = calloc((size_t)m->n_sets + 1, sizeof *gradients);
-    srd_kernel_info *infos = calloc((size_t)m->n_sets + 1, sizeof *infos);
-    for (int k = 0; k < m->n_sets; k++) {
-        fns[k] = mk.sets[k].fn;
-        gradients[k] = mk.sets[k].gradient;
-        infos[k] = mk.sets[k].info;
-    }
-    /* Friction and viscous drag are written for the implicit step, whose velocity is
-     * (q - q0) / dt: an explicit method would silently leave them out. */
-    const char *method = m->simulate.present ? m->simulate.method : NULL;
-    if (method && srd_method_from_name(method) >= SRD_SYMPLECTIC_EULER)
-        for (int k = 0; k < m->n_sets; k++)
-            if (infos[k].needs_time_step) {
-                fprintf(stderr, "srdc: error: `%s` elements (friction, viscous drag) need an implicit method, not "
-                                "`%s`\n  hint: use method = implicit_euler, implicit_midpoint or newmark\n",
-                        m->sets[k].kind, method);
-                free(fns);
-                free(gradients);
-                free(infos);
-                kernels_free(&mk);
-                return RUN_BAD_INPUT;
-            }
-    /* Analyses run in this order; modes `at = equilibrium` start from the static result,
-     * a simulation from the reference configuration. */
-    const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
-    int status = RUN_OK;
-    srd_sim s;
-    memset(&s, 0, sizeof s);
-    for (int k = 0; k < 3 && status == RUN_OK; k++) {
-        const srd_analysis *a = order[k];
-        if (!a->present)
-            continue;
-        bool keep_state = a == &m->modes && s.m && a->method && !strcmp(a->method, "equilibrium");
-        if (!keep_state) {
-            if (s.m)
-                srd_sim_free(&s);
-            srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
-                                   : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
-                                                                               : SRD_SOLVER_BANDED;
-            if (srd_sim_init(&s, m, fns, gradients, infos, solver, err, sizeof err) != 0) {
-                fprintf(stderr, "srdc: error: %s\n", err);
-                status = RUN_BAD_INPUT;
-                break;
-            }
-        }
-        if (!keep_state && mk.n_schedules)
-            install_schedules(&s, &mk);
-        s.log = o->verbose ? stdout : NULL;
-        status = run_analysis(&s, m, a, o, mk.ground_height_fn);
-    }
-    if (s.m)
-        srd_sim_free(&s);
-    free(fns);
-    free(gradients);
-    free(infos);
+    JitTable jt;
+    jit_table_fill(&jt, &mk);
+    int status = srd_run(m, &jt.table, o);
+    jit_table_free(&jt);
     kernels_free(&mk);
     return status;
 }
