@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sources.h"
 
 /* Keeps 3 * count inside int (GeomMesh indexes with int) with room to spare. */
 enum { MAX_ITEMS = 100000000 };
@@ -322,7 +323,7 @@ static bool read_mesh(const char *path, double scale, GeomMesh *out, char *err, 
         set_err(err, err_n, "scale must be positive and finite");
         return false;
     }
-    LineReader r = {.f = fopen(path, "r")};
+    LineReader r = {.f = sources_open(path)};
     if (!r.f) {
         set_err(err, err_n, "cannot open %s: %s", path, strerror(errno));
         return false;

@@ -1,9 +1,10 @@
 /* parse.c — reads source files, runs the generated scanner and parser, and follows `use`. */
-#include "parse.h"
+#include "sources.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sources.h"
 #include "srd.tab.h"
 
 typedef void *yyscan_t;
@@ -53,28 +54,6 @@ int parse_source_as(Arena *arena, const char *path, const char *display, const c
     return ctx.syntax_errors;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0)
-            break;
-        n += got;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 const char *parse_stdlib_dir(void)
 {
     const char *env = getenv("SRD_STDLIB");
@@ -119,7 +98,7 @@ static const char *module_path(Arena *a, const char *name, const char *stdlib_di
 static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use_name, PtrVec *out)
 {
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = sources_read(path, &len);
     if (text && memchr(text, 0, len)) {
         diag_error(use_name ? use_loc : NO_LOC, "`%s` is not a text file (it contains NUL bytes)", path);
         free(text);

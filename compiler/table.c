@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sources.h"
 
 void table_path(const char *source, const char *name, char *path, size_t path_n)
 {
@@ -37,7 +38,7 @@ static int parse_row(const char *line, double *u, double *w)
 
 bool table_read(const char *path, Table *t, char *err, size_t err_n)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = sources_open(path);
     if (!fp) {
         snprintf(err, err_n, "cannot open table `%s`", path);
         return false;
