@@ -210,12 +210,16 @@ static void print_source_excerpt(FILE *out, SrcLoc loc)
     fputc('\n', out);
 }
 
+static const char *program = "srdc";
+
+void diag_set_program(const char *name) { program = name; }
+
 static void print_header(FILE *out, SrcLoc loc, const char *kind, const char *msg)
 {
     if (loc.file >= 0)
         fprintf(out, "%s:%d:%d: %s: %s\n", src_path(loc.file), loc.line, loc.col, kind, msg);
     else
-        fprintf(out, "srdc: %s: %s\n", kind, msg);
+        fprintf(out, "%s: %s: %s\n", program, kind, msg);
 }
 
 static int diag_order(const void *pa, const void *pb)
@@ -247,7 +251,7 @@ void diag_flush(FILE *out)
     for (int i = 0; i < n_diags; i++) {
         Diag *d = diags[i];
         if (d->level == DIAG_ERROR && shown_errors == MAX_REPORTED_ERRORS) {
-            fprintf(out, "srdc: too many errors, stopping after %d\n", MAX_REPORTED_ERRORS);
+            fprintf(out, "%s: too many errors, stopping after %d\n", program, MAX_REPORTED_ERRORS);
             break;
         }
         shown_errors += d->level == DIAG_ERROR;
@@ -266,13 +270,18 @@ void diag_flush(FILE *out)
     fflush(out);
 }
 
-void diag_reset(void)
+void diag_discard(void)
 {
     for (int i = 0; i < n_diags; i++)
         free_diag(diags[i]);
     free(diags);
     diags = NULL;
     n_diags = cap_diags = n_errors = 0;
+}
+
+void diag_reset(void)
+{
+    diag_discard();
     for (int i = 0; i < n_files; i++) {
         free(files[i].path);
         free(files[i].text);

@@ -31,8 +31,12 @@ void  diag_hint(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 
 int  diag_error_count(void);
 /* Prints every pending diagnostic sorted by position, then forgets them. */
 void diag_flush(FILE *out);
+/* The name that starts messages without a source position (default "srdc"). */
+void diag_set_program(const char *name);
 /* Forgets diagnostics and source files (used between fuzz iterations and tests). */
 void diag_reset(void);
+/* Forgets the diagnostics reported so far without printing them (the sources stay). */
+void diag_discard(void);
 
 /* The closest candidate to `word` within a small edit distance, or NULL. */
 const char *diag_closest(const char *word, const char *const *candidates, int n);

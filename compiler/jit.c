@@ -252,19 +252,3 @@ void jit_free(SrdJit *j)
     LLVMOrcDisposeThreadSafeContext(j->tsc);
     free(j);
 }
-
-bool aot_write_object(LLVMModuleRef M, const char *path, char *err, size_t err_n)
-{
-    LLVMTargetMachineRef tm = jit_target_machine(true, LLVMCodeGenLevelDefault, err, err_n);
-    if (!tm)
-        return false;
-    bool ok = jit_optimize(M, tm, AOT_PIPELINE, err, err_n);
-    char *msg = NULL;
-    if (ok && LLVMTargetMachineEmitToFile(tm, M, path, LLVMObjectFile, &msg)) {
-        snprintf(err, err_n, "cannot write %s: %s", path, msg ? msg : "");
-        ok = false;
-    }
-    LLVMDisposeMessage(msg);
-    LLVMDisposeTargetMachine(tm);
-    return ok;
-}

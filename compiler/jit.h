@@ -35,7 +35,5 @@ const char *jit_cache_dir(void);
 void *jit_lookup(SrdJit *j, const char *symbol, char *err, size_t err_n);
 void  jit_free(SrdJit *j);
 
-/* Writes M as a relocatable (PIC) object file for x86-64-v3 after optimising it. */
-bool aot_write_object(LLVMModuleRef M, const char *path, char *err, size_t err_n);
 
 #endif

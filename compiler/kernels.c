@@ -1,6 +1,7 @@
 /* kernels.c — the kernel compiler's driver over a whole model: definition lookup (user file
  * first, then the standard modules), lowering, code generation, JIT. */
 #include "kernels.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,87 @@ static void fill_info(KernelSet *ks, const Stmt *def)
     for (int k = 0; k < le->n_inputs; k++)
         if (le->inputs[k].cls == KIN_DT || le->inputs[k].cls == KIN_VEL0)
             in->needs_time_step = 1;
+}
+
+/* ---- which element data change with params ----
+ * Kernels fold data columns that all instances share. A column that a param can change must
+ * stay an input, or the simulator would keep the built value under `-p`. The model is
+ * elaborated a second time with every param moved inside its range; the columns that differ
+ * are marked. `srdc run` marks them too, so that it runs the very code a built simulator
+ * runs; the simulator re-checks every folded column when it starts. */
+
+static double moved_value(const srd_param *p)
+{
+    double v = p->value, alt = v != 0 ? v * 1.25 : 0.37;
+    if (alt > p->hi || alt < p->lo)
+        alt = v != 0 ? v * 0.8 : -0.37;
+    if (alt > p->hi || alt < p->lo)
+        alt = isfinite(p->lo) && isfinite(p->hi) ? p->lo + 0.37 * (p->hi - p->lo) : v;
+    return alt;
+}
+
+static srd_model *elaborate_moved(const char *file, const srd_model *m, Arena *arena, Program *prog)
+{
+    char **specs = calloc((size_t)m->n_params + 1, sizeof *specs);
+    for (int k = 0; k < m->n_params; k++) {
+        const srd_param *p = &m->params[k];
+        specs[k] = malloc(strlen(p->name) + strlen(p->unit) + 40);
+        sprintf(specs[k], "%s=%.17g %s", p->name, moved_value(p), strcmp(p->unit, "1") ? p->unit : "");
+    }
+    srd_model *moved = NULL;
+    if (parse_program(arena, file, parse_stdlib_dir(), prog))
+        moved = elab_program_with(prog, arena, file, (const char *const *)specs, m->n_params);
+    diag_discard();
+    for (int k = 0; k < m->n_params; k++)
+        free(specs[k]);
+    free(specs);
+    return moved;
+}
+
+static bool same_structure(const srd_model *a, const srd_model *b)
+{
+    if (a->n_sets != b->n_sets || a->n_dofs != b->n_dofs || a->n_run_exprs != b->n_run_exprs)
+        return false;
+    for (int s = 0; s < a->n_sets; s++)
+        if (strcmp(a->sets[s].kind, b->sets[s].kind) || a->sets[s].n != b->sets[s].n ||
+            a->sets[s].n_data != b->sets[s].n_data)
+            return false;
+    return true;
+}
+
+bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_t err_n)
+{
+    if (m->n_params == 0)
+        return true;
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *moved = elaborate_moved(file, m, &arena, &prog);
+    bool comparable = moved && same_structure(m, moved), ok = true;
+    for (int s = 0; s < m->n_sets; s++) {
+        srd_elemset *set = &m->sets[s];
+        set->param_column = calloc((size_t)set->n_data + 1, 1);
+        for (int c = 0; c < set->n_data; c++) {
+            bool differs = !comparable;
+            for (int i = 0; i < set->n && !differs; i++)
+                differs = set->data[i * set->n_data + c] != moved->sets[s].data[i * set->n_data + c];
+            set->param_column[c] = differs;
+        }
+    }
+    for (int k = 0; comparable && ok && k < m->n_run_exprs; k++) {
+        const RunExpr *a = elab_run_expr(m, k), *b = elab_run_expr(moved, k);
+        for (int j = 0; j < a->n_captured && ok; j++)
+            if (memcmp(a->captured[j].v, b->captured[j].v, sizeof a->captured[j].v)) {
+                snprintf(err, err_n, "%s:%d: this run-time expression reads `%s`, a value of the enclosing loop "
+                                     "that depends on a param; a simulator would keep its built value\n"
+                                     "hint: use the param itself inside the expression, or a top-level `let`",
+                         file, a->expr->loc.line, a->captured[j].name);
+                ok = false;
+            }
+    }
+    srd_model_free(moved);
+    arena_free(&arena);
+    return ok;
 }
 
 static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_model *m, int actuation, int expr,

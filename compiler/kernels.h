@@ -41,6 +41,11 @@ typedef struct ModelKernels {
     bool           cache_hit;  /* the machine code came from the on-disk cache */
 } ModelKernels;
 
+/* Marks the data columns of m's element sets that a param can change (srd_elemset.param_column),
+ * so that kernels read them instead of folding them, by elaborating `file` again with every
+ * param moved. Fails, with a message in err, when a run-time expression captures a loop value
+ * that depends on a param. */
+bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_t err_n);
 /* Lowers every element set of the model. Sets whose kind has no definition are reported in
  * err (and the call fails) unless allow_missing. */
 bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,

@@ -1,6 +1,7 @@
 /* model.c — ownership, element sets, and the human and JSON summaries of a model. */
 #include "srd_model.h"
 #include "alloc.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ static void free_elemset(srd_elemset *s)
     free(s->edges);
     free(s->signs);
     free(s->data);
+    free(s->param_column);
     free(s->object);
 }
 
@@ -347,6 +349,10 @@ void srd_model_print_json(const srd_model *m, FILE *out)
         json_string(out, m->params[i].name);
         fprintf(out, ", \"value\": %.17g, \"unit\": ", m->params[i].value);
         json_string(out, m->params[i].unit);
+        if (isfinite(m->params[i].lo))
+            fprintf(out, ", \"min\": %.17g", m->params[i].lo);
+        if (isfinite(m->params[i].hi))
+            fprintf(out, ", \"max\": %.17g", m->params[i].hi);
         fprintf(out, "}");
     }
     fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"obstacles\": %d", m->n_loads, m->n_actuations,

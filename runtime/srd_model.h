@@ -40,6 +40,8 @@ typedef struct srd_elemset {
     signed char *signs; /* n * n_edge: +1 when the edge runs along the stencil's direction */
     double *data;       /* n * n_data */
     int    *object;     /* n: owning object, -1 for junction elements */
+    unsigned char *param_column; /* n_data flags, or NULL: the column changes with a run-time
+                                    param, so kernels read it even when it is uniform */
     int     cap;
 } srd_elemset;
 

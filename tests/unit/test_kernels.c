@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "aot.h"
 #include "batch.h"
 #include "elab.h"
 #include "kernels.h"
@@ -260,7 +261,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
     snprintf(so, sizeof so, "%s/k.so", dir);
     LLVMContextRef C = LLVMContextCreate();
     LLVMModuleRef M = kernels_emit(mk, C, JIT_CHUNK_OPS);
-    bool wrote = aot_write_object(M, obj, err, sizeof err);
+    bool wrote = aot_write_object(M, obj, true, err, sizeof err);
     LLVMDisposeModule(M);
     LLVMContextDispose(C);
     check(&tally, wrote, "kernels written as an object file (%s)", wrote ? "ok" : err);

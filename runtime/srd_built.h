@@ -1,0 +1,60 @@
+/* srd_built.h — what `srdc build` links into a simulator next to the runtime: the model's
+ * kernels with the tables that describe them, its params, and copies of the files the model
+ * was built from (so that new param values can re-derive masses, stiffnesses and loads exactly
+ * as `srdc run` does). The simulator's generated table defines `srd_built`. */
+#ifndef SRD_BUILT_H
+#define SRD_BUILT_H
+#include "srd_kernel.h"
+
+typedef struct srd_built_file {
+    const char    *path;        /* as the front end named it when building */
+    const char    *text;
+    unsigned long  len;
+} srd_built_file;
+
+typedef struct srd_built_param {
+    const char *name;
+    double      value;          /* default, SI */
+    const char *unit;           /* SI unit, "1" when dimensionless */
+    const char *dimension;      /* "a pressure", "a length", ... */
+    double      lo, hi;         /* declared range, or -inf/inf */
+} srd_built_param;
+
+typedef struct srd_built_set {
+    const char     *kind;
+    int             n;           /* instances when built with the defaults */
+    int             n_data;
+    srd_kernel_fn   fn, gradient;
+    srd_kernel_info info;
+    /* Data columns compiled into the kernel as constants: every instance must still hold
+     * this value after new params are applied. */
+    int             n_folded;
+    const int      *folded_column;
+    const double   *folded_value;
+} srd_built_set;
+
+typedef struct srd_built_schedule {
+    srd_kernel_fn fn;
+    int           actuation, expr;
+} srd_built_schedule;
+
+typedef struct srd_built_model {
+    const char               *name;        /* the simulator's name */
+    const char               *model_path;  /* the .srd file, as named when building */
+    const char               *stdlib_dir;
+    const char               *version;     /* srdc's */
+    int                       n_files;
+    const srd_built_file     *files;
+    int                       n_params;
+    const srd_built_param    *params;
+    int                       n_sets;
+    const srd_built_set      *sets;
+    int                       n_schedules;
+    const srd_built_schedule *schedules;
+    srd_kernel_fn             ground_height;
+    int                       n_nodes, n_dofs, n_actuations;
+} srd_built_model;
+
+extern const srd_built_model srd_built;
+
+#endif

@@ -1,0 +1,194 @@
+/* main.c — the entry point of every simulator `srdc build` makes. It reads the command line,
+ * elaborates the model again from the copies of its files (so that `-p` values reach masses,
+ * stiffnesses, loads and the ground exactly as in `srdc run`), checks that the result still fits
+ * the kernels compiled into it, and runs the analyses with the shared driver. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "driver.h"
+#include "elab.h"
+#include "parse.h"
+#include "sources.h"
+#include "srd_built.h"
+
+static const char *name;
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: %s [-p NAME=VALUE]... [--duration T] [--dt DT] [--out DIR] [--quiet] [--verbose]\n"
+            "       %s --info | --help | --version\n"
+            "\n"
+            "Runs the model %s (compiled by srdc %s): its static, modes and simulate analyses.\n"
+            "Frames go to DIR (default `out`) as VTK files with a .pvd series, probes to\n"
+            "DIR/probes.csv, energies to DIR/energy.csv, frequencies to DIR/modes.csv.\n"
+            "\n"
+            "options:\n"
+            "  -p NAME=VALUE    set a param; the value may carry a unit (-p E=2MPa) and must have the\n"
+            "                   param's dimension and lie in its range\n"
+            "  --duration T     simulate for T (0.5, 0.5s, 10ms) instead of the model's duration\n"
+            "  --dt DT          time step instead of the model's\n"
+            "  --out DIR        output directory (default out)\n"
+            "  --quiet          print only errors\n"
+            "  --verbose        print the residual of every Newton iteration\n"
+            "  --info           print the model summary (as `srdc dump`) and exit\n"
+            "  --help           print this help and exit\n"
+            "\n"
+            "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O\n",
+            name, name, srd_built.model_path, srd_built.version);
+}
+
+static void print_range_end(FILE *out, double v, const char *unit)
+{
+    if (isinf(v))
+        fputs(v > 0 ? "inf" : "-inf", out);
+    else
+        fprintf(out, "%g%s%s", v, strcmp(unit, "1") ? " " : "", strcmp(unit, "1") ? unit : "");
+}
+
+static void print_params(FILE *out)
+{
+    if (!srd_built.n_params) {
+        fprintf(out, "\nThis model has no params.\n");
+        return;
+    }
+    fprintf(out, "\nparams (default, dimension, range):\n");
+    for (int k = 0; k < srd_built.n_params; k++) {
+        const srd_built_param *p = &srd_built.params[k];
+        bool unitless = !strcmp(p->unit, "1");
+        fprintf(out, "  %-16s %g%s%s, %s", p->name, p->value, unitless ? "" : " ", unitless ? "" : p->unit,
+                p->dimension);
+        if (isfinite(p->lo) || isfinite(p->hi)) {
+            fputs(", ", out);
+            print_range_end(out, p->lo, p->unit);
+            fputs(" .. ", out);
+            print_range_end(out, p->hi, p->unit);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "\nexample:\n  %s -p %s=%g%s --out run1\n", name, srd_built.params[0].name,
+            srd_built.params[0].value, strcmp(srd_built.params[0].unit, "1") ? srd_built.params[0].unit : "");
+}
+
+/* The model elaborated with new params must have the built structure, and every value compiled
+ * in as a constant must be unchanged. */
+static bool matches_build(const srd_model *m)
+{
+    if (m->n_sets != srd_built.n_sets || m->n_nodes != srd_built.n_nodes || m->n_dofs != srd_built.n_dofs ||
+        m->n_actuations != srd_built.n_actuations) {
+        fprintf(stderr, "%s: error: the model no longer has the structure it was built with\n", name);
+        return false;
+    }
+    for (int s = 0; s < m->n_sets; s++) {
+        const srd_elemset *set = &m->sets[s];
+        const srd_built_set *b = &srd_built.sets[s];
+        if (strcmp(set->kind, b->kind) || set->n != b->n || set->n_data != b->n_data) {
+            fprintf(stderr, "%s: error: the model's `%s` elements differ from those it was built with\n", name,
+                    set->kind);
+            return false;
+        }
+        for (int k = 0; k < b->n_folded; k++) {
+            int c = b->folded_column[k];
+            for (int i = 0; i < set->n; i++)
+                if (set->data[i * set->n_data + c] != b->folded_value[k]) {
+                    fprintf(stderr,
+                            "%s: error: these param values change `%s` of the `%s` elements, which this simulator "
+                            "has compiled in as a constant\nhint: run the model with `srdc run` instead\n",
+                            name, set->data_names[c], set->kind);
+                    return false;
+                }
+        }
+    }
+    return true;
+}
+
+static int run_built(const srd_model *m, const srd_run_options *o)
+{
+    int n = srd_built.n_sets, ns = srd_built.n_schedules;
+    srd_kernel_fn *fns = calloc((size_t)n + 1, sizeof *fns), *gradients = calloc((size_t)n + 1, sizeof *gradients);
+    srd_kernel_fn *schedules = calloc((size_t)ns + 1, sizeof *schedules);
+    srd_kernel_info *infos = calloc((size_t)n + 1, sizeof *infos);
+    int *actuation = calloc((size_t)ns + 1, sizeof(int)), *expr = calloc((size_t)ns + 1, sizeof(int));
+    for (int k = 0; k < n; k++) {
+        fns[k] = srd_built.sets[k].fn;
+        gradients[k] = srd_built.sets[k].gradient;
+        infos[k] = srd_built.sets[k].info;
+    }
+    for (int k = 0; k < ns; k++) {
+        schedules[k] = srd_built.schedules[k].fn;
+        actuation[k] = srd_built.schedules[k].actuation;
+        expr[k] = srd_built.schedules[k].expr;
+    }
+    srd_kernel_table kt = { fns, gradients, infos, ns, schedules, actuation, expr, srd_built.ground_height };
+    int status = srd_run(m, &kt, o);
+    free(fns);
+    free(gradients);
+    free(schedules);
+    free(infos);
+    free(actuation);
+    free(expr);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    name = srd_built.name;
+    srd_run_options o = { .program = name, .out = "out" };
+    o.overrides = calloc((size_t)argc + 1, sizeof(char *));
+    bool info = false;
+    int status = SRD_EXIT_OK;
+    for (int i = 1; i < argc && status == SRD_EXIT_OK; i++) {
+        const char *a = argv[i];
+        int taken = srd_run_options_parse(&o, argc, argv, &i);
+        if (taken < 0)
+            status = SRD_EXIT_BAD_INPUT;
+        else if (taken)
+            continue;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_usage(stdout);
+            print_params(stdout);
+            free(o.overrides);
+            return SRD_EXIT_OK;
+        } else if (!strcmp(a, "--version")) {
+            printf("%s: model %s, built by srdc %s\n", name, srd_built.model_path, srd_built.version);
+            free(o.overrides);
+            return SRD_EXIT_OK;
+        } else if (!strcmp(a, "--info"))
+            info = true;
+        else {
+            fprintf(stderr, "%s: error: unknown %s `%s`\nhint: see `%s --help`\n", name,
+                    a[0] == '-' ? "option" : "argument", a, name);
+            status = SRD_EXIT_BAD_INPUT;
+        }
+    }
+    if (status != SRD_EXIT_OK) {
+        free(o.overrides);
+        return status;
+    }
+    for (int k = 0; k < srd_built.n_files; k++)
+        sources_provide(srd_built.files[k].path, srd_built.files[k].text, srd_built.files[k].len);
+    diag_set_program(name);
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = NULL;
+    if (parse_program(&arena, srd_built.model_path, srd_built.stdlib_dir, &prog))
+        m = elab_program_with(&prog, &arena, srd_built.model_path, o.overrides, o.n_overrides);
+    diag_flush(stderr);
+    if (!m || !matches_build(m))
+        status = SRD_EXIT_BAD_INPUT;
+    else if (info)
+        srd_model_print(m, stdout);
+    else
+        status = run_built(m, &o);
+    if (info && fflush(stdout) != 0)
+        status = SRD_EXIT_IO;
+    srd_model_free(m);
+    arena_free(&arena);
+    diag_reset();
+    sources_reset();
+    free(o.overrides);
+    return status;
+}

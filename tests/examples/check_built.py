@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""check_built.py SRDC EXAMPLES_DIR — every example as a standalone simulator.
+
+For each examples/*.srd: `srdc build` makes an executable; `ldd` must show no LLVM and no srd
+library; the executable and `srdc run` then run the model (simulations cut to a few steps) and
+every output they write (probes, energies, modes, the last VTK frame) must agree to 1e-12
+relative, first with the defaults and then with the first param moved inside its range.
+Then, on one example: --help lists the params with defaults, units and ranges; --info prints
+what `srdc dump` prints; bad -p values (unknown name, wrong dimension, out of range, not a
+number) are refused with their message and exit status 1 before anything is written.
+
+Prints one `ok - ...` / `not ok - ...` line per check and the build times; exits 1 on a failure.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+RTOL = 1e-12
+STEPS = 6
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok - " if ok else "not ok - ") + what)
+    if not ok:
+        failures += 1
+
+
+def numbers(text):
+    return [float(x) for x in re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", text)]
+
+
+def worst_difference(a, b):
+    """Largest |a - b| over values of one block, relative to the block's largest magnitude."""
+    if len(a) != len(b):
+        return float("inf")
+    scale = max([abs(x) for x in a + b] + [1e-300])
+    return max([abs(x - y) / scale for x, y in zip(a, b)] + [0.0])
+
+
+def csv_columns(path):
+    with open(path) as f:
+        rows = [line.strip().split(",") for line in f if line.strip()]
+    return list(zip(*[[float(v) for v in row] for row in rows[1:]])) if len(rows) > 1 else []
+
+
+def vtk_arrays(path):
+    with open(path) as f:
+        return [numbers(m) for m in re.findall(r"<DataArray[^>]*>([^<]*)</DataArray>", f.read())]
+
+
+def compare_outputs(dir_a, dir_b):
+    """(worst relative difference, files compared, missing files)."""
+    worst, compared, missing = 0.0, 0, []
+    names_a = sorted(os.listdir(dir_a))
+    if sorted(os.listdir(dir_b)) != names_a:
+        missing.append("different file lists")
+    csvs = [n for n in names_a if n.endswith(".csv")]
+    frames = [n for n in names_a if n.endswith(".vtu")]
+    for name in csvs:
+        b = os.path.join(dir_b, name)
+        if not os.path.exists(b):
+            missing.append(name)
+            continue
+        ca, cb = csv_columns(os.path.join(dir_a, name)), csv_columns(b)
+        if len(ca) != len(cb):
+            worst = float("inf")
+        for x, y in zip(ca, cb):
+            worst = max(worst, worst_difference(list(x), list(y)))
+        compared += 1
+    if frames:
+        last = frames[-1]
+        b = os.path.join(dir_b, last)
+        if os.path.exists(b):
+            aa, ab = vtk_arrays(os.path.join(dir_a, last)), vtk_arrays(b)
+            if len(aa) != len(ab):
+                worst = float("inf")
+            for x, y in zip(aa, ab):
+                worst = max(worst, worst_difference(x, y))
+            compared += 1
+        else:
+            missing.append(last)
+    return worst, compared, missing
+
+
+def run(cmd, cwd):
+    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
+
+
+def moved_override(param):
+    """The first param moved inside its declared range, written in SI with its unit."""
+    v = param["value"]
+    lo, hi = param.get("min", -float("inf")), param.get("max", float("inf"))
+    alt = v * 1.1 if v != 0 else 0.1
+    if not lo <= alt <= hi:
+        alt = v * 0.9 if v != 0 else -0.1
+    unit = "" if param["unit"] == "1" else param["unit"]
+    return "%s=%.17g %s" % (param["name"], alt, unit) if unit else "%s=%.17g" % (param["name"], alt)
+
+
+def main():
+    srdc, examples = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    work = tempfile.mkdtemp(prefix="srd_built_")
+    build_times = []
+    try:
+        for path in sorted(glob.glob(os.path.join(examples, "*.srd"))):
+            name = os.path.splitext(os.path.basename(path))[0]
+            exe = os.path.join(work, name)
+            t0 = time.time()
+            b = run([srdc, "build", path, "-o", exe, "--quiet"], work)
+            build_times.append((name, time.time() - t0))
+            check(b.returncode == 0 and os.access(exe, os.X_OK), "%s: srdc build makes an executable%s" %
+                  (name, "" if b.returncode == 0 else " (" + b.stderr.strip()[:300] + ")"))
+            if b.returncode != 0:
+                continue
+            libs = run(["ldd", exe], work).stdout
+            check(not re.search(r"llvm|libsrd", libs, re.I), "%s: the simulator links no LLVM and no srd library" % name)
+            model = json.loads(run([srdc, "dump", "--json", path], work).stdout)
+            extra = []
+            if model.get("simulate"):
+                extra = ["--duration", "%.17g" % (STEPS * model["simulate"]["dt"])]
+            variants = [("defaults", [])]
+            if model["params"]:
+                variants.append(("-p " + moved_override(model["params"][0]), ["-p", moved_override(model["params"][0])]))
+            for label, args in variants:
+                out_run, out_exe = os.path.join(work, name + ".run"), os.path.join(work, name + ".exe")
+                for d in (out_run, out_exe):
+                    shutil.rmtree(d, ignore_errors=True)
+                r1 = run([srdc, "run", path, "--quiet", "--out", out_run] + extra + args, work)
+                r2 = run([exe, "--quiet", "--out", out_exe] + extra + args, work)
+                same_status = r1.returncode == r2.returncode
+                check(same_status, "%s (%s): srdc run and the simulator exit alike (%d, %d)" %
+                      (name, label, r1.returncode, r2.returncode))
+                if not same_status or r1.returncode != 0:
+                    continue
+                worst, compared, missing = compare_outputs(out_run, out_exe)
+                check(compared > 0 and not missing and worst <= RTOL,
+                      "%s (%s): %d outputs agree, worst relative difference %.2e (tol %.0e)%s" %
+                      (name, label, compared, worst, RTOL, " missing: " + ", ".join(missing) if missing else ""))
+        interface_checks(srdc, examples, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("# build times: " + ", ".join("%s %.2f s" % nt for nt in build_times))
+    sys.exit(1 if failures else 0)
+
+
+def interface_checks(srdc, examples, work):
+    path = os.path.join(examples, "jumper.srd")
+    exe = os.path.join(work, "jumper")
+    if not os.path.exists(exe):
+        check(False, "jumper simulator exists for the interface checks")
+        return
+    h = run([exe, "--help"], work)
+    check(h.returncode == 0 and re.search(r"youngs\s+1\.5e\+07 Pa, a pressure \(Pa\), 1e\+06 Pa \.\. 1e\+09 Pa",
+                                          h.stdout) is not None and "kappa_ratio" in h.stdout,
+          "--help lists each param with its default, unit, dimension and range")
+    info = run([exe, "--info"], work)
+    dump = run([srdc, "dump", path], work)
+    check(info.returncode == 0 and info.stdout == dump.stdout, "--info prints what `srdc dump` prints")
+    bad = [
+        ("youngs=2m", "`-p youngs=2m`: param `youngs` is a pressure (Pa), but this is a length (m)"),
+        ("young=2MPa", "the model has no param `young` (in `-p young=2MPa`)"),
+        ("youngs=5GPa", "the value given with -p of `youngs` (5e+09 Pa) is outside its range"),
+        ("youngs=abc", "`-p youngs=abc`: `abc` is not a number"),
+        ("youngs=2 furlongs", "`-p youngs=2 furlongs`: unknown unit"),
+    ]
+    for spec, message in bad:
+        out = os.path.join(work, "bad_out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = run([exe, "-p", spec, "--out", out], work)
+        check(r.returncode == 1 and message in r.stderr and not os.path.exists(out),
+              "-p %s is refused with exit status 1 (got %d), before any output, saying: %s" %
+              (spec, r.returncode, message))
+    r = run([exe, "--frames", "3"], work)
+    check(r.returncode == 1 and "unknown option `--frames`" in r.stderr, "an unknown option is refused with status 1")
+
+
+if __name__ == "__main__":
+    main()
