@@ -8,6 +8,7 @@
 #include "kernels.h"
 #include "parse.h"
 #include "run.h"
+#include "sweep.h"
 
 #ifndef SRD_VERSION
 #define SRD_VERSION "0.0.0"
@@ -371,6 +372,56 @@ static int cmd_build(int argc, char **argv)
     return status;
 }
 
+static int cmd_sweep(int argc, char **argv)
+{
+    SweepOptions o = { .out = "sweep" };
+    o.specs = calloc((size_t)argc + 1, sizeof(char *));
+    int status = EXIT_OK;
+    for (int i = 0; i < argc && status == EXIT_OK; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "-p") && has_value)
+            o.specs[o.n_specs++] = argv[++i];
+        else if (!strcmp(a, "--csv") && has_value)
+            o.sets = argv[++i];
+        else if (!strcmp(a, "--out") && has_value)
+            o.out = argv[++i];
+        else if (!strcmp(a, "--duration") && has_value)
+            o.duration = argv[++i];
+        else if (!strcmp(a, "--dt") && has_value)
+            o.dt = argv[++i];
+        else if (!strcmp(a, "--quiet"))
+            o.quiet = true;
+        else if (!strcmp(a, "-j") && has_value) {
+            char *end;
+            long j = strtol(argv[++i], &end, 10);
+            if (*end || j < 1 || j > 1024) {
+                fprintf(stderr, "srdc: error: `-j %s` needs a number of parallel runs from 1 to 1024\n", argv[i]);
+                status = EXIT_BAD_INPUT;
+            }
+            o.jobs = (int)j;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            free(o.specs);
+            return print_help("sweep");
+        } else if (a[0] == '-') {
+            fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help sweep`\n", a);
+            status = EXIT_BAD_INPUT;
+        } else if (o.file) {
+            fprintf(stderr, "srdc: error: more than one input file (`%s` and `%s`)\n", o.file, a);
+            status = EXIT_BAD_INPUT;
+        } else
+            o.file = a;
+    }
+    if (status == EXIT_OK && !o.file) {
+        fprintf(stderr, "srdc: error: no input file\nhint: srdc sweep FILE.srd -p NAME=a..b:log:n\n");
+        status = EXIT_BAD_INPUT;
+    }
+    if (status == EXIT_OK)
+        status = sweep_model(&o);
+    free(o.specs);
+    return status;
+}
+
 static int cmd_emit_llvm(int argc, char **argv)
 {
     const char *file = NULL, *out = NULL;
@@ -461,6 +512,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "build"))
         return cmd_build(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep"))
+        return cmd_sweep(argc - 2, argv + 2);
     fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);

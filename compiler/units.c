@@ -203,6 +203,11 @@ bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n)
     out->scale = 1;
     out->dims = DIMLESS;
     int sign = 1;
+    /* "1/m" and "1" are how units print (dims_format): they must read back. */
+    if (p[0] == '1' && (p[1] == '/' || p[1] == 0))
+        p++;
+    if (!*p && p != text)
+        return true;
     if (*p == '/') {
         sign = -1;
         p++;

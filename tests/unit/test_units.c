@@ -64,6 +64,9 @@ static const Expect compounds[] = {
     { "N/m/s", 1, 0, 1, -3, 0 },          /* left to right: (N/m)/s */
     { "kg/m/s", 1, -1, 1, -1, 0 },
     { "Hz*s", 1, 0, 0, 0, 0 },            /* dimensionless */
+    { "1/m", 1, -1, 0, 0, 0 },            /* units as dims_format prints them read back */
+    { "1/s", 1, 0, 0, -1, 0 },
+    { "1", 1, 0, 0, 0, 0 },
 };
 
 static void test_parse(Tally *t)

@@ -1,0 +1,494 @@
+/* sweep.c — `srdc sweep`: builds a model's simulator once and runs it over a grid (or a CSV
+ * list) of param values, several processes at a time, collecting one summary CSV. */
+#include "sweep.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "aot.h"
+#include "diag.h"
+#include "driver.h"
+#include "elab.h"
+#include "parse.h"
+#include "units.h"
+
+enum { MAX_SWEPT = 16 };
+
+/* The values one param takes. */
+typedef struct Axis {
+    int     param;     /* index into the model's params */
+    int     n;
+    double *values;    /* SI */
+} Axis;
+
+typedef struct Sweep {
+    const srd_model *m;
+    int      n_axes;
+    Axis     axes[MAX_SWEPT];
+    int      n_runs;
+    double  *runs;     /* n_runs * n_axes, SI */
+    bool     grid;     /* runs are the product of the axes (else CSV rows) */
+} Sweep;
+
+static int find_param(const srd_model *m, const char *name, size_t len)
+{
+    for (int k = 0; k < m->n_params; k++)
+        if (strlen(m->params[k].name) == len && !strncmp(m->params[k].name, name, len))
+            return k;
+    return -1;
+}
+
+static Dims param_dims(const srd_param *p) { return dims_of(p->dims[0], p->dims[1], p->dims[2], p->dims[3]); }
+
+static void report_unknown_param(const srd_model *m, const char *name, size_t len, const char *where)
+{
+    char word[128];
+    snprintf(word, sizeof word, "%.*s", (int)len, name);
+    fprintf(stderr, "srdc: error: the model has no param `%s` (in %s)\n", word, where);
+    const char *names[256];
+    int n = m->n_params < 256 ? m->n_params : 256;
+    for (int k = 0; k < n; k++)
+        names[k] = m->params[k].name;
+    const char *close = diag_closest(word, names, n);
+    if (close)
+        fprintf(stderr, "hint: did you mean `%s`?\n", close);
+}
+
+/* One value with an optional unit ("2MPa", "0.5", "1e6 Pa") of param p, in SI; checks the
+ * dimension and the declared range. */
+static bool parse_value(const srd_param *p, const char *text, size_t len, const char *where, double *out)
+{
+    char buf[128];
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    char *end;
+    double x = strtod(buf, &end);
+    if (end == buf || !isfinite(x)) {
+        fprintf(stderr, "srdc: error: %s: `%s` is not a number\n", where, buf);
+        return false;
+    }
+    while (*end == ' ')
+        end++;
+    Unit u = { 1, DIMLESS };
+    char bad[48];
+    if (*end && !units_parse(end, &u, bad, sizeof bad)) {
+        fprintf(stderr, "srdc: error: %s: unknown unit `%s`\n", where, bad);
+        return false;
+    }
+    Dims need = param_dims(p);
+    if (!dims_eq(u.dims, need) && !(x == 0 && !*end)) {
+        char have[96], want[96];
+        dims_describe(u.dims, have, sizeof have);
+        dims_describe(need, want, sizeof want);
+        fprintf(stderr, "srdc: error: %s: param `%s` is %s, but `%s` is %s\n", where, p->name, want, buf, have);
+        return false;
+    }
+    *out = x * u.scale;
+    if (*out < p->lo || *out > p->hi) {
+        fprintf(stderr, "srdc: error: %s: %g %s lies outside the range of `%s`, %g to %g %s\n", where, *out, p->unit,
+                p->name, p->lo, p->hi, p->unit);
+        return false;
+    }
+    return true;
+}
+
+/* NAME=a..b:lin:n, NAME=a..b:log:n, NAME=v1,v2,... or NAME=v. */
+static bool parse_axis(const srd_model *m, const char *spec, Axis *ax)
+{
+    char where[300];
+    snprintf(where, sizeof where, "`-p %s`", spec);
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec) {
+        fprintf(stderr, "srdc: error: %s: expected NAME=RANGE\nhint: -p E=1MPa..1GPa:log:8, -p E=1MPa,2MPa or "
+                        "-p E=1MPa\n", where);
+        return false;
+    }
+    ax->param = find_param(m, spec, (size_t)(eq - spec));
+    if (ax->param < 0) {
+        report_unknown_param(m, spec, (size_t)(eq - spec), where);
+        return false;
+    }
+    const srd_param *p = &m->params[ax->param];
+    const char *v = eq + 1, *dots = strstr(v, "..");
+    if (dots) {
+        const char *c1 = strchr(dots + 2, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        char *end = NULL;
+        long n = c2 ? strtol(c2 + 1, &end, 10) : 0;
+        bool log_scale = c1 && !strncmp(c1 + 1, "log:", 4), lin = c1 && !strncmp(c1 + 1, "lin:", 4);
+        if (!c2 || (!log_scale && !lin) || *end || n < 1 || n > 100000) {
+            fprintf(stderr, "srdc: error: %s: a range is a..b:lin:n or a..b:log:n with n from 1 to 100000\n", where);
+            return false;
+        }
+        double a, b;
+        if (!parse_value(p, v, (size_t)(dots - v), where, &a) ||
+            !parse_value(p, dots + 2, (size_t)(c1 - dots - 2), where, &b))
+            return false;
+        if (log_scale && !(a > 0 && b > 0)) {
+            fprintf(stderr, "srdc: error: %s: a log range needs positive ends\n", where);
+            return false;
+        }
+        ax->n = (int)n;
+        ax->values = calloc((size_t)n, sizeof(double));
+        for (int k = 0; k < n; k++) {
+            double f = n > 1 ? (double)k / (double)(n - 1) : 0;
+            ax->values[k] = log_scale ? exp(log(a) + f * (log(b) - log(a))) : a + f * (b - a);
+        }
+        ax->values[0] = a; /* the ends exactly as given */
+        ax->values[n - 1] = n > 1 ? b : a;
+        return true;
+    }
+    ax->n = 0;
+    ax->values = calloc(strlen(v) / 2 + 2, sizeof(double));
+    for (const char *s = v;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (!parse_value(p, s, len, where, &ax->values[ax->n++]))
+            return false;
+        if (!comma)
+            break;
+        s = comma + 1;
+    }
+    return true;
+}
+
+static void make_grid(Sweep *sw)
+{
+    sw->n_runs = 1;
+    for (int a = 0; a < sw->n_axes; a++)
+        sw->n_runs *= sw->axes[a].n;
+    sw->runs = calloc((size_t)sw->n_runs * (size_t)sw->n_axes + 1, sizeof(double));
+    for (int r = 0; r < sw->n_runs; r++) {
+        int rest = r;
+        for (int a = sw->n_axes - 1; a >= 0; a--) { /* the last param varies fastest */
+            sw->runs[r * sw->n_axes + a] = sw->axes[a].values[rest % sw->axes[a].n];
+            rest /= sw->axes[a].n;
+        }
+    }
+}
+
+/* A CSV of parameter sets: a header of param names, then one row of values per run. */
+static bool read_sets(Sweep *sw, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "srdc: error: cannot read `%s`: %s\n", path, strerror(errno));
+        return false;
+    }
+    char line[4096];
+    bool ok = true;
+    int row = 0, cap = 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0])
+            continue;
+        row++;
+        int col = 0;
+        for (char *s = line;; col++) {
+            char *comma = strchr(s, ',');
+            size_t len = comma ? (size_t)(comma - s) : strlen(s);
+            while (len && *s == ' ')
+                s++, len--;
+            while (len && s[len - 1] == ' ')
+                len--;
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%d", path, row);
+            if (row == 1) {
+                if (col == MAX_SWEPT || (sw->axes[col].param = find_param(sw->m, s, len)) < 0) {
+                    if (col == MAX_SWEPT)
+                        fprintf(stderr, "srdc: error: %s: at most %d params per sweep\n", where, MAX_SWEPT);
+                    else
+                        report_unknown_param(sw->m, s, len, where);
+                    ok = false;
+                    break;
+                }
+                sw->n_axes = col + 1;
+            } else {
+                if (col >= sw->n_axes) {
+                    fprintf(stderr, "srdc: error: %s: more values than params in the header\n", where);
+                    ok = false;
+                    break;
+                }
+                if (sw->n_runs * sw->n_axes + col >= cap) {
+                    cap = 2 * cap + 64 * sw->n_axes;
+                    sw->runs = realloc(sw->runs, sizeof(double) * (size_t)cap);
+                }
+                if (!parse_value(&sw->m->params[sw->axes[col].param], s, len, where,
+                                 &sw->runs[sw->n_runs * sw->n_axes + col])) {
+                    ok = false;
+                    break;
+                }
+            }
+            if (!comma)
+                break;
+            s = comma + 1;
+        }
+        if (ok && row > 1) {
+            if (col + 1 != sw->n_axes) {
+                fprintf(stderr, "srdc: error: %s:%d: %d values for %d params\n", path, row, col + 1, sw->n_axes);
+                ok = false;
+            } else
+                sw->n_runs++;
+        }
+    }
+    fclose(f);
+    if (ok && !sw->n_runs) {
+        fprintf(stderr, "srdc: error: `%s` has no parameter sets (a header of param names, then rows)\n", path);
+        ok = false;
+    }
+    return ok;
+}
+
+/* ---- running ---- */
+
+typedef struct Job {
+    pid_t pid;
+    int   run;
+} Job;
+
+static const char *status_name(int code)
+{
+    switch (code) {
+    case SRD_EXIT_OK: return "ok";
+    case SRD_EXIT_BAD_INPUT: return "bad_input";
+    case SRD_EXIT_NUMERIC: return "numerical_failure";
+    case SRD_EXIT_IO: return "io_error";
+    default: return "crashed";
+    }
+}
+
+static void param_arg(char *buf, size_t n, const srd_param *p, double v)
+{
+    snprintf(buf, n, "%s=%.17g%s%s", p->name, v, strcmp(p->unit, "1") ? " " : "", strcmp(p->unit, "1") ? p->unit : "");
+}
+
+static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, int r)
+{
+    char dir[4200], log[4300];
+    snprintf(dir, sizeof dir, "%s/run_%d", o->out, r + 1);
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return -1;
+    char *argv[2 * MAX_SWEPT + 12];
+    char values[MAX_SWEPT][256];
+    int n = 0;
+    argv[n++] = (char *)exe;
+    for (int a = 0; a < sw->n_axes; a++) {
+        param_arg(values[a], sizeof values[a], &sw->m->params[sw->axes[a].param], sw->runs[r * sw->n_axes + a]);
+        argv[n++] = (char *)"-p";
+        argv[n++] = values[a];
+    }
+    argv[n++] = (char *)"--out";
+    argv[n++] = dir;
+    if (o->duration) {
+        argv[n++] = (char *)"--duration";
+        argv[n++] = (char *)o->duration;
+    }
+    if (o->dt) {
+        argv[n++] = (char *)"--dt";
+        argv[n++] = (char *)o->dt;
+    }
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        /* Runs are the parallelism: one BLAS thread each. */
+        setenv("OPENBLAS_NUM_THREADS", "1", 0);
+        execv(exe, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The header and the last row of a run's probes.csv (empty when there is none). */
+static void last_probes(const char *out, int r, char *header, char *last, size_t n)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run_%d/probes.csv", out, r + 1);
+    header[0] = last[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        snprintf(header[0] ? last : header, n, "%s", line);
+    }
+    fclose(f);
+}
+
+static int count_fields(const char *csv)
+{
+    int n = *csv ? 1 : 0;
+    for (; *csv; csv++)
+        n += *csv == ',';
+    return n;
+}
+
+static int write_summary(const Sweep *sw, const SweepOptions *o, const int *codes)
+{
+    char path[4200], header[8192] = "", probe_header[8192], last[8192];
+    for (int r = 0; r < sw->n_runs && !header[0]; r++)
+        last_probes(o->out, r, header, last, sizeof header);
+    snprintf(path, sizeof path, "%s/summary.csv", o->out);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "srdc: error: cannot write %s\n", path);
+        return SRD_EXIT_IO;
+    }
+    fprintf(f, "run");
+    for (int a = 0; a < sw->n_axes; a++) {
+        const srd_param *p = &sw->m->params[sw->axes[a].param];
+        fprintf(f, ",%s", p->name);
+        if (strcmp(p->unit, "1"))
+            fprintf(f, "_%s", p->unit);
+    }
+    fprintf(f, ",status%s%s\n", header[0] ? "," : "", header);
+    int n_probe = count_fields(header);
+    for (int r = 0; r < sw->n_runs; r++) {
+        fprintf(f, "%d", r + 1);
+        for (int a = 0; a < sw->n_axes; a++)
+            fprintf(f, ",%.12g", sw->runs[r * sw->n_axes + a]);
+        fprintf(f, ",%s", status_name(codes[r]));
+        last_probes(o->out, r, probe_header, last, sizeof last);
+        bool usable = last[0] && !strcmp(probe_header, header);
+        if (usable)
+            fprintf(f, ",%s", last);
+        else /* a failed run has no values: empty fields keep the columns aligned */
+            for (int k = 0; k < n_probe; k++)
+                fputc(',', f);
+        fputc('\n', f);
+    }
+    return fclose(f) == 0 ? SRD_EXIT_OK : SRD_EXIT_IO;
+}
+
+static int run_all(const Sweep *sw, const SweepOptions *o, const char *exe, int *codes)
+{
+    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs < 1)
+        jobs = 1;
+    Job *running = calloc((size_t)jobs, sizeof *running);
+    int next = 0, active = 0, done = 0, failed = 0;
+    while (done < sw->n_runs) {
+        while (active < jobs && next < sw->n_runs) {
+            pid_t pid = start_run(sw, o, exe, next);
+            if (pid < 0) {
+                codes[next] = SRD_EXIT_IO;
+                fprintf(stderr, "srdc: error: cannot start run %d\n", next + 1);
+                failed++;
+                done++;
+                next++;
+                continue;
+            }
+            for (int j = 0; j < jobs; j++)
+                if (!running[j].pid) {
+                    running[j] = (Job){ pid, next };
+                    break;
+                }
+            active++;
+            next++;
+        }
+        if (!active)
+            continue;
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int j = 0; j < jobs; j++)
+            if (running[j].pid == pid) {
+                int r = running[j].run;
+                codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                running[j].pid = 0;
+                active--;
+                done++;
+                failed += codes[r] != 0;
+                if (!o->quiet || codes[r] != 0) {
+                    printf("run %d/%d", r + 1, sw->n_runs);
+                    for (int a = 0; a < sw->n_axes; a++)
+                        printf("%s %s = %g %s", a ? "," : ":", sw->m->params[sw->axes[a].param].name,
+                               sw->runs[r * sw->n_axes + a], sw->m->params[sw->axes[a].param].unit);
+                    printf(" -> %s%s%s/run_%d/log.txt)\n", status_name(codes[r]), codes[r] ? " (see " : " (",
+                           o->out, r + 1);
+                    fflush(stdout);
+                }
+            }
+    }
+    free(running);
+    return failed;
+}
+
+int sweep_model(const SweepOptions *o)
+{
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = NULL;
+    if (parse_program(&arena, o->file, parse_stdlib_dir(), &prog))
+        m = elab_program(&prog, &arena, o->file);
+    diag_flush(stderr);
+    Sweep sw = { .m = m };
+    bool ok = m != NULL;
+    if (ok && o->n_specs > MAX_SWEPT) {
+        fprintf(stderr, "srdc: error: at most %d params per sweep\n", MAX_SWEPT);
+        ok = false;
+    }
+    if (ok && !o->n_specs && !o->sets) {
+        fprintf(stderr, "srdc: error: nothing to sweep\nhint: give -p NAME=a..b:log:n (or values) or --csv SETS.csv\n");
+        ok = false;
+    }
+    for (int k = 0; ok && k < o->n_specs; k++) {
+        ok = parse_axis(m, o->specs[k], &sw.axes[k]);
+        sw.n_axes = k + 1;
+    }
+    if (ok && o->sets && o->n_specs) {
+        fprintf(stderr, "srdc: error: give either -p ranges or --csv, not both\n");
+        ok = false;
+    }
+    if (ok)
+        ok = o->sets ? read_sets(&sw, o->sets) : (make_grid(&sw), true);
+    int status = ok ? SRD_EXIT_OK : SRD_EXIT_BAD_INPUT;
+    char exe[4200];
+    snprintf(exe, sizeof exe, "%s/simulator", o->out);
+    if (status == SRD_EXIT_OK && mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "srdc: error: cannot create %s: %s\n", o->out, strerror(errno));
+        status = SRD_EXIT_IO;
+    }
+    if (status == SRD_EXIT_OK) {
+        BuildOptions b = { o->file, exe, false, o->quiet };
+        status = build_simulator(&b);
+    }
+    if (status == SRD_EXIT_OK) {
+        if (!o->quiet)
+            printf("sweeping %d runs of %s\n", sw.n_runs, o->file);
+        int *codes = calloc((size_t)sw.n_runs + 1, sizeof(int));
+        int failed = run_all(&sw, o, exe, codes);
+        status = write_summary(&sw, o, codes);
+        if (status == SRD_EXIT_OK) {
+            printf("%d of %d runs succeeded; summary in %s/summary.csv\n", sw.n_runs - failed, sw.n_runs, o->out);
+            if (failed)
+                status = SRD_EXIT_NUMERIC;
+        }
+        free(codes);
+    }
+    for (int a = 0; a < MAX_SWEPT; a++)
+        free(sw.axes[a].values);
+    free(sw.runs);
+    srd_model_free(m);
+    arena_free(&arena);
+    diag_reset();
+    return status;
+}
