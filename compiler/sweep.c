@@ -418,9 +418,11 @@ static int run_all(const Sweep *sw, const SweepOptions *o, const char *exe, int 
                 failed += codes[r] != 0;
                 if (!o->quiet || codes[r] != 0) {
                     printf("run %d/%d", r + 1, sw->n_runs);
-                    for (int a = 0; a < sw->n_axes; a++)
-                        printf("%s %s = %g %s", a ? "," : ":", sw->m->params[sw->axes[a].param].name,
-                               sw->runs[r * sw->n_axes + a], sw->m->params[sw->axes[a].param].unit);
+                    for (int a = 0; a < sw->n_axes; a++) {
+                        const srd_param *p = &sw->m->params[sw->axes[a].param];
+                        printf("%s %s = %g%s%s", a ? "," : ":", p->name, sw->runs[r * sw->n_axes + a],
+                               strcmp(p->unit, "1") ? " " : "", strcmp(p->unit, "1") ? p->unit : "");
+                    }
                     printf(" -> %s%s%s/run_%d/log.txt)\n", status_name(codes[r]), codes[r] ? " (see " : " (",
                            o->out, r + 1);
                     fflush(stdout);

@@ -145,6 +145,7 @@ def main():
                       "%s (%s): %d outputs agree, worst relative difference %.2e (tol %.0e)%s" %
                       (name, label, compared, worst, RTOL, " missing: " + ", ".join(missing) if missing else ""))
         interface_checks(srdc, examples, work)
+        sweep_checks(srdc, examples, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("# build times: " + ", ".join("%s %.2f s" % nt for nt in build_times))
@@ -180,6 +181,55 @@ def interface_checks(srdc, examples, work):
               (spec, r.returncode, message))
     r = run([exe, "--frames", "3"], work)
     check(r.returncode == 1 and "unknown option `--frames`" in r.stderr, "an unknown option is refused with status 1")
+
+
+def read_summary(path):
+    with open(path) as f:
+        lines = [l.strip().split(",") for l in f if l.strip()]
+    return [dict(zip(lines[0], row)) for row in lines[1:]]
+
+
+def sweep_checks(srdc, examples, work):
+    """srdc sweep: the params reach every run, a failing run is reported and the sweep goes on."""
+    cantilever = os.path.join(examples, "cantilever_rod.srd")
+    out = os.path.join(work, "sweep_E")
+    r = run([srdc, "sweep", cantilever, "-p", "youngs=1GPa..16GPa:log:3", "-j", "2", "--out", out, "--quiet"], work)
+    rows = read_summary(os.path.join(out, "summary.csv")) if r.returncode == 0 else []
+    check(r.returncode == 0 and len(rows) == 3 and all(row["status"] == "ok" for row in rows),
+          "sweep over 3 Young's moduli: all runs ok (exit %d, %d rows)" % (r.returncode, len(rows)))
+    if len(rows) == 3:
+        moduli = [float(row["youngs_Pa"]) for row in rows]
+        check(all(abs(a / b - 1) < 1e-12 for a, b in zip(moduli, [1e9, 4e9, 16e9])),
+              "the grid is 1, 4, 16 GPa (log spacing, ends exact)")
+        # Small deflections (tip / L < 1.3 %): the tip moves as 1 / E to well within 1 %.
+        products = [float(row["tip"]) * E for row, E in zip(rows, moduli)]
+        spread = max(products) / min(products) - 1 if min(products) > 0 else abs(max(products) / min(products) - 1)
+        check(abs(spread) < 0.01, "tip deflection times E is the same for every run: the param reached each "
+              "run (spread %.2e, tol 1e-2)" % abs(spread))
+    sets = os.path.join(work, "sets.csv")
+    with open(sets, "w") as f:
+        f.write("youngs\n2GPa\n4 GPa\n")
+    out = os.path.join(work, "sweep_csv")
+    r = run([srdc, "sweep", cantilever, "--csv", sets, "--out", out, "--quiet"], work)
+    rows = read_summary(os.path.join(out, "summary.csv")) if r.returncode == 0 else []
+    check(len(rows) == 2 and [float(row["youngs_Pa"]) for row in rows] == [2e9, 4e9] and
+          abs(float(rows[0]["tip"]) / float(rows[1]["tip"]) - 2) < 0.01,
+          "sweep over a CSV of parameter sets: one run per row, tip ratio 2 for E ratio 2 (tol 1 %)")
+    fall = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep_fall.srd")
+    out = os.path.join(work, "sweep_fall")
+    r = run([srdc, "sweep", fall, "-p", "fall=0,1", "--out", out], work)
+    rows = read_summary(os.path.join(out, "summary.csv")) if os.path.exists(os.path.join(out, "summary.csv")) else []
+    check(r.returncode == 2 and [row["status"] for row in rows] == ["ok", "numerical_failure"] and
+          "numerical_failure" in r.stdout and os.path.exists(os.path.join(out, "run_2", "fall_000000.vtu")),
+          "a run that fails is reported, keeps its frames, and the sweep finishes the others (exit %d)" % r.returncode)
+    for spec, message in (("youngs=1GPa..2GPa:cubic:3", "a range is a..b:lin:n or a..b:log:n"),
+                          ("young=1GPa", "the model has no param `young`"),
+                          ("youngs=1GPa..2m:lin:3", "param `youngs` is a pressure (Pa), but `2m` is a length (m)"),
+                          ("youngs=0.5MPa", "lies outside the range of `youngs`")):
+        out = os.path.join(work, "sweep_bad")
+        r = run([srdc, "sweep", cantilever, "-p", spec, "--out", out], work)
+        check(r.returncode == 1 and message in r.stderr and not os.path.exists(out),
+              "sweep -p %s is refused with status 1 before anything runs: %s" % (spec, message))
 
 
 if __name__ == "__main__":
