@@ -119,8 +119,8 @@ static const char *build_help =
     "  ./pneunet -p kappa0=20/m --duration 0.5 --out run1\n";
 
 static const char *sweep_help =
-    "usage: srdc sweep FILE (-p NAME=RANGE)... [--csv SETS.csv] [-j N] [--out DIR] [--keep-going]\n"
-    "                 [--duration T] [--dt DT]\n"
+    "usage: srdc sweep FILE (-p NAME=RANGE)... [--csv SETS.csv] [-j N] [--out DIR] [--duration T]\n"
+    "                 [--dt DT] [--quiet]\n"
     "\n"
     "Builds FILE into a simulator once (as `srdc build`), then runs it for every combination of\n"
     "the given param values, N runs at a time (default: the number of processors). RANGE is\n"
@@ -386,10 +386,14 @@ static int cmd_sweep(int argc, char **argv)
             o.sets = argv[++i];
         else if (!strcmp(a, "--out") && has_value)
             o.out = argv[++i];
-        else if (!strcmp(a, "--duration") && has_value)
-            o.duration = argv[++i];
-        else if (!strcmp(a, "--dt") && has_value)
-            o.dt = argv[++i];
+        else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {
+            /* Checked here, not by every run. */
+            srd_run_options check = { .program = "srdc" };
+            int at = i;
+            if (srd_run_options_parse(&check, argc, argv, &at) < 0)
+                status = EXIT_BAD_INPUT;
+            *(!strcmp(a, "--dt") ? &o.dt : &o.duration) = argv[++i];
+        }
         else if (!strcmp(a, "--quiet"))
             o.quiet = true;
         else if (!strcmp(a, "-j") && has_value) {
