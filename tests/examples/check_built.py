@@ -179,6 +179,16 @@ def interface_checks(srdc, examples, work):
         check(r.returncode == 1 and message in r.stderr and not os.path.exists(out),
               "-p %s is refused with exit status 1 (got %d), before any output, saying: %s" %
               (spec, r.returncode, message))
+    portable = os.path.join(work, "jumper_portable")
+    b = run([srdc, "build", path, "-o", portable, "--portable", "--quiet"], work)
+    outs = [os.path.join(work, d) for d in ("native_out", "portable_out")]
+    r1 = run([exe, "--duration", "0.01", "--out", outs[0]], work)
+    r2 = run([portable, "--duration", "0.01", "--out", outs[1]], work) if b.returncode == 0 else r1
+    worst, compared, missing = compare_outputs(outs[0], outs[1]) if b.returncode == 0 else (1, 0, [])
+    check(b.returncode == 0 and r1.returncode == r2.returncode == 0 and compared and worst <= RTOL,
+          "--portable (x86-64-v3) builds and matches the native build (worst %.2e, tol %.0e)" % (worst, RTOL))
+    check("\r" not in r1.stdout + r1.stderr and "simulated" in r1.stdout,
+          "no progress bar when the output is not a terminal; the summary line is printed")
     r = run([exe, "--frames", "3"], work)
     check(r.returncode == 1 and "unknown option `--frames`" in r.stderr, "an unknown option is refused with status 1")
 
