@@ -56,9 +56,10 @@ static void put_cstr(FILE *f, const char *s)
         fputs("0", f);
 }
 
-static void put_ints(FILE *f, const char *name, const int *v, int n)
+/* static const int set<s>_<what>[] = { ... }; */
+static void put_ints(FILE *f, int s, const char *what, const int *v, int n)
 {
-    fprintf(f, "static const int %s[] = {", name);
+    fprintf(f, "static const int set%d_%s[] = {", s, what);
     for (int k = 0; k < n; k++)
         fprintf(f, "%s%d", k ? ", " : " ", v[k]);
     fprintf(f, "%s};\n", n ? " " : " 0 ");
@@ -98,23 +99,16 @@ static int folded_columns(const srd_elemset *set, const LoweredElement *le, int 
 static void put_set(FILE *f, int s, const srd_elemset *set, const KernelSet *ks)
 {
     const srd_kernel_info *in = &ks->info;
-    char name[64];
     fprintf(f, "void srd_kernel_%s(const srd_eval_ctx *, const srd_elem_batch *);\n", in->kind);
     fprintf(f, "void srd_gradient_%s(const srd_eval_ctx *, const srd_elem_batch *);\n", in->kind);
-    snprintf(name, sizeof name, "set%d_is_node", s);
-    put_ints(f, name, in->param_is_node, in->n_params);
-    snprintf(name, sizeof name, "set%d_dof_param", s);
-    put_ints(f, name, in->dof_param, in->nd);
-    snprintf(name, sizeof name, "set%d_dof_comp", s);
-    put_ints(f, name, in->dof_comp, in->nd);
-    snprintf(name, sizeof name, "set%d_state_kind", s);
-    put_ints(f, name, in->state_kind, in->n_state);
-    snprintf(name, sizeof name, "set%d_state_param", s);
-    put_ints(f, name, in->state_param, in->n_state);
-    snprintf(name, sizeof name, "set%d_state_comp", s);
-    put_ints(f, name, in->state_comp, in->n_state);
+    put_ints(f, s, "is_node", in->param_is_node, in->n_params);
+    put_ints(f, s, "dof_param", in->dof_param, in->nd);
+    put_ints(f, s, "dof_comp", in->dof_comp, in->nd);
+    put_ints(f, s, "state_kind", in->state_kind, in->n_state);
+    put_ints(f, s, "state_param", in->state_param, in->n_state);
+    put_ints(f, s, "state_comp", in->state_comp, in->n_state);
     int cols[256], n_folded = folded_columns(set, &ks->lowered, cols);
-    put_ints(f, (snprintf(name, sizeof name, "set%d_folded_column", s), name), cols, n_folded);
+    put_ints(f, s, "folded_column", cols, n_folded);
     fprintf(f, "static const double set%d_folded_value[] = {", s);
     for (int k = 0; k < n_folded; k++)
         fputs(" ", f), put_double(f, set->data[cols[k]]), fputs(",", f);
@@ -287,9 +281,7 @@ int build_simulator(const BuildOptions *o)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
-    srd_model *m = NULL;
-    if (parse_program(&arena, o->file, parse_stdlib_dir(), &prog))
-        m = elab_program(&prog, &arena, o->file);
+    srd_model *m = elab_file(&arena, &prog, o->file, parse_stdlib_dir(), NULL, 0);
     diag_flush(stderr);
     sources_record(false);
     int status = !m ? SRD_EXIT_BAD_INPUT : srd_run_check(m, &(srd_run_options){ .program = "srdc" });

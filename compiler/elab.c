@@ -9,6 +9,7 @@
 #include "elab.h"
 #include "elab_internal.h"
 #include "geom.h"
+#include "parse.h"
 #include "props.h"
 
 #define PI 3.14159265358979323846
@@ -488,21 +489,19 @@ static int override_param(Elab *e, const char *name, Value *v)
         if (!eq || strlen(name) != (size_t)(eq - spec) || strncmp(spec, name, (size_t)(eq - spec)))
             continue;
         e->override_used[i] = true;
-        char *end;
-        double x = strtod(eq + 1, &end);
-        if (end == eq + 1 || !isfinite(x)) {
-            diag_error(NO_LOC, "`-p %s`: `%s` is not a number", spec, eq + 1);
-            return -1;
-        }
-        while (*end == ' ')
-            end++;
-        Unit u = { 1, DIMLESS };
+        double x;
+        Unit u;
+        bool has_unit;
         char bad[48];
-        if (*end && !units_parse(end, &u, bad, sizeof bad)) {
-            diag_error(NO_LOC, "`-p %s`: unknown unit `%s`", spec, bad);
+        int read = units_parse_quantity(eq + 1, &x, &u, &has_unit, bad, sizeof bad);
+        if (read != QUANTITY_OK) {
+            if (read == QUANTITY_NOT_A_NUMBER)
+                diag_error(NO_LOC, "`-p %s`: `%s` is not a number", spec, eq + 1);
+            else
+                diag_error(NO_LOC, "`-p %s`: unknown unit `%s`", spec, bad);
             return -1;
         }
-        if (!dims_eq(u.dims, v->dims) && !(x == 0 && !*end)) {
+        if (!dims_eq(u.dims, v->dims) && !(x == 0 && !has_unit)) {
             char have[96], need[96];
             dims_describe(u.dims, have, sizeof have);
             dims_describe(v->dims, need, sizeof need);
@@ -1270,4 +1269,12 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
         return NULL;
     }
     return e.model;
+}
+
+srd_model *elab_file(Arena *arena, Program *prog, const char *path, const char *stdlib_dir,
+                     const char *const *overrides, int n_overrides)
+{
+    if (!parse_program(arena, path, stdlib_dir, prog))
+        return NULL;
+    return elab_program_with(prog, arena, path, overrides, n_overrides);
 }

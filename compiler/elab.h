@@ -198,6 +198,11 @@ srd_model *elab_program(Program *prog, Arena *arena, const char *source);
 srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, const char *const *overrides,
                              int n_overrides);
 
+/* Parses `path` (modules from stdlib_dir) and builds its model with the overrides; NULL
+ * after reporting errors, which stay queued for diag_flush. */
+srd_model *elab_file(Arena *arena, Program *prog, const char *path, const char *stdlib_dir,
+                     const char *const *overrides, int n_overrides);
+
 /* Records a run-time expression with the local values in scope; returns its index. */
 int elab_remember_expr(Elab *e, Expr *x);
 /* Run-time expression `index` of a model built by elaboration. */

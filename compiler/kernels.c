@@ -118,9 +118,7 @@ static srd_model *elaborate_moved(const char *file, const srd_model *m, Arena *a
         specs[k] = malloc(strlen(p->name) + strlen(p->unit) + 40);
         sprintf(specs[k], "%s=%.17g %s", p->name, moved_value(p), strcmp(p->unit, "1") ? p->unit : "");
     }
-    srd_model *moved = NULL;
-    if (parse_program(arena, file, parse_stdlib_dir(), prog))
-        moved = elab_program_with(prog, arena, file, (const char *const *)specs, m->n_params);
+    srd_model *moved = elab_file(arena, prog, file, parse_stdlib_dir(), (const char *const *)specs, m->n_params);
     diag_discard();
     for (int k = 0; k < m->n_params; k++)
         free(specs[k]);

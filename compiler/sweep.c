@@ -68,22 +68,20 @@ static bool parse_value(const srd_param *p, const char *text, size_t len, const 
         len = sizeof buf - 1;
     memcpy(buf, text, len);
     buf[len] = 0;
-    char *end;
-    double x = strtod(buf, &end);
-    if (end == buf || !isfinite(x)) {
-        fprintf(stderr, "srdc: error: %s: `%s` is not a number\n", where, buf);
-        return false;
-    }
-    while (*end == ' ')
-        end++;
-    Unit u = { 1, DIMLESS };
+    double x;
+    Unit u;
+    bool has_unit;
     char bad[48];
-    if (*end && !units_parse(end, &u, bad, sizeof bad)) {
-        fprintf(stderr, "srdc: error: %s: unknown unit `%s`\n", where, bad);
+    int read = units_parse_quantity(buf, &x, &u, &has_unit, bad, sizeof bad);
+    if (read != QUANTITY_OK) {
+        if (read == QUANTITY_NOT_A_NUMBER)
+            fprintf(stderr, "srdc: error: %s: `%s` is not a number\n", where, buf);
+        else
+            fprintf(stderr, "srdc: error: %s: unknown unit `%s`\n", where, bad);
         return false;
     }
     Dims need = param_dims(p);
-    if (!dims_eq(u.dims, need) && !(x == 0 && !*end)) {
+    if (!dims_eq(u.dims, need) && !(x == 0 && !has_unit)) {
         char have[96], want[96];
         dims_describe(u.dims, have, sizeof have);
         dims_describe(need, want, sizeof want);
@@ -438,9 +436,7 @@ int sweep_model(const SweepOptions *o)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
-    srd_model *m = NULL;
-    if (parse_program(&arena, o->file, parse_stdlib_dir(), &prog))
-        m = elab_program(&prog, &arena, o->file);
+    srd_model *m = elab_file(&arena, &prog, o->file, parse_stdlib_dir(), NULL, 0);
     diag_flush(stderr);
     Sweep sw = { .m = m };
     bool ok = m != NULL;

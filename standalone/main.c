@@ -173,9 +173,7 @@ int main(int argc, char **argv)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
-    srd_model *m = NULL;
-    if (parse_program(&arena, srd_built.model_path, srd_built.stdlib_dir, &prog))
-        m = elab_program_with(&prog, &arena, srd_built.model_path, o.overrides, o.n_overrides);
+    srd_model *m = elab_file(&arena, &prog, srd_built.model_path, srd_built.stdlib_dir, o.overrides, o.n_overrides);
     diag_flush(stderr);
     if (!m || !matches_build(m))
         status = SRD_EXIT_BAD_INPUT;
