@@ -203,7 +203,8 @@ bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n)
     out->scale = 1;
     out->dims = DIMLESS;
     int sign = 1;
-    /* "1/m" and "1" are how units print (dims_format): they must read back. */
+    bool grouped = false; /* inside "/(...)": every atom divides */
+    /* "1/m", "1/(m^2*s)" and "1" are how units print (dims_format): they must read back. */
     if (p[0] == '1' && (p[1] == '/' || p[1] == 0))
         p++;
     if (!*p && p != text)
@@ -213,6 +214,10 @@ bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n)
         p++;
     }
     for (;;) {
+        if (sign < 0 && *p == '(' && !grouped) {
+            grouped = true;
+            p++;
+        }
         double scale;
         Dims dims;
         if (!parse_atom(&p, &scale, &dims, bad, bad_n))
@@ -224,13 +229,22 @@ bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n)
             out->scale /= scale;
             out->dims = dims_div(out->dims, dims);
         }
-        if (*p == '*')
+        if (grouped && *p == ')') {
+            grouped = false;
+            p++;
             sign = 1;
-        else if (*p == '/')
+        }
+        if (*p == '*')
+            sign = grouped ? -1 : 1;
+        else if (*p == '/' && !grouped)
             sign = -1;
         else
             break;
         p++;
+    }
+    if (grouped || *p) {
+        snprintf(bad, bad_n, "%s", grouped ? "(" : p);
+        return false;
     }
     return true;
 }

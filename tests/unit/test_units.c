@@ -67,6 +67,8 @@ static const Expect compounds[] = {
     { "1/m", 1, -1, 0, 0, 0 },            /* units as dims_format prints them read back */
     { "1/s", 1, 0, 0, -1, 0 },
     { "1", 1, 0, 0, 0, 0 },
+    { "1/(m^2*s)", 1, -2, 0, -1, 0 },
+    { "kg/(m*s^2)", 1, -1, 1, -2, 0 },
 };
 
 static void test_parse(Tally *t)
