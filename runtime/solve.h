@@ -21,7 +21,8 @@ typedef struct srd_solver {
     int             used_lu;    /* the last solve fell back to LU */
 } srd_solver;
 
-/* Chooses the layout (auto: banded when 3 * bandwidth + 1 < n / 2 and n > 64) and allocates. */
+/* Chooses the layout (auto: banded when 4 * bandwidth + 1 < n and n > 64; bench/README.md has the
+ * measurements behind it) and allocates. */
 void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
 void srd_solver_free(srd_solver *s);
 /* Clears the Jacobian storage (and its scratch slot). */
