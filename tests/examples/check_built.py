@@ -21,16 +21,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import check, finish  # noqa: E402
+
 RTOL = 1e-12
 STEPS = 6
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok - " if ok else "not ok - ") + what)
-    if not ok:
-        failures += 1
 
 
 def numbers(text):
@@ -149,7 +144,7 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("# build times: " + ", ".join("%s %.2f s" % nt for nt in build_times))
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 def interface_checks(srdc, examples, work):

@@ -12,14 +12,9 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import check, finish  # noqa: E402
 
-
-def check(ok, what):
-    global failures
-    print(("ok - " if ok else "not ok - ") + what)
-    if not ok:
-        failures += 1
 
 
 def main():
@@ -49,7 +44,7 @@ def main():
         check(os.path.exists(svg) and open(svg).read().count("<polyline") == 2, "finger.svg has the two curves")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -22,14 +22,9 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import check, finish  # noqa: E402
 
-
-def check(ok, what):
-    global failures
-    print(("ok - " if ok else "not ok - ") + what)
-    if not ok:
-        failures += 1
 
 
 RHO, G, L, H = 1200.0, 9.81, 0.09, 1e-3
@@ -173,7 +168,7 @@ def main():
         curled_plate(srdc, physics, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":
