@@ -133,9 +133,9 @@ static void write_table(FILE *f, const char *name, const char *file, const srd_m
         fprintf(f, "    { \"%s\", %d, %d, srd_kernel_%s, srd_gradient_%s,\n", in->kind, m->sets[s].n,
                 m->sets[s].n_data, in->kind, in->kind);
         fprintf(f, "      { \"%s\", %d, %d, %d, set%d_is_node, %d, set%d_dof_param, set%d_dof_comp, %d, "
-                   "set%d_state_kind, set%d_state_param, set%d_state_comp, %d },\n",
+                   "set%d_state_kind, set%d_state_param, set%d_state_comp, %d, %d },\n",
                 in->kind, in->is_force, in->symmetric, in->n_params, s, in->nd, s, s, in->n_state, s, s, s,
-                in->needs_time_step);
+                in->needs_time_step, in->cost);
         int cols[256];
         fprintf(f, "      %d, set%d_folded_column, set%d_folded_value },\n",
                 folded_columns(&m->sets[s], &mk->sets[s].lowered, cols), s, s);

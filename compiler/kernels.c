@@ -88,6 +88,7 @@ static void fill_info(KernelSet *ks, const Stmt *def)
     in->state_param = sp;
     in->state_comp = sc;
     in->needs_time_step = 0;
+    in->cost = le->ops_value + le->ops_grad + le->ops_jac;
     for (int k = 0; k < le->n_inputs; k++)
         if (le->inputs[k].cls == KIN_DT || le->inputs[k].cls == KIN_VEL0)
             in->needs_time_step = 1;

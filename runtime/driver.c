@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "contact.h"
 #include "output_vtk.h"
+#include "parallel.h"
 #include "sim.h"
 
 enum { RUN_OK = SRD_EXIT_OK, RUN_BAD_INPUT = SRD_EXIT_BAD_INPUT, RUN_NUMERIC = SRD_EXIT_NUMERIC, RUN_IO = SRD_EXIT_IO };
@@ -263,9 +264,12 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     double wall = wall_s() - t0;
     if (!o->quiet)
         printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
-               "real-time factor %.3g\n",
+               "real-time factor %.3g",
                s->t, steps, s->rejected, steps ? (double)s->total_iterations / steps : 0.0,
                steps ? 1e3 * wall / steps : 0.0, wall > 0 ? s->t / wall : 0.0);
+    if (!o->quiet)
+        printf(srd_assembler_threads(s->assembler) > 1 ? " (assembly on %d threads)\n" : "\n",
+               srd_assembler_threads(s->assembler));
     if (!o->quiet)
         print_contact_summary(&contact);
     srd_contact_stats_free(&contact);

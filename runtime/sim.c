@@ -2,6 +2,7 @@
  * with Newton's method: implicit Euler steps and static equilibrium. */
 #include "sim.h"
 #include "alloc.h"
+#include "parallel.h"
 #include <lapacke.h>
 #include <math.h>
 #include <stdbool.h>
@@ -120,6 +121,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->line_search = 1;
     external_forces(s);
     characteristic_scales(s);
+    s->assembler = srd_assembler_new(s, srd_assembly_threads());
     return 0;
 }
 
@@ -142,6 +144,7 @@ void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const in
 
 void srd_sim_free(srd_sim *s)
 {
+    srd_assembler_free(s->assembler);
     srd_schedules_free(&s->schedules);
     free(s->set_data);
     if (s->kernels)
@@ -236,13 +239,16 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     if (!s->conservative)
         memset(s->res_nc, 0, sizeof(double) * ((size_t)sys->n_free + 1));
     double t0 = seconds();
-    for (int k = 0; k < m->n_sets; k++) {
-        /* Friction and drag need a velocity: a static solve has none. */
-        if (!s->dynamic && s->kernels[k].info.needs_time_step)
-            continue;
-        (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(s->kernels[k].info.is_force ? &ctx_nc : &ctx,
-                                                                      &s->kernels[k].batch.b);
-    }
+    if (s->assembler)
+        srd_assembler_run(s->assembler, s, &ctx, &ctx_nc, with_jacobian);
+    else
+        for (int k = 0; k < m->n_sets; k++) {
+            /* Friction and drag need a velocity: a static solve has none. */
+            if (!s->dynamic && s->kernels[k].info.needs_time_step)
+                continue;
+            (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(s->kernels[k].info.is_force ? &ctx_nc : &ctx,
+                                                                          &s->kernels[k].batch.b);
+        }
     if (!s->conservative)
         for (int f = 0; f < sys->n_free; f++)
             s->res[f] += s->res_nc[f];

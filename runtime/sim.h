@@ -60,6 +60,7 @@ typedef struct srd_sim {
     long             total_iterations, steps, rejected;
     FILE            *log;        /* when set, every Newton iteration is reported here */
     double           time_assembly, time_solve; /* seconds in the kernels and in LAPACK */
+    struct srd_assembler *assembler; /* helper threads for assembly, or NULL */
 } srd_sim;
 
 /* fns[s] is the compiled kernel of element set s, gradients[s] its gradient-only variant (the

@@ -65,6 +65,7 @@ typedef struct srd_kernel_info {
     int         n_state;
     const int  *state_kind, *state_param, *state_comp;
     int         needs_time_step; /* reads dt or velocities (friction, drag): not part of statics */
+    int         cost;            /* operations of value, gradient and Jacobian per instance */
 } srd_kernel_info;
 
 #endif
