@@ -67,7 +67,7 @@ static double *steps(const char *threads, int *n, int *shared)
     double *q = NULL;
     if (open_run(&r) == 0) {
         r.s.dt = 5e-3;
-        r.s.tolerance = 1e-10;
+        r.s.tolerance = 1e-8;
         r.s.max_iterations = 25;
         int code = 0;
         for (int k = 0; k < 10 && !code; k++)
