@@ -95,8 +95,21 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     const Value *axis = prop_get(pv, "axis");
     if (size)
         memcpy(o.size, size->v, sizeof o.size);
-    else if (axis)
-        memcpy(o.size, axis->v, sizeof o.size);
+    double u[3] = { 0, 0, 1 };
+    if (axis)
+        memcpy(u, axis->v, sizeof u);
+    double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    if (!(len > 0)) {
+        diag_error(prop_loc(pv, "axis", s->loc), "a cylinder's axis must not be the zero vector");
+        return;
+    }
+    for (int c = 0; c < 3; c++)
+        o.axis[c] = u[c] / len;
+    o.length = prop_num(pv, "length", 0);
+    if (k == 1 && !(o.size[0] > 0 && o.size[1] > 0 && o.size[2] > 0)) {
+        diag_error(prop_loc(pv, "size", s->loc), "a box's edge lengths must be positive");
+        return;
+    }
     o.stiffness = prop_num(pv, "stiffness", 0);
     o.delta = prop_num(pv, "delta", 0);
     o.friction = prop_num(pv, "friction", 0);

@@ -221,7 +221,9 @@ static Value eval_add(Expr *x, Value a, Value b)
     r.n = a.n;
     for (int i = 0; i < a.n; i++)
         r.v[i] = x->op == OP_ADD ? a.v[i] + b.v[i] : a.v[i] - b.v[i];
-    r.any_dims = a.any_dims && b.any_dims && r.n == 1 && r.v[0] == 0;
+    /* Literal zeros stay free of dimension; so do sums of the free parameters an energy's body
+     * is checked with (unknown values), whose dimensions only a caller fixes. */
+    r.any_dims = a.any_dims && b.any_dims && r.n == 1 && (r.v[0] == 0 || !a.known || !b.known);
     return merge_meta(r, &a, &b);
 }
 
@@ -458,7 +460,7 @@ static Value eval_unit(Elab *e, Expr *x)
 
 /* ---- calls ---- */
 
-typedef enum { F_DIMLESS, F_SAME, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV, F_GROUND_HEIGHT,
+typedef enum { F_DIMLESS, F_SAME, F_SIGN, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV, F_GROUND_HEIGHT,
               F_GROUND_SLOPE } FnRule;
 
 typedef struct Builtin {
@@ -474,7 +476,7 @@ static const Builtin builtins[] = {
     { "sin", 1, F_DIMLESS, sin },   { "cos", 1, F_DIMLESS, cos },   { "tan", 1, F_DIMLESS, tan },
     { "asin", 1, F_DIMLESS, asin }, { "acos", 1, F_DIMLESS, acos }, { "atan", 1, F_DIMLESS, atan },
     { "exp", 1, F_DIMLESS, exp },   { "log", 1, F_DIMLESS, log },   { "tanh", 1, F_DIMLESS, tanh },
-    { "sqrt", 1, F_SQRT, sqrt },    { "abs", 1, F_SAME, fabs },     { "sign", 1, F_SAME, sign_of },
+    { "sqrt", 1, F_SQRT, sqrt },    { "abs", 1, F_SAME, fabs },     { "sign", 1, F_SIGN, sign_of },
     { "floor", 1, F_SAME, floor },  { "ceil", 1, F_SAME, ceil },    { "round", 1, F_SAME, round },
     { "atan2", 2, F_ATAN2, NULL },  { "min", -1, F_MINMAX, NULL },  { "max", -1, F_MINMAX, NULL },
     { "clamp", 3, F_CLAMP, NULL },  { "pow", 2, F_POW, NULL },      { "dot", 2, F_DOT, NULL },
@@ -566,6 +568,7 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
     case F_DIMLESS:
     case F_SQRT:
     case F_SAME:
+    case F_SIGN:
         if (a[0].n != 1) {
             diag_error(x->loc, "`%s` takes a scalar", b->name);
             return value_error();
@@ -583,7 +586,7 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
             return value_error();
         }
         r.v[0] = b->f(a[0].v[0]);
-        if (b->rule == F_DIMLESS)
+        if (b->rule == F_DIMLESS || b->rule == F_SIGN) /* sign(-2 m) is -1, a pure number */
             r.dims = DIMLESS;
         else
             r.any_dims = a[0].any_dims;

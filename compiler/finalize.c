@@ -411,18 +411,31 @@ static void add_ground(Fin *f)
                            m->ground_slip_velocity);
 }
 
-/* Rigid spheres: contact, and friction when given, on every node. */
+/* Rigid spheres, boxes and cylinders: contact, and friction when given, on every node. An
+ * endless cylinder gets a half length far beyond any model. */
 static void add_obstacles(Fin *f)
 {
     srd_model *m = f->m;
-    static const char *names[] = { "kc", "delta", "cx", "cy", "cz", "radius" };
+    static const char *sphere[] = { "kc", "delta", "cx", "cy", "cz", "radius" };
+    static const char *box[] = { "kc", "delta", "cx", "cy", "cz", "hx", "hy", "hz" };
+    static const char *cylinder[] = { "kc", "delta", "cx", "cy", "cz", "ux", "uy", "uz", "radius", "half_length" };
     for (int k = 0; k < m->n_obstacles; k++) {
         const srd_obstacle *o = &m->obstacles[k];
-        if (strcmp(o->shape, "sphere"))
-            continue;
-        double values[6] = { o->stiffness, o->delta, o->center[0], o->center[1], o->center[2], o->radius };
-        add_contact_everywhere(m, "sphere_contact", "sphere_friction", names, values, 6, o->friction,
-                               o->slip_velocity);
+        const double *c = o->center;
+        if (!strcmp(o->shape, "sphere")) {
+            double values[6] = { o->stiffness, o->delta, c[0], c[1], c[2], o->radius };
+            add_contact_everywhere(m, "sphere_contact", "sphere_friction", sphere, values, 6, o->friction,
+                                   o->slip_velocity);
+        } else if (!strcmp(o->shape, "box")) {
+            double values[8] = { o->stiffness, o->delta, c[0], c[1], c[2], o->size[0] / 2, o->size[1] / 2,
+                                 o->size[2] / 2 };
+            add_contact_everywhere(m, "box_contact", "box_friction", box, values, 8, o->friction, o->slip_velocity);
+        } else {
+            double values[10] = { o->stiffness, o->delta, c[0], c[1], c[2], o->axis[0], o->axis[1], o->axis[2],
+                                  o->radius, o->length > 0 ? o->length / 2 : 1e30 };
+            add_contact_everywhere(m, "cylinder_contact", "cylinder_friction", cylinder, values, 10, o->friction,
+                                   o->slip_velocity);
+        }
     }
 }
 

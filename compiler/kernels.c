@@ -24,7 +24,9 @@ static const char *standard_module(const char *kind)
     if (!strcmp(kind, "hinge") || !strcmp(kind, "midedge"))
         return "shells";
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction") || !strcmp(kind, "sphere_contact") ||
-        !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction"))
+        !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction") ||
+        !strcmp(kind, "box_contact") || !strcmp(kind, "box_friction") || !strcmp(kind, "cylinder_contact") ||
+        !strcmp(kind, "cylinder_friction"))
         return "contact";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";

@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "schedule.h"
+#include "vec3.h"
 
 void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel_fn height)
 {
     memset(c, 0, sizeof *c);
     for (int k = 0; k < m->n_obstacles; k++)
-        c->has_contact |= !strcmp(m->obstacles[k].shape, "sphere");
+        c->has_contact |= m->obstacles[k].stiffness > 0;
     c->has_contact |= m->has_ground;
     if (!height || !m->has_ground || m->ground_height_expr < 0)
         return;
@@ -30,7 +31,33 @@ void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel
     c->batch.data = c->data;
 }
 
-/* Gap of node i to surface (ground, then each sphere), with that surface's contact distance. */
+/* Signed distance from x to an obstacle's surface, negative inside (std.contact's gaps). */
+static double obstacle_gap(const srd_obstacle *ob, const double *x)
+{
+    double r[3];
+    for (int k = 0; k < 3; k++)
+        r[k] = x[k] - ob->center[k];
+    if (!strcmp(ob->shape, "sphere"))
+        return sqrt(srd_dot3(r, r)) - ob->radius;
+    double q[3], out2 = 0, inside;
+    if (!strcmp(ob->shape, "box")) {
+        for (int k = 0; k < 3; k++)
+            q[k] = fabs(r[k]) - ob->size[k] / 2;
+        inside = fmax(q[0], fmax(q[1], q[2]));
+        for (int k = 0; k < 3; k++)
+            out2 += q[k] > 0 ? q[k] * q[k] : 0;
+    } else {
+        double along = srd_dot3(r, ob->axis), w2 = srd_dot3(r, r) - along * along;
+        q[0] = sqrt(fmax(w2, 0)) - ob->radius;
+        q[1] = ob->length > 0 ? fabs(along) - ob->length / 2 : -INFINITY;
+        inside = fmax(q[0], q[1]);
+        for (int k = 0; k < 2; k++)
+            out2 += q[k] > 0 ? q[k] * q[k] : 0;
+    }
+    return inside > 0 ? sqrt(out2) : inside;
+}
+
+/* Gap of node i to surface (ground, then each obstacle), with that surface's contact distance. */
 static void record(srd_contact_stats *c, double gap, double delta, int *active)
 {
     if (gap < delta)
@@ -66,12 +93,8 @@ void srd_contact_stats_sample(srd_contact_stats *c, const srd_model *m, const do
         }
         for (int o = 0; o < m->n_obstacles; o++) {
             const srd_obstacle *ob = &m->obstacles[o];
-            if (strcmp(ob->shape, "sphere") || !(ob->stiffness > 0))
-                continue;
-            double r2 = 0;
-            for (int k = 0; k < 3; k++)
-                r2 += (x[k] - ob->center[k]) * (x[k] - ob->center[k]);
-            record(c, sqrt(r2) - ob->radius, ob->delta, &active);
+            if (ob->stiffness > 0)
+                record(c, obstacle_gap(ob, x), ob->delta, &active);
         }
     }
     if (c->deepest > deepest)

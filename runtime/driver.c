@@ -28,14 +28,10 @@ static double wall_s(void)
 /* What the runtime cannot do yet is refused before anything runs. */
 static int check_supported(const srd_model *m)
 {
-    int shaped_obstacles = 0;
-    for (int k = 0; k < m->n_obstacles; k++)
-        shaped_obstacles += strcmp(m->obstacles[k].shape, "sphere") != 0;
-    if (shaped_obstacles || m->has_self_contact) {
-        fprintf(stderr, "%s: error: this model's environment (box or cylinder obstacles, or self contact) is not "
-                        "available yet in `srdc run`; gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh "
-                        "damping, actuation, loads, a flat, inclined or uneven ground and sphere obstacles with "
-                        "friction are\n", prog_name);
+    if (m->has_self_contact) {
+        fprintf(stderr, "%s: error: self contact is not available yet in `srdc run`; gravity, buoyancy, fluid "
+                        "forces (viscous, rft, drag), Rayleigh damping, actuation, loads, a flat, inclined or uneven "
+                        "ground and sphere, box and cylinder obstacles with friction are\n", prog_name);
         return -1;
     }
     return 0;

@@ -71,6 +71,8 @@ typedef struct srd_actuation {
 typedef struct srd_obstacle {
     char  *shape;       /* sphere, box, cylinder */
     double center[3], size[3], radius;
+    double axis[3];     /* cylinder: unit axis */
+    double length;      /* cylinder: between the flat caps; 0 for an endless one */
     double stiffness, delta, friction, slip_velocity;
 } srd_obstacle;
 

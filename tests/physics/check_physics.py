@@ -691,6 +691,50 @@ for degrees in (20, 35):
         gap = math.dist([float(rows[-1]["p." + c]) for c in "xyz"], centre) - 0.05
         check(gap > 0.01, "mass on a sphere at 35 deg slides off (%.3f m from the surface at 1 s)" % gap)
 
+# 29b. Box and cylinder obstacles (box_contact/friction, cylinder_contact/friction): the same
+# 10 g mass rests on a cylinder's side and on a box's top face at the sphere's gap (1e-9 m); off
+# the cylinder's top by 20 deg it sticks and by 35 deg slides off, as on the sphere; past the
+# cylinder's cap it falls; 0.1 mm inside a box's edge the rounded edge pushes it off.
+code, rows, _ = run("cylinder_rest.srd")
+if code == 0 and rows:
+    r = math.hypot(float(rows[-1]["p.x"]), float(rows[-1]["p.z"]) + 0.0502)
+    check(abs(r - (0.05 + lo)) <= 1e-9, "mass resting on a cylinder: %.10f m from the axis vs %.10f m where the "
+          "penalty force equals m g (tol 1e-9 m)" % (r, 0.05 + lo))
+else:
+    check(False, "mass on a cylinder runs")
+for degrees in (20, 35):
+    code, rows, _ = run("cylinder_rest.srd", "-p", "angle=%ddeg" % degrees)
+    if code != 0 or len(rows) < 101:
+        check(False, "mass on a cylinder at %d deg runs" % degrees)
+        continue
+    th = math.radians(degrees)
+    axis_point = (-0.0502 * math.sin(th), -0.0502 * math.cos(th))
+    if degrees == 20:
+        tangent = (math.cos(th), -math.sin(th))
+        along = [(float(r["p.x"]) - axis_point[0]) * tangent[0] + (float(r["p.z"]) - axis_point[1]) * tangent[1]
+                 for r in rows]
+        rate = (along[100] - along[50]) / 0.5
+        creep = 2 * 1e-3 / 15 * math.atanh(math.tan(th) / 0.5)
+        check(rate <= 1.5 * creep, "mass on a cylinder at 20 deg sticks (creeps at %.3e m/s; the smooth law allows "
+              "%.3e m/s)" % (rate, 1.5 * creep))
+    else:
+        gap = math.hypot(float(rows[-1]["p.x"]) - axis_point[0], float(rows[-1]["p.z"]) - axis_point[1]) - 0.05
+        check(gap > 0.01, "mass on a cylinder at 35 deg slides off (%.3f m from the surface at 1 s)" % gap)
+code, rows, _ = run("cylinder_rest.srd", "-p", "offset=6cm")
+check(code == 0 and rows and float(rows[-1]["p.z"]) < -1,
+      "a mass 1 cm past the cylinder's cap falls past it (z = %s m at 1 s)" % (rows[-1]["p.z"] if rows else "?"))
+code, rows, _ = run("box_rest.srd", "-p", "shift=2cm")
+if code == 0 and rows:
+    gap = float(rows[-1]["p.z"]) + 0.0002
+    check(abs(gap - lo) <= 1e-9 and abs(float(rows[-1]["p.x"])) <= 1e-9,
+          "mass resting on a box's top face: gap %.10f m vs %.10f m (tol 1e-9 m), no sideways drift" % (gap, lo))
+else:
+    check(False, "mass on a box runs")
+code, rows, _ = run("box_rest.srd", "-p", "shift=2.99cm")
+check(code == 0 and rows and float(rows[-1]["p.z"]) < -1 and float(rows[-1]["p.x"]) > 1e-3,
+      "a mass 0.1 mm inside a box's edge is pushed off by the rounded edge and falls (x = %s m, z = %s m at 1 s)"
+      % ((rows[-1]["p.x"], rows[-1]["p.z"]) if rows else ("?", "?")))
+
 # 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm), full 10 s: with
 # contact no node enters the sphere deeper than delta = 1 mm and at least one touches; with
 # -p contact_stiffness=0 the rod curls through it (some node more than 5 mm inside).

@@ -79,7 +79,30 @@ static const char *model_text =
     "apply sphere_contact(arm.node(5); kc = 100 N/m, delta = 5 mm, cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm,\n"
     "                     radius = 21 mm);\n"
     "apply sphere_friction(arm.node(5); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
-    "                      cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm, radius = 21 mm);\n";
+    "                      cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm, radius = 21 mm);\n"
+    /* node 1 at (16.7, 3.3, 0) mm lies 0.87 mm off a box corner (every +-2 mm perturbation
+     * mixes the corner, edge, face and inside regions); node 2 at (33.3, 6.7, 0) mm 0.5 mm
+     * inside the top face of another */
+    "apply box_contact(arm.node(1); kc = 100 N/m, delta = 5 mm, cx = 22.17 mm, cy = 8.83 mm, cz = 5.5 mm,\n"
+    "                  hx = 5 mm, hy = 5 mm, hz = 5 mm);\n"
+    "apply box_contact(arm.node(2); kc = 100 N/m, delta = 5 mm, cx = 33.33 mm, cy = 6.67 mm, cz = -4.5 mm,\n"
+    "                  hx = 10 mm, hy = 10 mm, hz = 5 mm);\n"
+    "apply box_friction(arm.node(1); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                   cx = 22.17 mm, cy = 8.83 mm, cz = 5.5 mm, hx = 5 mm, hy = 5 mm, hz = 5 mm);\n"
+    "apply box_friction(arm.node(2); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                   cx = 33.33 mm, cy = 6.67 mm, cz = -4.5 mm, hx = 10 mm, hy = 10 mm, hz = 5 mm);\n"
+    /* node 3 at (50, 10, 0) mm lies 0.3 mm beyond the cap of a tilted cylinder, 0.2 mm inside
+     * its rim; node 6 at (100, 0, 20) mm 0.5 mm inside the side of a long one */
+    "apply cylinder_contact(arm.node(3); kc = 100 N/m, delta = 5 mm, cx = 42.2 mm, cy = 7.42 mm, cz = -3.44 mm,\n"
+    "                       ux = 0, uy = 0.6, uz = 0.8, radius = 8 mm, half_length = 4 mm);\n"
+    "apply cylinder_contact(arm.node(6); kc = 100 N/m, delta = 5 mm, cx = 100 mm, cy = 0 mm, cz = 10.5 mm,\n"
+    "                       ux = 1, uy = 0, uz = 0, radius = 10 mm, half_length = 1 m);\n"
+    "apply cylinder_friction(arm.node(3); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                        cx = 42.2 mm, cy = 7.42 mm, cz = -3.44 mm, ux = 0, uy = 0.6, uz = 0.8, radius = 8 mm,\n"
+    "                        half_length = 4 mm);\n"
+    "apply cylinder_friction(arm.node(6); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                        cx = 100 mm, cy = 0 mm, cz = 10.5 mm, ux = 1, uy = 0, uz = 0, radius = 10 mm,\n"
+    "                        half_length = 1 m);\n";
 
 typedef struct Harness {
     const srd_model   *m;
