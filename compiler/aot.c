@@ -231,9 +231,11 @@ static int split_words(char *text, char **argv, int max)
     return n;
 }
 
-static bool link_simulator(const char *table_c, const char *object, const char *output, char *err, size_t err_n)
+static bool link_simulator(const char *table_c, const char *object, const char *output, bool static_libs, char *err,
+                           size_t err_n)
 {
-    char libs[] = SRD_SIM_LIBRARIES, flags[] = SRD_SIM_LINK_FLAGS;
+    char libs[] = SRD_SIM_LIBRARIES, flags[] = SRD_SIM_LINK_FLAGS, dynamic_system[] = SRD_SIM_SYSTEM_LIBS,
+         static_system[] = SRD_SIM_STATIC_SYSTEM_LIBS;
     char *argv[96];
     int n = 0;
     argv[n++] = (char *)SRD_SIM_CC;
@@ -243,7 +245,8 @@ static bool link_simulator(const char *table_c, const char *object, const char *
     n += split_words(flags, argv + n, 24);
     argv[n++] = (char *)table_c;
     argv[n++] = (char *)object;
-    n += split_words(libs, argv + n, 48);
+    n += split_words(libs, argv + n, 8);
+    n += split_words(static_libs ? static_system : dynamic_system, argv + n, 40);
     argv[n++] = (char *)"-lm";
     argv[n++] = (char *)"-o";
     argv[n++] = (char *)output;
@@ -317,7 +320,7 @@ int build_simulator(const BuildOptions *o)
         LLVMDisposeModule(M);
         LLVMContextDispose(C);
     }
-    if (status == SRD_EXIT_OK && !link_simulator(table_c, object, o->output, err, sizeof err))
+    if (status == SRD_EXIT_OK && !link_simulator(table_c, object, o->output, o->static_libs, err, sizeof err))
         status = SRD_EXIT_IO;
     if (err[0])
         fprintf(stderr, "srdc: error: %s\n", err);

@@ -9,6 +9,7 @@ typedef struct BuildOptions {
     const char *file;      /* the .srd model */
     const char *output;    /* the executable to write */
     bool        portable;  /* any x86-64 with AVX2 and FMA instead of this host's CPU */
+    bool        static_libs; /* OpenBLAS, LAPACK(E) and the Fortran runtime linked in statically */
     bool        quiet;
 } BuildOptions;
 

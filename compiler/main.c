@@ -29,7 +29,7 @@ static const char *usage_text =
     "                      operation counts and the time of each compiler stage\n"
     "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
     "                      compile the model and run its static, modes and simulate analyses\n"
-    "  build FILE [-o NAME] [--portable]\n"
+    "  build FILE [-o NAME] [--portable] [--static]\n"
     "                      compile the model into a standalone simulator NAME that runs\n"
     "                      without LLVM, srdc or the .srd files, with params settable by -p\n"
     "  sweep FILE -p NAME=RANGE... [-j N] [--out DIR]\n"
@@ -103,7 +103,7 @@ static const char *run_help =
     "  srdc run robot.srd -p E=2MPa --duration 0.5 --dt 1ms\n";
 
 static const char *build_help =
-    "usage: srdc build FILE [-o NAME] [--portable] [--quiet]\n"
+    "usage: srdc build FILE [-o NAME] [--portable] [--static] [--quiet]\n"
     "\n"
     "Compiles the model's kernels ahead of time (no JIT) and links them with the runtime into one\n"
     "executable NAME (default: FILE without .srd). The simulator needs only libc, libm, OpenBLAS\n"
@@ -112,6 +112,8 @@ static const char *build_help =
     "It takes the options of `srdc run` (-p, --duration, --dt, --out, --quiet, --verbose) and\n"
     "--info (the model summary) and --help (its params with defaults, units and ranges).\n"
     "The code is tuned for this machine's CPU; --portable targets any x86-64 with AVX2 and FMA.\n"
+    "--static links OpenBLAS, LAPACK(E), the Fortran runtime and libgcc into the executable (about\n"
+    "27 MB), so that it needs only libc and libm: for machines without OpenBLAS.\n"
     "\n"
     "examples:\n"
     "  srdc build examples/pneunet.srd -o pneunet\n"
@@ -347,6 +349,8 @@ static int cmd_build(int argc, char **argv)
             o.output = argv[++i];
         else if (!strcmp(argv[i], "--portable"))
             o.portable = true;
+        else if (!strcmp(argv[i], "--static"))
+            o.static_libs = true;
         else if (!strcmp(argv[i], "--quiet"))
             o.quiet = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))

@@ -466,7 +466,7 @@ int sweep_model(const SweepOptions *o)
         status = SRD_EXIT_IO;
     }
     if (status == SRD_EXIT_OK) {
-        BuildOptions b = { o->file, exe, false, o->quiet };
+        BuildOptions b = { .file = o->file, .output = exe, .quiet = o->quiet };
         status = build_simulator(&b);
     }
     if (status == SRD_EXIT_OK) {

@@ -182,6 +182,17 @@ def interface_checks(srdc, examples, work):
     worst, compared, missing = compare_outputs(outs[0], outs[1]) if b.returncode == 0 else (1, 0, [])
     check(b.returncode == 0 and r1.returncode == r2.returncode == 0 and compared and worst <= RTOL,
           "--portable (x86-64-v3) builds and matches the native build (worst %.2e, tol %.0e)" % (worst, RTOL))
+    static = os.path.join(work, "jumper_static")
+    b = run([srdc, "build", path, "-o", static, "--static", "--quiet"], work)
+    libs = run(["ldd", static], work).stdout if b.returncode == 0 else ""
+    needed = sorted(re.findall(r"^\s*(\S+\.so[.\d]*)", libs, re.M))
+    out_static = os.path.join(work, "static_out")
+    r3 = run([static, "--duration", "0.01", "--out", out_static], work) if b.returncode == 0 else r1
+    worst, compared, missing = compare_outputs(outs[0], out_static) if b.returncode == 0 else (1, 0, [])
+    check(b.returncode == 0 and r3.returncode == 0 and compared and worst == 0 and
+          all(re.match(r"(linux-vdso|libc\.|libm\.|ld-linux)", os.path.basename(lib)) for lib in needed),
+          "--static links OpenBLAS and LAPACK in: the simulator needs only %s and matches the shared build "
+          "(worst %.1e)" % (", ".join(needed), worst))
     check("\r" not in r1.stdout + r1.stderr and "simulated" in r1.stdout,
           "no progress bar when the output is not a terminal; the summary line is printed")
     r = run([exe, "--frames", "3"], work)
