@@ -396,6 +396,15 @@ static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLV
             LLVMBuildStore(g->B, v, LLVMBuildGEP2(g->B, g->f64, g->spill, &idx, 1, ""));
         }
         LLVMBuildRetVoid(g->B);
+        if (g->spec->parts > 1) {
+            /* Split compilation: the chunk is someone's external function; other modules
+             * only declare it. Its body is built either way, so both agree on its slots. */
+            LLVMSetLinkage(fn, LLVMExternalLinkage);
+            if (c % g->spec->parts != g->spec->part) {
+                LLVMDeleteFunction(fn);
+                fn = LLVMAddFunction(g->M, name, chunk_ty);
+            }
+        }
         LLVMPositionBuilderAtEnd(g->B, loop_block);
         LLVMBuildCall2(g->B, chunk_ty, fn, &spill, 1, "");
         st->chunks++;
@@ -472,6 +481,9 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     LLVMBuildBr(g.B, after);
     LLVMPositionBuilderAtEnd(g.B, after);
     LLVMBuildRetVoid(g.B);
+    /* Only part 0 keeps the kernel function: the other parts carry chunk bodies. */
+    if (spec->parts > 1 && spec->part != 0)
+        LLVMDeleteFunction(fn);
 
     LLVMDisposeBuilder(g.B);
     free(g.val);

@@ -36,6 +36,10 @@ typedef struct KernelSpec {
     const ExprId      *jac;       /* nd * nd row-major; when symmetric only k <= l is read */
     bool               symmetric;
     bool               gradient_only; /* emit srd_gradient_<kind>: value and residual, no Jacobian */
+    /* Compiling in `parts` modules at once: this module (part) gets the chunks numbered
+     * part, part + parts, ... as external functions and declares the others; part 0 also
+     * gets the kernel function itself. 0 or 1 part: one module with internal chunks. */
+    int                part, parts;
 } KernelSpec;
 
 typedef struct CodegenStats {

@@ -176,8 +176,9 @@ static void write_cached(const char *dir, const char *path, LLVMMemoryBufferRef 
         unlink(tmp);
 }
 
-bool jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n)
+bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *err, size_t err_n)
 {
+    *out = NULL;
     if (hit)
         *hit = false;
     LLVMTargetMachineRef tm = jit_target_machine(false, LLVMCodeGenLevelLess, err, err_n);
@@ -205,24 +206,26 @@ bool jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n)
     LLVMMemoryBufferRef obj = path[0] ? read_cached(path) : NULL;
     if (obj && hit)
         *hit = true;
+    bool ok = true;
     if (!obj) {
-        bool ok = jit_optimize(M, tm, JIT_PIPELINE, err, err_n);
+        ok = jit_optimize(M, tm, JIT_PIPELINE, err, err_n);
         char *msg = NULL;
         if (ok && LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMObjectFile, &msg, &obj)) {
             snprintf(err, err_n, "cannot generate machine code: %s", msg ? msg : "");
             ok = false;
         }
         LLVMDisposeMessage(msg);
-        if (!ok) {
-            LLVMDisposeTargetMachine(tm);
-            LLVMDisposeModule(M);
-            return false;
-        }
-        if (path[0])
+        if (ok && path[0])
             write_cached(dir, path, obj);
     }
     LLVMDisposeTargetMachine(tm);
     LLVMDisposeModule(M);
+    *out = ok ? obj : NULL;
+    return ok;
+}
+
+bool jit_add_object(SrdJit *j, LLVMMemoryBufferRef obj, char *err, size_t err_n)
+{
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(j->jit);
     LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->jit, dylib, obj); /* takes the buffer */
     if (e) {
@@ -231,6 +234,12 @@ bool jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n)
     }
     j->modules++;
     return true;
+}
+
+bool jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n)
+{
+    LLVMMemoryBufferRef obj;
+    return jit_compile(M, &obj, hit, err, err_n) && jit_add_object(j, obj, err, err_n);
 }
 
 void *jit_lookup(SrdJit *j, const char *symbol, char *err, size_t err_n)

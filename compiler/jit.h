@@ -29,6 +29,11 @@ LLVMContextRef jit_context(SrdJit *j);
  * and stored after a miss: compiling an unchanged model again takes milliseconds. *hit tells
  * whether the cache served it (may be NULL). */
 bool  jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n);
+/* The two halves of jit_add: optimise and emit M's object code (or load it from the cache;
+ * *hit says which), disposing M; safe on several threads for modules of distinct contexts.
+ * Then add an object (the JIT takes it). */
+bool  jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *obj, bool *hit, char *err, size_t err_n);
+bool  jit_add_object(SrdJit *j, LLVMMemoryBufferRef obj, char *err, size_t err_n);
 /* $SRD_CACHE if set ("" or "off" disables the cache), else $XDG_CACHE_HOME/srd or
  * ~/.cache/srd; NULL when none can be used. */
 const char *jit_cache_dir(void);

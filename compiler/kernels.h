@@ -52,6 +52,8 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
                    size_t err_n);
 /* Emits the kernels into a new module of context C. */
 LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops);
+/* Part `part` of `parts` modules that together hold the kernels (see KernelSpec.parts). */
+LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts);
 /* Emits, optimises and JIT-compiles; fills each set's fn. */
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
 void kernels_free(ModelKernels *mk);
