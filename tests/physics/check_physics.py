@@ -666,60 +666,46 @@ lo, hi = -1e-3, 1e-3
 for _ in range(200):
     mid = (lo + hi) / 2
     lo, hi = (mid, hi) if penalty_force(1000, 1e-3, mid) > 0.01 * 9.81 else (lo, mid)
-code, rows, _ = run("sphere_rest.srd")
-if code == 0 and rows:
-    r = math.dist([float(rows[-1]["p." + c]) for c in "xyz"], (0, 0, -0.0502))
-    check(abs(r - (0.05 + lo)) <= 1e-9, "mass resting on a sphere: %.10f m from the centre vs %.10f m where the "
-          "penalty force equals m g (tol 1e-9 m)" % (r, 0.05 + lo))
-else:
-    check(False, "mass on a sphere runs")
-for degrees in (20, 35):
-    code, rows, _ = run("sphere_rest.srd", "-p", "angle=%ddeg" % degrees)
-    if code != 0 or len(rows) < 101:
-        check(False, "mass on a sphere at %d deg runs" % degrees)
-        continue
-    th = math.radians(degrees)
-    centre = (-0.0502 * math.sin(th), 0, -0.0502 * math.cos(th))
-    if degrees == 20:
-        tangent = (math.cos(th), 0, -math.sin(th))
-        along = [sum((float(r["p." + c]) - centre[i]) * tangent[i] for i, c in enumerate("xyz")) for r in rows]
-        rate = (along[100] - along[50]) / 0.5
-        creep = 2 * 1e-3 / 15 * math.atanh(math.tan(th) / 0.5)
-        check(rate <= 1.5 * creep, "mass on a sphere at 20 deg sticks (creeps at %.3e m/s; the smooth law allows "
-              "%.3e m/s)" % (rate, 1.5 * creep))
+
+
+def resting_on_a_curve(model, shape, what):
+    """A 10 g mass on top of a sphere or a horizontal cylinder (radius 5 cm, its centre or
+    axis 50.2 mm below the start, in the x-z plane): it rests at the penalty gap, sticks 20
+    deg off the top and slides off at 35 deg."""
+    code, rows, _ = run(model)
+    if code == 0 and rows:
+        r = math.dist([float(rows[-1]["p." + c]) for c in "xz"], (0, -0.0502))
+        check(abs(r - (0.05 + lo)) <= 1e-9, "mass resting on a %s: %.10f m from the %s vs %.10f m where the "
+              "penalty force equals m g (tol 1e-9 m)" % (shape, r, what, 0.05 + lo))
     else:
-        gap = math.dist([float(rows[-1]["p." + c]) for c in "xyz"], centre) - 0.05
-        check(gap > 0.01, "mass on a sphere at 35 deg slides off (%.3f m from the surface at 1 s)" % gap)
+        check(False, "mass on a %s runs" % shape)
+    for degrees in (20, 35):
+        code, rows, _ = run(model, "-p", "angle=%ddeg" % degrees)
+        if code != 0 or len(rows) < 101:
+            check(False, "mass on a %s at %d deg runs" % (shape, degrees))
+            continue
+        th = math.radians(degrees)
+        centre = (-0.0502 * math.sin(th), -0.0502 * math.cos(th))
+        xz = [(float(r["p.x"]), float(r["p.z"])) for r in rows]
+        if degrees == 20:
+            tangent = (math.cos(th), -math.sin(th))
+            along = [(x - centre[0]) * tangent[0] + (z - centre[1]) * tangent[1] for x, z in xz]
+            rate = (along[100] - along[50]) / 0.5
+            creep = 2 * 1e-3 / 15 * math.atanh(math.tan(th) / 0.5)
+            check(rate <= 1.5 * creep, "mass on a %s at 20 deg sticks (creeps at %.3e m/s; the smooth law allows "
+                  "%.3e m/s)" % (shape, rate, 1.5 * creep))
+        else:
+            gap = math.dist(xz[-1], centre) - 0.05
+            check(gap > 0.01, "mass on a %s at 35 deg slides off (%.3f m from the surface at 1 s)" % (shape, gap))
+
+
+resting_on_a_curve("sphere_rest.srd", "sphere", "centre")
 
 # 29b. Box and cylinder obstacles (box_contact/friction, cylinder_contact/friction): the same
 # 10 g mass rests on a cylinder's side and on a box's top face at the sphere's gap (1e-9 m); off
 # the cylinder's top by 20 deg it sticks and by 35 deg slides off, as on the sphere; past the
 # cylinder's cap it falls; 0.1 mm inside a box's edge the rounded edge pushes it off.
-code, rows, _ = run("cylinder_rest.srd")
-if code == 0 and rows:
-    r = math.hypot(float(rows[-1]["p.x"]), float(rows[-1]["p.z"]) + 0.0502)
-    check(abs(r - (0.05 + lo)) <= 1e-9, "mass resting on a cylinder: %.10f m from the axis vs %.10f m where the "
-          "penalty force equals m g (tol 1e-9 m)" % (r, 0.05 + lo))
-else:
-    check(False, "mass on a cylinder runs")
-for degrees in (20, 35):
-    code, rows, _ = run("cylinder_rest.srd", "-p", "angle=%ddeg" % degrees)
-    if code != 0 or len(rows) < 101:
-        check(False, "mass on a cylinder at %d deg runs" % degrees)
-        continue
-    th = math.radians(degrees)
-    axis_point = (-0.0502 * math.sin(th), -0.0502 * math.cos(th))
-    if degrees == 20:
-        tangent = (math.cos(th), -math.sin(th))
-        along = [(float(r["p.x"]) - axis_point[0]) * tangent[0] + (float(r["p.z"]) - axis_point[1]) * tangent[1]
-                 for r in rows]
-        rate = (along[100] - along[50]) / 0.5
-        creep = 2 * 1e-3 / 15 * math.atanh(math.tan(th) / 0.5)
-        check(rate <= 1.5 * creep, "mass on a cylinder at 20 deg sticks (creeps at %.3e m/s; the smooth law allows "
-              "%.3e m/s)" % (rate, 1.5 * creep))
-    else:
-        gap = math.hypot(float(rows[-1]["p.x"]) - axis_point[0], float(rows[-1]["p.z"]) - axis_point[1]) - 0.05
-        check(gap > 0.01, "mass on a cylinder at 35 deg slides off (%.3f m from the surface at 1 s)" % gap)
+resting_on_a_curve("cylinder_rest.srd", "cylinder", "axis")
 code, rows, _ = run("cylinder_rest.srd", "-p", "offset=6cm")
 check(code == 0 and rows and float(rows[-1]["p.z"]) < -1,
       "a mass 1 cm past the cylinder's cap falls past it (z = %s m at 1 s)" % (rows[-1]["p.z"] if rows else "?"))
