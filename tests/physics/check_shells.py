@@ -9,6 +9,9 @@
    a few percent on all; hinge bending is markedly worse on right-isosceles and non-uniform meshes.
 3. A flat strip with natural hinge angles relaxes to the cylinder they describe
    (tests/physics/curled_plate.srd).
+4. A rod joined to a shell's edge carries a bending moment across the joint: the deflections
+   of a clamped strip-and-rod cantilever match beam theory for the two segments in series
+   (tests/physics/rod_shell_joint.srd).
 
 Prints the tables and one `ok - ...` / `not ok - ...` line per check; exits 1 on a failure.
 """
@@ -159,6 +162,28 @@ def curled_plate(srdc, physics, work):
     check(len(arc) > 0.8 * len(pts), "the arc holds the free part of the strip (%d of %d nodes)" % (len(arc), len(pts)))
 
 
+def rod_shell_joint(srdc, physics, work):
+    out = os.path.join(work, "joint")
+    r = subprocess.run([srdc, "run", os.path.join(physics, "rod_shell_joint.srd"), "--out", out, "--quiet"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        check(False, "rod-shell joint model runs: " + r.stderr[:300])
+        return
+    row = list(csv.DictReader(open(os.path.join(out, "probes.csv"))))[-1]
+    E, w, h, radius, P = 1e9, 0.01, 1e-3, 1e-3, 1e-3
+    L1, L2 = 0.045, 0.05                      # free strip, rod
+    EI1, EI2 = E * w * h ** 3 / 12, E * math.pi * radius ** 4 / 4
+    joint = P * L1 ** 3 / (3 * EI1) + P * L2 * L1 ** 2 / (2 * EI1)
+    slope = P * L1 ** 2 / (2 * EI1) + P * L2 * L1 / EI1
+    tip = joint + slope * L2 + P * L2 ** 3 / (3 * EI2)
+    got_joint, got_tip = -float(row["joint"]), -float(row["tip"])
+    print("# rod-shell joint: joint %.4e m (beam %.4e), tip %.4e m (beam %.4e)" % (got_joint, joint, got_tip, tip))
+    check(abs(got_joint / joint - 1) < 0.02 and abs(got_tip / tip - 1) < 0.02,
+          "a rod joined to a clamped strip's edge: joint deflection %.2f %% and tip deflection %.2f %% from beam "
+          "theory for the two segments in series (tol 2 %%): the joint carries the moment"
+          % (100 * (got_joint / joint - 1), 100 * (got_tip / tip - 1)))
+
+
 def main():
     srdc, examples, physics = (os.path.abspath(p) for p in sys.argv[1:4])
     work = tempfile.mkdtemp(prefix="srd_shells_")
@@ -166,6 +191,7 @@ def main():
         modulus_sweep(srdc, examples, work)
         mesh_dependence(srdc, examples, work)
         curled_plate(srdc, physics, work)
+        rod_shell_joint(srdc, physics, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     finish()
