@@ -21,6 +21,7 @@ typedef struct Fin {
     int       *hinge_inst;/* hinge -> instance in the hinge set, or -1 */
     int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
     int        set_stretch, set_bend, set_hinge, set_mid;
+    const PendingAct **act_src; /* per model actuation: the statement it came from */
 } Fin;
 
 /* ---- joins ---- */
@@ -777,6 +778,26 @@ static void copy_loads(Fin *f)
 
 /* ---- actuation ---- */
 
+/* An earlier actuation of the same target that reaches one of these instances (both lists
+ * ascend), or -1: two would write the same data, and the later one would silently win. */
+static int overlapping_actuation(const srd_model *m, const char *target, int set, const int *inst, int n)
+{
+    for (int j = 0; j < m->n_actuations; j++) {
+        const srd_actuation *a = &m->actuations[j];
+        if (a->set != set || strcmp(a->target, target))
+            continue;
+        for (int p = 0, q = 0; p < a->n && q < n;) {
+            if (a->instances[p] == inst[q])
+                return j;
+            if (a->instances[p] < inst[q])
+                p++;
+            else
+                q++;
+        }
+    }
+    return -1;
+}
+
 static void push_act(srd_model *m, const char *target, int set, int *inst, double *s, int n, int expr)
 {
     m->actuations = realloc(m->actuations, sizeof *m->actuations * (size_t)(m->n_actuations + 1));
@@ -868,7 +889,23 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
             continue;
         }
         total += n;
+        int earlier = overlapping_actuation(m, pa->target, sets[k], inst, n);
+        if (earlier >= 0) {
+            Diag *d = diag_error(pa->loc, "this actuation drives `%s` of elements that the actuation on line %d "
+                                          "already drives", pa->target, f->act_src[earlier]->loc.line);
+            diag_hint(d, "give each element one actuation: narrow the selections (`over s in a..b`, `where`), or "
+                         "combine the values into one expression");
+            free(inst);
+            free(s);
+            free(mark);
+            free(hinst);
+            free(emark);
+            free(s_node);
+            return false;
+        }
         push_act(m, pa->target, sets[k], inst, s, n, pa->expr);
+        f->act_src = realloc(f->act_src, sizeof *f->act_src * (size_t)m->n_actuations);
+        f->act_src[m->n_actuations - 1] = pa;
     }
     free(mark);
     free(hinst);
@@ -946,4 +983,5 @@ void elab_finalize(Elab *e)
     free(f.map);
     free(f.hinge_inst);
     free(f.frame_rod);
+    free(f.act_src);
 }

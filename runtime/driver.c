@@ -80,6 +80,16 @@ static void write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, 
     fflush(pr->f);
 }
 
+/* probes.csv has one row per sampling time: the finest period any probe asks for (every step
+ * when one gives none). */
+static double probe_period(const srd_analysis *a, double dt)
+{
+    double period = a->n_probes ? INFINITY : dt;
+    for (int i = 0; i < a->n_probes; i++)
+        period = fmin(period, a->probes[i].every > 0 ? a->probes[i].every : dt);
+    return period;
+}
+
 static void report_failure(const srd_sim *s, int code)
 {
     fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
@@ -248,7 +258,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
         }
         if (s->t >= pr->next - 1e-6 * s->dt) {
             write_probes(pr, m, a, s->q, s->t);
-            pr->next += a->n_probes && a->probes[0].every > 0 ? a->probes[0].every : s->dt;
+            pr->next += probe_period(a, s->dt);
         }
         srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
         if (!o->quiet)

@@ -721,6 +721,12 @@ check(code == 0 and rows and float(rows[-1]["p.z"]) < -1 and float(rows[-1]["p.x
       "a mass 0.1 mm inside a box's edge is pushed off by the rounded edge and falls (x = %s m, z = %s m at 1 s)"
       % ((rows[-1]["p.x"], rows[-1]["p.z"]) if rows else ("?", "?")))
 
+# 29c. Probes of one block with different periods (5 ms and 2 ms) share probes.csv at the finer.
+code, rows, _ = run("probe_periods.srd")
+times = [float(r["t"]) for r in rows] if code == 0 else []
+check(len(times) == 6 and all(abs(b - a - 0.002) < 1e-9 for a, b in zip(times, times[1:])),
+      "probes with periods of 5 ms and 2 ms are sampled every 2 ms (%d rows)" % len(times))
+
 # 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm), full 10 s: with
 # contact no node enters the sphere deeper than delta = 1 mm and at least one touches; with
 # -p contact_stiffness=0 the rod curls through it (some node more than 5 mm inside).
