@@ -336,7 +336,7 @@ const char *geom_arc(const double c[3], double r, double a0, double a1, const do
     return path_finish(out);
 }
 
-const char *geom_circle(const double c[3], double r, const double axis[3], int n, GeomPath *out)
+const char *geom_circle(const double c[3], double r, const double axis[3], double a0, int n, GeomPath *out)
 {
     if (!out)
         return "no output path given";
@@ -345,12 +345,14 @@ const char *geom_circle(const double c[3], double r, const double axis[3], int n
     const char *e = curve_frame(CURVE_CIRCLE, c, r, axis, &f);
     if (e)
         return e;
+    if (!isfinite(a0))
+        return "circle start angle must be finite";
     if ((e = check_node_count(n, 3)))
         return e;
     if ((e = path_alloc(out, n, true)))
         return e;
     for (int k = 0; k < n; k++)
-        curve_point(&f, 2 * PI * k / n, 0, out->x + 3 * k);
+        curve_point(&f, a0 + 2 * PI * k / n, 0, out->x + 3 * k);
     return path_finish(out);
 }
 

@@ -31,8 +31,9 @@ const char *geom_polyline(const double *pts, int n_pts, int n, GeomPath *out);
 /* Points c + r(cos a u + sin a v), a from a0 to a1 (radians), with u, v orthonormal,
  * u x v = axis/|axis|, u the projection of +x on the plane (of +y if axis is along x). */
 const char *geom_arc(const double c[3], double r, double a0, double a1, const double axis[3], int n, GeomPath *out);
-/* A closed circle of n nodes (a0 = 0), same frame as geom_arc. */
-const char *geom_circle(const double c[3], double r, const double axis[3], int n, GeomPath *out);
+/* A closed circle of n nodes, the first at angle a0 (0: along the frame's first axis), same
+ * frame as geom_arc. */
+const char *geom_circle(const double c[3], double r, const double axis[3], double a0, int n, GeomPath *out);
 /* Helix about `axis` through c: radius r, rise `pitch` per turn, `turns` turns, starting at angle 0. */
 const char *geom_helix(const double c[3], double r, double pitch, double turns, const double axis[3], int n, GeomPath *out);
 /* Arc length of each path kind before sampling, to turn a spacing into a node count. */

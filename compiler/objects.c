@@ -36,8 +36,9 @@ static const GeomSig sigs[] = {
     { "arc", "arc(center, radius, from, to, axis = (0, 0, 1))",
       { { "center", A_POINT, true }, { "radius", A_LENGTH, true }, { "from", A_ANGLE, true }, { "to", A_ANGLE, true },
         { "axis", A_DIRECTION, false } }, 5, false },
-    { "circle", "circle(center, radius, axis = (0, 0, 1))",
-      { { "center", A_POINT, true }, { "radius", A_LENGTH, true }, { "axis", A_DIRECTION, false } }, 3, false },
+    { "circle", "circle(center, radius, axis = (0, 0, 1), start = 0 deg)",
+      { { "center", A_POINT, true }, { "radius", A_LENGTH, true }, { "axis", A_DIRECTION, false },
+        { "start", A_ANGLE, false } }, 4, false },
     { "helix", "helix(center, radius, pitch, turns, axis = (0, 0, 1))",
       { { "center", A_POINT, true }, { "radius", A_LENGTH, true }, { "pitch", A_LENGTH, true },
         { "turns", A_NUMBER, true }, { "axis", A_DIRECTION, false } }, 5, false },
@@ -265,7 +266,7 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
     else if (!strcmp(g->fn, "arc"))
         err = geom_arc(a[0].v, a[1].v[0], a[2].v[0], a[3].v[0], vec_or(&a[4], z_axis), n, path);
     else if (!strcmp(g->fn, "circle"))
-        err = geom_circle(a[0].v, a[1].v[0], vec_or(&a[2], z_axis), n, path);
+        err = geom_circle(a[0].v, a[1].v[0], vec_or(&a[2], z_axis), a[3].kind == V_NUM ? a[3].v[0] : 0, n, path);
     else
         err = geom_helix(a[0].v, a[1].v[0], a[2].v[0], a[3].v[0], vec_or(&a[4], z_axis), n, path);
     if (err) {

@@ -614,7 +614,7 @@ static void test_curves(Tally *t)
 {
     const double c[3] = {1, 2, 3}, z[3] = {0, 0, 2}, minus_z[3] = {0, 0, -1}, xaxis[3] = {5, 0, 0};
     GeomPath     p;
-    const char  *e = geom_circle(c, 0.5, z, 24, &p);
+    const char  *e = geom_circle(c, 0.5, z, 0, 24, &p);
     check(t, e == NULL && p.closed && p.n_nodes == 24, "circle: 24 nodes, closed");
     check(t, close_rel(p.length, 24 * 2 * 0.5 * sin(PI / 24), 1e-13), "circle: length = polygon perimeter %.15g",
           p.length);
@@ -623,19 +623,23 @@ static void test_curves(Tally *t)
     check(t, fabs(p.x[0] - 1.5) < 1e-15 && p.x[1] == 2 && p.x[2] == 3, "circle: node 0 at c + r x");
     check(t, fabs(p.x[3 * 6] - 1) < 1e-15 && fabs(p.x[3 * 6 + 1] - 2.5) < 1e-15, "circle: counter-clockwise about +z");
     geom_path_free(&p);
-    check(t, geom_circle(c, 0.5, z, 2, &p) != NULL, "circle: 2 nodes rejected");
-    check(t, geom_circle(c, -1, z, 8, &p) != NULL, "circle: negative radius rejected");
+    check(t, geom_circle(c, 0.5, z, 0, 2, &p) != NULL, "circle: 2 nodes rejected");
+    e = geom_circle(c, 0.5, z, PI / 2, 24, &p);
+    check(t, e == NULL && fabs(p.x[0] - 1) < 1e-15 && fabs(p.x[1] - 2.5) < 1e-15 && fabs(p.x[3 * 6] - 0.5) < 1e-15,
+          "circle: start = 90 deg puts node 0 at c + r y and turns the rest with it");
+    geom_path_free(&p);
+    check(t, geom_circle(c, -1, z, 0, 8, &p) != NULL, "circle: negative radius rejected");
     const double zero[3] = {0, 0, 0};
-    e = geom_circle(c, 1, zero, 8, &p);
+    e = geom_circle(c, 1, zero, 0, 8, &p);
     check(t, e && strstr(e, "axis"), "circle: zero axis rejected");
     const double huge_axis[3] = {0, 0, 1e300}, tiny_axis[3] = {0, 0, 1e-300};
     GeomPath     q;
-    e = geom_circle(c, 0.5, huge_axis, 24, &p);
-    const char *e2 = geom_circle(c, 0.5, tiny_axis, 24, &q);
+    e = geom_circle(c, 0.5, huge_axis, 0, 24, &p);
+    const char *e2 = geom_circle(c, 0.5, tiny_axis, 0, 24, &q);
     check(t, !e && !e2 && memcmp(p.x, q.x, sizeof(double) * 72) == 0, "circle: axis magnitude does not matter");
     geom_path_free(&p);
     geom_path_free(&q);
-    e = geom_circle(c, 1e308, z, 8, &p);
+    e = geom_circle(c, 1e308, z, 0, 8, &p);
     check(t, e && strstr(e, "overflow"), "circle: overflowing coordinates rejected (%s)", e ? e : "none");
 
     e = geom_arc(c, 2, 0, PI / 2, minus_z, 5, &p);
