@@ -139,6 +139,17 @@ static void some_normal(const double *t, double *d)
     normalize3(d);
 }
 
+/* In a planar model: t turned a quarter turn in the x-z plane, from +x toward +z. Positive
+ * curvature component 1 then turns every rod the same way, from +x toward +z, whichever way
+ * it is drawn. */
+static void planar_normal(const double *t, double *d)
+{
+    d[0] = -t[2];
+    d[1] = 0;
+    d[2] = t[0];
+    normalize3(d);
+}
+
 /* Reference director d1 of every edge (in its own orientation) at the reference
  * configuration: along each rod, space-parallel transported from its first edge, so the
  * reference twist vanishes along an untwisted rod. Other frame edges get any normal. */
@@ -148,7 +159,7 @@ static double *initial_directors(const srd_model *m)
     for (int e = 0; e < m->n_edges; e++) {
         double t[3];
         edge_tangent(m, e, t);
-        some_normal(t, &d1[3 * e]);
+        (m->planar ? planar_normal : some_normal)(t, &d1[3 * e]);
     }
     for (int o = 0; o < m->n_objects; o++) {
         const srd_object *ob = &m->objects[o];
