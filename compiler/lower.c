@@ -733,8 +733,65 @@ static ExprId rebuild(ExprDag *d, const ExprNode *x, const ExprId *map)
     }
 }
 
+/* Coordinates whose rows of A are numbers and a combination of earlier such rows (a
+ * triangle's third edge vector is minus the sum of the other two) are not independent: dep[j]
+ * is then set and comb[j * m + k] holds the coefficients over the independent rows k. Rows
+ * with a non-constant entry (a sign read from the stencil) always count as independent. */
+static int find_dependent_rows(const ExprDag *d, const ExprId *A, int m, int nd, unsigned char *dep, double *comb)
+{
+    double *basis = calloc((size_t)m * (size_t)nd + 1, sizeof(double)); /* echelon rows */
+    double *over = calloc((size_t)m * (size_t)m + 1, sizeof(double));  /* each in original rows */
+    int *pivot = calloc((size_t)m + 1, sizeof(int)), n_basis = 0, independent = 0;
+    double *w = calloc((size_t)nd + 1, sizeof(double)), *c = calloc((size_t)m + 1, sizeof(double));
+    for (int j = 0; j < m; j++) {
+        bool numeric = true;
+        for (int k = 0; k < nd && numeric; k++) {
+            const ExprNode *x = dag_node(d, A[j * nd + k]);
+            numeric = x->op == XO_CONST;
+            w[k] = numeric ? x->value : 0;
+        }
+        if (!numeric) {
+            independent++;
+            continue;
+        }
+        /* w = row j minus its projections on the basis; c = that combination of rows */
+        memset(c, 0, sizeof(double) * (size_t)m);
+        c[j] = 1;
+        for (int b = 0; b < n_basis; b++) {
+            double f = w[pivot[b]] / basis[b * nd + pivot[b]];
+            if (f == 0)
+                continue;
+            for (int k = 0; k < nd; k++)
+                w[k] -= f * basis[b * nd + k];
+            for (int r = 0; r < m; r++)
+                c[r] -= f * over[b * m + r];
+        }
+        int p = 0;
+        for (int k = 1; k < nd; k++)
+            if (fabs(w[k]) > fabs(w[p]))
+                p = k;
+        if (fabs(w[p]) > 1e-12) {
+            memcpy(&basis[n_basis * nd], w, sizeof(double) * (size_t)nd);
+            memcpy(&over[n_basis * m], c, sizeof(double) * (size_t)m);
+            pivot[n_basis++] = p;
+            independent++;
+            continue;
+        }
+        /* 0 = row j + sum c[r] row r over earlier independent rows: row j = -sum c[r] row r */
+        dep[j] = 1;
+        for (int r = 0; r < m; r++)
+            comb[j * m + r] = r == j ? 0 : -c[r];
+    }
+    free(basis);
+    free(over);
+    free(pivot);
+    free(w);
+    free(c);
+    return independent;
+}
+
 /* Energy derivatives through the reduced coordinates. Returns false (and does nothing) when
- * the energy has no fewer affine coordinates than DOFs. */
+ * the energy has no fewer independent affine coordinates than DOFs. */
 static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *wrt)
 {
     int nd = L->nd;
@@ -763,19 +820,44 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
         front[f] = 1;
         m++;
     }
-    bool worth = m > 0 && m < nd;
-    ExprId *z = worth ? calloc((size_t)m, sizeof(ExprId)) : NULL;
-    int *zslot = worth ? calloc((size_t)m, sizeof(int)) : NULL;
-    ExprId *map = worth ? calloc((size_t)n + 1, sizeof(ExprId)) : NULL;
+    ExprId *z = calloc((size_t)m + 1, sizeof(ExprId));
+    for (int id = 0, j = 0; id < n; id++)
+        if (front[id])
+            z[j++] = id;
+    /* A[j][k] = d z_j / d q_k: constants or signs */
+    ExprId *A = calloc((size_t)m * (size_t)nd + 1, sizeof(ExprId));
+    unsigned char *dep = calloc((size_t)m + 1, 1);
+    double *comb = calloc((size_t)m * (size_t)m + 1, sizeof(double));
+    int r = 0;
+    if (m > 0) {
+        diff_jacobian(L->d, z, m, wrt, nd, A);
+        r = find_dependent_rows(L->d, A, m, nd, dep, comb);
+    }
+    bool worth = r > 0 && r < nd;
     if (worth) {
-        int j = 0;
-        for (int id = 0; id < n; id++)
-            if (front[id]) {
-                z[j] = id;
-                ExprId in = input(L, KIN_EXPR, id);
-                zslot[j++] = dag_node(L->d, in)->index;
-                map[id] = in;
+        int *zslot = calloc((size_t)m + 1, sizeof(int)), *row = calloc((size_t)r + 1, sizeof(int));
+        ExprId *map = calloc((size_t)n + 1, sizeof(ExprId));
+        for (int j = 0, i = 0; j < m; j++)
+            if (!dep[j]) {
+                ExprId in = input(L, KIN_EXPR, z[j]);
+                zslot[i] = dag_node(L->d, in)->index;
+                row[i++] = j;
+                map[z[j]] = in;
             }
+        /* A dependent coordinate is its combination of independent ones plus the difference
+         * of the two at the reference, which does not change with the DOFs. */
+        for (int j = 0; j < m; j++) {
+            if (!dep[j])
+                continue;
+            ExprId v = dag_const(L->d, 0), offset = z[j];
+            for (int k = 0; k < m; k++)
+                if (comb[j * m + k] != 0) {
+                    ExprId c = dag_const(L->d, comb[j * m + k]);
+                    v = dag_add(L->d, v, dag_mul(L->d, c, map[z[k]]));
+                    offset = dag_add(L->d, offset, dag_neg(L->d, dag_mul(L->d, c, z[k])));
+                }
+            map[z[j]] = dag_add(L->d, v, offset);
+        }
         /* f with the coordinates as inputs */
         for (int id = 0; id < n; id++) {
             if (!reach[id] || front[id])
@@ -784,47 +866,47 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
             map[id] = x.op == XO_CONST || x.op == XO_INPUT ? id : rebuild(L->d, &x, map);
         }
         ExprId fz = map[f];
-        ExprId *gz = calloc((size_t)m, sizeof(ExprId));
-        ExprId *hz = calloc((size_t)(m * (m + 1) / 2) + 1, sizeof(ExprId));
-        diff_hessian(L->d, fz, zslot, m, gz, hz);
-        /* A[j][k] = d z_j / d q_k: constants or signs */
-        ExprId *A = calloc((size_t)m * (size_t)nd, sizeof(ExprId));
-        diff_jacobian(L->d, z, m, wrt, nd, A);
+        ExprId *gz = calloc((size_t)r + 1, sizeof(ExprId));
+        ExprId *hz = calloc((size_t)(r * (r + 1) / 2) + 1, sizeof(ExprId));
+        diff_hessian(L->d, fz, zslot, r, gz, hz);
         ExprId zero = dag_const(L->d, 0);
         for (int k = 0; k < nd; k++) {
             ExprId g = zero;
-            for (int j = 0; j < m; j++)
-                g = dag_add(L->d, g, dag_mul(L->d, A[j * nd + k], gz[j]));
+            for (int i = 0; i < r; i++)
+                g = dag_add(L->d, g, dag_mul(L->d, A[row[i] * nd + k], gz[i]));
             out->res[k] = g;
         }
-        /* H_q = A^T H_z A, through HA = H_z A (m x nd) */
-        ExprId *HA = calloc((size_t)m * (size_t)nd, sizeof(ExprId));
-        for (int i = 0; i < m; i++)
+        /* H_q = A^T H_z A over the independent rows, through HA = H_z A (r x nd) */
+        ExprId *HA = calloc((size_t)r * (size_t)nd + 1, sizeof(ExprId));
+        for (int i = 0; i < r; i++)
             for (int l = 0; l < nd; l++) {
                 ExprId h = zero;
-                for (int j = 0; j < m; j++)
-                    h = dag_add(L->d, h, dag_mul(L->d, hz[diff_upper_index(m, i, j)], A[j * nd + l]));
+                for (int j = 0; j < r; j++)
+                    h = dag_add(L->d, h, dag_mul(L->d, hz[diff_upper_index(r, i, j)], A[row[j] * nd + l]));
                 HA[i * nd + l] = h;
             }
         for (int k = 0; k < nd; k++)
             for (int l = k; l < nd; l++) {
                 ExprId h = zero;
-                for (int i = 0; i < m; i++)
-                    h = dag_add(L->d, h, dag_mul(L->d, A[i * nd + k], HA[i * nd + l]));
+                for (int i = 0; i < r; i++)
+                    h = dag_add(L->d, h, dag_mul(L->d, A[row[i] * nd + k], HA[i * nd + l]));
                 out->jac[k * nd + l] = h;
             }
         free(gz);
         free(hz);
-        free(A);
         free(HA);
+        free(zslot);
+        free(row);
+        free(map);
     }
     free(af.dep);
     free(af.affine);
     free(reach);
     free(front);
     free(z);
-    free(zslot);
-    free(map);
+    free(A);
+    free(dep);
+    free(comb);
     return worth;
 }
 
