@@ -587,13 +587,15 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
     s->dynamic = 1;
     if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
         acceleration(s, s->t, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
-    double dt = s->dt;
+    double dt = s->dt, t_end = s->t + dt;
     int code = implicit_substep(s, method);
-    /* Retry the step with 2, 4, 8, ... substeps. */
+    /* Retry what is left of the step in 2, 4, 8, ... substeps. The substeps that succeeded
+     * before a failure stand (a failed one restores its own start), so only the rest of the
+     * interval is divided again, and the step ends at t + dt. */
     for (int h = 1; code != 0 && h <= max_halvings; h++) {
         s->rejected++;
         int parts = 1 << h;
-        s->dt = dt / parts;
+        s->dt = (t_end - s->t) / parts;
         code = 0;
         for (int k = 0; k < parts && code == 0; k++)
             code = implicit_substep(s, method);

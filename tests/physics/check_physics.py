@@ -727,6 +727,19 @@ times = [float(r["t"]) for r in rows] if code == 0 else []
 check(len(times) == 6 and all(abs(b - a - 0.002) < 1e-9 for a, b in zip(times, times[1:])),
       "probes with periods of 5 ms and 2 ms are sampled every 2 ms (%d rows)" % len(times))
 
+# 29d. Steps retried in substeps end where the step should: a spring pendulum with at most 3
+# Newton iterations per step retries many steps, yet the run ends at exactly 1 s and samples
+# every 20 ms (a retry used to re-run the whole step after the substeps that had succeeded).
+p = subprocess.run([srdc, "run", os.path.join(here, "retry_steps.srd"), "--out", tempfile.mkdtemp(prefix="srd_")],
+                   capture_output=True, text=True)
+retried = re.search(r"\((\d+) rejected\)", p.stdout)
+code, rows, _ = run("retry_steps.srd")
+times = [float(r["t"]) for r in rows] if code == 0 else []
+check(p.returncode == 0 and retried and int(retried.group(1)) > 0 and len(times) == 51 and
+      abs(times[-1] - 1) < 1e-12 and all(abs(t - 0.02 * i) < 1e-9 for i, t in enumerate(times)),
+      "steps retried in substeps (%s) still end on the 20 ms grid, the last at %s s (tol 1e-12 s)"
+      % (retried.group(1) + " rejected" if retried else "none rejected", times[-1] if times else "?"))
+
 # 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm), full 10 s: with
 # contact no node enters the sphere deeper than delta = 1 mm and at least one touches; with
 # -p contact_stiffness=0 the rod curls through it (some node more than 5 mm inside).
