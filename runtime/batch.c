@@ -384,6 +384,15 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
     int rank[64], edges = 0;
     for (int p = 0; p < info->n_params && p < 64; p++)
         rank[p] = info->param_is_node[p] ? -1 : edges++;
+    /* Where each stencil edge's state values sit, found once for all instances. */
+    enum { K_D1, K_D2, K_T, K_TAU0, K_REF, K_N };
+    static const int kinds[K_N] = { SRD_STATE_D1, SRD_STATE_D2, SRD_STATE_TANGENT, SRD_STATE_TAU0,
+                                    SRD_STATE_REF_TWIST };
+    int slot[64][K_N][3];
+    for (int p = 0; p < info->n_params && p < 64; p++)
+        for (int k = 0; k < K_N; k++)
+            for (int c = 0; c < 3; c++)
+                slot[p][k][c] = state_index(info, kinds[k], p, c);
     for (int i = 0; i < set->n; i++) {
         double *st = &bo->state[i * info->n_state];
         /* Directors follow their edge by time-parallel transport: what the kernel used. */
@@ -391,15 +400,13 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
             if (rank[p] < 0)
                 continue;
             int e = set->edges[i * set->n_edge + rank[p]];
-            int k1 = state_index(info, SRD_STATE_D1, p, 0);
-            int k2 = state_index(info, SRD_STATE_D2, p, 0);
-            int kt = state_index(info, SRD_STATE_TANGENT, p, 0);
+            int k1 = slot[p][K_D1][0], k2 = slot[p][K_D2][0], kt = slot[p][K_T][0];
             double told[3], tnew[3], d[3] = { 0, 0, 0 };
             tangent_at(m, x0, e, told);
             tangent_at(m, x1, e, tnew);
             if (k1 >= 0) {
                 for (int c = 0; c < 3; c++)
-                    d[c] = st[state_index(info, SRD_STATE_D1, p, c)];
+                    d[c] = st[slot[p][K_D1][c]];
                 double dn[3];
                 transport(d, told, tnew, dn);
                 double along = srd_dot3(dn, tnew);
@@ -408,31 +415,31 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
                 normalize3(dn);
                 memcpy(d, dn, sizeof d);
                 for (int c = 0; c < 3; c++)
-                    st[state_index(info, SRD_STATE_D1, p, c)] = d[c];
+                    st[slot[p][K_D1][c]] = d[c];
             }
             if (k2 >= 0) {
                 double d2[3];
                 srd_cross3(tnew, d, d2);
                 for (int c = 0; c < 3; c++)
-                    st[state_index(info, SRD_STATE_D2, p, c)] = d2[c];
+                    st[slot[p][K_D2][c]] = d2[c];
             }
             if (kt >= 0)
                 for (int c = 0; c < 3; c++)
-                    st[state_index(info, SRD_STATE_TANGENT, p, c)] = tnew[c];
-            int kt0 = state_index(info, SRD_STATE_TAU0, p, 0);
+                    st[slot[p][K_T][c]] = tnew[c];
+            int kt0 = slot[p][K_TAU0][0];
             if (kt0 >= 0 && tau)
                 for (int c = 0; c < 3; c++)
-                    st[state_index(info, SRD_STATE_TAU0, p, c)] = tau[3 * e + c];
+                    st[slot[p][K_TAU0][c]] = tau[3 * e + c];
         }
         /* Reference twist between consecutive stencil edges, continued without 2 pi jumps. */
         for (int p = 0; p < info->n_params && p < 64; p++) {
-            int kr = state_index(info, SRD_STATE_REF_TWIST, p, 0);
+            int kr = slot[p][K_REF][0];
             if (kr < 0 || rank[p] <= 0)
                 continue;
             int q = p - 1;
             while (q >= 0 && rank[q] < 0)
                 q--;
-            int ka = state_index(info, SRD_STATE_D1, q, 0), kb = state_index(info, SRD_STATE_D1, p, 0);
+            int ka = q >= 0 ? slot[q][K_D1][0] : -1, kb = slot[p][K_D1][0];
             if (q < 0 || ka < 0 || kb < 0)
                 continue;
             int e0 = set->edges[i * set->n_edge + rank[q]], e1 = set->edges[i * set->n_edge + rank[p]];
@@ -443,8 +450,8 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
             for (int c = 0; c < 3; c++) {
                 t0[c] *= s0;
                 t1[c] *= s1;
-                a0[c] = st[state_index(info, SRD_STATE_D1, q, c)];
-                a1[c] = st[state_index(info, SRD_STATE_D1, p, c)];
+                a0[c] = st[slot[q][K_D1][c]];
+                a1[c] = st[slot[p][K_D1][c]];
             }
             transport(a0, t0, t1, u);
             double angle = signed_angle(u, a1, t1);
