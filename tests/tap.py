@@ -2,16 +2,23 @@
 import sys
 
 failures = 0
+checks = 0
 
 
 def check(ok, what):
     """Prints one result line; remembers a failure."""
-    global failures
+    global failures, checks
+    checks += 1
+    failures += not ok
     print(("ok - " if ok else "not ok - ") + what)
-    if not ok:
-        failures += 1
+
+
+def summary():
+    """Prints the count of passed and failed checks; returns the failures."""
+    print("%d passed, %d failed" % (checks - failures, failures))
+    return failures
 
 
 def finish():
-    """Exits 1 if any check failed, else 0."""
-    sys.exit(1 if failures else 0)
+    """Prints the summary and exits 1 if any check failed, else 0."""
+    sys.exit(1 if summary() else 0)

@@ -11,16 +11,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tap  # noqa: E402
+from tap import check  # noqa: E402
+
 srdc, here = sys.argv[1], sys.argv[2]
-failures = 0
-checks = 0
-
-
-def check(ok, what):
-    global failures, checks
-    checks += 1
-    failures += not ok
-    print(("ok - " if ok else "not ok - ") + what)
 
 
 def run(model, *args):
@@ -814,5 +809,4 @@ if rows:
 else:
     check(False, "star_roller example runs")
 
-print("%d passed, %d failed" % (checks - failures, failures))
-sys.exit(1 if failures else 0)
+tap.finish()

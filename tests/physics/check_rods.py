@@ -19,20 +19,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tap  # noqa: E402
+from tap import check  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
 rods = os.path.join(here, "rods")
 work = tempfile.mkdtemp(prefix="srd_rods_")  # every run's files; removed when all checks pass
-failures = 0
-checks = 0
-
-
-def check(ok, what):
-    global failures, checks
-    checks += 1
-    failures += not ok
-    print(("ok - " if ok else "not ok - ") + what)
 
 
 def note(text):
@@ -511,9 +507,8 @@ check(p.returncode == 0 and len(orders) >= 2 and all(o >= 1.8 for o in orders),
       "Newton converges quadratically on the 20 MPa rod cantilever, one load step (%d iterations; orders %s, each >= 1.8)"
       % (len(res), ", ".join("%.2f" % o for o in orders)))
 
-print("%d passed, %d failed" % (checks - failures, failures))
-if failures:
+if tap.summary():
     print("# the runs are kept in " + work)
 else:
     shutil.rmtree(work, ignore_errors=True)
-sys.exit(1 if failures else 0)
+sys.exit(1 if tap.failures else 0)
