@@ -114,6 +114,34 @@ typedef struct Harness {
     double             t, dt;
 } Harness;
 
+/* A harness for element set `set` of m with kernel ks: dense storage, the model's params,
+ * DOF vectors at zero. Returns srd_batch_build's status. */
+static int harness_open(Harness *h, const srd_model *m, const KernelSet *ks, int set)
+{
+    memset(h, 0, sizeof *h);
+    h->m = m;
+    h->ks = ks;
+    h->set = set;
+    srd_system_init(&h->sys, m, SRD_JAC_DENSE);
+    int built = srd_batch_build(&h->batch, m, set, &ks->info, &h->sys);
+    h->q = calloc((size_t)m->n_dofs, sizeof(double));
+    h->q0 = calloc((size_t)m->n_dofs, sizeof(double));
+    h->v0 = calloc((size_t)m->n_dofs, sizeof(double));
+    for (int p = 0; p < m->n_params && p < 8; p++)
+        h->params[p] = m->params[p].value;
+    h->dt = 1e-3;
+    return built;
+}
+
+static void harness_close(Harness *h)
+{
+    free(h->q);
+    free(h->q0);
+    free(h->v0);
+    srd_batch_free(&h->batch);
+    srd_system_free(&h->sys);
+}
+
 /* Energy, residual and Jacobian of one element set at the harness's state. */
 static void evaluate(Harness *h, srd_kernel_fn fn, double *energy, double *grad, double *jac)
 {
@@ -308,17 +336,8 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
             check(&tally, 0, "AOT symbol %s", name);
             continue;
         }
-        Harness h = { 0 };
-        h.m = m;
-        h.ks = &mk->sets[s];
-        h.set = s;
-        srd_system_init(&h.sys, m, SRD_JAC_DENSE);
-        srd_batch_build(&h.batch, m, s, &mk->sets[s].info, &h.sys);
-        h.q = calloc((size_t)m->n_dofs, sizeof(double));
-        h.q0 = calloc((size_t)m->n_dofs, sizeof(double));
-        h.v0 = calloc((size_t)m->n_dofs, sizeof(double));
-        h.params[0] = m->n_params ? m->params[0].value : 0;
-        h.dt = 1e-3;
+        Harness h;
+        harness_open(&h, m, &mk->sets[s], s);
         unsigned seed = 5;
         int n = h.sys.n_free;
         double *g1 = malloc(sizeof(double) * (size_t)(n + 1)), *g2 = malloc(sizeof(double) * (size_t)(n + 1));
@@ -339,11 +358,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
         free(g2);
         free(J1);
         free(J2);
-        free(h.q);
-        free(h.q0);
-        free(h.v0);
-        srd_batch_free(&h.batch);
-        srd_system_free(&h.sys);
+        harness_close(&h);
     }
     check(&tally, worst <= 1e-14, "JIT and AOT kernels agree (worst relative difference %.2e, tol 1e-14)", worst);
     dlclose(lib);
@@ -794,16 +809,8 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
     for (int s = 0; ok && s < fresh->n; s++) {
         if (!fresh->sets[s].fn)
             continue;
-        Harness h = { 0 };
-        h.m = m;
-        h.ks = &fresh->sets[s];
-        h.set = s;
-        srd_system_init(&h.sys, m, SRD_JAC_DENSE);
-        srd_batch_build(&h.batch, m, s, &fresh->sets[s].info, &h.sys);
-        h.q = calloc((size_t)m->n_dofs, sizeof(double));
-        h.q0 = calloc((size_t)m->n_dofs, sizeof(double));
-        h.v0 = calloc((size_t)m->n_dofs, sizeof(double));
-        h.dt = 1e-3;
+        Harness h;
+        harness_open(&h, m, &fresh->sets[s], s);
         unsigned seed = 9;
         randomize(&h, &seed, 2e-3);
         int n = h.sys.n_free;
@@ -821,11 +828,7 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
         free(g2);
         free(J1);
         free(J2);
-        free(h.q);
-        free(h.q0);
-        free(h.v0);
-        srd_batch_free(&h.batch);
-        srd_system_free(&h.sys);
+        harness_close(&h);
     }
     check(&tally, worst == 0, "kernels from the cache give bit-identical results (largest difference %.1e)", worst);
     kernels_free(&a);
@@ -861,19 +864,9 @@ int main(void)
         KernelSet *ks = &mk.sets[s];
         if (!ks->fn)
             continue;
-        Harness h = { 0 };
-        h.m = m;
-        h.ks = ks;
-        h.set = s;
-        srd_system_init(&h.sys, m, SRD_JAC_DENSE);
-        int built = srd_batch_build(&h.batch, m, s, &ks->info, &h.sys);
+        Harness h;
+        int built = harness_open(&h, m, ks, s);
         check(&tally, built == 0, "%s: batch of %d instances", ks->lowered.kind, m->sets[s].n);
-        h.q = calloc((size_t)m->n_dofs, sizeof(double));
-        h.q0 = calloc((size_t)m->n_dofs, sizeof(double));
-        h.v0 = calloc((size_t)m->n_dofs, sizeof(double));
-        for (int p = 0; p < m->n_params && p < 8; p++)
-            h.params[p] = m->params[p].value;
-        h.dt = 1e-3;
         printf("# %s: %d stencil DOFs, ops value %d, gradient %d, %s %d, chunks %d\n", ks->lowered.kind,
                ks->lowered.nd, ks->lowered.ops_value, ks->lowered.ops_grad,
                ks->lowered.is_force ? "Jacobian" : "Hessian", ks->lowered.ops_jac, ks->chunks);
@@ -888,11 +881,7 @@ int main(void)
               ks->lowered.kind, ks->lowered.is_force ? "Jacobian" : "Hessian", wj);
         if (!strcmp(ks->lowered.kind, "stretch"))
             compare_stretch(&h, ks->fn);
-        free(h.q);
-        free(h.q0);
-        free(h.v0);
-        srd_batch_free(&h.batch);
-        srd_system_free(&h.sys);
+        harness_close(&h);
     }
     compare_aot(&mk, m);
     midedge_checks();
