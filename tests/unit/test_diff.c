@@ -18,21 +18,8 @@
 static const double FD_REL = 1e-6;
 static const double PI = 3.14159265358979323846;
 
+#include "rng.h"
 #include "tap.h"
-
-/* Deterministic generator so failures reproduce (xorshift64*). */
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static uint64_t rng_next(Rng *r)
-{
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return r->s * 0x2545F4914F6CDD1DULL;
-}
-static double rng_uniform(Rng *r, double lo, double hi) { return lo + (hi - lo) * (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 static double now_ms(void)
 {

@@ -7,22 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
 #include "tap.h"
-
-/* Deterministic generator so failures reproduce (xorshift64*). */
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static uint64_t rng_next(Rng *r)
-{
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return r->s * 0x2545F4914F6CDD1DULL;
-}
-static double rng_uniform(Rng *r, double lo, double hi) { return lo + (hi - lo) * (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-static int    rng_int(Rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
 
 static bool same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 static bool same_value(double a, double b) { return (isnan(a) && isnan(b)) || same_bits(a, b) || a == b; }
