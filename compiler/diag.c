@@ -1,5 +1,6 @@
 /* diag.c — collects diagnostics during a run and prints them like a good compiler does. */
 #include "diag.h"
+#include "alloc.h"
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -45,12 +46,6 @@ static void *xrealloc(void *p, size_t n)
     return p;
 }
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xrealloc(NULL, n), s, n);
-}
-
 static char *vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
@@ -69,7 +64,7 @@ int src_add(const char *path, const char *text, size_t len)
         files = xrealloc(files, sizeof *files * (size_t)cap_files);
     }
     SrcFile *f = &files[n_files];
-    f->path = xstrdup(path);
+    f->path = srd_xstrdup(path);
     f->text = xrealloc(NULL, len + 1);
     memcpy(f->text, text, len);
     f->text[len] = 0;
@@ -82,7 +77,7 @@ void src_set_display(int file, const char *name)
     if (file < 0 || file >= n_files)
         return;
     free(files[file].path);
-    files[file].path = xstrdup(name);
+    files[file].path = srd_xstrdup(name);
 }
 
 const char *src_path(int file) { return file >= 0 && file < n_files ? files[file].path : "<command line>"; }

@@ -1,12 +1,11 @@
 /* jit.c — host target machines, the optimisation pipeline, and ORC LLJIT. */
 #include "jit.h"
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+#include "files.h"
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -133,20 +132,6 @@ static void hash_text(const char *text, size_t n, const char *salt, char out[33]
     snprintf(out, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
 }
 
-static int make_dir(const char *dir)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 static LLVMMemoryBufferRef read_cached(const char *path)
 {
     LLVMMemoryBufferRef buf = NULL;
@@ -162,7 +147,7 @@ static LLVMMemoryBufferRef read_cached(const char *path)
  * a file. */
 static void write_cached(const char *dir, const char *path, LLVMMemoryBufferRef obj)
 {
-    if (make_dir(dir) != 0)
+    if (srd_make_dirs(dir) != 0)
         return;
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());

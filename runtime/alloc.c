@@ -1,7 +1,8 @@
-/* alloc.c — zeroed allocation that aborts with a message when memory runs out. */
+/* alloc.c — zeroed allocation and string copies that abort with a message when memory runs out. */
 #include "alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *srd_xcalloc(size_t n, size_t size)
 {
@@ -11,4 +12,12 @@ void *srd_xcalloc(size_t n, size_t size)
         abort();
     }
     return p;
+}
+
+char *srd_xstrdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    return memcpy(srd_xcalloc(n, 1), s, n);
 }

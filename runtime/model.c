@@ -15,14 +15,6 @@ static void *xrealloc(void *p, size_t size)
     return p;
 }
 
-static char *xstrdup(const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    return memcpy(srd_xcalloc(n, 1), s, n);
-}
-
 srd_model *srd_model_new(void)
 {
     srd_model *m = srd_xcalloc(1, sizeof *m);
@@ -116,13 +108,13 @@ int srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, in
     m->sets = xrealloc(m->sets, sizeof *m->sets * (size_t)(m->n_sets + 1));
     srd_elemset *s = &m->sets[m->n_sets];
     memset(s, 0, sizeof *s);
-    s->kind = xstrdup(kind);
+    s->kind = srd_xstrdup(kind);
     s->n_node = n_node;
     s->n_edge = n_edge;
     s->n_data = n_data;
     s->data_names = srd_xcalloc((size_t)n_data + 1, sizeof(char *));
     for (int i = 0; i < n_data; i++)
-        s->data_names[i] = xstrdup(data_names[i]);
+        s->data_names[i] = srd_xstrdup(data_names[i]);
     return m->n_sets++;
 }
 
@@ -163,7 +155,7 @@ int srd_model_add_object(srd_model *m, const srd_object *o)
 {
     m->objects = xrealloc(m->objects, sizeof *m->objects * (size_t)(m->n_objects + 1));
     m->objects[m->n_objects] = *o;
-    m->objects[m->n_objects].name = xstrdup(o->name);
+    m->objects[m->n_objects].name = srd_xstrdup(o->name);
     return m->n_objects++;
 }
 

@@ -1,43 +1,18 @@
 /* output_vtk.c — VTK XML frames and the ParaView series file. */
 #include "output_vtk.h"
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
-static int make_dirs(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
+#include "alloc.h"
+#include "files.h"
 
 int srd_vtk_open(srd_vtk_series *s, const char *dir, const char *name)
 {
     memset(s, 0, sizeof *s);
-    if (make_dirs(dir) != 0)
+    if (srd_make_dirs(dir) != 0)
         return -1;
-    s->dir = dup_string(dir);
-    s->name = dup_string(name);
+    s->dir = srd_xstrdup(dir);
+    s->name = srd_xstrdup(name);
     return s->dir && s->name ? 0 : -1;
 }
 
