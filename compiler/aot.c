@@ -127,24 +127,36 @@ static void write_table(FILE *f, const char *name, const char *file, const srd_m
     if (mk->ground_height.kind)
         fprintf(f, "void srd_gradient_schedule_ground_height(const srd_eval_ctx *, const srd_elem_batch *);\n");
 
-    fprintf(f, "\nstatic const srd_built_set sets[] = {\n");
+    fprintf(f, "\nstatic const srd_kernel_fn fns[] = {");
+    for (int s = 0; s < m->n_sets; s++)
+        fprintf(f, " srd_kernel_%s,", mk->sets[s].info.kind);
+    fprintf(f, " 0 };\nstatic const srd_kernel_fn gradients[] = {");
+    for (int s = 0; s < m->n_sets; s++)
+        fprintf(f, " srd_gradient_%s,", mk->sets[s].info.kind);
+    fprintf(f, " 0 };\n\nstatic const srd_kernel_info infos[] = {\n");
     for (int s = 0; s < m->n_sets; s++) {
         const srd_kernel_info *in = &mk->sets[s].info;
-        fprintf(f, "    { \"%s\", %d, %d, srd_kernel_%s, srd_gradient_%s,\n", in->kind, m->sets[s].n,
-                m->sets[s].n_data, in->kind, in->kind);
-        fprintf(f, "      { \"%s\", %d, %d, %d, set%d_is_node, %d, set%d_dof_param, set%d_dof_comp, %d, "
+        fprintf(f, "    { \"%s\", %d, %d, %d, set%d_is_node, %d, set%d_dof_param, set%d_dof_comp, %d, "
                    "set%d_state_kind, set%d_state_param, set%d_state_comp, %d, %d },\n",
                 in->kind, in->is_force, in->symmetric, in->n_params, s, in->nd, s, s, in->n_state, s, s, s,
                 in->needs_time_step, in->cost);
+    }
+    fprintf(f, "    { 0 }\n};\n\nstatic const srd_built_set sets[] = {\n");
+    for (int s = 0; s < m->n_sets; s++) {
         int cols[256];
-        fprintf(f, "      %d, set%d_folded_column, set%d_folded_value },\n",
+        fprintf(f, "    { %d, %d, %d, set%d_folded_column, set%d_folded_value },\n", m->sets[s].n, m->sets[s].n_data,
                 folded_columns(&m->sets[s], &mk->sets[s].lowered, cols), s, s);
     }
-    fprintf(f, "    { 0 }\n};\n\nstatic const srd_built_schedule schedules[] = {\n");
+    fprintf(f, "    { 0 }\n};\n\nstatic const srd_kernel_fn schedules[] = {");
     for (int k = 0; k < mk->n_schedules; k++)
-        fprintf(f, "    { srd_gradient_%s, %d, %d },\n", mk->schedules[k].lowered.kind, mk->schedules[k].actuation,
-                mk->schedules[k].expr);
-    fprintf(f, "    { 0 }\n};\n\nstatic const srd_built_param params[] = {\n");
+        fprintf(f, " srd_gradient_%s,", mk->schedules[k].lowered.kind);
+    fprintf(f, " 0 };\nstatic const int schedule_actuation[] = {");
+    for (int k = 0; k < mk->n_schedules; k++)
+        fprintf(f, " %d,", mk->schedules[k].actuation);
+    fprintf(f, " 0 };\nstatic const int schedule_expr[] = {");
+    for (int k = 0; k < mk->n_schedules; k++)
+        fprintf(f, " %d,", mk->schedules[k].expr);
+    fprintf(f, " 0 };\n\nstatic const srd_built_param params[] = {\n");
     for (int k = 0; k < m->n_params; k++) {
         const srd_param *p = &m->params[k];
         char dim[96];
@@ -179,8 +191,10 @@ static void write_table(FILE *f, const char *name, const char *file, const srd_m
     put_cstr(f, file);
     fputs(", ", f);
     put_cstr(f, parse_stdlib_dir());
-    fprintf(f, ", \"%s\",\n    %d, files, %d, params, %d, sets, %d, schedules, %s,\n    %d, %d, %d\n};\n", SRD_VERSION,
-            sources_count(), m->n_params, m->n_sets, mk->n_schedules,
+    fprintf(f, ", \"%s\",\n    %d, files, %d, params, %d, sets,\n"
+               "    { fns, gradients, infos, %d, schedules, schedule_actuation, schedule_expr, %s },\n"
+               "    %d, %d, %d\n};\n",
+            SRD_VERSION, sources_count(), m->n_params, m->n_sets, mk->n_schedules,
             mk->ground_height.kind ? "srd_gradient_schedule_ground_height" : "0", m->n_nodes, m->n_dofs,
             m->n_actuations);
 }

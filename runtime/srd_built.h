@@ -4,7 +4,7 @@
  * as `srdc run` does). The simulator's generated table defines `srd_built`. */
 #ifndef SRD_BUILT_H
 #define SRD_BUILT_H
-#include "srd_kernel.h"
+#include "driver.h"
 
 typedef struct srd_built_file {
     const char    *path;        /* as the front end named it when building */
@@ -20,23 +20,16 @@ typedef struct srd_built_param {
     double      lo, hi;         /* declared range, or -inf/inf */
 } srd_built_param;
 
+/* What the simulator checks of an element set (its kernels are in srd_built.kernels). */
 typedef struct srd_built_set {
-    const char     *kind;
     int             n;           /* instances when built with the defaults */
     int             n_data;
-    srd_kernel_fn   fn, gradient;
-    srd_kernel_info info;
     /* Data columns compiled into the kernel as constants: every instance must still hold
      * this value after new params are applied. */
     int             n_folded;
     const int      *folded_column;
     const double   *folded_value;
 } srd_built_set;
-
-typedef struct srd_built_schedule {
-    srd_kernel_fn fn;
-    int           actuation, expr;
-} srd_built_schedule;
 
 typedef struct srd_built_model {
     const char               *name;        /* the simulator's name */
@@ -49,9 +42,7 @@ typedef struct srd_built_model {
     const srd_built_param    *params;
     int                       n_sets;
     const srd_built_set      *sets;
-    int                       n_schedules;
-    const srd_built_schedule *schedules;
-    srd_kernel_fn             ground_height;
+    srd_kernel_table          kernels;     /* as the driver runs them */
     int                       n_nodes, n_dofs, n_actuations;
 } srd_built_model;
 

@@ -9,7 +9,6 @@
 #include "diag.h"
 #include "driver.h"
 #include "elab.h"
-#include "parse.h"
 #include "sources.h"
 #include "srd_built.h"
 
@@ -84,7 +83,7 @@ static bool matches_build(const srd_model *m)
     for (int s = 0; s < m->n_sets; s++) {
         const srd_elemset *set = &m->sets[s];
         const srd_built_set *b = &srd_built.sets[s];
-        if (strcmp(set->kind, b->kind) || set->n != b->n || set->n_data != b->n_data) {
+        if (strcmp(set->kind, srd_built.kernels.infos[s].kind) || set->n != b->n || set->n_data != b->n_data) {
             fprintf(stderr, "%s: error: the model's `%s` elements differ from those it was built with\n", name,
                     set->kind);
             return false;
@@ -102,34 +101,6 @@ static bool matches_build(const srd_model *m)
         }
     }
     return true;
-}
-
-static int run_built(const srd_model *m, const srd_run_options *o)
-{
-    int n = srd_built.n_sets, ns = srd_built.n_schedules;
-    srd_kernel_fn *fns = calloc((size_t)n + 1, sizeof *fns), *gradients = calloc((size_t)n + 1, sizeof *gradients);
-    srd_kernel_fn *schedules = calloc((size_t)ns + 1, sizeof *schedules);
-    srd_kernel_info *infos = calloc((size_t)n + 1, sizeof *infos);
-    int *actuation = calloc((size_t)ns + 1, sizeof(int)), *expr = calloc((size_t)ns + 1, sizeof(int));
-    for (int k = 0; k < n; k++) {
-        fns[k] = srd_built.sets[k].fn;
-        gradients[k] = srd_built.sets[k].gradient;
-        infos[k] = srd_built.sets[k].info;
-    }
-    for (int k = 0; k < ns; k++) {
-        schedules[k] = srd_built.schedules[k].fn;
-        actuation[k] = srd_built.schedules[k].actuation;
-        expr[k] = srd_built.schedules[k].expr;
-    }
-    srd_kernel_table kt = { fns, gradients, infos, ns, schedules, actuation, expr, srd_built.ground_height };
-    int status = srd_run(m, &kt, o);
-    free(fns);
-    free(gradients);
-    free(schedules);
-    free(infos);
-    free(actuation);
-    free(expr);
-    return status;
 }
 
 int main(int argc, char **argv)
@@ -180,7 +151,7 @@ int main(int argc, char **argv)
     else if (info)
         srd_model_print(m, stdout);
     else
-        status = run_built(m, &o);
+        status = srd_run(m, &srd_built.kernels, &o);
     if (info && fflush(stdout) != 0)
         status = SRD_EXIT_IO;
     srd_model_free(m);
