@@ -1278,3 +1278,9 @@ srd_model *elab_file(Arena *arena, Program *prog, const char *path, const char *
         return NULL;
     return elab_program_with(prog, arena, path, overrides, n_overrides);
 }
+
+void elab_format_override(char *buf, size_t n, const srd_param *p, double value)
+{
+    bool unit = strcmp(p->unit, "1") != 0;
+    snprintf(buf, n, "%s=%.17g%s%s", p->name, value, unit ? " " : "", unit ? p->unit : "");
+}

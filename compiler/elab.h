@@ -203,6 +203,9 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
 srd_model *elab_file(Arena *arena, Program *prog, const char *path, const char *stdlib_dir,
                      const char *const *overrides, int n_overrides);
 
+/* "name=value unit" for `-p`: value in SI with the param's SI unit, exactly as it reads back. */
+void elab_format_override(char *buf, size_t n, const srd_param *p, double value);
+
 /* Records a run-time expression with the local values in scope; returns its index. */
 int elab_remember_expr(Elab *e, Expr *x);
 /* Run-time expression `index` of a model built by elaboration. */

@@ -119,8 +119,9 @@ static srd_model *elaborate_moved(const char *file, const srd_model *m, Arena *a
     char **specs = calloc((size_t)m->n_params + 1, sizeof *specs);
     for (int k = 0; k < m->n_params; k++) {
         const srd_param *p = &m->params[k];
-        specs[k] = malloc(strlen(p->name) + strlen(p->unit) + 40);
-        sprintf(specs[k], "%s=%.17g %s", p->name, moved_value(p), strcmp(p->unit, "1") ? p->unit : "");
+        size_t n = strlen(p->name) + strlen(p->unit) + 40;
+        specs[k] = malloc(n);
+        elab_format_override(specs[k], n, p, moved_value(p));
     }
     srd_model *moved = elab_file(arena, prog, file, parse_stdlib_dir(), (const char *const *)specs, m->n_params);
     diag_discard();

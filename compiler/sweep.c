@@ -261,11 +261,6 @@ static const char *status_name(int code)
     }
 }
 
-static void param_arg(char *buf, size_t n, const srd_param *p, double v)
-{
-    snprintf(buf, n, "%s=%.17g%s%s", p->name, v, strcmp(p->unit, "1") ? " " : "", strcmp(p->unit, "1") ? p->unit : "");
-}
-
 static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, int r)
 {
     char dir[4200], log[4300];
@@ -278,7 +273,8 @@ static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, 
     int n = 0;
     argv[n++] = (char *)exe;
     for (int a = 0; a < sw->n_axes; a++) {
-        param_arg(values[a], sizeof values[a], &sw->m->params[sw->axes[a].param], sw->runs[r * sw->n_axes + a]);
+        elab_format_override(values[a], sizeof values[a], &sw->m->params[sw->axes[a].param],
+                             sw->runs[r * sw->n_axes + a]);
         argv[n++] = (char *)"-p";
         argv[n++] = values[a];
     }

@@ -212,7 +212,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     s->dt = o->dt > 0 ? o->dt : a->dt;
     double duration = o->duration > 0 ? o->duration : a->duration;
     int steps = (int)ceil(duration / s->dt - 1e-9);
-    double out_every = a->output_every > 0 ? a->output_every : s->dt;
+    double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
     double next_out = 0, next_energy = 0, t0 = wall_s();
     double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
     /* Kinetic, potential and total energy at the output cadence: conservation is how one
@@ -258,7 +258,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
         }
         if (s->t >= pr->next - 1e-6 * s->dt) {
             write_probes(pr, m, a, s->q, s->t);
-            pr->next += probe_period(a, s->dt);
+            pr->next += probe_every;
         }
         srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
         if (!o->quiet)
