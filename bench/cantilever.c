@@ -4,22 +4,9 @@
  * dt = 10 ms, 1 s (100 steps), no damping. For each node count: wall time per step, Newton
  * iterations per step, time per Newton iteration split into assembly (generated kernels),
  * linear solve and the rest, and the tip z at t = 1 s. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include "elab.h"
-#include "kernels.h"
-#include "parse.h"
-#include "sim.h"
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "bench_model.h"
 
 static int bench(int nodes)
 {
@@ -31,54 +18,30 @@ static int bench(int nodes)
              "gravity = (0, 0, -9.81) m/s^2;\n"
              "simulate { method = implicit_euler; dt = 10 ms; duration = 1 s; tolerance = 1e-6; }\n",
              nodes);
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    srd_model *m = NULL;
-    if (parse_program_text(&arena, "cantilever.srd", text, strlen(text), parse_stdlib_dir(), &prog))
-        m = elab_program(&prog, &arena, "cantilever.srd");
-    diag_flush(stderr);
-    if (!m)
-        return 1;
-    ModelKernels mk;
-    char err[512];
-    if (!kernels_lower(&mk, &prog, m, false, err, sizeof err) || !kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
+    BenchModel b;
+    if (bench_model_open(&b, "cantilever.srd", text, SRD_SOLVER_AUTO) != 0) {
+        bench_model_close(&b);
         return 1;
     }
-    srd_kernel_fn fns[16], gradients[16];
-    srd_kernel_info infos[16];
-    for (int k = 0; k < m->n_sets && k < 16; k++) {
-        fns[k] = mk.sets[k].fn;
-        gradients[k] = mk.sets[k].gradient;
-        infos[k] = mk.sets[k].info;
-    }
-    srd_sim s;
-    if (srd_sim_init(&s, m, fns, gradients, infos, SRD_SOLVER_AUTO, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
-    s.dt = 0.01;
-    s.tolerance = 1e-6;
-    s.max_iterations = 25;
-    double t0 = seconds();
+    srd_sim *s = &b.s;
+    const srd_model *m = b.m;
+    s->dt = 0.01;
+    s->tolerance = 1e-6;
+    s->max_iterations = 25;
+    double t0 = bench_seconds();
     int code = 0;
     for (int k = 0; k < 100 && !code; k++)
-        code = srd_step(&s, SRD_IMPLICIT_EULER, 6);
-    double wall = seconds() - t0;
+        code = srd_step(s, SRD_IMPLICIT_EULER, 6);
+    double wall = bench_seconds() - t0;
     const srd_object *o = &m->objects[0];
-    double tip = s.q[m->node_dof[o->nodes[o->n_nodes - 1]] + 2];
-    double iters = (double)s.total_iterations;
+    double tip = s->q[m->node_dof[o->nodes[o->n_nodes - 1]] + 2];
+    double iters = (double)s->total_iterations;
     printf("%7d %7d %9s %10.3f %8.2f %10.3f %10.3f %10.3f %10.3f %13.6e%s\n", nodes, m->n_dofs,
-           s.solver.kind == SRD_SOLVER_DENSE ? "dense" : "banded", 1e3 * wall / 100, iters / 100, 1e3 * wall / iters,
-           1e3 * s.time_assembly / iters, 1e3 * s.time_solve / iters,
-           1e3 * (wall - s.time_assembly - s.time_solve) / iters, tip, code ? "  (failed)" : "");
+           s->solver.kind == SRD_SOLVER_DENSE ? "dense" : "banded", 1e3 * wall / 100, iters / 100, 1e3 * wall / iters,
+           1e3 * s->time_assembly / iters, 1e3 * s->time_solve / iters,
+           1e3 * (wall - s->time_assembly - s->time_solve) / iters, tip, code ? "  (failed)" : "");
     fflush(stdout);
-    srd_sim_free(&s);
-    kernels_free(&mk);
-    srd_model_free(m);
-    arena_free(&arena);
-    diag_reset();
+    bench_model_close(&b);
     return code;
 }
 
