@@ -13,7 +13,6 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 struct SrdJit {
-    LLVMOrcThreadSafeContextRef tsc;
     LLVMOrcLLJITRef             jit;
     int                         modules;
 };
@@ -97,11 +96,8 @@ SrdJit *jit_create(char *err, size_t err_n)
         free(j);
         return NULL;
     }
-    j->tsc = LLVMOrcCreateNewThreadSafeContext();
     return j;
 }
-
-LLVMContextRef jit_context(SrdJit *j) { return LLVMOrcThreadSafeContextGetContext(j->tsc); }
 
 const char *jit_cache_dir(void)
 {
@@ -221,12 +217,6 @@ bool jit_add_object(SrdJit *j, LLVMMemoryBufferRef obj, char *err, size_t err_n)
     return true;
 }
 
-bool jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n)
-{
-    LLVMMemoryBufferRef obj;
-    return jit_compile(M, &obj, hit, err, err_n) && jit_add_object(j, obj, err, err_n);
-}
-
 void *jit_lookup(SrdJit *j, const char *symbol, char *err, size_t err_n)
 {
     LLVMOrcExecutorAddress addr = 0;
@@ -243,6 +233,5 @@ void jit_free(SrdJit *j)
     if (!j)
         return;
     LLVMOrcDisposeLLJIT(j->jit);
-    LLVMOrcDisposeThreadSafeContext(j->tsc);
     free(j);
 }

@@ -21,17 +21,13 @@ LLVMTargetMachineRef jit_target_machine(bool portable, LLVMCodeGenOptLevel level
 bool jit_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, const char *pipeline, char *err, size_t err_n);
 
 typedef struct SrdJit SrdJit;
-/* Creates a JIT for this host. Modules added to it must be created in jit_context(). */
+/* Creates a JIT for this host: it takes object code (jit_compile, jit_add_object). */
 SrdJit        *jit_create(char *err, size_t err_n);
-LLVMContextRef jit_context(SrdJit *j);
-/* Optimises and adds M (the JIT takes ownership). With a cache directory (jit_cache_dir), the
- * object code is looked up by a hash of the module's IR, the host CPU and the LLVM version,
- * and stored after a miss: compiling an unchanged model again takes milliseconds. *hit tells
- * whether the cache served it (may be NULL). */
-bool  jit_add(SrdJit *j, LLVMModuleRef M, bool *hit, char *err, size_t err_n);
-/* The two halves of jit_add: optimise and emit M's object code (or load it from the cache;
- * *hit says which), disposing M; safe on several threads for modules of distinct contexts.
- * Then add an object (the JIT takes it). */
+/* Optimises and emits M's object code, disposing M. With a cache directory (jit_cache_dir)
+ * the object code is looked up by a hash of the module's IR, the host CPU and the LLVM
+ * version, and stored after a miss: compiling an unchanged model again takes milliseconds;
+ * *hit tells whether the cache served it (may be NULL). Safe on several threads for modules
+ * of distinct contexts. Then add the object to the JIT (which takes it). */
 bool  jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *obj, bool *hit, char *err, size_t err_n);
 bool  jit_add_object(SrdJit *j, LLVMMemoryBufferRef obj, char *err, size_t err_n);
 /* $SRD_CACHE if set ("" or "off" disables the cache), else $XDG_CACHE_HOME/srd or
