@@ -325,6 +325,11 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2)
                 pi1 += s->res_nc_start[f] * alpha * s->dq[f];
         bool ok = s->conservative || !s->dynamic ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
                                                  : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
+        /* Close to the solution the decrease the step promises is below the rounding error of
+         * the potential itself, and the test above rejects good steps at random; there the
+         * residual decides. */
+        if (!ok && isfinite(pi1) && -alpha * slope <= 1e-12 * fabs(pi0))
+            ok = squared_norm(s->res, n) < r2;
         if (ok && residual_norm(s) < INFINITY)
             return alpha;
         alpha *= 0.5;

@@ -491,6 +491,19 @@ if code == 0 and code2 == 0 and table_rows and len(table_rows) == len(ramp_rows)
     check(diff <= 1e-12, "curvature from a table follows the ramp (largest difference %.1e m, tol 1e-12 m)" % diff)
 else:
     check(False, "curvature actuation from a table runs")
+# Newton at rounding error: the curl asks for 1e-12 of the characteristic force, where the
+# potential's decrease over a step is below its own rounding error. The line search then lets
+# the residual decide; rejecting those steps once took 25 iterations and a retried step.
+p = subprocess.run([srdc, "run", os.path.join(here, "actuated_curl.srd"), "--out", tempfile.mkdtemp(prefix="srd_phys_"),
+                    "--verbose"], capture_output=True, text=True)
+per_step = {}
+for line in (p.stdout + p.stderr).splitlines():
+    m = re.match(r"\s*t = (\S+) s, iteration (\d+):", line)
+    if m:
+        per_step[m.group(1)] = int(m.group(2)) + 1
+worst = max(per_step.values()) if per_step else 0
+check(p.returncode == 0 and "(0 rejected)" in p.stdout + p.stderr and 0 < worst <= 8,
+      "curl at tolerance 1e-12: no step rejected, at most %d Newton iterations per step (limit 8)" % worst)
 code, rows, _ = run("actuated_extend.srd")
 if code == 0 and rows:
     tip = [float(rows[-1]["tip." + c]) for c in "xyz"]
