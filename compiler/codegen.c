@@ -1,8 +1,10 @@
-/* codegen.c — lowers element DAGs to LLVM IR: a loop over the batch's instances that gathers
- * DOFs, evaluates the shared value/gradient/Hessian expressions, and scatters into the
- * residual and Jacobian through precomputed positions. */
+/* codegen.c — lowers element DAGs to LLVM IR: a loop over the batch's instances, W at a time
+ * (one per vector lane), that gathers their DOFs, evaluates the shared value/gradient/Hessian
+ * expressions on vectors of W instances, and scatters each lane into the residual and
+ * Jacobian through precomputed positions. */
 #include "codegen.h"
 #include "alloc.h"
+#include <llvm-c/TargetMachine.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +14,20 @@ typedef struct Cg {
     LLVMModuleRef  M;
     LLVMBuilderRef B;
     LLVMTypeRef    f64, i32, i64, i1, ptr, void_ty;
+    LLVMTypeRef    vt;       /* type of a DAG value: double, or W doubles (one per instance) */
+    int            W;        /* instances evaluated together */
     LLVMTypeRef    ctx_ty, batch_ty;
     const KernelSpec *spec;
     const ExprDag *dag;
     LLVMValueRef  *val;      /* per node: its value in the function being emitted */
+    unsigned char *reach;    /* per node: needed by some output */
     int           *order;    /* reachable operation nodes, increasing id (topological) */
     int            n_order;
-    int           *slot;     /* per node: spill slot when chunking, else -1 */
+    int           *slot;     /* per node: its place in the spill array, or -1 */
+    bool           in_body;  /* emitting reduced-coordinate inputs in the loop body, before the chunks */
     LLVMValueRef   spill;    /* spill array pointer in the function being emitted */
-    /* per-instance values of the loop body */
-    LLVMValueRef   ctx, batch, i, dofs_row, data_row, state_row;
+    /* per-instance values of the gather and scatter loops */
+    LLVMValueRef   ctx, batch, dofs_row, data_row, state_row;
 } Cg;
 
 /* ---- types and small helpers ---- */
@@ -34,6 +40,7 @@ static void init_types(Cg *g)
     g->i1 = LLVMInt1TypeInContext(g->C);
     g->ptr = LLVMPointerTypeInContext(g->C, 0);
     g->void_ty = LLVMVoidTypeInContext(g->C);
+    g->vt = g->W > 1 ? LLVMVectorType(g->f64, (unsigned)g->W) : g->f64;
     LLVMTypeRef ctx_fields[9] = { g->ptr, g->ptr, g->ptr, g->ptr, g->f64, g->f64, g->ptr, g->ptr, g->ptr };
     g->ctx_ty = LLVMStructTypeInContext(g->C, ctx_fields, 9, 0);
     LLVMTypeRef batch_fields[9] = { g->i32, g->i32, g->i32, g->i32, g->ptr, g->ptr, g->ptr, g->ptr, g->ptr };
@@ -55,15 +62,27 @@ static LLVMValueRef load_at(Cg *g, LLVMTypeRef ty, LLVMValueRef base, LLVMValueR
 static LLVMValueRef i64c(Cg *g, long long v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 static LLVMValueRef f64c(Cg *g, double v) { return LLVMConstReal(g->f64, v); }
 
+/* A constant in every lane. */
+static LLVMValueRef vconst(Cg *g, double v)
+{
+    if (g->W == 1)
+        return f64c(g, v);
+    LLVMValueRef lanes[16];
+    for (int j = 0; j < g->W; j++)
+        lanes[j] = f64c(g, v);
+    return LLVMConstVector(lanes, (unsigned)g->W);
+}
+
 static LLVMValueRef call_intrinsic(Cg *g, const char *name, LLVMValueRef *args, unsigned n)
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMTypeRef overload = g->f64;
+    LLVMTypeRef overload = g->vt;
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->M, id, &overload, 1);
     LLVMTypeRef fty = LLVMIntrinsicGetType(g->C, id, &overload, 1);
     return LLVMBuildCall2(g->B, fty, fn, args, n, "");
 }
 
+/* A scalar libm function, applied lane by lane to vectors. */
 static LLVMValueRef call_libm(Cg *g, const char *name, LLVMValueRef *args, unsigned n)
 {
     LLVMTypeRef params[2] = { g->f64, g->f64 };
@@ -71,12 +90,21 @@ static LLVMValueRef call_libm(Cg *g, const char *name, LLVMValueRef *args, unsig
     LLVMValueRef fn = LLVMGetNamedFunction(g->M, name);
     if (!fn)
         fn = LLVMAddFunction(g->M, name, fty);
-    return LLVMBuildCall2(g->B, fty, fn, args, n, "");
+    if (g->W == 1)
+        return LLVMBuildCall2(g->B, fty, fn, args, n, "");
+    LLVMValueRef out = LLVMGetUndef(g->vt);
+    for (int j = 0; j < g->W; j++) {
+        LLVMValueRef lane = LLVMConstInt(g->i32, (unsigned)j, 0), scalar[2];
+        for (unsigned k = 0; k < n; k++)
+            scalar[k] = LLVMBuildExtractElement(g->B, args[k], lane, "");
+        out = LLVMBuildInsertElement(g->B, out, LLVMBuildCall2(g->B, fty, fn, scalar, n, ""), lane, "");
+    }
+    return out;
 }
 
-static LLVMValueRef bool_to_f64(Cg *g, LLVMValueRef b) { return LLVMBuildUIToFP(g->B, b, g->f64, ""); }
+static LLVMValueRef bool_to_f64(Cg *g, LLVMValueRef b) { return LLVMBuildUIToFP(g->B, b, g->vt, ""); }
 
-static LLVMValueRef is_true(Cg *g, LLVMValueRef v) { return LLVMBuildFCmp(g->B, LLVMRealUNE, v, f64c(g, 0), ""); }
+static LLVMValueRef is_true(Cg *g, LLVMValueRef v) { return LLVMBuildFCmp(g->B, LLVMRealUNE, v, vconst(g, 0), ""); }
 
 /* x^n by repeated squaring; exact for the small exponents energies use. */
 static LLVMValueRef emit_powi(Cg *g, LLVMValueRef x, int n)
@@ -91,15 +119,40 @@ static LLVMValueRef emit_powi(Cg *g, LLVMValueRef x, int n)
             base = LLVMBuildFMul(g->B, base, base, "");
     }
     if (!result)
-        result = f64c(g, 1);
-    return n < 0 ? LLVMBuildFDiv(g->B, f64c(g, 1), result, "") : result;
+        result = vconst(g, 1);
+    return n < 0 ? LLVMBuildFDiv(g->B, vconst(g, 1), result, "") : result;
 }
 
-/* ---- inputs ---- */
+/* ---- the spill array: slot s of lane j is element s*W + j, so a slot's lanes are one
+ * aligned vector ---- */
 
-static LLVMValueRef operand(Cg *g, ExprId id);
+static LLVMValueRef spill_lane_ptr(Cg *g, int slot, LLVMValueRef lane)
+{
+    LLVMValueRef idx = LLVMBuildAdd(g->B, i64c(g, (long long)slot * g->W), lane, "");
+    return LLVMBuildGEP2(g->B, g->f64, g->spill, &idx, 1, "");
+}
 
-static LLVMValueRef emit_input(Cg *g, int slot)
+static LLVMValueRef spill_vector_ptr(Cg *g, int slot)
+{
+    LLVMValueRef idx = i64c(g, (long long)slot * g->W);
+    return LLVMBuildGEP2(g->B, g->f64, g->spill, &idx, 1, "");
+}
+
+static LLVMValueRef load_slot(Cg *g, int slot)
+{
+    LLVMValueRef v = LLVMBuildLoad2(g->B, g->vt, spill_vector_ptr(g, slot), "");
+    LLVMSetAlignment(v, (unsigned)(8 * g->W));
+    return v;
+}
+
+static void store_slot(Cg *g, int slot, LLVMValueRef v)
+{
+    LLVMSetAlignment(LLVMBuildStore(g->B, v, spill_vector_ptr(g, slot)), (unsigned)(8 * g->W));
+}
+
+/* ---- inputs, one lane at a time ---- */
+
+static LLVMValueRef emit_input_lane(Cg *g, int slot)
 {
     const KernelInput *in = &g->spec->inputs[slot];
     LLVMValueRef idx = i64c(g, in->index);
@@ -117,12 +170,12 @@ static LLVMValueRef emit_input(Cg *g, int slot)
     case KIN_PARAM: return load_at(g, g->f64, field(g, g->ctx_ty, g->ctx, 3, g->ptr, ""), idx);
     case KIN_TIME: return field(g, g->ctx_ty, g->ctx, 4, g->f64, "t");
     case KIN_DT: return field(g, g->ctx_ty, g->ctx, 5, g->f64, "dt");
-    case KIN_EXPR: return operand(g, in->index);
+    case KIN_EXPR: break; /* computed from other inputs in the loop body */
     }
     return f64c(g, 0);
 }
 
-/* ---- DAG nodes ---- */
+/* ---- DAG nodes, W instances at a time ---- */
 
 static LLVMValueRef operand(Cg *g, ExprId id);
 
@@ -160,16 +213,17 @@ static LLVMValueRef emit_op(Cg *g, const ExprNode *n)
     case XO_NE: return bool_to_f64(g, LLVMBuildFCmp(g->B, LLVMRealUNE, a, b, ""));
     case XO_AND: return bool_to_f64(g, LLVMBuildAnd(g->B, is_true(g, a), is_true(g, b), ""));
     case XO_OR: return bool_to_f64(g, LLVMBuildOr(g->B, is_true(g, a), is_true(g, b), ""));
-    case XO_NOT: return bool_to_f64(g, LLVMBuildFCmp(g->B, LLVMRealOEQ, a, f64c(g, 0), ""));
+    case XO_NOT: return bool_to_f64(g, LLVMBuildFCmp(g->B, LLVMRealOEQ, a, vconst(g, 0), ""));
     case XO_CONST:
     case XO_INPUT:
     case XO_COUNT: break;
     }
-    return f64c(g, 0);
+    return vconst(g, 0);
 }
 
-/* The value of a node in the current function: emitted here, loaded from the spill array
- * (chunked kernels), an input load, or a constant. */
+/* The value of a node in the current function. In the loop body (reduced-coordinate inputs)
+ * operations are emitted from the gathered inputs; in a chunk, values computed before it
+ * (inputs, earlier chunks) are loaded from the spill array. */
 static LLVMValueRef operand(Cg *g, ExprId id)
 {
     if (g->val[id])
@@ -177,11 +231,11 @@ static LLVMValueRef operand(Cg *g, ExprId id)
     const ExprNode *n = dag_node(g->dag, id);
     LLVMValueRef v;
     if (n->op == XO_CONST)
-        return f64c(g, n->value);
-    if (g->spill && g->slot[id] >= 0)
-        v = load_at(g, g->f64, g->spill, i64c(g, g->slot[id]));
-    else if (n->op == XO_INPUT)
-        v = emit_input(g, n->index);
+        return vconst(g, n->value);
+    if (n->op == XO_INPUT && g->in_body && g->spec->inputs[n->index].cls == KIN_EXPR)
+        v = operand(g, g->spec->inputs[n->index].index);
+    else if (n->op == XO_INPUT || (!g->in_body && g->slot[id] >= 0))
+        v = load_slot(g, g->slot[id]);
     else
         v = emit_op(g, n);
     g->val[id] = v;
@@ -221,121 +275,41 @@ static void mark_reachable(const Cg *g, ExprId root, unsigned char *mark)
 
 static bool jac_used(const KernelSpec *s, int k, int l) { return !s->symmetric || k <= l; }
 
+/* The Jacobian entry (k, l) when the kernel scatters it: used, and not a structural zero. */
+static ExprId jac_entry(const Cg *g, int k, int l)
+{
+    const KernelSpec *s = g->spec;
+    if (s->gradient_only || !jac_used(s, k, l))
+        return -1;
+    ExprId id = s->jac[k * s->nd + l];
+    if (id < 0)
+        return -1;
+    const ExprNode *n = dag_node(g->dag, id);
+    return n->op == XO_CONST && n->value == 0 ? -1 : id;
+}
+
 static void collect_order(Cg *g)
 {
     const KernelSpec *s = g->spec;
     int n = dag_size(g->dag);
-    unsigned char *mark = srd_xcalloc((size_t)n + 1, 1);
-    mark_reachable(g, s->value, mark);
+    g->reach = srd_xcalloc((size_t)n + 1, 1);
+    mark_reachable(g, s->value, g->reach);
     for (int k = 0; k < s->nd; k++)
-        mark_reachable(g, s->res[k], mark);
-    for (int k = 0; k < s->nd && !s->gradient_only; k++)
+        mark_reachable(g, s->res[k], g->reach);
+    for (int k = 0; k < s->nd; k++)
         for (int l = 0; l < s->nd; l++)
-            if (jac_used(s, k, l))
-                mark_reachable(g, s->jac[k * s->nd + l], mark);
+            mark_reachable(g, jac_entry(g, k, l), g->reach);
     g->order = srd_xcalloc((size_t)n + 1, sizeof(int));
     g->n_order = 0;
     for (int id = 0; id < n; id++) {
         int op = dag_node(g->dag, id)->op;
-        if (mark[id] && op != XO_CONST && op != XO_INPUT)
+        if (g->reach[id] && op != XO_CONST && op != XO_INPUT)
             g->order[g->n_order++] = id;
     }
-    free(mark);
-}
-
-/* ---- the kernel function ---- */
-
-static LLVMValueRef begin_function(Cg *g, const char *name, LLVMTypeRef fty, bool internal)
-{
-    LLVMValueRef fn = LLVMAddFunction(g->M, name, fty);
-    if (internal) {
-        LLVMSetLinkage(fn, LLVMInternalLinkage);
-        unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
-        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->C, kind, 0));
-    }
-    LLVMPositionBuilderAtEnd(g->B, LLVMAppendBasicBlockInContext(g->C, fn, "entry"));
-    return fn;
-}
-
-/* dst[idx] += v. Entries the runtime drops (fixed DOFs, outside the band) point at its
- * scratch slot past the end, so the scatter needs no branch. */
-static void add_at(Cg *g, LLVMValueRef dst, LLVMValueRef idx, LLVMValueRef v)
-{
-    LLVMValueRef i64idx = LLVMTypeOf(idx) == g->i64 ? idx : LLVMBuildSExt(g->B, idx, g->i64, "");
-    LLVMValueRef p = LLVMBuildGEP2(g->B, g->f64, dst, &i64idx, 1, "");
-    LLVMBuildStore(g->B, LLVMBuildFAdd(g->B, LLVMBuildLoad2(g->B, g->f64, p, ""), v, ""), p);
-}
-
-/* Runs `body` only when the ctx pointer field k is not NULL; returns that pointer. */
-static LLVMValueRef begin_if_present(Cg *g, LLVMValueRef fn, unsigned k, LLVMBasicBlockRef *after)
-{
-    LLVMValueRef p = field(g, g->ctx_ty, g->ctx, k, g->ptr, "");
-    LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(g->C, fn, "present");
-    *after = LLVMAppendBasicBlockInContext(g->C, fn, "absent");
-    LLVMBuildCondBr(g->B, LLVMBuildIsNotNull(g->B, p, ""), yes, *after);
-    LLVMPositionBuilderAtEnd(g->B, yes);
-    return p;
-}
-
-static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef *energy_acc)
-{
-    const KernelSpec *s = g->spec;
-    int nd = s->nd;
-    if (s->value >= 0)
-        *energy_acc = LLVMBuildFAdd(g->B, *energy_acc, operand(g, s->value), "");
-    LLVMBasicBlockRef after;
-    LLVMValueRef grad = begin_if_present(g, fn, 7, &after);
-    LLVMValueRef res_row = LLVMBuildGEP2(g->B, g->i32, field(g, g->batch_ty, g->batch, 5, g->ptr, ""),
-                                         &(LLVMValueRef){ LLVMBuildMul(g->B, g->i, i64c(g, nd), "") }, 1, "");
-    for (int k = 0; k < nd; k++) {
-        if (s->res[k] < 0)
-            continue;
-        LLVMValueRef v = operand(g, s->res[k]);
-        add_at(g, grad, load_at(g, g->i32, res_row, i64c(g, k)), v);
-    }
-    LLVMBuildBr(g->B, after);
-    LLVMPositionBuilderAtEnd(g->B, after);
-    if (s->gradient_only)
-        return;
-
-    LLVMValueRef jac = begin_if_present(g, fn, 8, &after);
-    LLVMValueRef pos_row = LLVMBuildGEP2(g->B, g->i64, field(g, g->batch_ty, g->batch, 6, g->ptr, ""),
-                                         &(LLVMValueRef){ LLVMBuildMul(g->B, g->i, i64c(g, (long long)nd * nd), "") }, 1, "");
-    for (int k = 0; k < nd; k++)
-        for (int l = 0; l < nd; l++) {
-            if (!jac_used(s, k, l) || s->jac[k * nd + l] < 0)
-                continue;
-            const ExprNode *n = dag_node(g->dag, s->jac[k * nd + l]);
-            if (n->op == XO_CONST && n->value == 0)
-                continue;
-            LLVMValueRef v = operand(g, s->jac[k * nd + l]);
-            add_at(g, jac, load_at(g, g->i64, pos_row, i64c(g, k * nd + l)), v);
-            if (s->symmetric && k != l)
-                add_at(g, jac, load_at(g, g->i64, pos_row, i64c(g, l * nd + k)), v);
-        }
-    LLVMBuildBr(g->B, after);
-    LLVMPositionBuilderAtEnd(g->B, after);
-}
-
-/* Chunked evaluation: every input and operation has a slot in a spill array; each chunk
- * function computes a run of operations and stores them. Returns the slot count. */
-static int assign_spill_slots(Cg *g)
-{
-    int n = dag_size(g->dag);
-    g->slot = srd_xcalloc((size_t)n + 1, sizeof(int));
-    for (int id = 0; id < n; id++)
-        g->slot[id] = -1;
-    int slots = 0;
-    for (int id = 0; id < n; id++)
-        if (dag_node(g->dag, id)->op == XO_INPUT)
-            g->slot[id] = slots++;
-    for (int k = 0; k < g->n_order; k++)
-        g->slot[g->order[k]] = slots++;
-    return slots;
 }
 
 /* needed[id]: the value of op node id is read outside the chunk that computes it (a later
- * chunk, or the scatter of outputs in the loop body), so that chunk must store it. */
+ * chunk, or the scatter of outputs), so that chunk stores it in the spill array. */
 static unsigned char *values_needed_later(Cg *g, int chunk_ops)
 {
     int n = dag_size(g->dag);
@@ -358,24 +332,170 @@ static unsigned char *values_needed_later(Cg *g, int chunk_ops)
     for (int k = 0; k < s->nd; k++)
         if (s->res[k] >= 0)
             needed[s->res[k]] = 1;
-    for (int k = 0; k < s->nd * s->nd && !s->gradient_only; k++)
-        if (s->jac[k] >= 0 && jac_used(s, k / s->nd, k % s->nd))
-            needed[s->jac[k]] = 1;
+    for (int k = 0; k < s->nd; k++)
+        for (int l = 0; l < s->nd; l++)
+            if (jac_entry(g, k, l) >= 0)
+                needed[jac_entry(g, k, l)] = 1;
     free(chunk_of);
     return needed;
 }
 
-static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLVMValueRef spill, CodegenStats *st)
+/* Spill slots for the inputs the outputs reach and for the operations read outside their
+ * chunk. Returns the slot count. */
+static int assign_spill_slots(Cg *g, const unsigned char *needed)
 {
     int n = dag_size(g->dag);
-    unsigned char *needed = values_needed_later(g, chunk_ops);
-    /* Inputs are loaded in the loop body and stored for the chunks. */
-    for (int id = 0; id < n; id++)
-        if (dag_node(g->dag, id)->op == XO_INPUT && g->slot[id] >= 0) {
-            LLVMValueRef v = emit_input(g, dag_node(g->dag, id)->index);
-            LLVMValueRef idx = i64c(g, g->slot[id]);
-            LLVMBuildStore(g->B, v, LLVMBuildGEP2(g->B, g->f64, spill, &idx, 1, ""));
-        }
+    g->slot = srd_xcalloc((size_t)n + 1, sizeof(int));
+    int slots = 0;
+    for (int id = 0; id < n; id++) {
+        int op = dag_node(g->dag, id)->op;
+        bool has = op == XO_INPUT ? g->reach[id] : op != XO_CONST && needed[id];
+        g->slot[id] = has ? slots++ : -1;
+    }
+    return slots;
+}
+
+/* ---- the kernel function ---- */
+
+static LLVMValueRef begin_function(Cg *g, const char *name, LLVMTypeRef fty, bool internal)
+{
+    LLVMValueRef fn = LLVMAddFunction(g->M, name, fty);
+    if (internal) {
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->C, kind, 0));
+    }
+    LLVMPositionBuilderAtEnd(g->B, LLVMAppendBasicBlockInContext(g->C, fn, "entry"));
+    return fn;
+}
+
+/* A counted loop `for (var = 0; var < count; var++)` (count >= 1) starting at the builder's
+ * block; the builder is left in the body. end_loop closes it and continues after. */
+typedef struct Loop {
+    LLVMValueRef      var;
+    LLVMBasicBlockRef entry, head;
+} Loop;
+
+static Loop begin_loop(Cg *g, LLVMValueRef fn, const char *name)
+{
+    Loop l = { NULL, LLVMGetInsertBlock(g->B), LLVMAppendBasicBlockInContext(g->C, fn, name) };
+    LLVMBuildBr(g->B, l.head);
+    LLVMPositionBuilderAtEnd(g->B, l.head);
+    l.var = LLVMBuildPhi(g->B, g->i64, name);
+    return l;
+}
+
+static void end_loop(Cg *g, LLVMValueRef fn, Loop *l, LLVMValueRef count, LLVMValueRef step)
+{
+    LLVMValueRef next = LLVMBuildAdd(g->B, l->var, step, "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B), after = LLVMAppendBasicBlockInContext(g->C, fn, "");
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, next, count, ""), l->head, after);
+    LLVMAddIncoming(l->var, (LLVMValueRef[]){ i64c(g, 0), next }, (LLVMBasicBlockRef[]){ l->entry, latch }, 2);
+    LLVMPositionBuilderAtEnd(g->B, after);
+}
+
+/* Runs what follows only when the ctx pointer field k is not NULL; returns that pointer. */
+static LLVMValueRef begin_if_present(Cg *g, LLVMValueRef fn, unsigned k, LLVMBasicBlockRef *after)
+{
+    LLVMValueRef p = field(g, g->ctx_ty, g->ctx, k, g->ptr, "");
+    LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(g->C, fn, "present");
+    *after = LLVMAppendBasicBlockInContext(g->C, fn, "absent");
+    LLVMBuildCondBr(g->B, LLVMBuildIsNotNull(g->B, p, ""), yes, *after);
+    LLVMPositionBuilderAtEnd(g->B, yes);
+    return p;
+}
+
+static void end_if(Cg *g, LLVMBasicBlockRef after)
+{
+    LLVMBuildBr(g->B, after);
+    LLVMPositionBuilderAtEnd(g->B, after);
+}
+
+/* Row `inst` of a per-instance table of `width` elements of type ty. */
+static LLVMValueRef table_row(Cg *g, LLVMTypeRef ty, LLVMValueRef table, LLVMValueRef inst, LLVMValueRef width)
+{
+    LLVMValueRef off = LLVMBuildMul(g->B, inst, width, "");
+    return LLVMBuildGEP2(g->B, ty, table, &off, 1, "");
+}
+
+/* The value of output node id in lane `lane`: a constant, or its spill slot. */
+static LLVMValueRef output_lane(Cg *g, ExprId id, LLVMValueRef lane)
+{
+    const ExprNode *n = dag_node(g->dag, id);
+    if (n->op == XO_CONST)
+        return f64c(g, n->value);
+    return LLVMBuildLoad2(g->B, g->f64, spill_lane_ptr(g, g->slot[id], lane), "");
+}
+
+/* dst[idx] += v. Entries the runtime drops (fixed DOFs, outside the band) point at its
+ * scratch slot past the end, so the scatter needs no branch. */
+static void add_at(Cg *g, LLVMValueRef dst, LLVMValueRef idx, LLVMValueRef v)
+{
+    LLVMValueRef i64idx = LLVMTypeOf(idx) == g->i64 ? idx : LLVMBuildSExt(g->B, idx, g->i64, "");
+    LLVMValueRef p = LLVMBuildGEP2(g->B, g->f64, dst, &i64idx, 1, "");
+    LLVMBuildStore(g->B, LLVMBuildFAdd(g->B, LLVMBuildLoad2(g->B, g->f64, p, ""), v, ""), p);
+}
+
+/* Gathers the inputs of lanes 0..W-1 into the spill array. Lanes past the last instance
+ * repeat it: their results are computed but never scattered. */
+static void gather_inputs(Cg *g, LLVMValueRef fn, LLVMValueRef base, LLVMValueRef count)
+{
+    LLVMValueRef n_data = LLVMBuildSExt(g->B, field(g, g->batch_ty, g->batch, 2, g->i32, ""), g->i64, "");
+    LLVMValueRef n_state = LLVMBuildSExt(g->B, field(g, g->batch_ty, g->batch, 3, g->i32, ""), g->i64, "");
+    Loop lane = begin_loop(g, fn, "gather");
+    LLVMValueRef inst = LLVMBuildAdd(g->B, base, lane.var, "");
+    LLVMValueRef last = LLVMBuildSub(g->B, count, i64c(g, 1), "");
+    inst = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, inst, count, ""), inst, last, "inst");
+    g->dofs_row = table_row(g, g->i32, field(g, g->batch_ty, g->batch, 4, g->ptr, ""), inst, i64c(g, g->spec->nd));
+    g->data_row = table_row(g, g->f64, field(g, g->batch_ty, g->batch, 7, g->ptr, ""), inst, n_data);
+    g->state_row = table_row(g, g->f64, field(g, g->batch_ty, g->batch, 8, g->ptr, ""), inst, n_state);
+    for (int id = 0; id < dag_size(g->dag); id++) {
+        const ExprNode *n = dag_node(g->dag, id);
+        if (n->op != XO_INPUT || g->slot[id] < 0 || g->spec->inputs[n->index].cls == KIN_EXPR)
+            continue;
+        LLVMBuildStore(g->B, emit_input_lane(g, n->index), spill_lane_ptr(g, g->slot[id], lane.var));
+    }
+    end_loop(g, fn, &lane, i64c(g, g->W), i64c(g, 1));
+}
+
+/* Reduced coordinates (edge vectors and the like) are inputs computed from the gathered
+ * DOFs, once per group of instances. */
+static void emit_reduced_inputs(Cg *g)
+{
+    int n = dag_size(g->dag);
+    g->in_body = true;
+    for (int id = 0; id < n; id++) {
+        const ExprNode *nd = dag_node(g->dag, id);
+        if (nd->op == XO_INPUT && g->slot[id] >= 0 && g->spec->inputs[nd->index].cls == KIN_EXPR)
+            store_slot(g, g->slot[id], operand(g, id));
+    }
+    g->in_body = false;
+    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)n);
+}
+
+/* Operations order[start..end) in the current function, storing those read later. */
+static void emit_ops(Cg *g, int start, int end, const unsigned char *needed)
+{
+    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)dag_size(g->dag));
+    for (int k = start; k < end; k++) {
+        int id = g->order[k];
+        LLVMValueRef v = emit_op(g, dag_node(g->dag, id));
+        g->val[id] = v;
+        if (needed[id])
+            store_slot(g, g->slot[id], v);
+    }
+    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)dag_size(g->dag));
+}
+
+/* The operations in chunks of chunk_ops, each an internal noinline function of the spill
+ * array, called in turn; a kernel of one chunk is emitted inline. */
+static void emit_chunks(Cg *g, int chunk_ops, const unsigned char *needed, CodegenStats *st)
+{
+    if (g->n_order <= chunk_ops) {
+        emit_ops(g, 0, g->n_order, needed);
+        return;
+    }
+    LLVMValueRef spill = g->spill;
     LLVMBasicBlockRef loop_block = LLVMGetInsertBlock(g->B);
     LLVMTypeRef chunk_ty = LLVMFunctionType(g->void_ty, &g->ptr, 1, 0);
     char name[256];
@@ -384,17 +504,8 @@ static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLV
         snprintf(name, sizeof name, "%s%s.chunk%d", g->spec->gradient_only ? "srd_gradient_" : "srd_kernel_",
                  g->spec->kind, c);
         LLVMValueRef fn = begin_function(g, name, chunk_ty, true);
-        memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)n);
         g->spill = LLVMGetParam(fn, 0);
-        for (int k = start; k < end; k++) {
-            int id = g->order[k];
-            LLVMValueRef v = emit_op(g, dag_node(g->dag, id));
-            g->val[id] = v;
-            if (!needed[id])
-                continue;
-            LLVMValueRef idx = i64c(g, g->slot[id]);
-            LLVMBuildStore(g->B, v, LLVMBuildGEP2(g->B, g->f64, g->spill, &idx, 1, ""));
-        }
+        emit_ops(g, start, end, needed);
         LLVMBuildRetVoid(g->B);
         if (g->spec->parts > 1) {
             /* Split compilation: the chunk is someone's external function; other modules
@@ -409,10 +520,60 @@ static void emit_chunk_functions(Cg *g, LLVMValueRef loop_fn, int chunk_ops, LLV
         LLVMBuildCall2(g->B, chunk_ty, fn, &spill, 1, "");
         st->chunks++;
     }
-    (void)loop_fn;
-    free(needed);
-    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)n);
     g->spill = spill;
+}
+
+/* Scatters lanes 0..lanes-1 (instances base + lane) in instance order, so the sums are
+ * those of a one-instance-at-a-time loop. */
+static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef base, LLVMValueRef lanes, LLVMValueRef energy_acc)
+{
+    const KernelSpec *s = g->spec;
+    int nd = s->nd;
+    Loop lane = begin_loop(g, fn, "scatter");
+    LLVMValueRef inst = LLVMBuildAdd(g->B, base, lane.var, "");
+    if (s->value >= 0) {
+        LLVMValueRef acc = LLVMBuildLoad2(g->B, g->f64, energy_acc, "");
+        LLVMBuildStore(g->B, LLVMBuildFAdd(g->B, acc, output_lane(g, s->value, lane.var), ""), energy_acc);
+    }
+    LLVMBasicBlockRef after;
+    LLVMValueRef grad = begin_if_present(g, fn, 7, &after);
+    LLVMValueRef res_row = table_row(g, g->i32, field(g, g->batch_ty, g->batch, 5, g->ptr, ""), inst, i64c(g, nd));
+    for (int k = 0; k < nd; k++)
+        if (s->res[k] >= 0)
+            add_at(g, grad, load_at(g, g->i32, res_row, i64c(g, k)), output_lane(g, s->res[k], lane.var));
+    end_if(g, after);
+    if (!s->gradient_only) {
+        LLVMValueRef jac = begin_if_present(g, fn, 8, &after);
+        LLVMValueRef pos_row = table_row(g, g->i64, field(g, g->batch_ty, g->batch, 6, g->ptr, ""), inst,
+                                         i64c(g, (long long)nd * nd));
+        for (int k = 0; k < nd; k++)
+            for (int l = 0; l < nd; l++) {
+                ExprId id = jac_entry(g, k, l);
+                if (id < 0)
+                    continue;
+                LLVMValueRef v = output_lane(g, id, lane.var);
+                add_at(g, jac, load_at(g, g->i64, pos_row, i64c(g, k * nd + l)), v);
+                if (s->symmetric && k != l)
+                    add_at(g, jac, load_at(g, g->i64, pos_row, i64c(g, l * nd + k)), v);
+            }
+        end_if(g, after);
+    }
+    end_loop(g, fn, &lane, lanes, i64c(g, 1));
+}
+
+int cg_lanes(bool portable)
+{
+    const char *env = getenv("SRD_LANES");
+    if (env && *env) {
+        int w = atoi(env);
+        return w < 1 ? 1 : w > 16 ? 16 : w;
+    }
+    if (portable)
+        return 4;
+    char *features = LLVMGetHostCPUFeatures();
+    int w = features && strstr(features, "+avx512f") ? 8 : 4;
+    LLVMDisposeMessage(features);
+    return w;
 }
 
 void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, CodegenStats *stats)
@@ -424,13 +585,16 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     g.B = LLVMCreateBuilderInContext(g.C);
     g.spec = spec;
     g.dag = spec->dag;
+    g.W = spec->lanes > 1 ? spec->lanes : 1;
     init_types(&g);
     collect_order(&g);
     int n = dag_size(g.dag);
     g.val = srd_xcalloc((size_t)n + 1, sizeof(LLVMValueRef));
+    if (chunk_ops <= 0)
+        chunk_ops = g.n_order + 1;
     CodegenStats st = { g.n_order, 0 };
-    bool chunked = chunk_ops > 0 && g.n_order > chunk_ops;
-    int slots = chunked ? assign_spill_slots(&g) : 0;
+    unsigned char *needed = values_needed_later(&g, chunk_ops);
+    int slots = assign_spill_slots(&g, needed);
 
     char name[256];
     snprintf(name, sizeof name, "%s%s", spec->gradient_only ? "srd_gradient_" : "srd_kernel_", spec->kind);
@@ -438,55 +602,43 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     LLVMValueRef fn = begin_function(&g, name, LLVMFunctionType(g.void_ty, params, 2, 0), false);
     g.ctx = LLVMGetParam(fn, 0);
     g.batch = LLVMGetParam(fn, 1);
-    LLVMValueRef spill = chunked ? LLVMBuildArrayAlloca(g.B, g.f64, LLVMConstInt(g.i32, (unsigned)slots, 0), "spill") : NULL;
+    LLVMValueRef spill_n = LLVMConstInt(g.i32, (unsigned)((slots ? slots : 1) * g.W), 0);
+    g.spill = LLVMBuildArrayAlloca(g.B, g.f64, spill_n, "spill");
+    LLVMSetAlignment(g.spill, 64);
+    LLVMValueRef energy = LLVMBuildAlloca(g.B, g.f64, "energy");
+    LLVMBuildStore(g.B, f64c(&g, 0), energy);
     LLVMValueRef count = LLVMBuildSExt(g.B, field(&g, g.batch_ty, g.batch, 0, g.i32, "n"), g.i64, "");
-    LLVMValueRef n_data = LLVMBuildSExt(g.B, field(&g, g.batch_ty, g.batch, 2, g.i32, ""), g.i64, "");
-    LLVMValueRef n_state = LLVMBuildSExt(g.B, field(&g, g.batch_ty, g.batch, 3, g.i32, ""), g.i64, "");
-    LLVMValueRef dofs = field(&g, g.batch_ty, g.batch, 4, g.ptr, "dofs");
-    LLVMValueRef data = field(&g, g.batch_ty, g.batch, 7, g.ptr, "data");
-    LLVMValueRef state = field(&g, g.batch_ty, g.batch, 8, g.ptr, "state");
-    LLVMBasicBlockRef entry = LLVMGetInsertBlock(g.B);
-    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g.C, fn, "loop");
+    LLVMBasicBlockRef loop_entry = LLVMAppendBasicBlockInContext(g.C, fn, "start");
     LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g.C, fn, "exit");
-    LLVMBuildCondBr(g.B, LLVMBuildICmp(g.B, LLVMIntSGT, count, i64c(&g, 0), ""), loop, exit);
+    LLVMBuildCondBr(g.B, LLVMBuildICmp(g.B, LLVMIntSGT, count, i64c(&g, 0), ""), loop_entry, exit);
 
-    LLVMPositionBuilderAtEnd(g.B, loop);
-    LLVMValueRef i = LLVMBuildPhi(g.B, g.i64, "i");
-    LLVMValueRef energy = LLVMBuildPhi(g.B, g.f64, "energy");
-    g.i = i;
-    LLVMValueRef nd = i64c(&g, spec->nd);
-    g.dofs_row = LLVMBuildGEP2(g.B, g.i32, dofs, &(LLVMValueRef){ LLVMBuildMul(g.B, i, nd, "") }, 1, "");
-    g.data_row = LLVMBuildGEP2(g.B, g.f64, data, &(LLVMValueRef){ LLVMBuildMul(g.B, i, n_data, "") }, 1, "");
-    g.state_row = LLVMBuildGEP2(g.B, g.f64, state, &(LLVMValueRef){ LLVMBuildMul(g.B, i, n_state, "") }, 1, "");
-    if (chunked)
-        emit_chunk_functions(&g, fn, chunk_ops, spill, &st);
-    else
-        for (int k = 0; k < g.n_order; k++)
-            operand(&g, g.order[k]);
-    LLVMValueRef acc = energy;
-    scatter_outputs(&g, fn, &acc);
-    LLVMValueRef next = LLVMBuildAdd(g.B, i, i64c(&g, 1), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g.B);
-    LLVMBuildCondBr(g.B, LLVMBuildICmp(g.B, LLVMIntSLT, next, count, ""), loop, exit);
-    LLVMValueRef zero = i64c(&g, 0), fzero = f64c(&g, 0);
-    LLVMAddIncoming(i, (LLVMValueRef[]){ zero, next }, (LLVMBasicBlockRef[]){ entry, latch }, 2);
-    LLVMAddIncoming(energy, (LLVMValueRef[]){ fzero, acc }, (LLVMBasicBlockRef[]){ entry, latch }, 2);
+    LLVMPositionBuilderAtEnd(g.B, loop_entry);
+    Loop group = begin_loop(&g, fn, "group");
+    gather_inputs(&g, fn, group.var, count);
+    emit_reduced_inputs(&g);
+    emit_chunks(&g, chunk_ops, needed, &st);
+    LLVMValueRef left = LLVMBuildSub(g.B, count, group.var, "");
+    LLVMValueRef wide = i64c(&g, g.W);
+    LLVMValueRef lanes = LLVMBuildSelect(g.B, LLVMBuildICmp(g.B, LLVMIntSLT, left, wide, ""), left, wide, "lanes");
+    scatter_outputs(&g, fn, group.var, lanes, energy);
+    end_loop(&g, fn, &group, count, wide);
+    LLVMBuildBr(g.B, exit);
 
     LLVMPositionBuilderAtEnd(g.B, exit);
-    LLVMValueRef total = LLVMBuildPhi(g.B, g.f64, "total");
-    LLVMAddIncoming(total, (LLVMValueRef[]){ fzero, acc }, (LLVMBasicBlockRef[]){ entry, latch }, 2);
     LLVMBasicBlockRef after;
     LLVMValueRef eptr = begin_if_present(&g, fn, 6, &after);
+    LLVMValueRef total = LLVMBuildLoad2(g.B, g.f64, energy, "");
     LLVMBuildStore(g.B, LLVMBuildFAdd(g.B, LLVMBuildLoad2(g.B, g.f64, eptr, ""), total, ""), eptr);
-    LLVMBuildBr(g.B, after);
-    LLVMPositionBuilderAtEnd(g.B, after);
+    end_if(&g, after);
     LLVMBuildRetVoid(g.B);
     /* Only part 0 keeps the kernel function: the other parts carry chunk bodies. */
     if (spec->parts > 1 && spec->part != 0)
         LLVMDeleteFunction(fn);
 
     LLVMDisposeBuilder(g.B);
+    free(needed);
     free(g.val);
+    free(g.reach);
     free(g.order);
     free(g.slot);
     if (stats)

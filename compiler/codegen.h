@@ -40,6 +40,7 @@ typedef struct KernelSpec {
      * part, part + parts, ... as external functions and declares the others; part 0 also
      * gets the kernel function itself. 0 or 1 part: one module with internal chunks. */
     int                part, parts;
+    int                lanes;     /* instances evaluated at once, one per vector lane (0 or 1: scalar) */
 } KernelSpec;
 
 typedef struct CodegenStats {
@@ -50,6 +51,10 @@ typedef struct CodegenStats {
 /* Adds srd_kernel_<kind> to module M. Bodies above `chunk_ops` operations are split into
  * internal noinline functions of about that many operations, which keeps LLVM's optimisation
  * time linear in the kernel size. */
+/* Instances per vector unless SRD_LANES (1 to 16) says otherwise: eight where the host has
+ * AVX-512, four (an AVX2 register) elsewhere and for portable objects (bench/README.md). */
+int cg_lanes(bool portable);
+
 void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, CodegenStats *stats);
 
 #endif

@@ -84,7 +84,7 @@ bool jit_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, const char *pipeline
 SrdJit *jit_create(char *err, size_t err_n)
 {
     init_llvm();
-    LLVMTargetMachineRef tm = jit_target_machine(false, LLVMCodeGenLevelLess, err, err_n);
+    LLVMTargetMachineRef tm = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, err_n);
     if (!tm)
         return NULL;
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
@@ -162,7 +162,7 @@ bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *err
     *out = NULL;
     if (hit)
         *hit = false;
-    LLVMTargetMachineRef tm = jit_target_machine(false, LLVMCodeGenLevelLess, err, err_n);
+    LLVMTargetMachineRef tm = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, err_n);
     if (!tm) {
         LLVMDisposeModule(M);
         return false;
@@ -176,7 +176,7 @@ bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *err
         unsigned major, minor, patch;
         LLVMGetVersion(&major, &minor, &patch);
         char salt[4096];
-        snprintf(salt, sizeof salt, "%s|%s|%s|%u.%u.%u|chunk%d", JIT_PIPELINE, cpu, features, major, minor, patch,
+        snprintf(salt, sizeof salt, "%s|%d|%s|%s|%u.%u.%u|chunk%d", JIT_PIPELINE, (int)JIT_CODEGEN_LEVEL, cpu, features, major, minor, patch,
                  JIT_CHUNK_OPS);
         hash_text(ir, strlen(ir), salt, key);
         snprintf(path, sizeof path, "%s/%s.o", dir, key);

@@ -39,6 +39,7 @@ typedef struct ModelKernels {
     SrdJit        *jit;
     double         ms_lower, ms_codegen, ms_jit; /* wall time of each stage */
     bool           cache_hit;  /* the machine code came from the on-disk cache */
+    int            lanes;      /* instances per vector in the kernels; 0: cg_lanes(false) */
 } ModelKernels;
 
 /* Marks the data columns of m's element sets that a param can change (srd_elemset.param_column),

@@ -465,7 +465,7 @@ static int cmd_emit_llvm(int argc, char **argv)
         LLVMContextRef C = LLVMContextCreate();
         LLVMModuleRef M = kernels_emit(&mk, C, JIT_CHUNK_OPS);
         if (!unoptimized) {
-            LLVMTargetMachineRef tmc = jit_target_machine(false, LLVMCodeGenLevelLess, err, sizeof err);
+            LLVMTargetMachineRef tmc = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, sizeof err);
             if (!tmc || !jit_optimize(M, tmc, JIT_PIPELINE, err, sizeof err)) {
                 fprintf(stderr, "srdc: error: %s\n", err);
                 status = EXIT_BAD_INPUT;
