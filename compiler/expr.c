@@ -446,7 +446,11 @@ ExprId dag_div(ExprDag *d, ExprId a, ExprId b)
     int64_t na = split_power(d, a, &base_a), nb = split_power(d, b, &base_b);
     if (!is_const(d, a) && base_a == base_b && fits_int32(na - nb)) /* x^m / x^n -> x^(m-n) */
         return dag_powi(d, base_a, (int)(na - nb));
-    return make_node(d, XO_DIV, a, b, -1, 0);
+    /* x/y -> x * (1/y): derivatives divide many terms by the same few lengths, and one shared
+     * reciprocal costs far less than a division each. */
+    if (is_const_value(d, a, 1.0))
+        return make_node(d, XO_DIV, a, b, -1, 0);
+    return dag_mul(d, a, dag_div(d, dag_const(d, 1.0), b));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -891,6 +895,12 @@ static void add_second_term(const ExprDag *d, ItemList *l, ExprId t)
     }
 }
 
+/* 1/y: the form divisions take (dag_div). */
+static bool is_reciprocal(const ExprDag *d, ExprId id)
+{
+    return d->nodes[id].op == XO_DIV && is_const_value(d, d->nodes[id].a, 1.0);
+}
+
 static void node_items(const ExprDag *d, ExprId id, ItemList *l)
 {
     const ExprNode *x = &d->nodes[id];
@@ -903,6 +913,13 @@ static void node_items(const ExprDag *d, ExprId id, ItemList *l)
         add_second_term(d, l, is_const(d, x->a) ? x->a : x->b);
         break;
     case XO_MUL:
+        if (is_reciprocal(d, x->b) || is_reciprocal(d, x->a)) { /* x * (1/y) reads x/y */
+            bool b_recip = is_reciprocal(d, x->b);
+            add_node(l, b_recip ? x->a : x->b, P_MUL);
+            add_text(l, "/");
+            add_node(l, d->nodes[b_recip ? x->b : x->a].b, P_UNARY);
+            break;
+        }
         if (is_const_value(d, x->a, -1.0)) {
             add_text(l, "-");
         } else {

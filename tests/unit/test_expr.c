@@ -471,11 +471,13 @@ static void test_deep_dag(Tally *t)
     dag_print(d, e, buf, sizeof buf);
     check(t, strncmp(buf, "in0 + in1*sin(in0 + in1*sin(", 28) == 0 && strlen(buf) == sizeof buf - 1,
           "a chain of %d ops prints (truncated) without recursion", 3 * DEPTH);
-    ExprId q = x;
+    /* Divisions by alternating inputs: x/y/y would become x*(1/y)^2. */
+    ExprId q = x, z = dag_input(d, 2);
     for (int i = 0; i < DEPTH; i++) /* left-deep: the first character printed is DEPTH levels down */
-        q = dag_div(d, q, y);
+        q = dag_div(d, q, i % 2 ? z : y);
     dag_print(d, q, buf, sizeof buf);
-    check(t, strncmp(buf, "in0/in1/in1/in1/", 16) == 0 && fabs(dag_eval(d, q, (double[]){ 0.4, 1.0 }) - 0.4) < 1e-15,
+    check(t, strncmp(buf, "in0/in1/in2/in1/", 16) == 0 &&
+                 fabs(dag_eval(d, q, (double[]){ 0.4, 1.0, 1.0 }) - 0.4) < 1e-15,
           "a left-deep chain of %d divisions prints and evaluates", DEPTH);
     dag_free(d);
 }
