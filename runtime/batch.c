@@ -310,13 +310,13 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
             /* A missing DOF reads DOF 0 and contributes nowhere. */
             out->dofs[i * nd + k] = dof >= 0 ? dof : 0;
             free_idx[k] = dof >= 0 ? sys->free_index[dof] : -1;
-            out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free;
+            out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free + k % SRD_SCRATCH;
         }
         long long scratch = srd_system_storage(sys);
         for (int k = 0; k < nd; k++)
             for (int l = 0; l < nd; l++) {
                 long long pos = srd_system_position(sys, free_idx[k], free_idx[l]);
-                out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch;
+                out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch + (k * nd + l) % SRD_SCRATCH;
             }
         for (int k = 0; k < info->n_state; k++)
             out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank, d1, tau);

@@ -26,7 +26,7 @@ void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout);
 void srd_system_free(srd_system *s);
 /* Position of entry (row, col) of the reduced Jacobian, or -1 if it is not stored. */
 long long srd_system_position(const srd_system *s, int row, int col);
-/* Size of the Jacobian storage in doubles (allocate one more: the scratch slot). */
+/* Size of the Jacobian storage in doubles (allocate SRD_SCRATCH more: the scratch slots). */
 long long srd_system_storage(const srd_system *s);
 
 typedef struct srd_batch_owner {

@@ -127,12 +127,12 @@ srd_assembler *srd_assembler_new(const srd_sim *s, int threads)
     double work = 0;
     for (int k = 0; k < s->m->n_sets; k++)
         work += (double)s->kernels[k].batch.b.n * s->kernels[k].info.cost;
-    size_t n_jac = (size_t)srd_system_storage(&s->solver.sys) + 1;
+    size_t n_jac = (size_t)srd_system_storage(&s->solver.sys) + SRD_SCRATCH;
     if (threads < 2 || work < 3e6 || (double)n_jac > work / 20)
         return NULL;
     srd_assembler *a = srd_xcalloc(1, sizeof *a);
     a->threads = threads;
-    a->n_res = (size_t)s->solver.sys.n_free + 1;
+    a->n_res = (size_t)s->solver.sys.n_free + SRD_SCRATCH;
     a->n_jac = n_jac;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->go, NULL);

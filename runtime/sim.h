@@ -31,8 +31,8 @@ typedef struct srd_sim {
     double          *q, *q0, *v, *v0;   /* n_dofs */
     double          *params;
     double           t, dt;
-    double          *res;        /* n_free + 1 */
-    double          *res_nc, *res_nc_start; /* n_free + 1: the forces' share of res (now, at the line search's start) */
+    double          *res;        /* n_free + SRD_SCRATCH */
+    double          *res_nc, *res_nc_start; /* n_free + SRD_SCRATCH: the forces' share of res (now, at the line search's start) */
     double          *dq;         /* n_free */
     double          *trial;      /* n_dofs */
     double          *fext;       /* n_dofs: gravity and loads at full strength */

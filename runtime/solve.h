@@ -14,7 +14,7 @@ typedef struct srd_solver {
     srd_solver_kind kind;       /* dense or banded after the automatic choice */
     int             symmetric;  /* use the SPD routines (dposv/dpbsv), falling back to LU when not SPD */
     srd_system      sys;        /* free-DOF numbering and Jacobian layout */
-    double         *jac;        /* Jacobian storage (+1 scratch slot), filled by the kernels */
+    double         *jac;        /* Jacobian storage (+ SRD_SCRATCH scratch slots), filled by the kernels */
     double         *work;       /* factorisation copy */
     int            *ipiv;
     int             last_info;  /* LAPACK info of the last solve */
@@ -25,7 +25,7 @@ typedef struct srd_solver {
  * measurements behind it) and allocates. */
 void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
 void srd_solver_free(srd_solver *s);
-/* Clears the Jacobian storage (and its scratch slot). */
+/* Clears the Jacobian storage (and its scratch slots). */
 void srd_solver_zero(srd_solver *s);
 /* Multiplies the Jacobian by `factor` (the stiffness weight of implicit midpoint). */
 void srd_solver_scale(srd_solver *s, double factor);

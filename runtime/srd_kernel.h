@@ -22,8 +22,12 @@ typedef struct srd_eval_ctx {
     double       *grad;    /* 7: += gradient (energies) or -force (forces), by residual index; NULL to skip */
     double       *jac;     /* 8: += Hessian / -force Jacobian at jac positions; NULL to skip */
 } srd_eval_ctx;
-/* grad holds n_free + 1 values and jac its storage + 1: the last one is a scratch slot that
- * receives the entries of fixed DOFs and entries outside a band, so kernels never branch. */
+/* grad holds n_free + SRD_SCRATCH values and jac its storage + SRD_SCRATCH: the extra ones
+ * are scratch slots that receive the entries of fixed DOFs and entries outside the stored band
+ * or triangle, so kernels never branch. Entry (k, l) of a stencil goes to scratch slot
+ * (k nd + l) mod SRD_SCRATCH: with one slot for all, every dropped entry (half of them in
+ * symmetric band storage) waited for the previous one's store. */
+enum { SRD_SCRATCH = 64 };
 
 /* The instances of one element kind. Layout is fixed: generated code indexes it. */
 typedef struct srd_elem_batch {
@@ -32,8 +36,8 @@ typedef struct srd_elem_batch {
     int32_t        n_data;    /* 2: per-instance values */
     int32_t        n_state;   /* 3: per-instance step-start values */
     const int32_t *dofs;      /* 4: n * nd: DOF index of each stencil DOF (into q, q0, v0) */
-    const int32_t *res;       /* 5: n * nd: residual index of each stencil DOF (the scratch slot if fixed) */
-    const int64_t *jac_pos;   /* 6: n * nd * nd: position in jac of entry (row k, col l), or the scratch slot */
+    const int32_t *res;       /* 5: n * nd: residual index of each stencil DOF (a scratch slot if fixed) */
+    const int64_t *jac_pos;   /* 6: n * nd * nd: position in jac of entry (row k, col l), or a scratch slot */
     const double  *data;      /* 7: n * n_data */
     const double  *state;     /* 8: n * n_state */
 } srd_elem_batch;

@@ -355,10 +355,10 @@ static void test_diagonal(void)
         srd_solver s;
         srd_solver_init(&s, m, configs[k].kind, configs[k].symmetric);
         long long storage = srd_system_storage(&s.sys);
-        for (long long p = 0; p <= storage; p++)
+        for (long long p = 0; p < storage + SRD_SCRATCH; p++)
             s.jac[p] = 1.0 + (double)p; /* garbage, scratch slot included */
         srd_solver_zero(&s);
-        bool zeroed = norm_inf(s.jac, (int)storage + 1) == 0;
+        bool zeroed = norm_inf(s.jac, (int)storage + SRD_SCRATCH) == 0;
         int n = s.sys.n_free;
         for (int i = 0; i < n; i++)
             srd_solver_add_diagonal(&s, i, 2.0 + i);
