@@ -17,7 +17,7 @@ static Tally tally;
 
 static const char *model_text =
     "material m { E = 1 GPa; nu = 0.5; rho = 1000 kg/m^3; }\n"
-    "rod beam { path = helix((0, 0, 0) m, 0.2 m, 0.05 m, 2); nodes = 600; radius = 0.01 m; material = m; }\n"
+    "rod beam { path = helix((0, 0, 0) m, 0.2 m, 0.05 m, 2); nodes = 2400; radius = 0.01 m; material = m; }\n"
     "clamp beam.start;\n"
     "gravity = (0, 0, -9.81) m/s^2;\n";
 
