@@ -1,5 +1,5 @@
 /* test_parallel.c — assembly shared between threads gives the numbers of one thread: a
- * 600-node cantilever (large enough to be shared) steps the same with SRD_THREADS=1 and 2, to
+ * 2,400-node cantilever (large enough to be shared) steps the same with SRD_THREADS=1 and 2, to
  * 1e-12 relative, and the threaded and serial executions of the shares agree bit for bit. */
 #include <math.h>
 #include <stdio.h>
@@ -87,7 +87,7 @@ int main(void)
 {
     int n1 = 0, n2 = 0, shared1 = 0, shared2 = 0;
     double *q1 = steps("1", &n1, &shared1), *q2 = steps("2", &n2, &shared2);
-    check(&tally, q1 && q2 && n1 == n2, "the 600-node helix steps with one and with two threads");
+    check(&tally, q1 && q2 && n1 == n2, "the 2,400-node helix steps with one and with two threads");
     check(&tally, !shared1 && shared2, "assembly is shared with SRD_THREADS=2 only");
     if (q1 && q2 && n1 == n2) {
         double worst = 0, scale = 0;
