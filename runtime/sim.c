@@ -312,7 +312,7 @@ static double squared_norm(const double *v, int n)
  * of the search, frozen: the merit pi(q) + r_nc(q_k).(q - q_k) has the full residual as its
  * gradient at q_k, so the Newton direction descends it. Time steps with such forces (friction,
  * drag, which turn too fast for a frozen merit) use |r|^2. Returns the accepted step length. */
-static double line_search(srd_sim *s, double pi0, double slope, double r2)
+static double line_search(srd_sim *s, double pi0, double slope, double r2, bool *res_at_step)
 {
     int n = s->solver.sys.n_free;
     memcpy(s->res_nc_start, s->res_nc, sizeof(double) * (size_t)n);
@@ -330,8 +330,10 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2)
          * residual decides. */
         if (!ok && isfinite(pi1) && -alpha * slope <= 1e-12 * fabs(pi0))
             ok = squared_norm(s->res, n) < r2;
-        if (ok && residual_norm(s) < INFINITY)
+        if (ok && residual_norm(s) < INFINITY) {
+            *res_at_step = true;
             return alpha;
+        }
         alpha *= 0.5;
         s->last.line_search_cuts++;
     }
@@ -343,8 +345,11 @@ int srd_newton(srd_sim *s)
     int n = s->solver.sys.n_free;
     srd_newton_stats *st = &s->last;
     memset(st, 0, sizeof *st);
+    /* The line search leaves the residual of the point it accepts: the next iteration tests
+     * convergence on it and assembles the Jacobian only when another step is needed. */
+    bool have_res = false;
     for (int it = 0; it < s->max_iterations; it++) {
-        double pi0 = assemble(s, s->q, 1);
+        double pi0 = have_res ? 0 : assemble(s, s->q, 1);
         double r = residual_norm(s);
         st->residual = r;
         if (it < 64)
@@ -355,6 +360,9 @@ int srd_newton(srd_sim *s)
             return 2;
         if (r <= s->tolerance * s->force_scale)
             return 0;
+        if (have_res)
+            pi0 = assemble(s, s->q, 1);
+        have_res = false;
         double r2 = squared_norm(s->res, n), slope = 0;
         for (int f = 0; f < n; f++)
             s->dq[f] = -s->res[f];
@@ -382,7 +390,7 @@ int srd_newton(srd_sim *s)
             st->residual = residual_norm(s);
             return isfinite(st->residual) ? 0 : 2;
         }
-        double alpha = s->line_search && slope < 0 ? line_search(s, pi0, slope, r2) : 1;
+        double alpha = s->line_search && slope < 0 ? line_search(s, pi0, slope, r2, &have_res) : 1;
         advance(s, s->q, alpha, s->trial);
         memcpy(s->q, s->trial, sizeof(double) * (size_t)s->m->n_dofs);
         st->iterations = it + 1;
