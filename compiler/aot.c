@@ -331,7 +331,7 @@ int build_simulator(const BuildOptions *o)
     }
     if (status == SRD_EXIT_OK) {
         LLVMContextRef C = LLVMContextCreate();
-        mk.lanes = cg_lanes(o->portable);
+        mk.portable = o->portable;
         LLVMModuleRef M = kernels_emit(&mk, C, JIT_CHUNK_OPS);
         if (!aot_write_object(M, object, o->portable, err, sizeof err))
             status = SRD_EXIT_IO;

@@ -341,17 +341,72 @@ static unsigned char *values_needed_later(Cg *g, int chunk_ops)
 }
 
 /* Spill slots for the inputs the outputs reach and for the operations read outside their
- * chunk. Returns the slot count. */
-static int assign_spill_slots(Cg *g, const unsigned char *needed)
+ * chunk. A slot is taken again once every chunk that reads its value has run, which keeps the
+ * array (W doubles a slot) small enough to stay in the L1 cache. Returns the slot count. */
+static int assign_spill_slots(Cg *g, const unsigned char *needed, int chunk_ops)
 {
-    int n = dag_size(g->dag);
+    int n = dag_size(g->dag), n_chunks = g->n_order / chunk_ops + 1;
+    enum { BODY = -1 };
+    int *defined = srd_xcalloc((size_t)n + 1, sizeof(int)); /* chunk that stores the value */
+    int *last = srd_xcalloc((size_t)n + 1, sizeof(int));    /* last chunk that reads it */
     g->slot = srd_xcalloc((size_t)n + 1, sizeof(int));
-    int slots = 0;
     for (int id = 0; id < n; id++) {
-        int op = dag_node(g->dag, id)->op;
-        bool has = op == XO_INPUT ? g->reach[id] : op != XO_CONST && needed[id];
-        g->slot[id] = has ? slots++ : -1;
+        defined[id] = BODY; /* inputs: gathered (or computed) before the chunks */
+        last[id] = BODY;
+        g->slot[id] = -1;
     }
+    for (int k = 0; k < g->n_order; k++)
+        defined[g->order[k]] = k / chunk_ops;
+    for (int k = 0; k < g->n_order; k++) {
+        const ExprNode *x = dag_node(g->dag, g->order[k]);
+        ExprId kids[3] = { x->a, x->b, x->c };
+        for (int j = 0; j < 3; j++)
+            if (kids[j] >= 0 && last[kids[j]] < k / chunk_ops)
+                last[kids[j]] = k / chunk_ops;
+    }
+    const KernelSpec *s = g->spec;
+    ExprId outputs[1 + 64 + 64 * 64];
+    int n_out = 0;
+    outputs[n_out++] = s->value;
+    for (int k = 0; k < s->nd; k++)
+        outputs[n_out++] = s->res[k];
+    for (int k = 0; k < s->nd; k++)
+        for (int l = 0; l < s->nd; l++)
+            outputs[n_out++] = jac_entry(g, k, l);
+    for (int k = 0; k < n_out; k++)
+        if (outputs[k] >= 0)
+            last[outputs[k]] = n_chunks; /* read by the scatter */
+
+    /* Values by the chunk that stores them: the inputs first, then chunk by chunk. */
+    int *by_chunk = srd_xcalloc((size_t)n + 1, sizeof(int)), n_by = 0;
+    for (int id = 0; id < n; id++)
+        if (dag_node(g->dag, id)->op == XO_INPUT && g->reach[id])
+            by_chunk[n_by++] = id;
+    for (int k = 0; k < g->n_order; k++)
+        if (needed[g->order[k]])
+            by_chunk[n_by++] = g->order[k];
+    int *free_slots = srd_xcalloc((size_t)n_by + 1, sizeof(int)), n_free = 0;
+    int *owner = srd_xcalloc((size_t)n_by + 1, sizeof(int)); /* value in each slot */
+    int slots = 0, chunk = BODY;
+    for (int k = 0; k < n_by; k++) {
+        int id = by_chunk[k];
+        if (defined[id] != chunk) {
+            /* Entering a chunk: slots whose values no chunk from here on reads are free. */
+            chunk = defined[id];
+            n_free = 0;
+            for (int sl = 0; sl < slots; sl++)
+                if (owner[sl] < 0 || last[owner[sl]] < chunk)
+                    free_slots[n_free++] = sl, owner[sl] = -1;
+        }
+        int sl = n_free ? free_slots[--n_free] : slots++;
+        owner[sl] = id;
+        g->slot[id] = sl;
+    }
+    free(defined);
+    free(last);
+    free(by_chunk);
+    free(free_slots);
+    free(owner);
     return slots;
 }
 
@@ -594,7 +649,7 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
         chunk_ops = g.n_order + 1;
     CodegenStats st = { g.n_order, 0 };
     unsigned char *needed = values_needed_later(&g, chunk_ops);
-    int slots = assign_spill_slots(&g, needed);
+    int slots = assign_spill_slots(&g, needed, chunk_ops);
 
     char name[256];
     snprintf(name, sizeof name, "%s%s", spec->gradient_only ? "srd_gradient_" : "srd_kernel_", spec->kind);

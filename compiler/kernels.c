@@ -270,7 +270,7 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
         if (!le->kind)
             continue;
         KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, le->value,
-                            le->res, le->jac, le->symmetric, false, part, parts, mk->lanes ? mk->lanes : cg_lanes(false) };
+                            le->res, le->jac, le->symmetric, false, part, parts, cg_lanes(mk->portable) };
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
         mk->sets[s].chunks = st.chunks;
@@ -282,7 +282,7 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
         if (!le->kind)
             continue;
         KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, -1, le->res, le->jac, false, true,
-                            part, parts, mk->lanes ? mk->lanes : cg_lanes(false) };
+                            part, parts, cg_lanes(mk->portable) };
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
     }

@@ -39,7 +39,7 @@ typedef struct ModelKernels {
     SrdJit        *jit;
     double         ms_lower, ms_codegen, ms_jit; /* wall time of each stage */
     bool           cache_hit;  /* the machine code came from the on-disk cache */
-    int            lanes;      /* instances per vector in the kernels; 0: cg_lanes(false) */
+    bool           portable;   /* kernels for any x86-64-v3 (srdc build --portable), not this host */
 } ModelKernels;
 
 /* Marks the data columns of m's element sets that a param can change (srd_elemset.param_column),
