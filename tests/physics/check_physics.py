@@ -748,9 +748,12 @@ check(p.returncode == 0 and retried and int(retried.group(1)) > 0 and len(times)
       "steps retried in substeps (%s) still end on the 20 ms grid, the last at %s s (tol 1e-12 s)"
       % (retried.group(1) + " rejected" if retried else "none rejected", times[-1] if times else "?"))
 
-# 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm), full 10 s: with
-# contact no node enters the sphere deeper than delta = 1 mm and at least one touches; with
-# -p contact_stiffness=0 the rod curls through it (some node more than 5 mm inside).
+# 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm centred at
+# (0.04, 0, 0.044) m, inside the curl), full 10 s. With contact the rod wraps the sphere: no
+# node enters it deeper than delta = 1 mm, and at least 10 consecutive nodes lie within delta
+# of its surface over at least 30 degrees of it. With -p contact_stiffness=0 the rod curls
+# through it along its natural arc (at least 10 nodes deeper than delta, the deepest 3 mm).
+centre = (0.04, 0, 0.044)
 for stiffness in ("20N/m", "0N/m"):
     code, _, out = run_example("gripper", "-p", "contact_stiffness=" + stiffness)
     frames = sorted(f for f in os.listdir(out) if f.endswith(".vtu")) if code == 0 else []
@@ -760,12 +763,21 @@ for stiffness in ("20N/m", "0N/m"):
     text = open(os.path.join(out, frames[-1])).read()
     block = text.split("<Points>")[1].split(">", 2)[1].split("<")[0].split()
     pts = [tuple(float(v) for v in block[i:i + 3]) for i in range(0, len(block), 3)]
-    depth = max(0.04 - math.dist(q, (0.1, 0, 0.05)) for q in pts)
+    gaps = [math.dist(q, centre) - 0.04 for q in pts]
+    depth = -min(gaps)
     if stiffness == "20N/m":
-        check(0 < depth <= 1e-3, "gripper with contact: deepest node %.2e m inside the sphere (touching, within "
-              "delta = 1e-3 m)" % depth)
+        touching = [i for i, g in enumerate(gaps) if g < 1e-3]
+        run_length = max((len(r) for r in "".join("x" if g < 1e-3 else " " for g in gaps).split()), default=0)
+        angles = [math.degrees(math.atan2(pts[i][2] - centre[2], pts[i][0] - centre[0])) for i in touching]
+        arc = max(angles) - min(angles) if angles else 0
+        check(depth <= 1e-3 and run_length >= 10 and arc >= 30,
+              "gripper with contact: wraps the sphere, %d consecutive nodes within delta of it over %.0f degrees "
+              "(at least 10 and 30), deepest %.2e m inside (tol delta = 1e-3 m)" % (run_length, arc, max(depth, 0)))
     else:
-        check(depth > 5e-3, "gripper without contact: the rod curls %.1f mm into the sphere" % (depth * 1e3))
+        inside = sum(1 for g in gaps if g < -1e-3)
+        check(depth > 3e-3 and inside >= 10,
+              "gripper without contact: the rod curls through the sphere, %d nodes deeper than delta (at least 10), "
+              "deepest %.1f mm (at least 3 mm)" % (inside, depth * 1e3))
 
 # 31. Uneven ground (surface_contact, surface_friction): the incline of section 15 given as a
 # height field, height = x tan(slope), moves the block exactly as the plane does (same gap and
