@@ -492,8 +492,8 @@ static Sym stencil_member(Lower *L, Sym base, const Expr *x)
         return r;
     }
     r.n = 1;
-    if (!strcmp(m, "theta"))
-        r.c[0] = dof_input(L, p, 3);
+    if (!strcmp(m, "theta")) /* a planar model's edges do not turn about themselves */
+        r.c[0] = L->model && L->model->planar ? dag_const(L->d, 0.0) : dof_input(L, p, 3);
     else if (!strcmp(m, "xi"))
         r.c[0] = dof_input(L, p, 4);
     else if (!strcmp(m, "rest"))

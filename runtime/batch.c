@@ -307,8 +307,12 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
         int free_idx[64];
         for (int k = 0; k < nd; k++) {
             int dof = stencil_model_dof(m, set, info, i, k, rank);
-            /* A missing DOF reads DOF 0 and contributes nowhere. */
-            out->dofs[i * nd + k] = dof >= 0 ? dof : 0;
+            /* A DOF the model lacks (an edge without a twist angle) has no value to read. */
+            if (dof < 0) {
+                srd_batch_free(out);
+                return -1;
+            }
+            out->dofs[i * nd + k] = dof;
             free_idx[k] = dof >= 0 ? sys->free_index[dof] : -1;
             out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free + k % SRD_SCRATCH;
         }
