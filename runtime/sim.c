@@ -312,14 +312,19 @@ static double squared_norm(const double *v, int n)
  * of the search, frozen: the merit pi(q) + r_nc(q_k).(q - q_k) has the full residual as its
  * gradient at q_k, so the Newton direction descends it. Time steps with such forces (friction,
  * drag, which turn too fast for a frozen merit) use |r|^2. Returns the accepted step length. */
-static double line_search(srd_sim *s, double pi0, double slope, double r2, bool *res_at_step)
+/* The full step is usually taken; when the next iteration will need the Jacobian there
+ * (want_jac), the first trial assembles it, and *jac_at_step says whether that trial was
+ * accepted (its potential is in *pi_at_step). */
+static double line_search(srd_sim *s, double pi0, double slope, double r2, bool want_jac, bool *res_at_step,
+                          bool *jac_at_step, double *pi_at_step)
 {
     int n = s->solver.sys.n_free;
     memcpy(s->res_nc_start, s->res_nc, sizeof(double) * (size_t)n);
     double alpha = 1;
     for (int cut = 0; cut < 12; cut++) {
         advance(s, s->q, alpha, s->trial);
-        double pi1 = assemble(s, s->trial, 0);
+        double pi1 = assemble(s, s->trial, want_jac && cut == 0);
+        *pi_at_step = pi1;
         if (!s->conservative)
             for (int f = 0; f < n; f++)
                 pi1 += s->res_nc_start[f] * alpha * s->dq[f];
@@ -332,6 +337,7 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2, bool 
             ok = squared_norm(s->res, n) < r2;
         if (ok && residual_norm(s) < INFINITY) {
             *res_at_step = true;
+            *jac_at_step = want_jac && cut == 0;
             return alpha;
         }
         alpha *= 0.5;
@@ -345,11 +351,13 @@ int srd_newton(srd_sim *s)
     int n = s->solver.sys.n_free;
     srd_newton_stats *st = &s->last;
     memset(st, 0, sizeof *st);
-    /* The line search leaves the residual of the point it accepts: the next iteration tests
-     * convergence on it and assembles the Jacobian only when another step is needed. */
-    bool have_res = false;
+    /* The line search leaves the residual of the point it accepts, and the Jacobian when that
+     * is the full step: the next iteration tests convergence on it and assembles only what it
+     * lacks for another step. */
+    bool have_res = false, have_jac = false;
+    double pi_q = 0, r_prev = 0;
     for (int it = 0; it < s->max_iterations; it++) {
-        double pi0 = have_res ? 0 : assemble(s, s->q, 1);
+        double pi0 = have_res ? pi_q : assemble(s, s->q, 1);
         double r = residual_norm(s);
         st->residual = r;
         if (it < 64)
@@ -360,9 +368,9 @@ int srd_newton(srd_sim *s)
             return 2;
         if (r <= s->tolerance * s->force_scale)
             return 0;
-        if (have_res)
+        if (have_res && !have_jac)
             pi0 = assemble(s, s->q, 1);
-        have_res = false;
+        have_res = have_jac = false;
         double r2 = squared_norm(s->res, n), slope = 0;
         for (int f = 0; f < n; f++)
             s->dq[f] = -s->res[f];
@@ -390,7 +398,13 @@ int srd_newton(srd_sim *s)
             st->residual = residual_norm(s);
             return isfinite(st->residual) ? 0 : 2;
         }
-        double alpha = s->line_search && slope < 0 ? line_search(s, pi0, slope, r2, &have_res) : 1;
+        /* Quadratic convergence predicts the next residual as r^2 / r_prev: only when that
+         * misses the tolerance is another iteration, and its Jacobian, likely. */
+        bool want_jac = it == 0 || r * r > s->tolerance * s->force_scale * r_prev;
+        r_prev = r;
+        double alpha = s->line_search && slope < 0
+                           ? line_search(s, pi0, slope, r2, want_jac, &have_res, &have_jac, &pi_q)
+                           : 1;
         advance(s, s->q, alpha, s->trial);
         memcpy(s->q, s->trial, sizeof(double) * (size_t)s->m->n_dofs);
         st->iterations = it + 1;
