@@ -308,53 +308,15 @@ static void collect_order(Cg *g)
     }
 }
 
-/* needed[id]: the value of op node id is read outside the chunk that computes it (a later
- * chunk, or the scatter of outputs), so that chunk stores it in the spill array. */
-static unsigned char *values_needed_later(Cg *g, int chunk_ops)
-{
-    int n = dag_size(g->dag);
-    int *chunk_of = srd_xcalloc((size_t)n + 1, sizeof(int));
-    unsigned char *needed = srd_xcalloc((size_t)n + 1, 1);
-    for (int id = 0; id < n; id++)
-        chunk_of[id] = -1;
-    for (int k = 0; k < g->n_order; k++)
-        chunk_of[g->order[k]] = k / chunk_ops;
-    for (int k = 0; k < g->n_order; k++) {
-        const ExprNode *nd = dag_node(g->dag, g->order[k]);
-        ExprId kids[3] = { nd->a, nd->b, nd->c };
-        for (int j = 0; j < 3; j++)
-            if (kids[j] >= 0 && chunk_of[kids[j]] >= 0 && chunk_of[kids[j]] != k / chunk_ops)
-                needed[kids[j]] = 1;
-    }
-    const KernelSpec *s = g->spec;
-    if (s->value >= 0)
-        needed[s->value] = 1;
-    for (int k = 0; k < s->nd; k++)
-        if (s->res[k] >= 0)
-            needed[s->res[k]] = 1;
-    for (int k = 0; k < s->nd; k++)
-        for (int l = 0; l < s->nd; l++)
-            if (jac_entry(g, k, l) >= 0)
-                needed[jac_entry(g, k, l)] = 1;
-    free(chunk_of);
-    return needed;
-}
+/* For every node: the chunk that computes it (BODY for inputs, gathered or computed before the
+ * chunks) and the last chunk that reads it (n_chunks for the outputs, read by the scatter). */
+enum { BODY = -1 };
 
-/* Spill slots for the inputs the outputs reach and for the operations read outside their
- * chunk. A slot is taken again once every chunk that reads its value has run, which keeps the
- * array (W doubles a slot) small enough to stay in the L1 cache. Returns the slot count. */
-static int assign_spill_slots(Cg *g, const unsigned char *needed, int chunk_ops)
+static void chunk_lifetimes(Cg *g, int chunk_ops, int *defined, int *last)
 {
     int n = dag_size(g->dag), n_chunks = g->n_order / chunk_ops + 1;
-    enum { BODY = -1 };
-    int *defined = srd_xcalloc((size_t)n + 1, sizeof(int)); /* chunk that stores the value */
-    int *last = srd_xcalloc((size_t)n + 1, sizeof(int));    /* last chunk that reads it */
-    g->slot = srd_xcalloc((size_t)n + 1, sizeof(int));
-    for (int id = 0; id < n; id++) {
-        defined[id] = BODY; /* inputs: gathered (or computed) before the chunks */
-        last[id] = BODY;
-        g->slot[id] = -1;
-    }
+    for (int id = 0; id < n; id++)
+        defined[id] = last[id] = BODY;
     for (int k = 0; k < g->n_order; k++)
         defined[g->order[k]] = k / chunk_ops;
     for (int k = 0; k < g->n_order; k++) {
@@ -365,26 +327,41 @@ static int assign_spill_slots(Cg *g, const unsigned char *needed, int chunk_ops)
                 last[kids[j]] = k / chunk_ops;
     }
     const KernelSpec *s = g->spec;
-    ExprId outputs[1 + 64 + 64 * 64];
-    int n_out = 0;
-    outputs[n_out++] = s->value;
+    if (s->value >= 0)
+        last[s->value] = n_chunks;
     for (int k = 0; k < s->nd; k++)
-        outputs[n_out++] = s->res[k];
+        if (s->res[k] >= 0)
+            last[s->res[k]] = n_chunks;
     for (int k = 0; k < s->nd; k++)
         for (int l = 0; l < s->nd; l++)
-            outputs[n_out++] = jac_entry(g, k, l);
-    for (int k = 0; k < n_out; k++)
-        if (outputs[k] >= 0)
-            last[outputs[k]] = n_chunks; /* read by the scatter */
+            if (jac_entry(g, k, l) >= 0)
+                last[jac_entry(g, k, l)] = n_chunks;
+}
 
+/* Spill slots for the inputs the outputs reach and for the operations read outside the chunk
+ * that computes them (needed[id], which that chunk stores). A slot is taken again once every
+ * chunk that reads its value has run, which keeps the array (W doubles a slot) small enough to
+ * stay in the L1 cache. Returns the slot count. */
+static int assign_spill_slots(Cg *g, int chunk_ops, unsigned char *needed)
+{
+    int n = dag_size(g->dag);
+    int *defined = srd_xcalloc((size_t)n + 1, sizeof(int));
+    int *last = srd_xcalloc((size_t)n + 1, sizeof(int));
+    chunk_lifetimes(g, chunk_ops, defined, last);
+    g->slot = srd_xcalloc((size_t)n + 1, sizeof(int));
     /* Values by the chunk that stores them: the inputs first, then chunk by chunk. */
     int *by_chunk = srd_xcalloc((size_t)n + 1, sizeof(int)), n_by = 0;
-    for (int id = 0; id < n; id++)
+    for (int id = 0; id < n; id++) {
+        g->slot[id] = -1;
         if (dag_node(g->dag, id)->op == XO_INPUT && g->reach[id])
             by_chunk[n_by++] = id;
-    for (int k = 0; k < g->n_order; k++)
-        if (needed[g->order[k]])
-            by_chunk[n_by++] = g->order[k];
+    }
+    for (int k = 0; k < g->n_order; k++) {
+        int id = g->order[k];
+        needed[id] = last[id] > defined[id];
+        if (needed[id])
+            by_chunk[n_by++] = id;
+    }
     int *free_slots = srd_xcalloc((size_t)n_by + 1, sizeof(int)), n_free = 0;
     int *owner = srd_xcalloc((size_t)n_by + 1, sizeof(int)); /* value in each slot */
     int slots = 0, chunk = BODY;
@@ -648,8 +625,8 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     if (chunk_ops <= 0)
         chunk_ops = g.n_order + 1;
     CodegenStats st = { g.n_order, 0 };
-    unsigned char *needed = values_needed_later(&g, chunk_ops);
-    int slots = assign_spill_slots(&g, needed, chunk_ops);
+    unsigned char *needed = srd_xcalloc((size_t)n + 1, 1);
+    int slots = assign_spill_slots(&g, chunk_ops, needed);
 
     char name[256];
     snprintf(name, sizeof name, "%s%s", spec->gradient_only ? "srd_gradient_" : "srd_kernel_", spec->kind);
