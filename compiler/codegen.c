@@ -596,9 +596,11 @@ static void scatter_outputs(Cg *g, LLVMValueRef fn, LLVMValueRef base, LLVMValue
 int cg_lanes(bool portable)
 {
     const char *env = getenv("SRD_LANES");
-    if (env && *env) {
-        int w = atoi(env);
-        return w < 1 ? 1 : w > 16 ? 16 : w;
+    if (env && *env) { /* a power of two, so a slot's lanes are an aligned vector */
+        int w = 1;
+        while (w < 16 && 2 * w <= atoi(env))
+            w *= 2;
+        return w;
     }
     if (portable)
         return 4;

@@ -763,6 +763,26 @@ if rows and energy:
 else:
     check(False, "planar network at rest runs")
 
+# 29f. Kernels evaluate several instances per vector lane, and sum them in instance order:
+# the lane count must not change a single bit. The star roller (planar, contact, friction,
+# actuation, 0.3 s) and the parachute (mid-edge shell, ropes, drag, 0.05 s) give identical
+# probes and energies with SRD_LANES = 1, 2 and 16 as with the default.
+def lanes_run(example, duration, lanes):
+    out = tempfile.mkdtemp(prefix="srd_lanes_")
+    env = dict(os.environ, SRD_CACHE="off")
+    if lanes:
+        env["SRD_LANES"] = str(lanes)
+    p = subprocess.run([srdc, "run", os.path.abspath(os.path.join(examples, example + ".srd")), "--duration",
+                        duration, "--out", out, "--quiet"], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return None
+    return open(os.path.join(out, "probes.csv")).read() + open(os.path.join(out, "energy.csv")).read()
+
+for example, duration in (("star_roller", "0.3"), ("parachute", "0.05")):
+    runs = [lanes_run(example, duration, lanes) for lanes in (None, 1, 2, 16)]
+    check(runs[0] is not None and all(r == runs[0] for r in runs),
+          "%s: identical probes and energies with 1, 2, 16 and the default lanes per kernel" % example)
+
 # 30. The gripper example (Fig. 10, a curling rod and a sphere of radius 4 cm centred at
 # (0.04, 0, 0.044) m, inside the curl), full 10 s. With contact the rod wraps the sphere: no
 # node enters it deeper than delta = 1 mm, and at least 10 consecutive nodes lie within delta
