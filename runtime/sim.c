@@ -311,10 +311,11 @@ static double squared_norm(const double *v, int n)
  * non-conservative forces (follower loads, user forces) enter with their values at the start
  * of the search, frozen: the merit pi(q) + r_nc(q_k).(q - q_k) has the full residual as its
  * gradient at q_k, so the Newton direction descends it. Time steps with such forces (friction,
- * drag, which turn too fast for a frozen merit) use |r|^2. Returns the accepted step length. */
-/* The full step is usually taken; when the next iteration will need the Jacobian there
- * (want_jac), the first trial assembles it, and *jac_at_step says whether that trial was
- * accepted (its potential is in *pi_at_step). */
+ * drag, which turn too fast for a frozen merit) use |r|^2. Returns the accepted step length;
+ * *res_at_step says whether s->res is the residual there. The full step is usually taken:
+ * when the next iteration will need the Jacobian there (want_jac), the first trial assembles
+ * it too, and *jac_at_step says whether that trial was accepted (its potential is in
+ * *pi_at_step). */
 static double line_search(srd_sim *s, double pi0, double slope, double r2, bool want_jac, bool *res_at_step,
                           bool *jac_at_step, double *pi_at_step)
 {
