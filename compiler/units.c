@@ -110,7 +110,7 @@ static const NamedDims named_dims[] = {
     { "volume", "m^3", 3, 0, 0, 0 },
     { "mass", "kg", 0, 1, 0, 0 },
     { "time", "s", 0, 0, 1, 0 },
-    { "frequency", "Hz", 0, 0, -1, 0 },
+    { "rate or frequency", "1/s", 0, 0, -1, 0 }, /* damping and recovery rates are not frequencies */
     { "velocity", "m/s", 1, 0, -1, 0 },
     { "acceleration", "m/s^2", 1, 0, -2, 0 },
     { "force", "N", 1, 1, -2, 0 },

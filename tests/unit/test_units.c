@@ -157,7 +157,7 @@ static void test_format(Tally *t)
         { 3, 0, 0, 0, "m^3", "a volume (m^3)" },
         { 0, 1, 0, 0, "kg", "a mass (kg)" },
         { 0, 0, 1, 0, "s", "a time (s)" },
-        { 0, 0, -1, 0, "Hz", "a frequency (Hz)" },
+        { 0, 0, -1, 0, "1/s", "a rate or frequency (1/s)" },
         { 1, 0, -1, 0, "m/s", "a velocity (m/s)" },
         { 1, 0, -2, 0, "m/s^2", "an acceleration (m/s^2)" },
         { 1, 1, -2, 0, "N", "a force (N)" },
