@@ -265,7 +265,7 @@ static void mark_reachable(const Cg *g, ExprId root, unsigned char *mark)
             mark[kids[k]] = 1;
             if (top == cap) {
                 cap *= 2;
-                stack = realloc(stack, sizeof(ExprId) * (size_t)cap);
+                stack = srd_xrealloc(stack, sizeof(ExprId) * (size_t)cap);
             }
             stack[top++] = kids[k];
         }

@@ -1,6 +1,7 @@
 /* sources.c — one place through which the front end reads files, so that a built simulator can
  * elaborate its model again (with new param values) from the copies it carries. */
 #include "sources.h"
+#include "alloc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,11 +41,11 @@ static void keep(const char *path, const char *text, size_t len)
 {
     if (n_kept == cap_kept) {
         cap_kept = cap_kept ? 2 * cap_kept : 8;
-        kept = realloc(kept, sizeof *kept * (size_t)cap_kept);
+        kept = srd_xrealloc(kept, sizeof *kept * (size_t)cap_kept);
     }
     Kept *k = &kept[n_kept++];
-    k->path = strdup(path);
-    k->text = malloc(len + 1);
+    k->path = srd_xstrdup(path);
+    k->text = srd_xcalloc(len + 1, 1);
     memcpy(k->text, text, len);
     k->text[len] = 0;
     k->len = len;
@@ -62,11 +63,11 @@ static char *read_disk(const char *path, size_t *len)
     if (!f)
         return NULL;
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
+    char *buf = srd_xcalloc(cap + 1, 1);
     for (;;) {
         if (n == cap) {
             cap *= 2;
-            buf = realloc(buf, cap + 1);
+            buf = srd_xrealloc(buf, cap + 1);
         }
         size_t got = fread(buf + n, 1, cap - n, f);
         if (got == 0)
@@ -88,7 +89,7 @@ char *sources_read(const char *path, size_t *len)
 {
     const Kept *k = find(path);
     if (k) {
-        char *copy = malloc(k->len + 1);
+        char *copy = srd_xcalloc(k->len + 1, 1);
         memcpy(copy, k->text, k->len + 1);
         *len = k->len;
         return copy;

@@ -1,4 +1,4 @@
-/* alloc.c — zeroed allocation and string copies that abort with a message when memory runs out. */
+/* alloc.c — zeroed allocation, reallocation and string copies that abort with a message when memory runs out. */
 #include "alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,16 @@ void *srd_xcalloc(size_t n, size_t size)
         abort();
     }
     return p;
+}
+
+void *srd_xrealloc(void *p, size_t bytes)
+{
+    void *q = realloc(p, bytes ? bytes : 1);
+    if (!q) {
+        fputs("srd: out of memory\n", stderr);
+        abort();
+    }
+    return q;
 }
 
 char *srd_xstrdup(const char *s)

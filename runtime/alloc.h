@@ -6,6 +6,8 @@
 
 /* calloc of at least one element of at least one byte; aborts when memory runs out. */
 void *srd_xcalloc(size_t n, size_t size);
+/* realloc to at least one byte; aborts when memory runs out. */
+void *srd_xrealloc(void *p, size_t bytes);
 /* A copy of s (NULL for NULL); aborts when memory runs out. */
 char *srd_xstrdup(const char *s);
 
