@@ -265,12 +265,13 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
 {
     double t0 = now_ms();
     LLVMModuleRef M = LLVMModuleCreateWithNameInContext(part ? "srd_kernels_part" : "srd_kernels", C);
+    int lanes = cg_lanes(mk->portable); /* asks LLVM for the host's features: once per module */
     for (int s = 0; s < mk->n; s++) {
         LoweredElement *le = &mk->sets[s].lowered;
         if (!le->kind)
             continue;
         KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, le->value,
-                            le->res, le->jac, le->symmetric, false, part, parts, cg_lanes(mk->portable) };
+                            le->res, le->jac, le->symmetric, false, part, parts, lanes };
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
         mk->sets[s].chunks = st.chunks;
@@ -282,7 +283,7 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
         if (!le->kind)
             continue;
         KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, -1, le->res, le->jac, false, true,
-                            part, parts, cg_lanes(mk->portable) };
+                            part, parts, lanes };
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
     }
