@@ -34,8 +34,8 @@ static double time_kernel(const srd_model *m, int s, const KernelSet *ks)
         q[d] = base + 1e-4 * sin(d);
         q0[d] = base;
     }
-    double *grad = calloc((size_t)sys.n_free + SRD_SCRATCH, sizeof(double));
-    double *jac = calloc((size_t)srd_system_storage(&sys) + SRD_SCRATCH, sizeof(double));
+    double *grad = calloc(srd_system_grad_len(&sys), sizeof(double));
+    double *jac = calloc(srd_system_jac_len(&sys), sizeof(double));
     double params[64] = { 0 };
     for (int p = 0; p < m->n_params && p < 64; p++)
         params[p] = m->params[p].value;

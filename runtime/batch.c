@@ -84,6 +84,10 @@ long long srd_system_position(const srd_system *s, int row, int col)
 
 long long srd_system_storage(const srd_system *s) { return (long long)s->n_free * s->ldab; }
 
+size_t srd_system_grad_len(const srd_system *s) { return (size_t)s->n_free + SRD_SCRATCH; }
+
+size_t srd_system_jac_len(const srd_system *s) { return (size_t)srd_system_storage(s) + SRD_SCRATCH; }
+
 /* Model DOF of stencil DOF k of instance i, or -1 (an edge without that DOF). */
 static int stencil_model_dof(const srd_model *m, const srd_elemset *set, const srd_kernel_info *info, int i, int k,
                              const int *rank)

@@ -26,8 +26,12 @@ void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout);
 void srd_system_free(srd_system *s);
 /* Position of entry (row, col) of the reduced Jacobian, or -1 if it is not stored. */
 long long srd_system_position(const srd_system *s, int row, int col);
-/* Size of the Jacobian storage in doubles (allocate SRD_SCRATCH more: the scratch slots). */
+/* Size of the Jacobian storage in doubles. */
 long long srd_system_storage(const srd_system *s);
+/* Lengths of the arrays kernels add into (srd_eval_ctx grad and jac): the residual and the
+ * Jacobian storage, each followed by SRD_SCRATCH scratch slots. */
+size_t srd_system_grad_len(const srd_system *s);
+size_t srd_system_jac_len(const srd_system *s);
 
 typedef struct srd_batch_owner {
     srd_elem_batch b;

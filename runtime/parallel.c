@@ -129,12 +129,12 @@ srd_assembler *srd_assembler_new(const srd_sim *s, int threads)
     double work = 0;
     for (int k = 0; k < s->m->n_sets; k++)
         work += (double)s->kernels[k].batch.b.n * s->kernels[k].info.cost;
-    size_t n_jac = (size_t)srd_system_storage(&s->solver.sys) + SRD_SCRATCH;
+    size_t n_jac = srd_system_jac_len(&s->solver.sys);
     if (threads < 2 || work < 1.2e7 || (double)n_jac > work / 80)
         return NULL;
     srd_assembler *a = srd_xcalloc(1, sizeof *a);
     a->threads = threads;
-    a->n_res = (size_t)s->solver.sys.n_free + SRD_SCRATCH;
+    a->n_res = srd_system_grad_len(&s->solver.sys);
     a->n_jac = n_jac;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->go, NULL);

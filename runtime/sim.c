@@ -97,17 +97,17 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->stiffness_b = 1;
     s->fext = srd_xcalloc(n, sizeof(double));
     if (m->damping_alpha > 0 || m->damping_beta > 0) {
-        s->damping_x = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
-        s->damping_y = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
+        s->damping_x = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+        s->damping_y = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     }
     if (m->damping_beta > 0) {
-        s->damping_k = srd_xcalloc((size_t)srd_system_storage(&s->solver.sys) + SRD_SCRATCH, sizeof(double));
-        s->damping_kv0 = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
+        s->damping_k = srd_xcalloc((size_t)srd_system_storage(&s->solver.sys) + 1, sizeof(double));
+        s->damping_kv0 = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     }
-    s->res = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
-    s->res_nc = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
-    s->res_nc_start = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
-    s->dq = srd_xcalloc((size_t)s->solver.sys.n_free + SRD_SCRATCH, sizeof(double));
+    s->res = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
+    s->res_nc = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
+    s->res_nc_start = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    s->dq = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
     s->params = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
     for (int p = 0; p < m->n_params; p++)
         s->params[p] = m->params[p].value;
@@ -219,7 +219,7 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
 {
     const srd_model *m = s->m;
     const srd_system *sys = &s->solver.sys;
-    memset(s->res, 0, sizeof(double) * ((size_t)sys->n_free + SRD_SCRATCH));
+    memset(s->res, 0, sizeof(double) * srd_system_grad_len(sys));
     if (with_jacobian)
         srd_solver_zero(&s->solver);
     double b = s->dynamic ? s->stiffness_b : 1;
@@ -237,7 +237,7 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     srd_eval_ctx ctx_nc = ctx;
     ctx_nc.grad = s->res_nc;
     if (!s->conservative)
-        memset(s->res_nc, 0, sizeof(double) * ((size_t)sys->n_free + SRD_SCRATCH));
+        memset(s->res_nc, 0, sizeof(double) * srd_system_grad_len(sys));
     double t0 = seconds();
     if (s->assembler)
         srd_assembler_run(s->assembler, s, &ctx, &ctx_nc, with_jacobian);

@@ -31,8 +31,8 @@ typedef struct srd_sim {
     double          *q, *q0, *v, *v0;   /* n_dofs */
     double          *params;
     double           t, dt;
-    double          *res;        /* n_free + SRD_SCRATCH */
-    double          *res_nc, *res_nc_start; /* n_free + SRD_SCRATCH: the forces' share of res (now, at the line search's start) */
+    double          *res;        /* srd_system_grad_len */
+    double          *res_nc, *res_nc_start; /* the forces' share of res (now: srd_system_grad_len; at the line search's start: n_free) */
     double          *dq;         /* n_free */
     double          *trial;      /* n_dofs */
     double          *fext;       /* n_dofs: gravity and loads at full strength */

@@ -55,7 +55,7 @@ void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, in
     }
     s->kind = kind;
     s->symmetric = symmetric != 0;
-    s->jac = srd_xcalloc((size_t)srd_system_storage(&s->sys) + SRD_SCRATCH, sizeof(double));
+    s->jac = srd_xcalloc(srd_system_jac_len(&s->sys), sizeof(double));
     s->work = srd_xcalloc(work_size(&s->sys), sizeof(double));
     s->ipiv = srd_xcalloc((size_t)s->sys.n_free, sizeof(int));
 }
@@ -71,7 +71,7 @@ void srd_solver_free(srd_solver *s)
 
 void srd_solver_zero(srd_solver *s)
 {
-    memset(s->jac, 0, sizeof(double) * ((size_t)srd_system_storage(&s->sys) + SRD_SCRATCH));
+    memset(s->jac, 0, sizeof(double) * srd_system_jac_len(&s->sys));
 }
 
 void srd_solver_add_diagonal(srd_solver *s, int i, double value)

@@ -14,7 +14,7 @@ typedef struct srd_solver {
     srd_solver_kind kind;       /* dense or banded after the automatic choice */
     int             symmetric;  /* use the SPD routines (dposv/dpbsv), falling back to LU when not SPD */
     srd_system      sys;        /* free-DOF numbering and Jacobian layout */
-    double         *jac;        /* Jacobian storage (+ SRD_SCRATCH scratch slots), filled by the kernels */
+    double         *jac;        /* srd_system_jac_len: storage and scratch slots, filled by the kernels */
     double         *work;       /* factorisation copy */
     int            *ipiv;
     int             last_info;  /* LAPACK info of the last solve */

@@ -403,7 +403,7 @@ static bool mid_build(MidModel *mm, const char *text)
     ok = mm->set >= 0 && srd_batch_build(&mm->batch, mm->m, mm->set, &mm->mk.sets[mm->set].info, &mm->sys) == 0;
     check(&tally, ok, "mid-edge test model: batch of %d midedge instances", ok ? mm->m->sets[mm->set].n : 0);
     mm->q = calloc((size_t)mm->m->n_dofs + 1, sizeof(double));
-    mm->g = calloc((size_t)mm->sys.n_free + SRD_SCRATCH, sizeof(double));
+    mm->g = calloc(srd_system_grad_len(&mm->sys), sizeof(double));
     return ok;
 }
 
@@ -424,7 +424,7 @@ static void mid_free(MidModel *mm)
 static double mid_energy(MidModel *mm)
 {
     double E = 0;
-    memset(mm->g, 0, sizeof(double) * ((size_t)mm->sys.n_free + SRD_SCRATCH));
+    memset(mm->g, 0, sizeof(double) * srd_system_grad_len(&mm->sys));
     srd_eval_ctx ctx = { mm->q, mm->q, mm->q, mm->params, 0, 1e-3, &E, mm->g, NULL };
     mm->mk.sets[mm->set].fn(&ctx, &mm->batch.b);
     return E;
