@@ -18,10 +18,12 @@ from tap import check  # noqa: E402
 srdc, here = sys.argv[1], sys.argv[2]
 
 
-def run(model, *args):
+def run(model, *args, env=None):
+    """Runs MODEL (under DIR, or an absolute path) with extra environment variables `env`;
+    returns (exit code, probe rows, output dir)."""
     out = tempfile.mkdtemp(prefix="srd_phys_")
     p = subprocess.run([srdc, "run", os.path.join(here, model), "--out", out, "--quiet", *args],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if p.returncode != 0:
         print(p.stdout + p.stderr)
     rows = []
@@ -247,9 +249,16 @@ for method in ("implicit_midpoint", "implicit_euler"):
 examples = os.path.join(os.path.dirname(os.path.dirname(here)), "examples")
 
 
-def run_example(name, *args):
+def run_example(name, *args, env=None):
     """Runs examples/NAME.srd like run() does a test model: (exit code, probe rows, output dir)."""
-    return run(os.path.abspath(os.path.join(examples, name + ".srd")), *args)
+    return run(os.path.abspath(os.path.join(examples, name + ".srd")), *args, env=env)
+
+
+def frame_points(path):
+    """The points of a VTK frame, as (x, y, z) tuples in node order."""
+    piece = ET.parse(path).getroot().find("UnstructuredGrid/Piece")
+    values = [float(v) for v in piece.find("Points/DataArray").text.split()]
+    return [tuple(values[i:i + 3]) for i in range(0, len(values), 3)]
 
 
 for kappa in (15.70, 31.45, 47.10):
@@ -768,13 +777,9 @@ else:
 # actuation, 0.3 s) and the parachute (mid-edge shell, ropes, drag, 0.05 s) give identical
 # probes and energies with SRD_LANES = 1, 2 and 16 as with the default.
 def lanes_run(example, duration, lanes):
-    out = tempfile.mkdtemp(prefix="srd_lanes_")
-    env = dict(os.environ, SRD_CACHE="off")
-    if lanes:
-        env["SRD_LANES"] = str(lanes)
-    p = subprocess.run([srdc, "run", os.path.abspath(os.path.join(examples, example + ".srd")), "--duration",
-                        duration, "--out", out, "--quiet"], capture_output=True, text=True, env=env)
-    if p.returncode != 0:
+    env = dict(SRD_CACHE="off", **({"SRD_LANES": str(lanes)} if lanes else {}))
+    code, _, out = run_example(example, "--duration", duration, env=env)
+    if code != 0:
         return None
     return open(os.path.join(out, "probes.csv")).read() + open(os.path.join(out, "energy.csv")).read()
 
@@ -795,9 +800,7 @@ for stiffness in ("20N/m", "0N/m"):
     if not frames:
         check(False, "gripper with contact stiffness %s runs" % stiffness)
         continue
-    text = open(os.path.join(out, frames[-1])).read()
-    block = text.split("<Points>")[1].split(">", 2)[1].split("<")[0].split()
-    pts = [tuple(float(v) for v in block[i:i + 3]) for i in range(0, len(block), 3)]
+    pts = frame_points(os.path.join(out, frames[-1]))
     gaps = [math.dist(q, centre) - 0.04 for q in pts]
     depth = -min(gaps)
     if stiffness == "20N/m":
@@ -869,9 +872,7 @@ def star_ring(out, t_end):
     if not frames:
         return None
     def ring(name):
-        text = open(os.path.join(out, name)).read()
-        block = text.split("<Points>")[1].split(">", 2)[1].split("<")[0].split()
-        pts = [(float(block[3 * k]), float(block[3 * k + 2])) for k in range(7)]
+        pts = [(p[0], p[2]) for p in frame_points(os.path.join(out, name))[:7]]
         cx, cz = sum(p[0] for p in pts) / 7, sum(p[1] for p in pts) / 7
         return cx, cz, math.degrees(math.atan2(pts[0][1] - cz, pts[0][0] - cx))
     return ring(frames[0]), ring(frames[min(range(len(frames)), key=lambda k: abs(k * 0.02 - t_end))])
