@@ -723,7 +723,7 @@ static void exec_clamp(Elab *e, Stmt *s)
         int edge = sel->rod_end == 1 ? o->first_edge : o->first_edge + o->n_edges - 1;
         int other = sel->rod_end == 1 ? o->first_node + 1 : o->first_node + o->n_nodes - 2;
         fix_node(e, other, 7);
-        e->edge_fix.a[edge] |= 1;
+        e->edge_fix.a[edge] |= 1 | (sel->rod_end == 1 ? EDGE_WALL_AT_FIRST : EDGE_WALL_AT_SECOND);
     }
     ClampRecord c = { nodes, s->loc };
     DPUSH(e->clamps, c);

@@ -136,6 +136,10 @@ typedef struct RunExpr {
 /* Growable arrays of plain data. */
 #define DARRAY(T) struct { T *a; int n, cap; }
 
+/* edge_fix bits of a rod's end edge held by `clamp r.start` / `clamp r.end`: the wall is at the
+ * edge's first / second node, and the edge's direction stands for the tangent there. */
+enum { EDGE_WALL_AT_FIRST = 4, EDGE_WALL_AT_SECOND = 8 };
+
 typedef struct Elab {
     Arena   *arena;
     Program *prog;
@@ -160,7 +164,7 @@ typedef struct Elab {
     DARRAY(int) joins;        /* pairs of node indices */
     DARRAY(SrcLoc) join_locs;
     DARRAY(unsigned char) node_fix;  /* bit k: component k fixed */
-    DARRAY(unsigned char) edge_fix;  /* bit 0: twist, bit 1: xi */
+    DARRAY(unsigned char) edge_fix;  /* bit 0: twist, bit 1: xi; EDGE_WALL_AT_*: a clamped rod end */
     DARRAY(RunExpr) exprs;    /* run-time expressions referenced by the model */
     DARRAY(PendingLoad) loads;
     DARRAY(PendingAct) acts;

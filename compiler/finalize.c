@@ -276,9 +276,53 @@ static int other_end(const srd_model *m, int edge, int node)
     return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
 }
 
+/* Per model node: 1 when a `clamp` statement selected it. */
+static unsigned char *clamped_nodes(Fin *f)
+{
+    Elab *e = f->e;
+    unsigned char *in = srd_xcalloc((size_t)f->m->n_nodes + 1, 1);
+    for (int c = 0; c < e->clamps.n; c++) {
+        const Sel *s = e->clamps.a[c].nodes;
+        for (int i = 0; i < s->n; i++)
+            in[f->map[s->items[i]]] = 1;
+    }
+    return in;
+}
+
+/* How a clamped edge at a bending spring moves the wall, in units of the edge's length: a
+ * clamped rod end's edge stands for the tangent at its end node, so the spring next to it
+ * reaches the wall half an edge further (+1/2); an edge inside a clamped region is rigid,
+ * so the wall is at the region's last node, half an edge nearer (-1/2). 0: not clamped. */
+static double wall_shift(const Fin *f, const unsigned char *clamped, int edge, int c)
+{
+    const srd_model *m = f->m;
+    unsigned char bits = f->e->edge_fix.a[edge];
+    if (bits & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)) {
+        int wall = m->edge_nodes[2 * edge + ((bits & EDGE_WALL_AT_SECOND) ? 1 : 0)];
+        return wall == c ? 0 : 0.5;
+    }
+    bool rigid = m->edge_is_rod[edge] && clamped[m->edge_nodes[2 * edge]] && clamped[m->edge_nodes[2 * edge + 1]];
+    return rigid ? -0.5 : 0;
+}
+
+/* The length of rod a bending spring stands for: its Voronoi length, (l1 + l2) / 2, carried
+ * to the wall where one of its edges is clamped (DER's clamp would leave the wall in the
+ * middle of the clamped edge, an O(l) error in every clamped beam). Its stiffness EI / length
+ * and its natural bend and twist, integrated over it, both follow. Springs whose two edges
+ * are clamped hold no free DOF and keep the Voronoi length. */
+static double spring_length(const Fin *f, const unsigned char *clamped, int c, int e1, int e2)
+{
+    const srd_model *m = f->m;
+    double s1 = wall_shift(f, clamped, e1, c), s2 = wall_shift(f, clamped, e2, c);
+    double l = 0.5 * (m->edge_rest[e1] + m->edge_rest[e2]);
+    if (s1 != 0 && s2 != 0)
+        return l;
+    return l + s1 * m->edge_rest[e1] + s2 * m->edge_rest[e2];
+}
+
 /* One bend-twist spring through node c between edges e1 and e2. Within a rod the stencil
  * follows the rod's direction; at junctions the signs record each edge's orientation. */
-static void add_bend_pair(Fin *f, int c, int e1, int e2)
+static void add_bend_pair(Fin *f, const unsigned char *clamped, int c, int e1, int e2)
 {
     srd_model *m = f->m;
     Elab *e = f->e;
@@ -296,7 +340,7 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
     const ElabObj *rod = &e->objs.a[f->frame_rod[e1]];
     const ElabObj *other = &e->objs.a[f->frame_rod[e2]];
     double data[8];
-    data[0] = 0.5 * (m->edge_rest[e1] + m->edge_rest[e2]);
+    data[0] = spring_length(f, clamped, c, e1, e2);
     /* Across a junction of two rods the spring takes the mean of their stiffnesses. */
     data[1] = 0.5 * (rod->EI1 + other->EI1);
     data[2] = 0.5 * (rod->EI2 + other->EI2);
@@ -318,10 +362,12 @@ static void add_bend_twist(Fin *f, unsigned char *needs_twist)
     if (any)
         f->set_bend = srd_model_elemset(m, "bend_twist", 3, 2, 8, bend_data);
     /* Every pair of frame edges meeting at a node gets a bend-twist spring. */
+    unsigned char *clamped = clamped_nodes(f);
     for (int c = 0; c < m->n_nodes; c++)
         for (int i = inc.start[c]; i < inc.start[c + 1]; i++)
             for (int j = i + 1; j < inc.start[c + 1]; j++)
-                add_bend_pair(f, c, inc.edges[i], inc.edges[j]);
+                add_bend_pair(f, clamped, c, inc.edges[i], inc.edges[j]);
+    free(clamped);
     free(inc.start);
     free(inc.edges);
 }
@@ -745,12 +791,7 @@ static bool apply_fixes(Fin *f)
         fix_dof(m, m->edge_xi[i]);
     }
     /* A clamp also stops the rotation of every edge lying inside the clamped set. */
-    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
-    for (int c = 0; c < e->clamps.n; c++) {
-        const Sel *s = e->clamps.a[c].nodes;
-        for (int i = 0; i < s->n; i++)
-            in[f->map[s->items[i]]] = 1;
-    }
+    unsigned char *in = clamped_nodes(f);
     for (int i = 0; i < m->n_edges; i++)
         if (in[m->edge_nodes[2 * i]] && in[m->edge_nodes[2 * i + 1]]) {
             fix_dof(m, m->edge_twist[i]);

@@ -13,6 +13,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tap  # noqa: E402
+from discrete_rod import chain_tip, natural_polygon  # noqa: E402
 from tap import check  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
@@ -72,19 +73,18 @@ if rows:
         check(False, "oscillator: at least two upward crossings")
 
 # 3. Cantilever under its own weight, E = 20 GPa (deflection 3e-4 of the length: linear
-# theory holds). A clamp fixes the first edge, so the free beam starts at the middle of that
-# edge's Voronoi cell: L_eff = L - l/2 with l = L / (N - 1). DER converges as O(l^2); with
-# N = 101 the difference from Euler-Bernoulli at L_eff is checked to 0.5%.
+# theory holds). The clamp puts the wall at x = 0 and DER converges as O(l^2) (-5e-4 at
+# N = 101, docs/validation.md): the difference from Euler-Bernoulli is checked to 0.5%.
 code, rows, _ = run("cantilever_static.srd")
 check(code == 0 and rows, "cantilever: static solve succeeds")
 if rows:
     L, n, r, rho, E, g = 0.1, 101, 1e-3, 1200, 20e9, 9.81
     A, I = math.pi * r * r, math.pi * r ** 4 / 4
-    leff = L - 0.5 * L / (n - 1)
-    theory = rho * A * g * leff ** 4 / (8 * E * I)
+    theory = rho * A * g * L ** 4 / (8 * E * I)
     tip = -float(rows[-1]["tip"])
     check(abs(tip - theory) <= 5e-3 * theory,
-          "cantilever: tip deflection %.6e m vs rho A g L_eff^4 / 8EI = %.6e m (tol 0.5%%)" % (tip, theory))
+          "cantilever: tip deflection %.6e m vs rho A g L^4 / 8EI = %.6e m (%+.1e, tol 0.5%%)"
+          % (tip, theory, tip / theory - 1))
 
 # 4. The VTK output is well-formed XML that ParaView reads: the series lists every frame, and
 # each frame's arrays have as many values as its points and cells declare.
@@ -243,9 +243,9 @@ for method in ("implicit_midpoint", "implicit_euler"):
 
 # 12. The PneuNet example (MAT-DiSMech Fig. 4): three natural curvatures, without and with the
 # 175 N tip pull, statics in 20 load steps that ramp the pull and the curvature. Unloaded, the
-# nodes form the natural shape's chord polygon (edge k turned by k * 2 asin(kappa l / 2) from
-# the clamped first edge) up to the sag under gravity, rho A g L^4 / (8 E I) = 2.9e-5 m: the
-# tip is checked to 5e-5 m. The tip positions are printed for the record.
+# nodes form the natural shape's chord polygon (natural_polygon) up to the sag under gravity,
+# rho A g L^4 / (8 E I) = 2.9e-5 m: the tip is checked to 5e-5 m. The tip positions are
+# printed for the record.
 examples = os.path.join(os.path.dirname(os.path.dirname(here)), "examples")
 
 
@@ -274,26 +274,23 @@ for kappa in (15.70, 31.45, 47.10):
             check(tip[0] > 0.099, "pneunet kappa0 = %g /m with the 175 N pull: the finger is pulled nearly straight "
                   "(tip x %.5f m > 0.099 m)" % (kappa, tip[0]))
         else:
-            l, n = 0.002, 50
-            phi = 2 * math.asin(kappa * l / 2)
-            x = sum(l * math.cos(i * phi) for i in range(n))
-            z = sum(l * math.sin(i * phi) for i in range(n))
+            x, z = natural_polygon(kappa, 0.002, 50)[-1]
             err = math.hypot(tip[0] - x, tip[1] - z)
             check(err <= 5e-5, "pneunet kappa0 = %g /m unloaded: tip %.3e m from the natural chord polygon's "
                   "(%.6f, %.6f) m (tol 5e-5 m)" % (kappa, err, x, z))
 
 # 13. The cantilever_rod example (MAT-DiSMech Fig. 11 rod, E = 2 GPa): every node with x <= 1 cm
-# is clamped, so the free beam starts half an edge before the last clamped node (docs/
-# validation.md): L_eff = 9 cm + 1 mm. Its tip sags -3 rho g L_eff^4 / (2 E h^2) (rectangular
-# 20 x 1 mm section), to 0.5% (DER's second-order error at 2 mm edges and the 3e-3 relative
-# geometric nonlinearity of a 6e-4 m sag).
+# is clamped, a rigid root, so the wall is at the last clamped node (docs/validation.md) and
+# the free length is 9 cm. Its tip sags -3 rho g L^4 / (2 E h^2) (rectangular 20 x 1 mm
+# section), to 0.5% (DER's second-order error at 2 mm edges and the 3e-3 relative geometric
+# nonlinearity of a 6e-4 m sag).
 code, rows, _ = run_example("cantilever_rod")
 if code == 0 and rows:
     tip = float(rows[-1]["tip"])
-    leff = 0.091
-    theory = -3 * 1200 * 9.81 * leff ** 4 / (2 * 2e9 * 0.001 ** 2)
+    theory = -3 * 1200 * 9.81 * 0.09 ** 4 / (2 * 2e9 * 0.001 ** 2)
     check(abs(tip - theory) <= 5e-3 * abs(theory),
-          "cantilever_rod example: tip %.6e m vs Euler-Bernoulli at L_eff %.6e m (tol 0.5%%)" % (tip, theory))
+          "cantilever_rod example: tip %.6e m vs Euler-Bernoulli over the free 9 cm %.6e m (%+.1e, tol 0.5%%)"
+          % (tip, theory, tip / theory - 1))
 else:
     check(False, "cantilever_rod example runs")
 
@@ -367,18 +364,20 @@ check(bend["2MPa"] > 5e-3 and bend["2GPa"] < 1e-3 and bend["2GPa"] * 20 < bend["
       % (bend["2MPa"] * 1e3, bend["2GPa"] * 1e3))
 
 # 16c. Follower loads (std.loads): a tip force kept normal to the last edge of a cantilever.
-# At 1 mN (tip sag 2e-3 of the length) it bends the tip like a dead load of the same size,
-# P L_eff^3 / (3 E I) with L_eff = 99 mm, to 0.1%; at 100 mN (20% sag) it turns with the
-# tip and bends it further than the dead load does.
+# At 1 mN (tip sag 2e-3 of the length) it bends the tip like a dead load of the same size:
+# both as the discrete rod in linear theory (chain_tip), to 1e-4 (geometric nonlinearity is
+# ~1e-6; the beam's P L^3 / (3 E I) is 1e-3 off, DER's O(l^2) at 51 nodes). At 100 mN (20% sag)
+# the follower turns with the tip and bends it further than the dead load does.
 tips = {}
 for P in ("1mN", "100mN"):
     for follow in (1, 0):
         code, rows, _ = run("follower.srd", "-p", "P=" + P, "-p", "follow=%d" % follow)
         tips[P, follow] = float(rows[-1]["tip.z"]) if code == 0 and rows else float("nan")
-theory = 1e-3 * 0.099 ** 3 / (3 * 2e9 * math.pi * 1e-12 / 4)
-check(abs(tips["1mN", 1] / theory - 1) <= 1e-3 and abs(tips["1mN", 0] / theory - 1) <= 1e-3,
-      "follower load 1 mN: tip %.6e m (dead load %.6e m) vs P L^3 / (3 E I) = %.6e m (tol 0.1%%)"
-      % (tips["1mN", 1], tips["1mN", 0], theory))
+EI = 2e9 * math.pi * 1e-12 / 4
+theory = chain_tip(51, 0.1, [0.0] * 50 + [1e-3], EI)
+check(abs(tips["1mN", 1] / theory - 1) <= 1e-4 and abs(tips["1mN", 0] / theory - 1) <= 1e-4,
+      "follower load 1 mN: tip %.6e m (dead load %.6e m) vs the discrete rod's %.6e m (tol 1e-4; the beam's "
+      "P L^3 / (3 E I) = %.6e m)" % (tips["1mN", 1], tips["1mN", 0], theory, 1e-3 * 0.1 ** 3 / (3 * EI)))
 check(tips["100mN", 1] > tips["100mN", 0] > 0, "follower load 100 mN bends the tip further than a dead load "
       "(%.4f vs %.4f m)" % (tips["100mN", 1], tips["100mN", 0]))
 # The same 100 mN follower load as one static solve (the line search freezes the follower force
@@ -476,15 +475,14 @@ else:
 # 20. Actuation, evaluated by generated schedule kernels each step. Settled by mass-proportional
 # damping (alpha = 14 /s, about critical for the slowest mode) after the ramp:
 # * natural curvature kappa = 10 /m (given through a loop variable the expression captures):
-#   the rod takes its natural shape, the chord polygon of turning angle 2 asin(kappa l / 2)
-#   in the x-z plane, to 1e-9 m;
+#   the rod takes its natural shape, the chord polygon natural_polygon() in the x-z plane,
+#   to 1e-9 m;
 # * rest length +20%: the 19 free edges grow, the clamped first one cannot: tip at
 #   x = 5 mm + 19 * 6 mm, to 1e-9 m;
 # * Young's modulus E0 -> 2 E0: the sag equals that of a rod made of 2 E0, to 1e-9 relative.
 code, rows, _ = run("actuated_curl.srd")
 if code == 0 and rows:
-    l, phi = 0.005, 2 * math.asin(10 * 0.005 / 2)
-    want = (sum(l * math.cos(i * phi) for i in range(20)), sum(l * math.sin(i * phi) for i in range(20)))
+    want = natural_polygon(10, 0.005, 20)[-1]
     tip = (float(rows[-1]["tip.x"]), float(rows[-1]["tip.y"]), float(rows[-1]["tip.z"]))
     err = math.hypot(tip[0] - want[0], tip[2] - want[1]) + abs(tip[1])
     check(err <= 1e-9, "curvature actuation: tip (%.9f, %.1e, %.9f) m on the natural chord polygon's (%.9f, 0, %.9f) "
@@ -531,14 +529,15 @@ else:
     check(False, "stiffness actuation runs")
 
 # Natural twist ramped to 5 /m on a clamped bar (l = 1 cm): once settled, edge k is turned by
-# tau k l (0.25 rad at edge 5, 0.45 rad at edge 9) to 1e-9 rad, and the tip has not moved.
+# tau (k + 1/2) l, the twist at its centre when the clamped first edge holds the wall's frame
+# (0.275 rad at edge 5, 0.475 rad at edge 9), to 1e-9 rad, and the tip has not moved.
 code, rows, _ = run("actuated_twist.srd")
 if code == 0 and rows:
     last = rows[-1]
-    err = max(abs(float(last["mid"]) - 0.25), abs(float(last["last"]) - 0.45))
+    err = max(abs(float(last["mid"]) - 0.275), abs(float(last["last"]) - 0.475))
     moved = math.dist([float(last["tip." + c]) for c in "xyz"], (0.1, 0, 0))
-    check(err <= 1e-9 and moved <= 1e-12, "twist actuation: edges turned by %.10f and %.10f rad vs tau k l = 0.25 and "
-          "0.45 (tol 1e-9 rad), tip moved %.1e m" % (float(last["mid"]), float(last["last"]), moved))
+    check(err <= 1e-9 and moved <= 1e-12, "twist actuation: edges turned by %.10f and %.10f rad vs tau (k + 1/2) l = "
+          "0.275 and 0.475 (tol 1e-9 rad), tip moved %.1e m" % (float(last["mid"]), float(last["last"]), moved))
 else:
     check(False, "twist actuation runs")
 

@@ -340,6 +340,49 @@ static void test_fixes(Tally *t)
     }
 }
 
+/* The length of rod each bending spring of ARM (edges of 1 cm) stands for, by middle node. */
+static bool spring_lengths(Tally *t, const char *what, const char *stmts, const double want[11])
+{
+    char text[2048];
+    snprintf(text, sizeof text, MATERIAL ARM "%s", stmts);
+    srd_model *m = build_ok(t, what, text);
+    const srd_elemset *b = m ? find_set(m, "bend_twist") : NULL;
+    int col = b ? srd_elemset_column(b, "voronoi_length") : -1;
+    bool ok = b && col >= 0 && b->n == 9;
+    for (int i = 0; ok && i < b->n; i++) {
+        double got = b->data[i * b->n_data + col], expect = want[b->nodes[3 * i + 1]];
+        if (!close_rel(got, expect, 1e-12)) {
+            printf("# %s: the spring at node %d stands for %g m, not %g m\n", what, b->nodes[3 * i + 1], got, expect);
+            ok = false;
+        }
+    }
+    srd_model_free(m);
+    return ok;
+}
+
+static void test_clamp_walls(Tally *t)
+{
+    const double l = 0.01;
+    double want[11];
+    for (int i = 0; i < 11; i++)
+        want[i] = l;
+    check(t, spring_lengths(t, "unclamped", "", want), "unclamped: every spring stands for one edge (its Voronoi length)");
+    want[1] = 1.5 * l;
+    check(t, spring_lengths(t, "clamp start", "clamp arm.start;\n", want),
+          "clamp r.start: the spring at node 1 reaches the wall at node 0 (3l/2)");
+    want[9] = 1.5 * l;
+    check(t, spring_lengths(t, "clamp both ends", "clamp arm.start;\nclamp arm.end;\n", want),
+          "clamp both ends: 3l/2 at nodes 1 and 9");
+    for (int i = 0; i < 11; i++)
+        want[i] = l;
+    want[2] = 0.5 * l;
+    check(t, spring_lengths(t, "clamped root", "clamp arm.nodes where x <= 2 cm;\n", want),
+          "a clamped root (nodes 0-2) is rigid: the spring at its last node covers the half edge beyond (l/2)");
+    want[2] = l;
+    check(t, spring_lengths(t, "fixed, not clamped", "fix arm.nodes[0..2];\nfix arm.edge(0).theta;\n", want),
+          "`fix` moves no wall: plain Voronoi lengths");
+}
+
 /* ---- actuation and selections ---- */
 
 static const srd_actuation *find_act(const srd_model *m, const char *target, const char *set_kind)
@@ -499,6 +542,7 @@ int main(void)
     test_paths(&t);
     test_joins(&t);
     test_fixes(&t);
+    test_clamp_walls(&t);
     test_actuation(&t);
     test_shells(&t);
     test_misc(&t);
