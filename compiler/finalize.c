@@ -290,16 +290,18 @@ static unsigned char *clamped_nodes(Fin *f)
 }
 
 /* How a clamped edge at a bending spring moves the wall, in units of the edge's length: a
- * clamped rod end's edge stands for the tangent at its end node, so the spring next to it
- * reaches the wall half an edge further (+1/2); an edge inside a clamped region is rigid,
- * so the wall is at the region's last node, half an edge nearer (-1/2). 0: not clamped. */
+ * clamped rod end's edge stands for the tangent at its end node, so the spring at the edge's
+ * other node reaches the wall half an edge further (+1/2), and a spring at the wall node
+ * itself (a junction there) covers none of the edge (-1/2); an edge inside a clamped region
+ * is rigid, so the wall is at the region's last node, half an edge nearer (-1/2). 0: not
+ * clamped. */
 static double wall_shift(const Fin *f, const unsigned char *clamped, int edge, int c)
 {
     const srd_model *m = f->m;
     unsigned char bits = f->e->edge_fix.a[edge];
     if (bits & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)) {
         int wall = m->edge_nodes[2 * edge + ((bits & EDGE_WALL_AT_SECOND) ? 1 : 0)];
-        return wall == c ? 0 : 0.5;
+        return wall == c ? -0.5 : 0.5;
     }
     bool rigid = m->edge_is_rod[edge] && clamped[m->edge_nodes[2 * edge]] && clamped[m->edge_nodes[2 * edge + 1]];
     return rigid ? -0.5 : 0;

@@ -381,6 +381,26 @@ static void test_clamp_walls(Tally *t)
     want[2] = l;
     check(t, spring_lengths(t, "fixed, not clamped", "fix arm.nodes[0..2];\nfix arm.edge(0).theta;\n", want),
           "`fix` moves no wall: plain Voronoi lengths");
+
+    /* A rod clamped at the node where a second rod (2 cm edges) joins it: the junction spring
+     * there covers only the free rod's half edge. */
+    srd_model *m = build_ok(t, "clamp at a junction",
+                            MATERIAL ARM "rod b { path = line((10, 0, 0) cm, (10, 10, 0) cm); nodes = 6; radius = 1 mm; "
+                                         "material = rubber; }\njoin arm.end, b.start;\nclamp arm.end;\n");
+    const srd_elemset *b = m ? find_set(m, "bend_twist") : NULL;
+    int col = b ? srd_elemset_column(b, "voronoi_length") : -1, hub = m ? m->objects[0].nodes[10] : -1;
+    double at_hub = -1, before = -1;
+    for (int i = 0; b && col >= 0 && i < b->n; i++) {
+        int c = b->nodes[3 * i + 1];
+        if (c == hub)
+            at_hub = b->data[i * b->n_data + col];
+        if (m && c == m->objects[0].nodes[9])
+            before = b->data[i * b->n_data + col];
+    }
+    check(t, close_rel(at_hub, 0.01, 1e-12) && close_rel(before, 0.015, 1e-12),
+          "clamped at a junction: the spring at the wall covers the other rod's half edge (%g m), the one before it "
+          "3l/2 (%g m)", at_hub, before);
+    srd_model_free(m);
 }
 
 /* ---- actuation and selections ---- */
