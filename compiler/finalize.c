@@ -22,6 +22,7 @@ typedef struct Fin {
     int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
     int        set_stretch, set_bend, set_hinge, set_mid;
     const PendingAct **act_src; /* per model actuation: the statement it came from */
+    unsigned char *clamped;   /* per model node: 1 when a `clamp` statement selected it */
 } Fin;
 
 /* ---- joins ---- */
@@ -276,17 +277,16 @@ static int other_end(const srd_model *m, int edge, int node)
     return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
 }
 
-/* Per model node: 1 when a `clamp` statement selected it. */
-static unsigned char *clamped_nodes(Fin *f)
+/* Marks every model node a `clamp` statement selected. */
+static void mark_clamped_nodes(Fin *f)
 {
     Elab *e = f->e;
-    unsigned char *in = srd_xcalloc((size_t)f->m->n_nodes + 1, 1);
+    f->clamped = srd_xcalloc((size_t)f->m->n_nodes + 1, 1);
     for (int c = 0; c < e->clamps.n; c++) {
         const Sel *s = e->clamps.a[c].nodes;
         for (int i = 0; i < s->n; i++)
-            in[f->map[s->items[i]]] = 1;
+            f->clamped[f->map[s->items[i]]] = 1;
     }
-    return in;
 }
 
 /* How a clamped edge at a bending spring moves the wall, in units of the edge's length: a
@@ -295,9 +295,10 @@ static unsigned char *clamped_nodes(Fin *f)
  * itself (a junction there) covers none of the edge (-1/2); an edge inside a clamped region
  * is rigid, so the wall is at the region's last node, half an edge nearer (-1/2). 0: not
  * clamped. */
-static double wall_shift(const Fin *f, const unsigned char *clamped, int edge, int c)
+static double wall_shift(const Fin *f, int edge, int c)
 {
     const srd_model *m = f->m;
+    const unsigned char *clamped = f->clamped;
     unsigned char bits = f->e->edge_fix.a[edge];
     if (bits & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)) {
         int wall = m->edge_nodes[2 * edge + ((bits & EDGE_WALL_AT_SECOND) ? 1 : 0)];
@@ -312,10 +313,10 @@ static double wall_shift(const Fin *f, const unsigned char *clamped, int edge, i
  * middle of the clamped edge, an O(l) error in every clamped beam). Its stiffness EI / length
  * and its natural bend and twist, integrated over it, both follow. Springs whose two edges
  * are clamped hold no free DOF and keep the Voronoi length. */
-static double spring_length(const Fin *f, const unsigned char *clamped, int c, int e1, int e2)
+static double spring_length(const Fin *f, int c, int e1, int e2)
 {
     const srd_model *m = f->m;
-    double s1 = wall_shift(f, clamped, e1, c), s2 = wall_shift(f, clamped, e2, c);
+    double s1 = wall_shift(f, e1, c), s2 = wall_shift(f, e2, c);
     double l = 0.5 * (m->edge_rest[e1] + m->edge_rest[e2]);
     if (s1 != 0 && s2 != 0)
         return l;
@@ -324,7 +325,7 @@ static double spring_length(const Fin *f, const unsigned char *clamped, int c, i
 
 /* One bend-twist spring through node c between edges e1 and e2. Within a rod the stencil
  * follows the rod's direction; at junctions the signs record each edge's orientation. */
-static void add_bend_pair(Fin *f, const unsigned char *clamped, int c, int e1, int e2)
+static void add_bend_pair(Fin *f, int c, int e1, int e2)
 {
     srd_model *m = f->m;
     Elab *e = f->e;
@@ -342,7 +343,7 @@ static void add_bend_pair(Fin *f, const unsigned char *clamped, int c, int e1, i
     const ElabObj *rod = &e->objs.a[f->frame_rod[e1]];
     const ElabObj *other = &e->objs.a[f->frame_rod[e2]];
     double data[8];
-    data[0] = spring_length(f, clamped, c, e1, e2);
+    data[0] = spring_length(f, c, e1, e2);
     /* Across a junction of two rods the spring takes the mean of their stiffnesses. */
     data[1] = 0.5 * (rod->EI1 + other->EI1);
     data[2] = 0.5 * (rod->EI2 + other->EI2);
@@ -364,12 +365,10 @@ static void add_bend_twist(Fin *f, unsigned char *needs_twist)
     if (any)
         f->set_bend = srd_model_elemset(m, "bend_twist", 3, 2, 8, bend_data);
     /* Every pair of frame edges meeting at a node gets a bend-twist spring. */
-    unsigned char *clamped = clamped_nodes(f);
     for (int c = 0; c < m->n_nodes; c++)
         for (int i = inc.start[c]; i < inc.start[c + 1]; i++)
             for (int j = i + 1; j < inc.start[c + 1]; j++)
-                add_bend_pair(f, clamped, c, inc.edges[i], inc.edges[j]);
-    free(clamped);
+                add_bend_pair(f, c, inc.edges[i], inc.edges[j]);
     free(inc.start);
     free(inc.edges);
 }
@@ -793,13 +792,12 @@ static bool apply_fixes(Fin *f)
         fix_dof(m, m->edge_xi[i]);
     }
     /* A clamp also stops the rotation of every edge lying inside the clamped set. */
-    unsigned char *in = clamped_nodes(f);
+    const unsigned char *in = f->clamped;
     for (int i = 0; i < m->n_edges; i++)
         if (in[m->edge_nodes[2 * i]] && in[m->edge_nodes[2 * i + 1]]) {
             fix_dof(m, m->edge_twist[i]);
             fix_dof(m, m->edge_xi[i]);
         }
-    free(in);
     if (m->planar)
         for (int i = 0; i < m->n_nodes; i++)
             fix_dof(m, m->node_dof[i] + 1);
@@ -841,16 +839,20 @@ static int overlapping_actuation(const srd_model *m, const char *target, int set
     return -1;
 }
 
-static void push_act(srd_model *m, const char *target, int set, int *inst, double *s, int n, int expr)
+/* Adds the model actuation of statement pa on instances inst of set, and remembers pa. */
+static void push_act(Fin *f, const PendingAct *pa, int set, int *inst, double *s, int n)
 {
-    m->actuations = realloc(m->actuations, sizeof *m->actuations * (size_t)(m->n_actuations + 1));
+    srd_model *m = f->m;
+    m->actuations = srd_xrealloc(m->actuations, sizeof *m->actuations * (size_t)(m->n_actuations + 1));
+    f->act_src = srd_xrealloc(f->act_src, sizeof *f->act_src * (size_t)(m->n_actuations + 1));
+    f->act_src[m->n_actuations] = pa;
     srd_actuation *a = &m->actuations[m->n_actuations++];
-    a->target = strdup(target);
+    a->target = srd_xstrdup(pa->target);
     a->set = set;
     a->n = n;
     a->instances = inst;
     a->s = s;
-    a->expr = expr;
+    a->expr = pa->expr;
 }
 
 static bool resolve_actuation(Fin *f, const PendingAct *pa)
@@ -898,6 +900,7 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
             emark[i] = mark[m->edge_nodes[2 * i]] && mark[m->edge_nodes[2 * i + 1]];
     }
     int total = 0;
+    bool overlap = false;
     for (int k = 0; k < n_sets; k++) {
         if (sets[k] < 0)
             continue;
@@ -940,20 +943,17 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
                          "combine the values into one expression");
             free(inst);
             free(s);
-            free(mark);
-            free(hinst);
-            free(emark);
-            free(s_node);
-            return false;
+            overlap = true;
+            break;
         }
-        push_act(m, pa->target, sets[k], inst, s, n, pa->expr);
-        f->act_src = realloc(f->act_src, sizeof *f->act_src * (size_t)m->n_actuations);
-        f->act_src[m->n_actuations - 1] = pa;
+        push_act(f, pa, sets[k], inst, s, n);
     }
     free(mark);
     free(hinst);
     free(emark);
     free(s_node);
+    if (overlap)
+        return false;
     if (total == 0) {
         Diag *d = diag_error(pa->loc, "this actuation reaches no element of `%s`", o->name);
         diag_hint(d, "curvature and twist act at interior rod nodes, rest_length on edges, angle on hinges");
@@ -1003,6 +1003,7 @@ void elab_finalize(Elab *e)
     srd_model *m = f.m;
     unsigned char *needs_twist = srd_xcalloc((size_t)m->n_edges + 1, 1);
     unsigned char *needs_xi = srd_xcalloc((size_t)m->n_edges + 1, 1);
+    mark_clamped_nodes(&f);
     add_stretch(&f);
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
@@ -1027,4 +1028,5 @@ void elab_finalize(Elab *e)
     free(f.hinge_inst);
     free(f.frame_rod);
     free(f.act_src);
+    free(f.clamped);
 }
