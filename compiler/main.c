@@ -14,8 +14,6 @@
 #define SRD_VERSION "0.0.0"
 #endif
 
-enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_NUMERIC = 2, EXIT_IO = 3 };
-
 static const char *usage_text =
     "usage: srdc <command> [options] FILE\n"
     "\n"
@@ -163,9 +161,9 @@ static int print_help(const char *cmd)
     else {
         fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
         fputs(usage_text, stderr);
-        return EXIT_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
-    return EXIT_OK;
+    return SRD_EXIT_OK;
 }
 
 static double now_ms(void)
@@ -212,7 +210,7 @@ static int print_kernels(const Program *prog, const srd_model *m, const Timings 
     if (!kernels_lower(&mk, prog, m, true, err, sizeof err) || !kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
         fprintf(stderr, "srdc: error: %s\n", err);
         kernels_free(&mk);
-        return EXIT_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
     double total = now_ms() - t0 + tm->parse + tm->elab;
     printf("kernels\n  %-18s %6s %9s %8s %9s %9s %7s\n", "kind", "DOFs", "instances", "value", "gradient",
@@ -232,7 +230,7 @@ static int print_kernels(const Program *prog, const srd_model *m, const Timings 
            tm->parse, tm->elab, mk.ms_lower, mk.ms_codegen,
            mk.cache_hit ? "load from the kernel cache" : "optimise and JIT", mk.ms_jit, total);
     kernels_free(&mk);
-    return EXIT_OK;
+    return SRD_EXIT_OK;
 }
 
 static int cmd_check_or_dump(int argc, char **argv, bool dump)
@@ -251,23 +249,23 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "srdc: error: unknown option `%s`\n", argv[i]);
             fprintf(stderr, "hint: see `srdc help %s`\n", dump ? "dump" : "check");
-            return EXIT_BAD_INPUT;
+            return SRD_EXIT_BAD_INPUT;
         } else if (file) {
             fprintf(stderr, "srdc: error: more than one input file (`%s` and `%s`)\n", file, argv[i]);
-            return EXIT_BAD_INPUT;
+            return SRD_EXIT_BAD_INPUT;
         } else
             file = argv[i];
     }
     if (!file) {
         fprintf(stderr, "srdc: error: no input file\nhint: srdc %s FILE.srd\n", dump ? "dump" : "check");
-        return EXIT_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
     Timings tm;
     srd_model *m = build_model(file, &arena, &prog, &tm);
-    int status = m ? EXIT_OK : EXIT_BAD_INPUT;
+    int status = m ? SRD_EXIT_OK : SRD_EXIT_BAD_INPUT;
     if (m && dump) {
         if (json)
             srd_model_print_json(m, stdout);
@@ -278,7 +276,7 @@ static int cmd_check_or_dump(int argc, char **argv, bool dump)
         if (kernels)
             status = print_kernels(&prog, m, &tm);
         if (fflush(stdout) != 0)
-            status = EXIT_IO;
+            status = SRD_EXIT_IO;
     }
     srd_model_free(m);
     arena_free(&arena);
@@ -291,12 +289,12 @@ static int cmd_run(int argc, char **argv)
     srd_run_options o = { .program = "srdc", .out = "out" };
     const char *file = NULL;
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
-    int status = EXIT_OK;
-    for (int i = 0; i < argc && status == EXIT_OK; i++) {
+    int status = SRD_EXIT_OK;
+    for (int i = 0; i < argc && status == SRD_EXIT_OK; i++) {
         const char *a = argv[i];
         int taken = srd_run_options_parse(&o, argc, argv, &i);
         if (taken < 0)
-            status = EXIT_BAD_INPUT;
+            status = SRD_EXIT_BAD_INPUT;
         else if (taken)
             continue;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -304,15 +302,15 @@ static int cmd_run(int argc, char **argv)
             return print_help("run");
         } else if (a[0] == '-') {
             fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help run`\n", a);
-            status = EXIT_BAD_INPUT;
+            status = SRD_EXIT_BAD_INPUT;
         } else
             file = a;
     }
-    if (status == EXIT_OK && !file) {
+    if (status == SRD_EXIT_OK && !file) {
         fprintf(stderr, "srdc: error: no input file\nhint: srdc run FILE.srd\n");
-        status = EXIT_BAD_INPUT;
+        status = SRD_EXIT_BAD_INPUT;
     }
-    if (status != EXIT_OK) {
+    if (status != SRD_EXIT_OK) {
         free(o.overrides);
         return status;
     }
@@ -320,7 +318,7 @@ static int cmd_run(int argc, char **argv)
     arena_init(&arena);
     Program prog = { 0 };
     srd_model *m = build_model_with(file, &arena, &prog, NULL, o.overrides, o.n_overrides);
-    status = m ? run_model(&prog, m, &o) : EXIT_BAD_INPUT;
+    status = m ? run_model(&prog, m, &o) : SRD_EXIT_BAD_INPUT;
     srd_model_free(m);
     arena_free(&arena);
     diag_reset();
@@ -357,16 +355,16 @@ static int cmd_build(int argc, char **argv)
             return print_help("build");
         else if (argv[i][0] == '-') {
             fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help build`\n", argv[i]);
-            return EXIT_BAD_INPUT;
+            return SRD_EXIT_BAD_INPUT;
         } else if (o.file) {
             fprintf(stderr, "srdc: error: more than one input file (`%s` and `%s`)\n", o.file, argv[i]);
-            return EXIT_BAD_INPUT;
+            return SRD_EXIT_BAD_INPUT;
         } else
             o.file = argv[i];
     }
     if (!o.file) {
         fprintf(stderr, "srdc: error: no input file\nhint: srdc build FILE.srd -o NAME\n");
-        return EXIT_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
     char *fallback = o.output ? NULL : default_output(o.file);
     if (!o.output)
@@ -380,8 +378,8 @@ static int cmd_sweep(int argc, char **argv)
 {
     SweepOptions o = { .out = "sweep" };
     o.specs = calloc((size_t)argc + 1, sizeof(char *));
-    int status = EXIT_OK;
-    for (int i = 0; i < argc && status == EXIT_OK; i++) {
+    int status = SRD_EXIT_OK;
+    for (int i = 0; i < argc && status == SRD_EXIT_OK; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
         if (!strcmp(a, "-p") && has_value)
@@ -395,7 +393,7 @@ static int cmd_sweep(int argc, char **argv)
             srd_run_options check = { .program = "srdc" };
             int at = i;
             if (srd_run_options_parse(&check, argc, argv, &at) < 0)
-                status = EXIT_BAD_INPUT;
+                status = SRD_EXIT_BAD_INPUT;
             *(!strcmp(a, "--dt") ? &o.dt : &o.duration) = argv[++i];
         }
         else if (!strcmp(a, "--quiet"))
@@ -405,7 +403,7 @@ static int cmd_sweep(int argc, char **argv)
             long j = strtol(argv[++i], &end, 10);
             if (*end || j < 1 || j > 1024) {
                 fprintf(stderr, "srdc: error: `-j %s` needs a number of parallel runs from 1 to 1024\n", argv[i]);
-                status = EXIT_BAD_INPUT;
+                status = SRD_EXIT_BAD_INPUT;
             }
             o.jobs = (int)j;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -413,18 +411,18 @@ static int cmd_sweep(int argc, char **argv)
             return print_help("sweep");
         } else if (a[0] == '-') {
             fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help sweep`\n", a);
-            status = EXIT_BAD_INPUT;
+            status = SRD_EXIT_BAD_INPUT;
         } else if (o.file) {
             fprintf(stderr, "srdc: error: more than one input file (`%s` and `%s`)\n", o.file, a);
-            status = EXIT_BAD_INPUT;
+            status = SRD_EXIT_BAD_INPUT;
         } else
             o.file = a;
     }
-    if (status == EXIT_OK && !o.file) {
+    if (status == SRD_EXIT_OK && !o.file) {
         fprintf(stderr, "srdc: error: no input file\nhint: srdc sweep FILE.srd -p NAME=a..b:log:n\n");
-        status = EXIT_BAD_INPUT;
+        status = SRD_EXIT_BAD_INPUT;
     }
-    if (status == EXIT_OK)
+    if (status == SRD_EXIT_OK)
         status = sweep_model(&o);
     free(o.specs);
     return status;
@@ -443,24 +441,24 @@ static int cmd_emit_llvm(int argc, char **argv)
             return print_help("emit-llvm");
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help emit-llvm`\n", argv[i]);
-            return EXIT_BAD_INPUT;
+            return SRD_EXIT_BAD_INPUT;
         } else
             file = argv[i];
     }
     if (!file) {
         fprintf(stderr, "srdc: error: no input file\nhint: srdc emit-llvm FILE.srd [-o OUT.ll]\n");
-        return EXIT_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
     srd_model *m = build_model(file, &arena, &prog, NULL);
-    int status = m ? EXIT_OK : EXIT_BAD_INPUT;
+    int status = m ? SRD_EXIT_OK : SRD_EXIT_BAD_INPUT;
     ModelKernels mk;
     char err[512];
     if (m && !kernels_lower(&mk, &prog, m, true, err, sizeof err)) {
         fprintf(stderr, "srdc: error: %s\n", err);
-        status = EXIT_BAD_INPUT;
+        status = SRD_EXIT_BAD_INPUT;
     } else if (m) {
         LLVMContextRef C = LLVMContextCreate();
         LLVMModuleRef M = kernels_emit(&mk, C, JIT_CHUNK_OPS);
@@ -468,17 +466,17 @@ static int cmd_emit_llvm(int argc, char **argv)
             LLVMTargetMachineRef tmc = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, sizeof err);
             if (!tmc || !jit_optimize(M, tmc, JIT_PIPELINE, err, sizeof err)) {
                 fprintf(stderr, "srdc: error: %s\n", err);
-                status = EXIT_BAD_INPUT;
+                status = SRD_EXIT_BAD_INPUT;
             }
             if (tmc)
                 LLVMDisposeTargetMachine(tmc);
         }
         char *msg = NULL;
-        if (status == EXIT_OK) {
+        if (status == SRD_EXIT_OK) {
             if (out) {
                 if (LLVMPrintModuleToFile(M, out, &msg)) {
                     fprintf(stderr, "srdc: error: cannot write %s: %s\n", out, msg ? msg : "");
-                    status = EXIT_IO;
+                    status = SRD_EXIT_IO;
                 }
             } else {
                 char *ir = LLVMPrintModuleToString(M);
@@ -500,13 +498,13 @@ static int cmd_emit_llvm(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return print_help(NULL), EXIT_BAD_INPUT;
+        return print_help(NULL), SRD_EXIT_BAD_INPUT;
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
         return print_help(NULL);
     if (!strcmp(cmd, "--version")) {
         printf("srdc %s\n", SRD_VERSION);
-        return EXIT_OK;
+        return SRD_EXIT_OK;
     }
     if (!strcmp(cmd, "help"))
         return print_help(argc > 2 ? argv[2] : NULL);
@@ -527,5 +525,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
         fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm and help\n", stderr);
-    return EXIT_BAD_INPUT;
+    return SRD_EXIT_BAD_INPUT;
 }

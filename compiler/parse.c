@@ -1,5 +1,5 @@
 /* parse.c — reads source files, runs the generated scanner and parser, and follows `use`. */
-#include "sources.h"
+#include "parse.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -32,7 +32,6 @@ typedef struct Sweep {
     Axis     axes[MAX_SWEPT];
     int      n_runs;
     double  *runs;     /* n_runs * n_axes, SI */
-    bool     grid;     /* runs are the product of the axes (else CSV rows) */
 } Sweep;
 
 static int find_param(const srd_model *m, const char *name, size_t len)

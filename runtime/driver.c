@@ -13,8 +13,6 @@
 #include "parallel.h"
 #include "sim.h"
 
-enum { RUN_OK = SRD_EXIT_OK, RUN_BAD_INPUT = SRD_EXIT_BAD_INPUT, RUN_NUMERIC = SRD_EXIT_NUMERIC, RUN_IO = SRD_EXIT_IO };
-
 /* Messages start with the program's name: srdc, or the built simulator's. */
 static const char *prog_name = "srdc";
 
@@ -123,7 +121,7 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
     int code = srd_static(s, a->load_steps);
     if (code) {
         report_failure(s, code);
-        return RUN_NUMERIC;
+        return SRD_EXIT_NUMERIC;
     }
     write_probes(pr, m, a, s->q, 0);
     double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
@@ -132,11 +130,11 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
     free(force);
     if (bad) {
         fprintf(stderr, "%s: error: cannot write frames in %s\n", prog_name, out);
-        return RUN_IO;
+        return SRD_EXIT_IO;
     }
     printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
            s->total_iterations, s->last.residual);
-    return RUN_OK;
+    return SRD_EXIT_OK;
 }
 
 /* Natural frequencies and mode shapes about the current configuration. */
@@ -147,17 +145,17 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
     double *freq = calloc((size_t)count + 1, sizeof(double));
     double *modes = calloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
     char err[512];
-    int status = RUN_OK;
+    int status = SRD_EXIT_OK;
     if (srd_modes(s, count, freq, modes, err, sizeof err) != 0) {
         fprintf(stderr, "%s: error: %s\n", prog_name, err);
-        status = RUN_NUMERIC;
+        status = SRD_EXIT_NUMERIC;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/modes.csv", out);
-    FILE *f = status == RUN_OK ? fopen(path, "w") : NULL;
-    if (status == RUN_OK && !f) {
+    FILE *f = status == SRD_EXIT_OK ? fopen(path, "w") : NULL;
+    if (status == SRD_EXIT_OK && !f) {
         fprintf(stderr, "%s: error: cannot write %s\n", prog_name, path);
-        status = RUN_IO;
+        status = SRD_EXIT_IO;
     }
     if (f) {
         fprintf(f, "mode,frequency_hz\n");
@@ -180,7 +178,7 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
                     for (int d = 0; d < m->n_dofs; d++)
                         q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
                     if (srd_vtk_write(&vtk, m, q, NULL, NULL, k + 1) != 0)
-                        status = RUN_IO;
+                        status = SRD_EXIT_IO;
                 }
                 srd_vtk_close(&vtk);
             }
@@ -235,7 +233,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
                 free(force);
                 if (ef)
                     fclose(ef);
-                return RUN_NUMERIC;
+                return SRD_EXIT_NUMERIC;
             }
         }
         if (vtk && s->t >= next_out - 1e-6 * s->dt) {
@@ -246,7 +244,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
                 if (ef)
                     fclose(ef);
                 fprintf(stderr, "%s: error: cannot write frames in %s\n", prog_name, o->out);
-                return RUN_IO;
+                return SRD_EXIT_IO;
             }
             next_out += out_every;
         }
@@ -279,7 +277,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     if (!o->quiet)
         print_contact_summary(&contact);
     srd_contact_stats_free(&contact);
-    return RUN_OK;
+    return SRD_EXIT_OK;
 }
 
 /* Runs one analysis block with its own outputs. */
@@ -293,7 +291,7 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
     if (srd_vtk_open(&vtk, o->out, name) != 0 || open_probes(&pr, o->out, a) != 0) {
         fprintf(stderr, "%s: error: cannot write to %s\n", prog_name, o->out);
         srd_vtk_close(&vtk);
-        return RUN_IO;
+        return SRD_EXIT_IO;
     }
     bool have_vtk = a->output_format && !strcmp(a->output_format, "vtk") && a != &m->modes;
     int status = a == &m->statics  ? run_static(s, m, o->out, have_vtk ? &vtk : NULL, &pr)
@@ -311,15 +309,15 @@ int srd_run_check(const srd_model *m, const srd_run_options *o)
         prog_name = o->program;
     if (!m->statics.present && !m->modes.present && !m->simulate.present) {
         fprintf(stderr, "%s: error: the model has no `static`, `modes` or `simulate` block to run\n", prog_name);
-        return RUN_BAD_INPUT;
+        return SRD_EXIT_BAD_INPUT;
     }
-    return check_supported(m) != 0 ? RUN_BAD_INPUT : RUN_OK;
+    return check_supported(m) != 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
 }
 
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o)
 {
-    if (srd_run_check(m, o) != RUN_OK)
-        return RUN_BAD_INPUT;
+    if (srd_run_check(m, o) != SRD_EXIT_OK)
+        return SRD_EXIT_BAD_INPUT;
     /* Friction and viscous drag are written for the implicit step, whose velocity is
      * (q - q0) / dt: an explicit method would silently leave them out. */
     const char *method = m->simulate.present ? m->simulate.method : NULL;
@@ -329,16 +327,16 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
                 fprintf(stderr, "%s: error: `%s` elements (friction, viscous drag) need an implicit method, not "
                                 "`%s`\n  hint: use method = implicit_euler, implicit_midpoint or newmark\n", prog_name,
                         m->sets[k].kind, method);
-                return RUN_BAD_INPUT;
+                return SRD_EXIT_BAD_INPUT;
             }
     /* Analyses run in this order; modes `at = equilibrium` start from the static result,
      * a simulation from the reference configuration. */
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
-    int status = RUN_OK;
+    int status = SRD_EXIT_OK;
     char err[512];
     srd_sim s;
     memset(&s, 0, sizeof s);
-    for (int k = 0; k < 3 && status == RUN_OK; k++) {
+    for (int k = 0; k < 3 && status == SRD_EXIT_OK; k++) {
         const srd_analysis *a = order[k];
         if (!a->present)
             continue;
@@ -351,7 +349,7 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
                                                                                : SRD_SOLVER_BANDED;
             if (srd_sim_init(&s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: error: %s\n", prog_name, err);
-                status = RUN_BAD_INPUT;
+                status = SRD_EXIT_BAD_INPUT;
                 break;
             }
             if (kt->n_schedules)
