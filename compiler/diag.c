@@ -36,23 +36,13 @@ static int      n_diags, cap_diags, n_errors, seq_counter;
 
 enum { MAX_REPORTED_ERRORS = 50 };
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n);
-    if (!p) {
-        fputs("srdc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 static char *vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
-    char *s = xrealloc(NULL, (size_t)n + 1);
+    char *s = srd_xrealloc(NULL, (size_t)n + 1);
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
 }
@@ -61,11 +51,11 @@ int src_add(const char *path, const char *text, size_t len)
 {
     if (n_files == cap_files) {
         cap_files = cap_files ? 2 * cap_files : 8;
-        files = xrealloc(files, sizeof *files * (size_t)cap_files);
+        files = srd_xrealloc(files, sizeof *files * (size_t)cap_files);
     }
     SrcFile *f = &files[n_files];
     f->path = srd_xstrdup(path);
-    f->text = xrealloc(NULL, len + 1);
+    f->text = srd_xrealloc(NULL, len + 1);
     memcpy(f->text, text, len);
     f->text[len] = 0;
     f->len = len;
@@ -108,7 +98,7 @@ static Diag *diag_new(DiagLevel level, SrcLoc loc, const char *fmt, va_list ap)
             free(msg);
             return NULL;
         }
-    Diag *d = xrealloc(NULL, sizeof *d);
+    Diag *d = srd_xrealloc(NULL, sizeof *d);
     memset(d, 0, sizeof *d);
     d->level = level;
     d->loc = loc;
@@ -116,7 +106,7 @@ static Diag *diag_new(DiagLevel level, SrcLoc loc, const char *fmt, va_list ap)
     d->seq = seq_counter++;
     if (n_diags == cap_diags) {
         cap_diags = cap_diags ? 2 * cap_diags : 16;
-        diags = xrealloc(diags, sizeof *diags * (size_t)cap_diags);
+        diags = srd_xrealloc(diags, sizeof *diags * (size_t)cap_diags);
     }
     diags[n_diags++] = d;
     if (level == DIAG_ERROR)

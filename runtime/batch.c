@@ -313,11 +313,13 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
             int dof = stencil_model_dof(m, set, info, i, k, rank);
             /* A DOF the model lacks (an edge without a twist angle) has no value to read. */
             if (dof < 0) {
+                free(d1);
+                free(tau);
                 srd_batch_free(out);
                 return -1;
             }
             out->dofs[i * nd + k] = dof;
-            free_idx[k] = dof >= 0 ? sys->free_index[dof] : -1;
+            free_idx[k] = sys->free_index[dof];
             out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free + k % SRD_SCRATCH;
         }
         long long scratch = srd_system_storage(sys);
@@ -448,7 +450,7 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
             while (q >= 0 && rank[q] < 0)
                 q--;
             int ka = q >= 0 ? slot[q][K_D1][0] : -1, kb = slot[p][K_D1][0];
-            if (q < 0 || ka < 0 || kb < 0)
+            if (ka < 0 || kb < 0)
                 continue;
             int e0 = set->edges[i * set->n_edge + rank[q]], e1 = set->edges[i * set->n_edge + rank[p]];
             double s0 = set->signs[i * set->n_edge + rank[q]], s1 = set->signs[i * set->n_edge + rank[p]];

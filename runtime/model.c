@@ -5,16 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size ? size : 1);
-    if (!p) {
-        fputs("srd: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 srd_model *srd_model_new(void)
 {
     srd_model *m = srd_xcalloc(1, sizeof *m);
@@ -105,7 +95,7 @@ int srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, in
     for (int i = 0; i < m->n_sets; i++)
         if (!strcmp(m->sets[i].kind, kind))
             return i;
-    m->sets = xrealloc(m->sets, sizeof *m->sets * (size_t)(m->n_sets + 1));
+    m->sets = srd_xrealloc(m->sets, sizeof *m->sets * (size_t)(m->n_sets + 1));
     srd_elemset *s = &m->sets[m->n_sets];
     memset(s, 0, sizeof *s);
     s->kind = srd_xstrdup(kind);
@@ -132,11 +122,11 @@ int srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const si
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
         size_t c = (size_t)s->cap;
-        s->nodes = xrealloc(s->nodes, sizeof(int) * c * (size_t)(s->n_node ? s->n_node : 1));
-        s->edges = xrealloc(s->edges, sizeof(int) * c * (size_t)(s->n_edge ? s->n_edge : 1));
-        s->signs = xrealloc(s->signs, c * (size_t)(s->n_edge ? s->n_edge : 1));
-        s->data = xrealloc(s->data, sizeof(double) * c * (size_t)(s->n_data ? s->n_data : 1));
-        s->object = xrealloc(s->object, sizeof(int) * c);
+        s->nodes = srd_xrealloc(s->nodes, sizeof(int) * c * (size_t)(s->n_node ? s->n_node : 1));
+        s->edges = srd_xrealloc(s->edges, sizeof(int) * c * (size_t)(s->n_edge ? s->n_edge : 1));
+        s->signs = srd_xrealloc(s->signs, c * (size_t)(s->n_edge ? s->n_edge : 1));
+        s->data = srd_xrealloc(s->data, sizeof(double) * c * (size_t)(s->n_data ? s->n_data : 1));
+        s->object = srd_xrealloc(s->object, sizeof(int) * c);
     }
     int i = s->n++;
     for (int k = 0; k < s->n_node; k++)
@@ -153,7 +143,7 @@ int srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const si
 
 int srd_model_add_object(srd_model *m, const srd_object *o)
 {
-    m->objects = xrealloc(m->objects, sizeof *m->objects * (size_t)(m->n_objects + 1));
+    m->objects = srd_xrealloc(m->objects, sizeof *m->objects * (size_t)(m->n_objects + 1));
     m->objects[m->n_objects] = *o;
     m->objects[m->n_objects].name = srd_xstrdup(o->name);
     return m->n_objects++;
