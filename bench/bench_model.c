@@ -2,16 +2,8 @@
 #include "bench_model.h"
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include "elab.h"
 #include "parse.h"
-
-double bench_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int bench_model_open(BenchModel *b, const char *name, const char *text, srd_solver_kind solver)
 {

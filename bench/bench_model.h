@@ -16,6 +16,5 @@ typedef struct BenchModel {
 /* Returns 0, or 1 after printing why the model could not be built. */
 int  bench_model_open(BenchModel *b, const char *name, const char *text, srd_solver_kind solver);
 void bench_model_close(BenchModel *b);
-double bench_seconds(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "bench_model.h"
+#include "clock.h"
 
 static int bench(int nodes)
 {
@@ -28,11 +29,11 @@ static int bench(int nodes)
     s->dt = 0.01;
     s->tolerance = 1e-6;
     s->max_iterations = 25;
-    double t0 = bench_seconds();
+    double t0 = srd_seconds();
     int code = 0;
     for (int k = 0; k < 100 && !code; k++)
         code = srd_step(s, SRD_IMPLICIT_EULER, 6);
-    double wall = bench_seconds() - t0;
+    double wall = srd_seconds() - t0;
     const srd_object *o = &m->objects[0];
     double tip = s->q[m->node_dof[o->nodes[o->n_nodes - 1]] + 2];
     double iters = (double)s->total_iterations;

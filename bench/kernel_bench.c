@@ -5,18 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "batch.h"
+#include "clock.h"
 #include "elab.h"
 #include "kernels.h"
 #include "parse.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* Evaluates a set's kernel repeatedly at the reference configuration plus a small
  * perturbation; returns nanoseconds per element, the best of several runs. */
@@ -44,17 +37,17 @@ static double time_kernel(const srd_model *m, int s, const KernelSet *ks)
     int reps = 1;
     double best = INFINITY;
     for (;;) {
-        double t0 = now_ms();
+        double t0 = srd_milliseconds();
         for (int r = 0; r < reps; r++)
             ks->fn(&ctx, &bo.b);
-        double t = now_ms() - t0;
+        double t = srd_milliseconds() - t0;
         if (t > 20) {
             best = t / reps;
             for (int k = 0; k < 4; k++) {
-                t0 = now_ms();
+                t0 = srd_milliseconds();
                 for (int r = 0; r < reps; r++)
                     ks->fn(&ctx, &bo.b);
-                best = fmin(best, (now_ms() - t0) / reps);
+                best = fmin(best, (srd_milliseconds() - t0) / reps);
             }
             break;
         }
@@ -75,14 +68,14 @@ static int bench_file(const char *path)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     if (!parse_program(&arena, path, parse_stdlib_dir(), &prog)) {
         diag_flush(stderr);
         return 1;
     }
-    double t1 = now_ms();
+    double t1 = srd_milliseconds();
     srd_model *m = elab_program(&prog, &arena, path);
-    double t2 = now_ms();
+    double t2 = srd_milliseconds();
     diag_flush(stderr);
     if (!m)
         return 1;
@@ -92,7 +85,7 @@ static int bench_file(const char *path)
         fprintf(stderr, "%s: %s\n", path, err);
         return 1;
     }
-    double total = now_ms() - t0;
+    double total = srd_milliseconds() - t0;
     printf("%s\n  compile: parse %.2f ms, elaborate %.2f ms, lower+differentiate %.2f ms, IR %.2f ms, "
            "optimise+JIT %.1f ms; total %.1f ms\n",
            path, t1 - t0, t2 - t1, mk.ms_lower, mk.ms_codegen, mk.ms_jit, total);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_model.h"
+#include "clock.h"
 
 #ifndef SRD_EXAMPLES_DIR
 #define SRD_EXAMPLES_DIR "examples"
@@ -54,11 +55,11 @@ static int bench(const char *label, const char *text, double dt, int steps, srd_
     s->tolerance = b.m->simulate.tolerance;
     s->max_iterations = b.m->simulate.max_iterations;
     s->line_search = b.m->simulate.line_search;
-    double t0 = bench_seconds();
+    double t0 = srd_seconds();
     int code = 0;
     for (int k = 0; k < steps && !code; k++)
         code = srd_step(s, SRD_IMPLICIT_EULER, 6);
-    double wall = bench_seconds() - t0, iters = (double)(s->total_iterations ? s->total_iterations : 1);
+    double wall = srd_seconds() - t0, iters = (double)(s->total_iterations ? s->total_iterations : 1);
     printf("  %-34s %6d %6d %7s %5d %9.2f %7.2f %9.3f %9.3f %9.3f %9.3f%s\n", label, b.m->n_nodes, b.m->n_dofs,
            s->solver.kind == SRD_SOLVER_DENSE ? "dense" : "banded", s->solver.sys.kl, 1e3 * wall / steps,
            s->total_iterations / (double)steps, 1e3 * wall / iters, 1e3 * s->time_assembly / iters,

@@ -2,6 +2,7 @@
  * table that tells the runtime what they are (srd_built.h), and links both with the runtime and
  * the front end into one simulator executable that needs neither LLVM nor the .srd files. */
 #include "aot.h"
+#include "clock.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "driver.h"
 #include "kernels.h"
@@ -21,13 +21,6 @@
 #ifndef SRD_VERSION
 #define SRD_VERSION "0.0.0"
 #endif
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* ---- the generated table ---- */
 
@@ -295,7 +288,7 @@ static const char *base_name(const char *path)
 
 int build_simulator(const BuildOptions *o)
 {
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     char err[1024] = "";
     sources_record(true);
     Arena arena;
@@ -344,7 +337,7 @@ int build_simulator(const BuildOptions *o)
         fprintf(stderr, "srdc: error: %s\n", err);
     if (status == SRD_EXIT_OK && !o->quiet)
         printf("built %s from %s in %.0f ms (%d element kinds, %d schedules, %d files embedded)\n", o->output,
-               o->file, now_ms() - t0, m->n_sets, mk.n_schedules, sources_count());
+               o->file, srd_milliseconds() - t0, m->n_sets, mk.n_schedules, sources_count());
     if (have_dir)
         remove_dir(dir, temp_files, 2);
     kernels_free(&mk);

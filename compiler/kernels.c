@@ -1,21 +1,14 @@
 /* kernels.c — the kernel compiler's driver over a whole model: definition lookup (user file
  * first, then the standard modules), lowering, code generation, JIT. */
 #include "kernels.h"
+#include "clock.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <pthread.h>
 #include "codegen.h"
 #include "parse.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* The standard module that defines each built-in element kind. */
 static const char *standard_module(const char *kind)
@@ -221,7 +214,7 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
     arena_init(&mk->arena);
     mk->n = m->n_sets;
     mk->sets = calloc((size_t)m->n_sets + 1, sizeof *mk->sets);
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     for (int s = 0; s < m->n_sets; s++) {
         const char *kind = m->sets[s].kind;
         const Stmt *def = lower_find_definition(prog, kind);
@@ -257,13 +250,13 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
             return false;
         }
     }
-    mk->ms_lower = now_ms() - t0;
+    mk->ms_lower = srd_milliseconds() - t0;
     return true;
 }
 
 LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts)
 {
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     LLVMModuleRef M = LLVMModuleCreateWithNameInContext(part ? "srd_kernels_part" : "srd_kernels", C);
     int lanes = cg_lanes(mk->portable); /* asks LLVM for the host's features: once per module */
     for (int s = 0; s < mk->n; s++) {
@@ -287,7 +280,7 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
     }
-    mk->ms_codegen += now_ms() - t0;
+    mk->ms_codegen += srd_milliseconds() - t0;
     return M;
 }
 
@@ -339,7 +332,7 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     memset(job, 0, sizeof job);
     for (int p = 0; p < parts; p++)
         job[p].M = kernels_emit_part(mk, C[p], chunk_ops, p, parts);
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     pthread_t helper;
     bool threaded = parts > 1 && pthread_create(&helper, NULL, compile_part, &job[1]) == 0;
     compile_part(&job[0]);
@@ -388,7 +381,7 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
         if (!mk->ground_height_fn)
             return false;
     }
-    mk->ms_jit = now_ms() - t0;
+    mk->ms_jit = srd_milliseconds() - t0;
     return true;
 }
 

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "aot.h"
+#include "clock.h"
 #include "elab.h"
 #include "kernels.h"
 #include "parse.h"
@@ -166,13 +166,6 @@ static int print_help(const char *cmd)
     return SRD_EXIT_OK;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 typedef struct Timings {
     double parse, elab;
 } Timings;
@@ -183,14 +176,14 @@ static srd_model *build_model_with(const char *path, Arena *arena, Program *prog
                                    const char *const *overrides, int n_overrides)
 {
     srd_model *m = NULL;
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     bool parsed = parse_program(arena, path, parse_stdlib_dir(), prog);
-    double t1 = now_ms();
+    double t1 = srd_milliseconds();
     if (parsed)
         m = elab_program_with(prog, arena, path, overrides, n_overrides);
     if (tm) {
         tm->parse = t1 - t0;
-        tm->elab = now_ms() - t1;
+        tm->elab = srd_milliseconds() - t1;
     }
     diag_flush(stderr);
     return m;
@@ -206,13 +199,13 @@ static int print_kernels(const Program *prog, const srd_model *m, const Timings 
 {
     ModelKernels mk;
     char err[512];
-    double t0 = now_ms();
+    double t0 = srd_milliseconds();
     if (!kernels_lower(&mk, prog, m, true, err, sizeof err) || !kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
         fprintf(stderr, "srdc: error: %s\n", err);
         kernels_free(&mk);
         return SRD_EXIT_BAD_INPUT;
     }
-    double total = now_ms() - t0 + tm->parse + tm->elab;
+    double total = srd_milliseconds() - t0 + tm->parse + tm->elab;
     printf("kernels\n  %-18s %6s %9s %8s %9s %9s %7s\n", "kind", "DOFs", "instances", "value", "gradient",
            "Hessian", "chunks");
     for (int s = 0; s < mk.n; s++) {

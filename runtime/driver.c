@@ -2,11 +2,11 @@
  * VTK frames, probes and energies as it goes. `srdc run` (JIT kernels) and every simulator
  * built by `srdc build` (kernels linked in) share it. */
 #include "driver.h"
+#include "clock.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "contact.h"
 #include "output_vtk.h"
@@ -15,13 +15,6 @@
 
 /* Messages start with the program's name: srdc, or the built simulator's. */
 static const char *prog_name = "srdc";
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* What the runtime cannot do yet is refused before anything runs. */
 static int check_supported(const srd_model *m)
@@ -211,7 +204,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     double duration = o->duration > 0 ? o->duration : a->duration;
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
-    double next_out = 0, next_energy = 0, t0 = wall_s();
+    double next_out = 0, next_energy = 0, t0 = srd_seconds();
     double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
     /* Kinetic, potential and total energy at the output cadence: conservation is how one
      * judges an undamped run. */
@@ -265,7 +258,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     free(force);
     if (ef)
         fclose(ef);
-    double wall = wall_s() - t0;
+    double wall = srd_seconds() - t0;
     if (!o->quiet)
         printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
                "real-time factor %.3g",

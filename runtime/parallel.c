@@ -7,11 +7,11 @@
  * the helpers then run on their own threads or one after the other on the calling thread is
  * decided by timing the first assemblies both ways. Both give the same numbers. */
 #include "parallel.h"
+#include "clock.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "alloc.h"
 
@@ -186,13 +186,6 @@ void srd_assembler_free(srd_assembler *a)
 
 int srd_assembler_threads(const srd_assembler *a) { return a && !a->serial ? a->threads : 1; }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 enum { TRIALS = 8 };
 
 /* The shares of the helpers, evaluated one after the other on the calling thread. */
@@ -226,7 +219,7 @@ void srd_assembler_run(srd_assembler *a, const srd_sim *s, const srd_eval_ctx *c
     a->with_jacobian = with_jacobian;
     pthread_mutex_unlock(&a->mu);
     bool trial = with_jacobian && a->trials < TRIALS, threaded = trial ? a->trials % 2 == 0 : !a->serial;
-    double t0 = trial ? now() : 0;
+    double t0 = trial ? srd_seconds() : 0;
     if (threaded)
         run_threaded(a);
     else {
@@ -250,7 +243,7 @@ void srd_assembler_run(srd_assembler *a, const srd_sim *s, const srd_eval_ctx *c
     if (trial) {
         /* The fastest of each kind: one slow trial (another process, a page fault) must not
          * decide. */
-        double *best = threaded ? &a->time_threaded : &a->time_serial, took = now() - t0;
+        double *best = threaded ? &a->time_threaded : &a->time_serial, took = srd_seconds() - t0;
         if (*best == 0 || took < *best)
             *best = took;
         if (++a->trials == TRIALS)

@@ -1,6 +1,7 @@
 /* sim.c — assembles the residual and Jacobian from the generated kernels and solves them
  * with Newton's method: implicit Euler steps and static equilibrium. */
 #include "sim.h"
+#include "clock.h"
 #include "alloc.h"
 #include "parallel.h"
 #include <lapacke.h>
@@ -8,14 +9,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* External forces at full strength: gravity on every node's mass, buoyancy-reduced in a
  * medium, and constant point loads. */
@@ -238,7 +231,7 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     ctx_nc.grad = s->res_nc;
     if (!s->conservative)
         memset(s->res_nc, 0, sizeof(double) * srd_system_grad_len(sys));
-    double t0 = seconds();
+    double t0 = srd_seconds();
     if (s->assembler)
         srd_assembler_run(s->assembler, s, &ctx, &ctx_nc, with_jacobian);
     else
@@ -252,7 +245,7 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     if (!s->conservative)
         for (int f = 0; f < sys->n_free; f++)
             s->res[f] += s->res_nc[f];
-    s->time_assembly += seconds() - t0;
+    s->time_assembly += srd_seconds() - t0;
     if (with_jacobian && b != 1)
         srd_solver_scale(&s->solver, b);
     double a = s->dynamic ? s->inertia_a : 0;
@@ -375,9 +368,9 @@ int srd_newton(srd_sim *s)
         double r2 = squared_norm(s->res, n), slope = 0;
         for (int f = 0; f < n; f++)
             s->dq[f] = -s->res[f];
-        double ts = seconds();
+        double ts = srd_seconds();
         int singular = srd_solver_solve(&s->solver, s->dq);
-        s->time_solve += seconds() - ts;
+        s->time_solve += srd_seconds() - ts;
         if (singular)
             return 1;
         double full = 0;
