@@ -20,19 +20,13 @@ int bench_model_open(BenchModel *b, const char *name, const char *text, srd_solv
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    int n = b->m->n_sets;
-    srd_kernel_fn fns[64], gradients[64];
-    srd_kernel_info infos[64];
-    for (int k = 0; k < n && k < 64; k++) {
-        fns[k] = b->mk.sets[k].fn;
-        gradients[k] = b->mk.sets[k].gradient;
-        infos[k] = b->mk.sets[k].info;
-    }
-    if (srd_sim_init(&b->s, b->m, fns, gradients, infos, solver, err, sizeof err) != 0) {
+    KernelTable kt;
+    kernels_table_fill(&kt, &b->mk);
+    int failed = srd_sim_init(&b->s, b->m, kt.fns, kt.gradients, kt.infos, solver, err, sizeof err) != 0;
+    kernels_table_free(&kt);
+    if (failed)
         fprintf(stderr, "%s\n", err);
-        return 1;
-    }
-    return 0;
+    return failed;
 }
 
 void bench_model_close(BenchModel *b)

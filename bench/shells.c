@@ -10,6 +10,7 @@
 #include <string.h>
 #include "bench_model.h"
 #include "clock.h"
+#include "sources.h"
 
 #ifndef SRD_EXAMPLES_DIR
 #define SRD_EXAMPLES_DIR "examples"
@@ -19,14 +20,8 @@ static char *read_example(const char *name)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", SRD_EXAMPLES_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = calloc(1 << 20, 1);
-    size_t n = fread(text, 1, (1 << 20) - 1, f);
-    text[n] = 0;
-    fclose(f);
-    return text;
+    size_t len;
+    return sources_read(path, &len);
 }
 
 /* text with its first `from` replaced by `to`, or NULL when `from` is missing. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include "alloc.h"
 #include "codegen.h"
 #include "parse.h"
 
@@ -399,4 +400,37 @@ void kernels_free(ModelKernels *mk)
     jit_free(mk->jit);
     arena_free(&mk->arena);
     memset(mk, 0, sizeof *mk);
+}
+
+void kernels_table_fill(KernelTable *t, const ModelKernels *mk)
+{
+    int n = mk->n, ns = mk->n_schedules;
+    t->fns = srd_xcalloc((size_t)n + 1, sizeof *t->fns);
+    t->gradients = srd_xcalloc((size_t)n + 1, sizeof *t->gradients);
+    t->infos = srd_xcalloc((size_t)n + 1, sizeof *t->infos);
+    t->schedules = srd_xcalloc((size_t)ns + 1, sizeof *t->schedules);
+    t->actuation = srd_xcalloc((size_t)ns + 1, sizeof(int));
+    t->expr = srd_xcalloc((size_t)ns + 1, sizeof(int));
+    for (int k = 0; k < n; k++) {
+        t->fns[k] = mk->sets[k].fn;
+        t->gradients[k] = mk->sets[k].gradient;
+        t->infos[k] = mk->sets[k].info;
+    }
+    for (int k = 0; k < ns; k++) {
+        t->schedules[k] = mk->schedules[k].fn;
+        t->actuation[k] = mk->schedules[k].actuation;
+        t->expr[k] = mk->schedules[k].expr;
+    }
+    t->table = (srd_kernel_table){ t->fns, t->gradients, t->infos, ns, t->schedules, t->actuation, t->expr,
+                                   mk->ground_height_fn };
+}
+
+void kernels_table_free(KernelTable *t)
+{
+    free(t->fns);
+    free(t->gradients);
+    free(t->infos);
+    free(t->schedules);
+    free(t->actuation);
+    free(t->expr);
 }

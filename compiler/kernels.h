@@ -5,6 +5,7 @@
 #define SRD_KERNELS_H
 #include <stdbool.h>
 #include "ast.h"
+#include "driver.h"
 #include "jit.h"
 #include "lower.h"
 #include "srd_kernel.h"
@@ -58,5 +59,16 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
 /* Emits, optimises and JIT-compiles; fills each set's fn. */
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
 void kernels_free(ModelKernels *mk);
+
+/* The runtime's view of compiled kernels: per-set and per-schedule arrays, which live until
+ * kernels_table_free, and the driver's table over them. */
+typedef struct KernelTable {
+    srd_kernel_table table;
+    srd_kernel_fn   *fns, *gradients, *schedules;
+    srd_kernel_info *infos;
+    int             *actuation, *expr;
+} KernelTable;
+void kernels_table_fill(KernelTable *t, const ModelKernels *mk);
+void kernels_table_free(KernelTable *t);
 
 #endif

@@ -2,49 +2,7 @@
  * the analyses. */
 #include "run.h"
 #include <stdio.h>
-#include <stdlib.h>
 #include "kernels.h"
-
-/* The driver's view of JIT-compiled kernels; the arrays live as long as mk. */
-typedef struct JitTable {
-    srd_kernel_table table;
-    srd_kernel_fn   *fns, *gradients, *schedules;
-    srd_kernel_info *infos;
-    int             *actuation, *expr;
-} JitTable;
-
-static void jit_table_fill(JitTable *jt, const ModelKernels *mk)
-{
-    int n = mk->n, ns = mk->n_schedules;
-    jt->fns = calloc((size_t)n + 1, sizeof *jt->fns);
-    jt->gradients = calloc((size_t)n + 1, sizeof *jt->gradients);
-    jt->infos = calloc((size_t)n + 1, sizeof *jt->infos);
-    jt->schedules = calloc((size_t)ns + 1, sizeof *jt->schedules);
-    jt->actuation = calloc((size_t)ns + 1, sizeof(int));
-    jt->expr = calloc((size_t)ns + 1, sizeof(int));
-    for (int k = 0; k < n; k++) {
-        jt->fns[k] = mk->sets[k].fn;
-        jt->gradients[k] = mk->sets[k].gradient;
-        jt->infos[k] = mk->sets[k].info;
-    }
-    for (int k = 0; k < ns; k++) {
-        jt->schedules[k] = mk->schedules[k].fn;
-        jt->actuation[k] = mk->schedules[k].actuation;
-        jt->expr[k] = mk->schedules[k].expr;
-    }
-    jt->table = (srd_kernel_table){ jt->fns, jt->gradients, jt->infos, ns, jt->schedules, jt->actuation, jt->expr,
-                                    mk->ground_height_fn };
-}
-
-static void jit_table_free(JitTable *jt)
-{
-    free(jt->fns);
-    free(jt->gradients);
-    free(jt->infos);
-    free(jt->schedules);
-    free(jt->actuation);
-    free(jt->expr);
-}
 
 int run_model(const Program *prog, srd_model *m, const srd_run_options *o)
 {
@@ -61,10 +19,10 @@ int run_model(const Program *prog, srd_model *m, const srd_run_options *o)
         kernels_free(&mk);
         return SRD_EXIT_BAD_INPUT;
     }
-    JitTable jt;
-    jit_table_fill(&jt, &mk);
-    int status = srd_run(m, &jt.table, o);
-    jit_table_free(&jt);
+    KernelTable kt;
+    kernels_table_fill(&kt, &mk);
+    int status = srd_run(m, &kt.table, o);
+    kernels_table_free(&kt);
     kernels_free(&mk);
     return status;
 }

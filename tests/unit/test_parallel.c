@@ -40,14 +40,11 @@ static int open_run(Run *r)
     if (!r->m || !kernels_lower(&r->mk, &r->prog, r->m, false, err, sizeof err) ||
         !kernels_jit(&r->mk, JIT_CHUNK_OPS, err, sizeof err))
         return -1;
-    srd_kernel_fn fns[8], gradients[8];
-    srd_kernel_info infos[8];
-    for (int k = 0; k < r->m->n_sets && k < 8; k++) {
-        fns[k] = r->mk.sets[k].fn;
-        gradients[k] = r->mk.sets[k].gradient;
-        infos[k] = r->mk.sets[k].info;
-    }
-    return srd_sim_init(&r->s, r->m, fns, gradients, infos, SRD_SOLVER_AUTO, err, sizeof err);
+    KernelTable kt;
+    kernels_table_fill(&kt, &r->mk);
+    int status = srd_sim_init(&r->s, r->m, kt.fns, kt.gradients, kt.infos, SRD_SOLVER_AUTO, err, sizeof err);
+    kernels_table_free(&kt);
+    return status;
 }
 
 static void close_run(Run *r)
