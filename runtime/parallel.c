@@ -54,34 +54,6 @@ int srd_assembly_threads(void)
     return cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus;
 }
 
-/* The instances [lo, hi) of a batch, as a batch. */
-static srd_elem_batch share_of(const srd_elem_batch *b, int share, int shares)
-{
-    int lo = (int)((long long)b->n * share / shares), hi = (int)((long long)b->n * (share + 1) / shares);
-    srd_elem_batch s = *b;
-    s.n = hi - lo;
-    s.dofs += (size_t)lo * b->n_dofs;
-    s.res += (size_t)lo * b->n_dofs;
-    s.jac_pos += (size_t)lo * b->n_dofs * b->n_dofs;
-    s.data += (size_t)lo * b->n_data;
-    s.state += (size_t)lo * b->n_state;
-    return s;
-}
-
-/* Runs share `share` of every set's kernel with the given contexts. */
-static void run_share(const srd_assembler *a, int share, const srd_eval_ctx *ctx, const srd_eval_ctx *ctx_nc)
-{
-    const srd_sim *s = a->sim;
-    for (int k = 0; k < s->m->n_sets; k++) {
-        const srd_sim_kernel *sk = &s->kernels[k];
-        if (!s->dynamic && sk->info.needs_time_step)
-            continue;
-        srd_elem_batch part = share_of(&sk->batch.b, share, a->threads);
-        if (part.n > 0)
-            (a->with_jacobian ? sk->fn : sk->gradient)(sk->info.is_force ? ctx_nc : ctx, &part);
-    }
-}
-
 static void helper_work(Helper *h)
 {
     srd_assembler *a = h->a;
@@ -96,7 +68,7 @@ static void helper_work(Helper *h)
     ctx.grad = h->res;
     ctx_nc.grad = h->res_nc;
     ctx.jac = ctx_nc.jac = a->with_jacobian ? h->jac : NULL;
-    run_share(a, h->index, &ctx, &ctx_nc);
+    srd_sim_run_kernels(a->sim, &ctx, &ctx_nc, a->with_jacobian, h->index, a->threads);
 }
 
 static void *helper_main(void *arg)
@@ -202,7 +174,7 @@ static void run_threaded(srd_assembler *a)
     a->generation++;
     pthread_cond_broadcast(&a->go);
     pthread_mutex_unlock(&a->mu);
-    run_share(a, 0, &a->ctx, &a->ctx_nc);
+    srd_sim_run_kernels(a->sim, &a->ctx, &a->ctx_nc, a->with_jacobian, 0, a->threads);
     pthread_mutex_lock(&a->mu);
     while (a->pending > 0)
         pthread_cond_wait(&a->done, &a->mu);
@@ -223,7 +195,7 @@ void srd_assembler_run(srd_assembler *a, const srd_sim *s, const srd_eval_ctx *c
     if (threaded)
         run_threaded(a);
     else {
-        run_share(a, 0, ctx, ctx_nc);
+        srd_sim_run_kernels(a->sim, ctx, ctx_nc, a->with_jacobian, 0, a->threads);
         run_serially(a);
     }
     /* Helpers' shares in share order. */

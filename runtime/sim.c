@@ -10,6 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The instances [lo, hi) of a batch, as a batch. */
+static srd_elem_batch share_of(const srd_elem_batch *b, int share, int shares)
+{
+    int lo = (int)((long long)b->n * share / shares), hi = (int)((long long)b->n * (share + 1) / shares);
+    srd_elem_batch part = *b;
+    part.n = hi - lo;
+    part.dofs += (size_t)lo * b->n_dofs;
+    part.res += (size_t)lo * b->n_dofs;
+    part.jac_pos += (size_t)lo * b->n_dofs * b->n_dofs;
+    part.data += (size_t)lo * b->n_data;
+    part.state += (size_t)lo * b->n_state;
+    return part;
+}
+
+void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_eval_ctx *ctx_nc, bool with_jacobian,
+                         int share, int shares)
+{
+    for (int k = 0; k < s->m->n_sets; k++) {
+        const srd_sim_kernel *sk = &s->kernels[k];
+        /* Friction and drag need a velocity: a static solve has none. */
+        if (!s->dynamic && sk->info.needs_time_step)
+            continue;
+        srd_elem_batch part = share_of(&sk->batch.b, share, shares);
+        if (part.n > 0)
+            (with_jacobian ? sk->fn : sk->gradient)(sk->info.is_force ? ctx_nc : ctx, &part);
+    }
+}
+
 /* External forces at full strength: gravity on every node's mass, buoyancy-reduced in a
  * medium, and constant point loads. */
 static void external_forces(srd_sim *s)
@@ -235,13 +263,7 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     if (s->assembler)
         srd_assembler_run(s->assembler, s, &ctx, &ctx_nc, with_jacobian);
     else
-        for (int k = 0; k < m->n_sets; k++) {
-            /* Friction and drag need a velocity: a static solve has none. */
-            if (!s->dynamic && s->kernels[k].info.needs_time_step)
-                continue;
-            (with_jacobian ? s->kernels[k].fn : s->kernels[k].gradient)(s->kernels[k].info.is_force ? &ctx_nc : &ctx,
-                                                                          &s->kernels[k].batch.b);
-        }
+        srd_sim_run_kernels(s, &ctx, &ctx_nc, with_jacobian, 0, 1);
     if (!s->conservative)
         for (int f = 0; f < sys->n_free; f++)
             s->res[f] += s->res_nc[f];

@@ -3,6 +3,7 @@
  * time steps and static equilibrium with load stepping. */
 #ifndef SRD_SIM_H
 #define SRD_SIM_H
+#include <stdbool.h>
 #include <stdio.h>
 #include "batch.h"
 #include "schedule.h"
@@ -68,6 +69,10 @@ typedef struct srd_sim {
 int  srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
                   const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n);
 void srd_sim_free(srd_sim *s);
+/* Runs share `share` of `shares` of every set's kernel (each set's instances split evenly, in
+ * order) with the given contexts: ctx_nc for forces, ctx for energies. */
+void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_eval_ctx *ctx_nc, bool with_jacobian,
+                         int share, int shares);
 /* Installs the schedule kernels (see schedule.h) and applies them at the current time;
  * from then on every step evaluates them at its own time. */
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr);
