@@ -216,28 +216,21 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     srd_method method = (srd_method)srd_method_from_name(a->method);
     srd_contact_stats contact;
     srd_contact_stats_init(&contact, m, ground_height);
+    int status = SRD_EXIT_OK;
     for (int k = 0; k <= steps; k++) {
-        if (k > 0) {
-            int code = srd_step(s, method, 6);
-            if (code) {
-                report_failure(s, code);
-                fprintf(stderr, "  frames written so far are in %s\n", o->out);
-                srd_contact_stats_free(&contact);
-                free(force);
-                if (ef)
-                    fclose(ef);
-                return SRD_EXIT_NUMERIC;
-            }
+        int code = k > 0 ? srd_step(s, method, 6) : 0;
+        if (code) {
+            report_failure(s, code);
+            fprintf(stderr, "  frames written so far are in %s\n", o->out);
+            status = SRD_EXIT_NUMERIC;
+            break;
         }
         if (vtk && s->t >= next_out - 1e-6 * s->dt) {
             srd_sim_net_force(s, force);
             if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
-                free(force);
-                srd_contact_stats_free(&contact);
-                if (ef)
-                    fclose(ef);
                 fprintf(stderr, "%s: error: cannot write frames in %s\n", prog_name, o->out);
-                return SRD_EXIT_IO;
+                status = SRD_EXIT_IO;
+                break;
             }
             next_out += out_every;
         }
@@ -259,18 +252,17 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     if (ef)
         fclose(ef);
     double wall = srd_seconds() - t0;
-    if (!o->quiet)
+    if (status == SRD_EXIT_OK && !o->quiet) {
+        int threads = srd_assembler_threads(s->assembler);
         printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
                "real-time factor %.3g",
                s->t, steps, s->rejected, steps ? (double)s->total_iterations / steps : 0.0,
                steps ? 1e3 * wall / steps : 0.0, wall > 0 ? s->t / wall : 0.0);
-    if (!o->quiet)
-        printf(srd_assembler_threads(s->assembler) > 1 ? " (assembly on %d threads)\n" : "\n",
-               srd_assembler_threads(s->assembler));
-    if (!o->quiet)
+        printf(threads > 1 ? " (assembly on %d threads)\n" : "\n", threads);
         print_contact_summary(&contact);
+    }
     srd_contact_stats_free(&contact);
-    return SRD_EXIT_OK;
+    return status;
 }
 
 /* Runs one analysis block with its own outputs. */
