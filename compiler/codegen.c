@@ -490,11 +490,16 @@ static void gather_inputs(Cg *g, LLVMValueRef fn, LLVMValueRef base, LLVMValueRe
     end_loop(g, fn, &lane, i64c(g, g->W), i64c(g, 1));
 }
 
+/* Values of the function being emitted are not valid in the next one: each emitting pass
+ * starts from none. */
+static void forget_values(Cg *g) { memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)dag_size(g->dag)); }
+
 /* Reduced coordinates (edge vectors and the like) are inputs computed from the gathered
  * DOFs, once per group of instances. */
 static void emit_reduced_inputs(Cg *g)
 {
     int n = dag_size(g->dag);
+    forget_values(g);
     g->in_body = true;
     for (int id = 0; id < n; id++) {
         const ExprNode *nd = dag_node(g->dag, id);
@@ -502,13 +507,12 @@ static void emit_reduced_inputs(Cg *g)
             store_slot(g, g->slot[id], operand(g, id));
     }
     g->in_body = false;
-    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)n);
 }
 
 /* Operations order[start..end) in the current function, storing those read later. */
 static void emit_ops(Cg *g, int start, int end, const unsigned char *needed)
 {
-    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)dag_size(g->dag));
+    forget_values(g);
     for (int k = start; k < end; k++) {
         int id = g->order[k];
         LLVMValueRef v = emit_op(g, dag_node(g->dag, id));
@@ -516,7 +520,6 @@ static void emit_ops(Cg *g, int start, int end, const unsigned char *needed)
         if (needed[id])
             store_slot(g, g->slot[id], v);
     }
-    memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)dag_size(g->dag));
 }
 
 /* The operations in chunks of chunk_ops, each an internal noinline function of the spill

@@ -48,14 +48,15 @@ typedef struct CodegenStats {
     int chunks;   /* internal functions the body was split into */
 } CodegenStats;
 
-/* Adds srd_kernel_<kind> to module M. Bodies above `chunk_ops` operations are split into
- * internal noinline functions of about that many operations, which keeps LLVM's optimisation
- * time linear in the kernel size. */
 /* Instances per vector: eight where the host has AVX-512, four (an AVX2 register) elsewhere
  * and for portable objects (bench/README.md), unless SRD_LANES says otherwise (1, 2, 4, 8 or
  * 16; other values round down). */
 int cg_lanes(bool portable);
 
+/* Adds srd_kernel_<kind> to module M. Bodies above `chunk_ops` operations are split into
+ * noinline functions of about that many operations, which keeps LLVM's optimisation time
+ * linear in the kernel size: internal ones, or with spec->parts > 1 external ones spread over
+ * the part modules. */
 void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, CodegenStats *stats);
 
 #endif

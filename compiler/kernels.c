@@ -255,6 +255,14 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
     return true;
 }
 
+/* What codegen needs of a lowered element: value is its energy node, or -1. */
+static KernelSpec spec_of(const LoweredElement *le, ExprId value, bool symmetric, int part, int parts, int lanes)
+{
+    return (KernelSpec){ .kind = le->kind, .dag = le->dag, .n_inputs = le->n_inputs, .inputs = le->inputs,
+                         .nd = le->nd, .value = value, .res = le->res, .jac = le->jac, .symmetric = symmetric,
+                         .gradient_only = false, .part = part, .parts = parts, .lanes = lanes };
+}
+
 LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts)
 {
     double t0 = srd_milliseconds();
@@ -264,8 +272,7 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
         LoweredElement *le = &mk->sets[s].lowered;
         if (!le->kind)
             continue;
-        KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, le->value,
-                            le->res, le->jac, le->symmetric, false, part, parts, lanes };
+        KernelSpec spec = spec_of(le, le->value, le->symmetric, part, parts, lanes);
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
         mk->sets[s].chunks = st.chunks;
@@ -276,8 +283,8 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
         LoweredElement *le = k < mk->n_schedules ? &mk->schedules[k].lowered : &mk->ground_height;
         if (!le->kind)
             continue;
-        KernelSpec spec = { le->kind, le->dag, le->n_inputs, le->inputs, le->nd, -1, le->res, le->jac, false, true,
-                            part, parts, lanes };
+        KernelSpec spec = spec_of(le, -1, false, part, parts, lanes);
+        spec.gradient_only = true;
         CodegenStats st;
         cg_emit_kernel(M, &spec, chunk_ops, &st);
     }
@@ -298,7 +305,7 @@ static int total_ops(const ModelKernels *mk)
 {
     int n = 0;
     for (int s = 0; s < mk->n; s++)
-        n += mk->sets[s].lowered.ops_value + mk->sets[s].lowered.ops_grad + mk->sets[s].lowered.ops_jac;
+        n += mk->sets[s].info.cost;
     for (int k = 0; k < mk->n_schedules; k++)
         n += mk->schedules[k].lowered.ops_value + mk->schedules[k].lowered.ops_grad;
     return n;
