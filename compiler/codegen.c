@@ -522,40 +522,58 @@ static void emit_ops(Cg *g, int start, int end, const unsigned char *needed)
     }
 }
 
-/* The operations in chunks of chunk_ops, each an internal noinline function of the spill
- * array, called in turn; a kernel of one chunk is emitted inline. */
+/* Chunk c (operations order[start..end)) as a noinline function of the spill array: internal,
+ * or in a split compilation external, built in the module that owns it and declared in the
+ * others. */
+static LLVMValueRef emit_chunk(Cg *g, int c, int start, int end, const unsigned char *needed)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s.chunk%d", g->spec->gradient_only ? "srd_gradient_" : "srd_kernel_",
+             g->spec->kind, c);
+    LLVMTypeRef chunk_ty = LLVMFunctionType(g->void_ty, &g->ptr, 1, 0);
+    bool split = g->spec->parts > 1;
+    if (split && c % g->spec->parts != g->spec->part)
+        return LLVMAddFunction(g->M, name, chunk_ty);
+    LLVMValueRef fn = begin_function(g, name, chunk_ty, true);
+    LLVMValueRef spill = g->spill;
+    g->spill = LLVMGetParam(fn, 0);
+    emit_ops(g, start, end, needed);
+    LLVMBuildRetVoid(g->B);
+    g->spill = spill;
+    if (split)
+        LLVMSetLinkage(fn, LLVMExternalLinkage);
+    return fn;
+}
+
+/* Chunks of a kernel (0: its operations are emitted inline); chunk c runs the operations
+ * order[c * chunk_ops .. chunk_end(c)). */
+static int chunk_count(const Cg *g, int chunk_ops)
+{
+    return g->n_order <= chunk_ops ? 0 : (g->n_order + chunk_ops - 1) / chunk_ops;
+}
+
+static int chunk_end(const Cg *g, int c, int chunk_ops)
+{
+    return (c + 1) * chunk_ops < g->n_order ? (c + 1) * chunk_ops : g->n_order;
+}
+
+/* The operations in chunks of chunk_ops, called in turn from the kernel's loop body; a
+ * kernel of one chunk is emitted inline. */
 static void emit_chunks(Cg *g, int chunk_ops, const unsigned char *needed, CodegenStats *st)
 {
-    if (g->n_order <= chunk_ops) {
+    int chunks = chunk_count(g, chunk_ops);
+    if (chunks == 0) {
         emit_ops(g, 0, g->n_order, needed);
         return;
     }
-    LLVMValueRef spill = g->spill;
     LLVMBasicBlockRef loop_block = LLVMGetInsertBlock(g->B);
     LLVMTypeRef chunk_ty = LLVMFunctionType(g->void_ty, &g->ptr, 1, 0);
-    char name[256];
-    for (int start = 0, c = 0; start < g->n_order; start += chunk_ops, c++) {
-        int end = start + chunk_ops < g->n_order ? start + chunk_ops : g->n_order;
-        snprintf(name, sizeof name, "%s%s.chunk%d", g->spec->gradient_only ? "srd_gradient_" : "srd_kernel_",
-                 g->spec->kind, c);
-        LLVMValueRef fn = begin_function(g, name, chunk_ty, true);
-        g->spill = LLVMGetParam(fn, 0);
-        emit_ops(g, start, end, needed);
-        LLVMBuildRetVoid(g->B);
-        if (g->spec->parts > 1) {
-            /* Split compilation: the chunk is someone's external function; other modules
-             * only declare it. Its body is built either way, so both agree on its slots. */
-            LLVMSetLinkage(fn, LLVMExternalLinkage);
-            if (c % g->spec->parts != g->spec->part) {
-                LLVMDeleteFunction(fn);
-                fn = LLVMAddFunction(g->M, name, chunk_ty);
-            }
-        }
+    for (int c = 0; c < chunks; c++) {
+        LLVMValueRef fn = emit_chunk(g, c, c * chunk_ops, chunk_end(g, c, chunk_ops), needed);
         LLVMPositionBuilderAtEnd(g->B, loop_block);
-        LLVMBuildCall2(g->B, chunk_ty, fn, &spill, 1, "");
+        LLVMBuildCall2(g->B, chunk_ty, fn, &g->spill, 1, "");
         st->chunks++;
     }
-    g->spill = spill;
 }
 
 /* Scatters lanes 0..lanes-1 (instances base + lane) in instance order, so the sums are
@@ -613,6 +631,47 @@ int cg_lanes(bool portable)
     return w;
 }
 
+/* The kernel function: the group loop gathers W instances, computes the reduced inputs, runs
+ * the chunks and scatters; the energy is added to ctx->energy at the end. */
+static void emit_kernel_function(Cg *g, int slots, int chunk_ops, const unsigned char *needed, CodegenStats *st)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", g->spec->gradient_only ? "srd_gradient_" : "srd_kernel_", g->spec->kind);
+    LLVMTypeRef params[2] = { g->ptr, g->ptr };
+    LLVMValueRef fn = begin_function(g, name, LLVMFunctionType(g->void_ty, params, 2, 0), false);
+    g->ctx = LLVMGetParam(fn, 0);
+    g->batch = LLVMGetParam(fn, 1);
+    LLVMValueRef spill_n = LLVMConstInt(g->i32, (unsigned)((slots ? slots : 1) * g->W), 0);
+    g->spill = LLVMBuildArrayAlloca(g->B, g->f64, spill_n, "spill");
+    LLVMSetAlignment(g->spill, 64);
+    LLVMValueRef energy = LLVMBuildAlloca(g->B, g->f64, "energy");
+    LLVMBuildStore(g->B, f64c(g, 0), energy);
+    LLVMValueRef count = LLVMBuildSExt(g->B, field(g, g->batch_ty, g->batch, 0, g->i32, "n"), g->i64, "");
+    LLVMBasicBlockRef loop_entry = LLVMAppendBasicBlockInContext(g->C, fn, "start");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->C, fn, "exit");
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, count, i64c(g, 0), ""), loop_entry, exit);
+
+    LLVMPositionBuilderAtEnd(g->B, loop_entry);
+    Loop group = begin_loop(g, fn, "group");
+    gather_inputs(g, fn, group.var, count);
+    emit_reduced_inputs(g);
+    emit_chunks(g, chunk_ops, needed, st);
+    LLVMValueRef left = LLVMBuildSub(g->B, count, group.var, "");
+    LLVMValueRef wide = i64c(g, g->W);
+    LLVMValueRef lanes = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, left, wide, ""), left, wide, "lanes");
+    scatter_outputs(g, fn, group.var, lanes, energy);
+    end_loop(g, fn, &group, count, wide);
+    LLVMBuildBr(g->B, exit);
+
+    LLVMPositionBuilderAtEnd(g->B, exit);
+    LLVMBasicBlockRef after;
+    LLVMValueRef eptr = begin_if_present(g, fn, 6, &after);
+    LLVMValueRef total = LLVMBuildLoad2(g->B, g->f64, energy, "");
+    LLVMBuildStore(g->B, LLVMBuildFAdd(g->B, LLVMBuildLoad2(g->B, g->f64, eptr, ""), total, ""), eptr);
+    end_if(g, after);
+    LLVMBuildRetVoid(g->B);
+}
+
 void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, CodegenStats *stats)
 {
     Cg g;
@@ -633,45 +692,14 @@ void cg_emit_kernel(LLVMModuleRef M, const KernelSpec *spec, int chunk_ops, Code
     unsigned char *needed = srd_xcalloc((size_t)n + 1, 1);
     int slots = assign_spill_slots(&g, chunk_ops, needed);
 
-    char name[256];
-    snprintf(name, sizeof name, "%s%s", spec->gradient_only ? "srd_gradient_" : "srd_kernel_", spec->kind);
-    LLVMTypeRef params[2] = { g.ptr, g.ptr };
-    LLVMValueRef fn = begin_function(&g, name, LLVMFunctionType(g.void_ty, params, 2, 0), false);
-    g.ctx = LLVMGetParam(fn, 0);
-    g.batch = LLVMGetParam(fn, 1);
-    LLVMValueRef spill_n = LLVMConstInt(g.i32, (unsigned)((slots ? slots : 1) * g.W), 0);
-    g.spill = LLVMBuildArrayAlloca(g.B, g.f64, spill_n, "spill");
-    LLVMSetAlignment(g.spill, 64);
-    LLVMValueRef energy = LLVMBuildAlloca(g.B, g.f64, "energy");
-    LLVMBuildStore(g.B, f64c(&g, 0), energy);
-    LLVMValueRef count = LLVMBuildSExt(g.B, field(&g, g.batch_ty, g.batch, 0, g.i32, "n"), g.i64, "");
-    LLVMBasicBlockRef loop_entry = LLVMAppendBasicBlockInContext(g.C, fn, "start");
-    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g.C, fn, "exit");
-    LLVMBuildCondBr(g.B, LLVMBuildICmp(g.B, LLVMIntSGT, count, i64c(&g, 0), ""), loop_entry, exit);
-
-    LLVMPositionBuilderAtEnd(g.B, loop_entry);
-    Loop group = begin_loop(&g, fn, "group");
-    gather_inputs(&g, fn, group.var, count);
-    emit_reduced_inputs(&g);
-    emit_chunks(&g, chunk_ops, needed, &st);
-    LLVMValueRef left = LLVMBuildSub(g.B, count, group.var, "");
-    LLVMValueRef wide = i64c(&g, g.W);
-    LLVMValueRef lanes = LLVMBuildSelect(g.B, LLVMBuildICmp(g.B, LLVMIntSLT, left, wide, ""), left, wide, "lanes");
-    scatter_outputs(&g, fn, group.var, lanes, energy);
-    end_loop(&g, fn, &group, count, wide);
-    LLVMBuildBr(g.B, exit);
-
-    LLVMPositionBuilderAtEnd(g.B, exit);
-    LLVMBasicBlockRef after;
-    LLVMValueRef eptr = begin_if_present(&g, fn, 6, &after);
-    LLVMValueRef total = LLVMBuildLoad2(g.B, g.f64, energy, "");
-    LLVMBuildStore(g.B, LLVMBuildFAdd(g.B, LLVMBuildLoad2(g.B, g.f64, eptr, ""), total, ""), eptr);
-    end_if(&g, after);
-    LLVMBuildRetVoid(g.B);
-    /* Only part 0 keeps the kernel function: the other parts carry chunk bodies. */
-    if (spec->parts > 1 && spec->part != 0)
-        LLVMDeleteFunction(fn);
-
+    if (spec->parts > 1 && spec->part != 0) {
+        /* The other parts of a split compilation carry only the chunk bodies they own. */
+        st.chunks = chunk_count(&g, chunk_ops);
+        for (int c = spec->part; c < st.chunks; c += spec->parts)
+            emit_chunk(&g, c, c * chunk_ops, chunk_end(&g, c, chunk_ops), needed);
+    } else {
+        emit_kernel_function(&g, slots, chunk_ops, needed, &st);
+    }
     LLVMDisposeBuilder(g.B);
     free(needed);
     free(g.val);
