@@ -845,7 +845,9 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
                 map[z[j]] = in;
             }
         /* A dependent coordinate is its combination of independent ones plus the difference
-         * of the two at the reference, which does not change with the DOFs. */
+         * of the two, which does not change with the DOFs. That offset is itself an input
+         * computed with the coordinates, once per group of instances, and a constant to the
+         * derivatives (it is not one of zslot). */
         for (int j = 0; j < m; j++) {
             if (!dep[j])
                 continue;
@@ -854,9 +856,9 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
                 if (comb[j * m + k] != 0) {
                     ExprId c = dag_const(L->d, comb[j * m + k]);
                     v = dag_add(L->d, v, dag_mul(L->d, c, map[z[k]]));
-                    offset = dag_add(L->d, offset, dag_neg(L->d, dag_mul(L->d, c, z[k])));
+                    offset = dag_sub(L->d, offset, dag_mul(L->d, c, z[k]));
                 }
-            map[z[j]] = dag_add(L->d, v, offset);
+            map[z[j]] = dag_add(L->d, v, input(L, KIN_EXPR, offset));
         }
         /* f with the coordinates as inputs */
         for (int id = 0; id < n; id++) {
