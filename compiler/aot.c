@@ -80,10 +80,7 @@ static int folded_columns(const srd_elemset *set, const LoweredElement *le, int 
 {
     int n = 0;
     for (int c = 0; c < set->n_data && c < 256; c++) {
-        bool uniform = set->n > 0 && !is_data_input(le, c) && !(set->param_column && set->param_column[c]);
-        for (int i = 1; i < set->n && uniform; i++)
-            uniform = set->data[i * set->n_data + c] == set->data[c];
-        if (uniform)
+        if (!is_data_input(le, c) && srd_elemset_uniform(set, c))
             cols[n++] = c;
     }
     return n;

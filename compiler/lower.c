@@ -176,11 +176,7 @@ static bool actuated(const Lower *L, int column)
 static ExprId data_input(Lower *L, int column)
 {
     const srd_elemset *s = L->set;
-    bool uniform = s->n > 0 && !filled_at_run_time(s, column) && !actuated(L, column) &&
-                   !(s->param_column && s->param_column[column]);
-    for (int i = 1; i < s->n && uniform; i++)
-        uniform = s->data[i * s->n_data + column] == s->data[column];
-    if (uniform)
+    if (!filled_at_run_time(s, column) && !actuated(L, column) && srd_elemset_uniform(s, column))
         return dag_const(L->d, s->data[column]);
     return input(L, KIN_DATA, column);
 }

@@ -108,6 +108,16 @@ int srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, in
     return m->n_sets++;
 }
 
+int srd_elemset_uniform(const srd_elemset *s, int c)
+{
+    if (s->n <= 0 || (s->param_column && s->param_column[c]))
+        return 0;
+    for (int i = 1; i < s->n; i++)
+        if (s->data[i * s->n_data + c] != s->data[c])
+            return 0;
+    return 1;
+}
+
 int srd_elemset_column(const srd_elemset *s, const char *name)
 {
     for (int k = 0; k < s->n_data; k++)

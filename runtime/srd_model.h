@@ -179,6 +179,8 @@ int  srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, i
                        const char *const *data_names);
 /* Index of the data column called `name`, or -1. */
 int  srd_elemset_column(const srd_elemset *s, const char *name);
+/* 1 when every instance has the same value in data column c and no param can change it. */
+int  srd_elemset_uniform(const srd_elemset *s, int c);
 int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const signed char *signs,
                      const double *data, int object);
 int  srd_model_add_object(srd_model *m, const srd_object *o);
