@@ -283,23 +283,16 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-int build_simulator(const BuildOptions *o)
+int build_simulator_of(const BuildOptions *o, const Program *prog, srd_model *m)
 {
     double t0 = srd_milliseconds();
     char err[1024] = "";
-    sources_record(true);
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    srd_model *m = elab_file(&arena, &prog, o->file, parse_stdlib_dir(), NULL, 0);
-    diag_flush(stderr);
-    sources_record(false);
     int status = !m ? SRD_EXIT_BAD_INPUT : srd_run_check(m, &(srd_run_options){ .program = "srdc" });
     ModelKernels mk;
     memset(&mk, 0, sizeof mk);
     if (status == SRD_EXIT_OK && !kernels_mark_param_columns(o->file, m, err, sizeof err))
         status = SRD_EXIT_BAD_INPUT;
-    if (status == SRD_EXIT_OK && !kernels_lower(&mk, &prog, m, false, err, sizeof err))
+    if (status == SRD_EXIT_OK && !kernels_lower(&mk, prog, m, false, err, sizeof err))
         status = SRD_EXIT_BAD_INPUT;
     char dir[] = "/tmp/srd-build-XXXXXX", table_c[4200] = "", object[4200] = "";
     const char *temp_files[] = { "table.c", "kernels.o" };
@@ -338,6 +331,19 @@ int build_simulator(const BuildOptions *o)
     if (have_dir)
         remove_dir(dir, temp_files, 2);
     kernels_free(&mk);
+    return status;
+}
+
+int build_simulator(const BuildOptions *o)
+{
+    sources_record(true);
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = elab_file(&arena, &prog, o->file, parse_stdlib_dir(), NULL, 0);
+    diag_flush(stderr);
+    sources_record(false);
+    int status = build_simulator_of(o, &prog, m);
     srd_model_free(m);
     arena_free(&arena);
     sources_reset();

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <llvm-c/Core.h>
+#include "ast.h"
+#include "srd_model.h"
 
 typedef struct BuildOptions {
     const char *file;      /* the .srd model */
@@ -19,5 +21,9 @@ bool aot_write_object(LLVMModuleRef M, const char *path, bool portable, char *er
 
 /* Builds o->output from o->file. Returns an exit status: 0, 1 bad input, 3 when writing or linking failed. */
 int build_simulator(const BuildOptions *o);
+/* The same for a model (NULL: bad input) already elaborated from o->file into prog and m while
+ * sources_record(true) kept the files it read, which the simulator embeds. The caller keeps
+ * ownership of prog and m (whose param columns get marked). */
+int build_simulator_of(const BuildOptions *o, const Program *prog, srd_model *m);
 
 #endif

@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "elab.h"
 #include "parse.h"
+#include "sources.h"
 #include "units.h"
 
 enum { MAX_SWEPT = 16 };
@@ -431,8 +432,10 @@ int sweep_model(const SweepOptions *o)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
+    sources_record(true); /* the simulator built below embeds the files the model reads */
     srd_model *m = elab_file(&arena, &prog, o->file, parse_stdlib_dir(), NULL, 0);
     diag_flush(stderr);
+    sources_record(false);
     Sweep sw = { .m = m };
     bool ok = m != NULL;
     if (ok && o->n_specs > MAX_SWEPT) {
@@ -462,7 +465,7 @@ int sweep_model(const SweepOptions *o)
     }
     if (status == SRD_EXIT_OK) {
         BuildOptions b = { .file = o->file, .output = exe, .quiet = o->quiet };
-        status = build_simulator(&b);
+        status = build_simulator_of(&b, &prog, m);
     }
     if (status == SRD_EXIT_OK) {
         if (!o->quiet)
@@ -482,6 +485,7 @@ int sweep_model(const SweepOptions *o)
     free(sw.runs);
     srd_model_free(m);
     arena_free(&arena);
+    sources_reset();
     diag_reset();
     return status;
 }
