@@ -479,6 +479,15 @@ bool props_complete(const Stmt *blk, const PropValues *pv, const char *owner)
 
 static void exec_stmts(Elab *e, Stmt **stmts, int n);
 
+const char *elab_closest_param(const srd_model *m, const char *name)
+{
+    const char *names[256];
+    int n = m->n_params < 256 ? m->n_params : 256;
+    for (int k = 0; k < n; k++)
+        names[k] = m->params[k].name;
+    return diag_closest(name, names, n);
+}
+
 /* The override of `name`, if one was given: its value replaces the default. Returns 1 when
  * applied, 0 when there is none, -1 after reporting a malformed value or one of the wrong
  * dimension (the default stays, so that uses of the param add no errors). */
@@ -490,28 +499,25 @@ static int override_param(Elab *e, const char *name, Value *v)
             continue;
         e->override_used[i] = true;
         double x;
-        Unit u;
-        bool has_unit;
+        Dims given;
         char bad[48];
-        int read = units_parse_quantity(eq + 1, &x, &u, &has_unit, bad, sizeof bad);
-        if (read != QUANTITY_OK) {
-            if (read == QUANTITY_NOT_A_NUMBER)
-                diag_error(NO_LOC, "`-p %s`: `%s` is not a number", spec, eq + 1);
-            else
-                diag_error(NO_LOC, "`-p %s`: unknown unit `%s`", spec, bad);
-            return -1;
-        }
-        if (!dims_eq(u.dims, v->dims) && !(x == 0 && !has_unit)) {
+        int read = units_parse_quantity(eq + 1, v->dims, &x, &given, bad, sizeof bad);
+        if (read == QUANTITY_NOT_A_NUMBER)
+            diag_error(NO_LOC, "`-p %s`: `%s` is not a number", spec, eq + 1);
+        else if (read == QUANTITY_BAD_UNIT)
+            diag_error(NO_LOC, "`-p %s`: unknown unit `%s`", spec, bad);
+        else if (read == QUANTITY_WRONG_DIMS) {
             char have[96], need[96];
-            dims_describe(u.dims, have, sizeof have);
+            dims_describe(given, have, sizeof have);
             dims_describe(v->dims, need, sizeof need);
             Diag *d = diag_error(NO_LOC, "`-p %s`: param `%s` is %s, but this is %s", spec, name, need, have);
             char unit[64];
             dims_format(v->dims, unit, sizeof unit);
             diag_hint(d, "give the value with a unit, for example `-p %s=%g%s`", name, v->v[0], unit);
-            return -1;
         }
-        v->v[0] = x * u.scale;
+        if (read != QUANTITY_OK)
+            return -1;
+        v->v[0] = x;
         return 1;
     }
     return 0;
@@ -1248,10 +1254,7 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)(eq - overrides[i]), overrides[i]);
             Diag *d = diag_error(NO_LOC, "the model has no param `%s` (in `-p %s`)", name, overrides[i]);
-            const char *names[256];
-            for (int k = 0; k < e.model->n_params && k < 256; k++)
-                names[k] = e.model->params[k].name;
-            const char *close = diag_closest(name, names, e.model->n_params < 256 ? e.model->n_params : 256);
+            const char *close = elab_closest_param(e.model, name);
             if (close)
                 diag_hint(d, "did you mean `%s`?", close);
         }

@@ -206,6 +206,8 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
  * after reporting errors, which stay queued for diag_flush. */
 srd_model *elab_file(Arena *arena, Program *prog, const char *path, const char *stdlib_dir,
                      const char *const *overrides, int n_overrides);
+/* The model's param nearest in spelling to `name` (for a did-you-mean hint), or NULL. */
+const char *elab_closest_param(const srd_model *m, const char *name);
 
 /* "name=value unit" for `-p`: value in SI with the param's SI unit, exactly as it reads back. */
 void elab_format_override(char *buf, size_t n, const srd_param *p, double value);

@@ -50,11 +50,7 @@ static void report_unknown_param(const srd_model *m, const char *name, size_t le
     char word[128];
     snprintf(word, sizeof word, "%.*s", (int)len, name);
     fprintf(stderr, "srdc: error: the model has no param `%s` (in %s)\n", word, where);
-    const char *names[256];
-    int n = m->n_params < 256 ? m->n_params : 256;
-    for (int k = 0; k < n; k++)
-        names[k] = m->params[k].name;
-    const char *close = diag_closest(word, names, n);
+    const char *close = elab_closest_param(m, word);
     if (close)
         fprintf(stderr, "hint: did you mean `%s`?\n", close);
 }
@@ -68,27 +64,21 @@ static bool parse_value(const srd_param *p, const char *text, size_t len, const 
         len = sizeof buf - 1;
     memcpy(buf, text, len);
     buf[len] = 0;
-    double x;
-    Unit u;
-    bool has_unit;
+    Dims need = param_dims(p), given;
     char bad[48];
-    int read = units_parse_quantity(buf, &x, &u, &has_unit, bad, sizeof bad);
-    if (read != QUANTITY_OK) {
-        if (read == QUANTITY_NOT_A_NUMBER)
-            fprintf(stderr, "srdc: error: %s: `%s` is not a number\n", where, buf);
-        else
-            fprintf(stderr, "srdc: error: %s: unknown unit `%s`\n", where, bad);
-        return false;
-    }
-    Dims need = param_dims(p);
-    if (!dims_eq(u.dims, need) && !(x == 0 && !has_unit)) {
+    int read = units_parse_quantity(buf, need, out, &given, bad, sizeof bad);
+    if (read == QUANTITY_NOT_A_NUMBER)
+        fprintf(stderr, "srdc: error: %s: `%s` is not a number\n", where, buf);
+    else if (read == QUANTITY_BAD_UNIT)
+        fprintf(stderr, "srdc: error: %s: unknown unit `%s`\n", where, bad);
+    else if (read == QUANTITY_WRONG_DIMS) {
         char have[96], want[96];
-        dims_describe(u.dims, have, sizeof have);
+        dims_describe(given, have, sizeof have);
         dims_describe(need, want, sizeof want);
         fprintf(stderr, "srdc: error: %s: param `%s` is %s, but `%s` is %s\n", where, p->name, want, buf, have);
-        return false;
     }
-    *out = x * u.scale;
+    if (read != QUANTITY_OK)
+        return false;
     if (*out < p->lo || *out > p->hi) {
         fprintf(stderr, "srdc: error: %s: %g %s lies outside the range of `%s`, %g to %g %s\n", where, *out, p->unit,
                 p->name, p->lo, p->hi, p->unit);

@@ -293,17 +293,21 @@ size_t units_token_length(const char *text, size_t len)
     return pos;
 }
 
-int units_parse_quantity(const char *text, double *number, Unit *unit, bool *has_unit, char *bad, size_t bad_n)
+int units_parse_quantity(const char *text, Dims need, double *si, Dims *have, char *bad, size_t bad_n)
 {
     char *end;
-    *number = strtod(text, &end);
-    if (end == text || !isfinite(*number))
+    double number = strtod(text, &end);
+    if (end == text || !isfinite(number))
         return QUANTITY_NOT_A_NUMBER;
     while (*end == ' ')
         end++;
-    *unit = (Unit){ 1, DIMLESS };
-    *has_unit = *end != 0;
-    if (*has_unit && !units_parse(end, unit, bad, bad_n))
+    Unit unit = { 1, DIMLESS };
+    bool has_unit = *end != 0;
+    if (has_unit && !units_parse(end, &unit, bad, bad_n))
         return QUANTITY_BAD_UNIT;
+    *have = unit.dims;
+    if (!dims_eq(unit.dims, need) && !(number == 0 && !has_unit))
+        return QUANTITY_WRONG_DIMS;
+    *si = number * unit.scale;
     return QUANTITY_OK;
 }

@@ -35,11 +35,12 @@ void dims_describe(Dims d, char *buf, size_t n);
 /* Parses unit text such as "kg/m^3", "N*m", "/m", "Pa*s". On failure returns false and
  * copies the first unknown atom into bad (for the diagnostic). */
 bool units_parse(const char *text, Unit *out, char *bad, size_t bad_n);
-/* Reads a number with an optional unit after it ("2MPa", "1e6 Pa", "0.5"): QUANTITY_OK with
- * the number, its unit (dimensionless when none) and whether one was given;
- * QUANTITY_NOT_A_NUMBER; or QUANTITY_BAD_UNIT with the unknown atom in bad. */
-enum { QUANTITY_OK, QUANTITY_NOT_A_NUMBER, QUANTITY_BAD_UNIT };
-int units_parse_quantity(const char *text, double *number, Unit *unit, bool *has_unit, char *bad, size_t bad_n);
+/* Reads a quantity of dimension `need`: a number with an optional unit after it ("2MPa",
+ * "1e6 Pa", "0.5"; a bare 0 fits any dimension). QUANTITY_OK with its SI value in si;
+ * QUANTITY_NOT_A_NUMBER; QUANTITY_BAD_UNIT with the unknown atom in bad; or
+ * QUANTITY_WRONG_DIMS with the dimension given in have. */
+enum { QUANTITY_OK, QUANTITY_NOT_A_NUMBER, QUANTITY_BAD_UNIT, QUANTITY_WRONG_DIMS };
+int units_parse_quantity(const char *text, Dims need, double *si, Dims *have, char *bad, size_t bad_n);
 /* Length of the unit text worth keeping: the first atom always, then further `*atom` or
  * `/atom` only while the atom is a known unit ("Hz*t" keeps "Hz"; "N*m" keeps all). */
 size_t units_token_length(const char *text, size_t len);
