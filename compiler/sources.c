@@ -102,14 +102,20 @@ char *sources_read(const char *path, size_t *len)
 
 FILE *sources_open(const char *path)
 {
-    if (!find(path) && !recording)
-        return fopen(path, "r");
-    size_t len;
-    char *text = sources_read(path, &len);
-    free(text);
     const Kept *k = find(path);
+    if (!k && recording) {
+        size_t len;
+        char *text = read_disk(path, &len);
+        if (!text)
+            return NULL;
+        keep(path, text, len);
+        free(text);
+        k = &kept[n_kept - 1];
+    }
+    if (!k)
+        return fopen(path, "r");
     /* fmemopen refuses an empty buffer: an empty file reads as its terminating NUL's absence. */
-    return k ? fmemopen(k->text, k->len ? k->len : 1, "r") : NULL;
+    return fmemopen(k->text, k->len ? k->len : 1, "r");
 }
 
 void sources_reset(void)
