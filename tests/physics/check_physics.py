@@ -14,24 +14,33 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tap  # noqa: E402
 from discrete_rod import chain_tip, natural_polygon  # noqa: E402
+from vtk_frame import frame_points  # noqa: E402
 from tap import check  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
 
 
-def run(model, *args, env=None):
-    """Runs MODEL (under DIR, or an absolute path) with extra environment variables `env`;
-    returns (exit code, probe rows, output dir)."""
+def run_logged(model, *args, env=None, output="--quiet"):
+    """Runs MODEL (under DIR, or an absolute path) with extra environment variables `env` and
+    `output` (--quiet, --verbose, or None for the run summary); returns (the finished process,
+    with its stdout and stderr, probe rows, output dir)."""
     out = tempfile.mkdtemp(prefix="srd_phys_")
-    p = subprocess.run([srdc, "run", os.path.join(here, model), "--out", out, "--quiet", *args],
+    p = subprocess.run([srdc, "run", os.path.join(here, model), "--out", out, *([output] if output else []), *args],
                        capture_output=True, text=True, env=dict(os.environ, **(env or {})))
-    if p.returncode != 0:
-        print(p.stdout + p.stderr)
     rows = []
     path = os.path.join(out, "probes.csv")
     if os.path.exists(path):
         with open(path) as f:
             rows = list(csv.DictReader(f))
+    return p, rows, out
+
+
+def run(model, *args, env=None):
+    """run_logged --quiet, printing the output of a failed run; returns (exit code, probe rows,
+    output dir)."""
+    p, rows, out = run_logged(model, *args, env=env)
+    if p.returncode != 0:
+        print(p.stdout + p.stderr)
     return p.returncode, rows, out
 
 
@@ -149,9 +158,7 @@ for method in ["implicit_euler", "implicit_midpoint", "newmark", "verlet", "eule
 # 6. Modal analysis of a fixed-free chain of n = 8 masses: the frequencies are
 # 2 sqrt(k/m) sin((2j - 1) pi / (2(2n + 1))) / 2 pi exactly (the lumped chain is the
 # discrete system itself); LAPACK's symmetric eigensolver gives them to 1e-10 relative.
-out = tempfile.mkdtemp(prefix="srd_modes_")
-p = subprocess.run([srdc, "run", os.path.join(here, "chain_modes.srd"), "--out", out, "--quiet"],
-                   capture_output=True, text=True)
+p, _, out = run_logged("chain_modes.srd")
 check(p.returncode == 0, "modes: modal analysis runs")
 if p.returncode == 0:
     with open(os.path.join(out, "modes.csv")) as f:
@@ -177,9 +184,7 @@ else:
 
 # 8. A run that cannot go on (the energy is undefined below z = -5 cm) stops with exit status 2,
 # says when and where, and keeps the frames written before.
-out = tempfile.mkdtemp(prefix="srd_fail_")
-p = subprocess.run([srdc, "run", os.path.join(here, "failing.srd"), "--out", out, "--quiet"],
-                   capture_output=True, text=True)
+p, _, out = run_logged("failing.srd")
 frames = glob.glob(os.path.join(out, "fall_*.vtu"))
 check(p.returncode == 2, "failing run: exit status 2 (got %d)" % p.returncode)
 check("at t = " in p.stderr and "body ball, z" in p.stderr and "hint:" in p.stderr,
@@ -193,9 +198,7 @@ check(len(frames) >= 5 and len(series) == len(frames),
 # last iterations the relative residual e_k = |r_k| / |r_0| satisfies log e_{k+1} / log e_k
 # >= 1.8 (2 for exact quadratic convergence; the Hessians are exact). The iteration log of
 # --verbose is printed for the record.
-out = tempfile.mkdtemp(prefix="srd_newton_")
-p = subprocess.run([srdc, "run", os.path.join(here, "sagging_chain.srd"), "--out", out, "--verbose"],
-                   capture_output=True, text=True)
+p, _, _ = run_logged("sagging_chain.srd", output="--verbose")
 res = [float(line.split("=")[-1].split()[0]) for line in p.stdout.splitlines() if "|residual|" in line]
 print("# Newton residuals: " + " ".join("%.3e" % r for r in res))
 rel = [r / res[0] for r in res] if res else []
@@ -252,13 +255,6 @@ examples = os.path.join(os.path.dirname(os.path.dirname(here)), "examples")
 def run_example(name, *args, env=None):
     """Runs examples/NAME.srd like run() does a test model: (exit code, probe rows, output dir)."""
     return run(os.path.abspath(os.path.join(examples, name + ".srd")), *args, env=env)
-
-
-def frame_points(path):
-    """The points of a VTK frame, as (x, y, z) tuples in node order."""
-    piece = ET.parse(path).getroot().find("UnstructuredGrid/Piece")
-    values = [float(v) for v in piece.find("Points/DataArray").text.split()]
-    return [tuple(values[i:i + 3]) for i in range(0, len(values), 3)]
 
 
 for kappa in (15.70, 31.45, 47.10):
@@ -412,7 +408,7 @@ for fluid in (1000, 1500, 1200):
 path = os.path.join(tempfile.mkdtemp(prefix="srd_visc_rk4_"), "sinking_rk4.srd")
 with open(path, "w") as f:
     f.write(open(os.path.join(here, "sinking_rod.srd")).read().replace("implicit_euler", "rk4"))
-p = subprocess.run([srdc, "run", path, "--out", tempfile.mkdtemp(), "--quiet"], capture_output=True, text=True)
+p, _, _ = run_logged(path)
 check(p.returncode == 1 and "need an implicit method" in p.stderr and "hint:" in p.stderr,
       "viscous drag with rk4 is refused with a hint (exit %d)" % p.returncode)
 
@@ -480,7 +476,9 @@ else:
 # * rest length +20%: the 19 free edges grow, the clamped first one cannot: tip at
 #   x = 5 mm + 19 * 6 mm, to 1e-9 m;
 # * Young's modulus E0 -> 2 E0: the sag equals that of a rod made of 2 E0, to 1e-9 relative.
-code, rows, _ = run("actuated_curl.srd")
+# (one --verbose run serves the three checks of the curl below)
+curl, rows, _ = run_logged("actuated_curl.srd", output="--verbose")
+code = curl.returncode
 if code == 0 and rows:
     want = natural_polygon(10, 0.005, 20)[-1]
     tip = (float(rows[-1]["tip.x"]), float(rows[-1]["tip.y"]), float(rows[-1]["tip.z"]))
@@ -492,7 +490,7 @@ else:
 # The same curl with its schedule read from a table (curl_schedule.csv, interpolated by
 # generated code): it follows the ramp version at every probe to 1e-12 m.
 code, table_rows, _ = run("actuated_curl_table.srd")
-code2, ramp_rows, _ = run("actuated_curl.srd")
+code2, ramp_rows = curl.returncode, rows
 if code == 0 and code2 == 0 and table_rows and len(table_rows) == len(ramp_rows):
     diff = max(abs(float(a["tip." + c]) - float(b["tip." + c])) for a, b in zip(table_rows, ramp_rows) for c in "xyz")
     check(diff <= 1e-12, "curvature from a table follows the ramp (largest difference %.1e m, tol 1e-12 m)" % diff)
@@ -501,8 +499,7 @@ else:
 # Newton at rounding error: the curl asks for 1e-12 of the characteristic force, where the
 # potential's decrease over a step is below its own rounding error. The line search then lets
 # the residual decide; rejecting those steps once took 25 iterations and a retried step.
-p = subprocess.run([srdc, "run", os.path.join(here, "actuated_curl.srd"), "--out", tempfile.mkdtemp(prefix="srd_phys_"),
-                    "--verbose"], capture_output=True, text=True)
+p = curl
 per_step = {}
 for line in (p.stdout + p.stderr).splitlines():
     m = re.match(r"\s*t = (\S+) s, iteration (\d+):", line)
@@ -746,11 +743,9 @@ check(len(times) == 6 and all(abs(b - a - 0.002) < 1e-9 for a, b in zip(times, t
 # 29d. Steps retried in substeps end where the step should: a spring pendulum with at most 3
 # Newton iterations per step retries many steps, yet the run ends at exactly 1 s and samples
 # every 20 ms (a retry used to re-run the whole step after the substeps that had succeeded).
-p = subprocess.run([srdc, "run", os.path.join(here, "retry_steps.srd"), "--out", tempfile.mkdtemp(prefix="srd_")],
-                   capture_output=True, text=True)
+p, rows, _ = run_logged("retry_steps.srd", output=None)
 retried = re.search(r"\((\d+) rejected\)", p.stdout)
-code, rows, _ = run("retry_steps.srd")
-times = [float(r["t"]) for r in rows] if code == 0 else []
+times = [float(r["t"]) for r in rows] if p.returncode == 0 else []
 check(p.returncode == 0 and retried and int(retried.group(1)) > 0 and len(times) == 51 and
       abs(times[-1] - 1) < 1e-12 and all(abs(t - 0.02 * i) < 1e-9 for i, t in enumerate(times)),
       "steps retried in substeps (%s) still end on the 20 ms grid, the last at %s s (tol 1e-12 s)"
@@ -846,8 +841,7 @@ else:
 # The run summary's contact statistics for the bead: one node in contact throughout, and the
 # deepest penetration below the surface is the static penalty equilibrium's 4.653e-6 m to 2%
 # (the oscillation's varying normal force changes it by about 0.4%).
-out = tempfile.mkdtemp(prefix="srd_valley_")
-p = subprocess.run([srdc, "run", os.path.join(here, "valley.srd"), "--out", out], capture_output=True, text=True)
+p, _, _ = run_logged("valley.srd", output=None)
 line = [l for l in p.stdout.splitlines() if l.startswith("contact:")]
 nums = [float(v) for v in re.findall(r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?", line[0])] if line else []
 if p.returncode == 0 and len(nums) >= 5:
@@ -865,8 +859,9 @@ else:
 # either way). dt = 2.5 ms (the paper's faster-than-real-time step), first cycle: Newton's
 # method converges throughout and the robot rolls one limb (tol 10%); the predictor of
 # Newmark's scheme once failed here at t = 0.27 s.
-def star_ring(out, t_end):
-    """Centre x, z and angle of node 0 about it at t = 0 and at t_end (frames every 20 ms)."""
+def star_ring(out, *t_ends):
+    """Centre x, z and angle of node 0 about it at t = 0 and at each of t_ends (frames every
+    20 ms)."""
     frames = sorted(f for f in os.listdir(out) if f.endswith(".vtu"))
     if not frames:
         return None
@@ -874,7 +869,7 @@ def star_ring(out, t_end):
         pts = [(p[0], p[2]) for p in frame_points(os.path.join(out, name))[:7]]
         cx, cz = sum(p[0] for p in pts) / 7, sum(p[1] for p in pts) / 7
         return cx, cz, math.degrees(math.atan2(pts[0][1] - cz, pts[0][0] - cx))
-    return ring(frames[0]), ring(frames[min(range(len(frames)), key=lambda k: abs(k * 0.02 - t_end))])
+    return [ring(frames[0])] + [ring(frames[min(range(len(frames)), key=lambda k: abs(k * 0.02 - t))]) for t in t_ends]
 
 def turned(a, b):
     """Clockwise turn from angle a to angle b, in (-180, 180]."""
@@ -884,8 +879,7 @@ def turned(a, b):
 pitch = 360 / 7
 code, _, out = run_example("star_roller", "--duration", "5.9")
 if code == 0:
-    r0, r1 = star_ring(out, 2.9)
-    _, r2 = star_ring(out, 5.9)
+    r0, r1, r2 = star_ring(out, 2.9, 5.9)
     turns = (turned(r0[2], r1[2]), turned(r1[2], r2[2]))
     moves = (r1[0] - r0[0], r2[0] - r1[0])
     check(all(abs(t - pitch) <= 0.1 * pitch for t in turns) and all(m > 0 for m in moves),
@@ -896,8 +890,8 @@ else:
 code, _, out = run_example("star_roller", "--duration", "2.9", "-p", "slope=6deg")
 if code == 0:
     r0, r1 = star_ring(out, 2.9)
-    check(abs(turned(r0[2], r1[2])) < 10, "star_roller, +6 degrees: fails to roll in the first cycle (turns %.1f "
-          "degrees, tol 10)" % turned(r0[2], r1[2]))
+    t = turned(r0[2], r1[2])
+    check(abs(t) < 10, "star_roller, +6 degrees: fails to roll in the first cycle (turns %.1f degrees, tol 10)" % t)
 else:
     check(False, "star_roller example runs on a +6 degree incline")
 code, _, out = run_example("star_roller", "--duration", "2.9", "--dt", "2.5ms")

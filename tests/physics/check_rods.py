@@ -20,11 +20,10 @@ import subprocess
 import sys
 import tempfile
 
-import xml.etree.ElementTree as ET
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tap  # noqa: E402
-from discrete_rod import chain_tip, natural_polygon, weights  # noqa: E402
+from discrete_rod import chain_tip, natural_polygon, spring_length, weights  # noqa: E402
+from vtk_frame import frame_arrays, frame_points  # noqa: E402
 from tap import check  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
@@ -273,8 +272,6 @@ check(abs(xa - xb) <= 1e-9 and abs(za - zb) <= 1e-9,
       % (xa, za, xb, zb))
 code, rows, _, _ = run("cantilever_tip_load.srd")
 if code == 0 and rows:
-    n = 51
-    l = L / (n - 1)
     x, _, z = last(rows, "tip")
     xe, ze = elastica(L, P_EI=alpha / L ** 2, EA_EI=A / I)
     check(abs(x / xe - 1) <= 1e-2 and abs(z / ze - 1) <= 1e-2,
@@ -289,7 +286,6 @@ else:
 # 8e-4, 2e-3 and 2.3e-3 high for the first three. The tolerance, 1%.
 beta = [1.8751040687, 4.6940911330, 7.8547574382]
 n = 50
-l = L / (n - 1)
 E = 20e9
 c = math.sqrt(E * I / (rho * A))
 code, rows, out, _ = run("cantilever_vibration.srd")
@@ -390,7 +386,7 @@ code, _, out, _ = run("torsion_modes.srd")
 freq = modes(out)
 if len(freq) == 4:
     M = n - 2
-    springs = [G * J / (1.5 * l)] + [G * J / l] * (M - 1)  # spring k ties inertia k to k - 1 (0: the wall)
+    springs = [G * J / spring_length(k + 1, l) for k in range(M)]  # spring k ties inertia k to k - 1 (0: the wall)
     m_twist = rho * J * l
     diag = [(springs[k] + (springs[k + 1] if k + 1 < M else 0)) / m_twist for k in range(M)]
     off = [-springs[k] / m_twist for k in range(1, M)]
@@ -420,10 +416,8 @@ else:
 code, rows, out, _ = run("natural_arc.srd")
 frames = sorted(glob.glob(os.path.join(out, "arc_*.vtu")))
 if code == 0 and frames:
-    piece = ET.parse(frames[-1]).getroot().find("UnstructuredGrid/Piece")
-    values = piece.find("Points/DataArray").text.split()
-    pts = [tuple(map(float, values[i:i + 3])) for i in range(0, len(values), 3)]
-    twist = [float(v) for arr in piece.iter("DataArray") if arr.get("Name") == "twist" for v in arr.text.split()]
+    pts = frame_points(frames[-1])
+    twist = [v for name, values in frame_arrays(frames[-1]) if name == "twist" for v in values]
     kappa = 31.4159
     R = 1 / kappa
     l = L / (len(pts) - 1)

@@ -19,7 +19,6 @@ import csv
 import glob
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -27,8 +26,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import check, finish  # noqa: E402
-
-
+from vtk_frame import frame_points  # noqa: E402
 
 RHO, G, L, H = 1200.0, 9.81, 0.09, 1e-3
 
@@ -37,19 +35,30 @@ def euler_bernoulli(E):
     return -3 * RHO * G * L ** 4 / (2 * E * H ** 2)
 
 
-def tip_deflection(srdc, work, source, pattern, youngs):
-    text = open(source).read().replace("pattern = equilateral", "pattern = " + pattern)
-    path = os.path.join(work, "strip.srd")
-    with open(path, "w") as f:
-        f.write(text)
-    out = os.path.join(work, "out")
+def run(srdc, path, out, *args):
+    """`srdc run PATH --out OUT --quiet ARGS`: (the finished process, probe rows or None)."""
     shutil.rmtree(out, ignore_errors=True)
-    r = subprocess.run([srdc, "run", path, "-p", "youngs=" + youngs, "--out", out, "--quiet"],
+    r = subprocess.run([srdc, "run", path, "--out", out, "--quiet", *args],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        return None
-    rows = list(csv.DictReader(open(os.path.join(out, "probes.csv"))))
-    return float(rows[-1]["tip"])
+    probes = os.path.join(out, "probes.csv")
+    rows = list(csv.DictReader(open(probes))) if r.returncode == 0 and os.path.exists(probes) else None
+    return r, rows
+
+
+_tips = {}
+
+
+def tip_deflection(srdc, work, source, pattern, youngs):
+    """The strip's tip, from one run per (model, mesh, modulus): the sweep and the mesh study
+    share the equilateral 2 GPa runs."""
+    if (source, pattern, youngs) not in _tips:
+        text = open(source).read().replace("pattern = equilateral", "pattern = " + pattern)
+        path = os.path.join(work, "strip.srd")
+        with open(path, "w") as f:
+            f.write(text)
+        r, rows = run(srdc, path, os.path.join(work, "out"), "-p", "youngs=" + youngs)
+        _tips[source, pattern, youngs] = float(rows[-1]["tip"]) if rows else None
+    return _tips[source, pattern, youngs]
 
 
 def modulus_sweep(srdc, examples, work):
@@ -110,12 +119,6 @@ def mesh_dependence(srdc, examples, work):
                                         100 * err["hinge", "equilateral"]))
 
 
-def final_points(out):
-    text = open(sorted(glob.glob(os.path.join(out, "*.vtu")))[-1]).read()
-    values = [float(v) for v in re.search(r"<Points>\s*<DataArray[^>]*>([^<]*)</DataArray>", text).group(1).split()]
-    return [values[i:i + 3] for i in range(0, len(values), 3)]
-
-
 def fit_circle(points):
     """Least-squares circle x^2 + z^2 + D x + E z + F = 0 through (x, z): centre and radius."""
     S = [[0.0] * 3 for _ in range(3)]
@@ -142,12 +145,11 @@ def fit_circle(points):
 def curled_plate(srdc, physics, work):
     out = os.path.join(work, "curl")
     kappa, a = 10.0, 0.005
-    r = subprocess.run([srdc, "run", os.path.join(physics, "curled_plate.srd"), "--out", out, "--quiet"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r, _ = run(srdc, os.path.join(physics, "curled_plate.srd"), out)
     if r.returncode != 0:
         check(False, "curled plate runs: " + r.stderr[:300])
         return
-    pts = final_points(out)
+    pts = frame_points(sorted(glob.glob(os.path.join(out, "*.vtu")))[-1])
     # The free part and the clamp's last column (x = 1 cm) are the polygon's vertices.
     arc = [(p[0], p[2]) for p in pts if p[0] >= 0.01 - 1e-9 or p[2] < -1e-12]
     xc, zc, R = fit_circle(arc)
@@ -163,13 +165,11 @@ def curled_plate(srdc, physics, work):
 
 
 def rod_shell_joint(srdc, physics, work):
-    out = os.path.join(work, "joint")
-    r = subprocess.run([srdc, "run", os.path.join(physics, "rod_shell_joint.srd"), "--out", out, "--quiet"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r, rows = run(srdc, os.path.join(physics, "rod_shell_joint.srd"), os.path.join(work, "joint"))
     if r.returncode != 0:
         check(False, "rod-shell joint model runs: " + r.stderr[:300])
         return
-    row = list(csv.DictReader(open(os.path.join(out, "probes.csv"))))[-1]
+    row = rows[-1]
     E, w, h, radius, P = 1e9, 0.01, 1e-3, 1e-3, 1e-3
     L1, L2 = 0.045, 0.05                      # free strip, rod
     EI1, EI2 = E * w * h ** 3 / 12, E * math.pi * radius ** 4 / 4
