@@ -670,6 +670,32 @@ static int dof_bandwidth(const Groups *g, const int *first, int n_cliques, const
     return bw;
 }
 
+/* Renumbers the groups (first[v]: first DOF of group v) in reverse Cuthill-McKee order, unless
+ * that order gives a wider band than the declaration order (it can on some shell meshes, whose
+ * generators already number nodes row by row); returns the half-bandwidth of the kept order. */
+static int order_groups(const Groups *g, int *first, int n_cliques, const int *cstart, const int *members,
+                        int natural)
+{
+    srd_graph graph = srd_graph_from_cliques(g->n, n_cliques, cstart, members);
+    int *perm = srd_xcalloc((size_t)g->n + 1, sizeof(int));
+    int *saved = srd_xcalloc((size_t)g->n + 1, sizeof(int));
+    memcpy(saved, first, sizeof(int) * (size_t)g->n);
+    srd_rcm(&graph, perm);
+    for (int k = 0, dof = 0; k < g->n; k++) {
+        first[perm[k]] = dof;
+        dof += g->size[perm[k]];
+    }
+    int bw = dof_bandwidth(g, first, n_cliques, cstart, members);
+    if (bw > natural) {
+        memcpy(first, saved, sizeof(int) * (size_t)g->n);
+        bw = natural;
+    }
+    srd_graph_free(&graph);
+    free(perm);
+    free(saved);
+    return bw;
+}
+
 static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned char *needs_xi)
 {
     srd_model *m = f->m;
@@ -684,15 +710,7 @@ static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned
     }
     m->n_dofs = dof;
     m->bandwidth_natural = dof_bandwidth(&g, first, nc, cstart, members);
-    srd_graph graph = srd_graph_from_cliques(g.n, nc, cstart, members);
-    int *perm = srd_xcalloc((size_t)g.n + 1, sizeof(int));
-    srd_rcm(&graph, perm);
-    dof = 0;
-    for (int k = 0; k < g.n; k++) {
-        first[perm[k]] = dof;
-        dof += g.size[perm[k]];
-    }
-    m->bandwidth = dof_bandwidth(&g, first, nc, cstart, members);
+    m->bandwidth = order_groups(&g, first, nc, cstart, members, m->bandwidth_natural);
     m->node_dof = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(int));
     m->dof_kind = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(int));
     m->dof_owner = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(int));
@@ -717,8 +735,6 @@ static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned
             m->dof_owner[m->edge_xi[i]] = i;
         }
     }
-    srd_graph_free(&graph);
-    free(perm);
     free(first);
     free(cstart);
     free(members);
