@@ -3,12 +3,14 @@
  * built by `srdc build` (kernels linked in) share it. */
 #include "driver.h"
 #include "clock.h"
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "contact.h"
+#include "files.h"
 #include "output_vtk.h"
 #include "parallel.h"
 #include "sim.h"
@@ -29,46 +31,62 @@ static int check_supported(const srd_model *m)
 }
 
 typedef struct Probes {
-    FILE *f;
+    srd_outfile out;
     double next;
 } Probes;
+
+/* Says which file could not be written and why; returns the I/O exit status. */
+static int report_outfile(const srd_outfile *f)
+{
+    char msg[4300];
+    srd_outfile_error(f, msg, sizeof msg);
+    fprintf(stderr, "%s: error: %s\n", prog_name, msg);
+    return SRD_EXIT_IO;
+}
+
+static int report_frames(const srd_vtk_series *vtk)
+{
+    char msg[4300];
+    srd_vtk_error(vtk, msg, sizeof msg);
+    fprintf(stderr, "%s: error: %s\n", prog_name, msg);
+    return SRD_EXIT_IO;
+}
 
 static int open_probes(Probes *pr, const char *dir, const srd_analysis *a)
 {
     memset(pr, 0, sizeof *pr);
     if (!a->n_probes)
         return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/probes.csv", dir);
-    pr->f = fopen(path, "w");
-    if (!pr->f)
+    if (srd_outfile_open(&pr->out, dir, "probes.csv") != 0)
         return -1;
-    fprintf(pr->f, "t");
+    srd_outfile_printf(&pr->out, "t");
     for (int i = 0; i < a->n_probes; i++) {
         if (a->probes[i].dof >= 0)
-            fprintf(pr->f, ",%s", a->probes[i].name);
+            srd_outfile_printf(&pr->out, ",%s", a->probes[i].name);
         else
-            fprintf(pr->f, ",%s.x,%s.y,%s.z", a->probes[i].name, a->probes[i].name, a->probes[i].name);
+            srd_outfile_printf(&pr->out, ",%s.x,%s.y,%s.z", a->probes[i].name, a->probes[i].name, a->probes[i].name);
     }
-    fprintf(pr->f, "\n");
-    return 0;
+    srd_outfile_printf(&pr->out, "\n");
+    return srd_outfile_flush(&pr->out);
 }
 
-static void write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, const double *q, double t)
+/* One row of probes.csv, flushed so that a run that stops keeps every row it took; 0, or -1
+ * when the file cannot be written. */
+static int write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, const double *q, double t)
 {
-    if (!pr->f)
-        return;
-    fprintf(pr->f, "%.9g", t);
+    if (!pr->out.f)
+        return 0;
+    srd_outfile_printf(&pr->out, "%.9g", t);
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
         if (p->dof >= 0)
-            fprintf(pr->f, ",%.12g", q[p->dof]);
+            srd_outfile_printf(&pr->out, ",%.12g", q[p->dof]);
         else
             for (int c = 0; c < 3; c++)
-                fprintf(pr->f, ",%.12g", q[m->node_dof[p->node] + c]);
+                srd_outfile_printf(&pr->out, ",%.12g", q[m->node_dof[p->node] + c]);
     }
-    fprintf(pr->f, "\n");
-    fflush(pr->f);
+    srd_outfile_printf(&pr->out, "\n");
+    return srd_outfile_flush(&pr->out);
 }
 
 /* probes.csv has one row per sampling time: the finest period any probe asks for (every step
@@ -105,7 +123,7 @@ static void progress(double done, double total)
         fprintf(stderr, "\r%*s\r", width + 12, "");
 }
 
-static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_series *vtk, Probes *pr)
+static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probes *pr)
 {
     const srd_analysis *a = &m->statics;
     s->tolerance = a->tolerance;
@@ -116,15 +134,14 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
         report_failure(s, code);
         return SRD_EXIT_NUMERIC;
     }
-    write_probes(pr, m, a, s->q, 0);
+    if (write_probes(pr, m, a, s->q, 0) != 0)
+        return report_outfile(&pr->out);
     double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
     srd_sim_net_force(s, force);
     int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
     free(force);
-    if (bad) {
-        fprintf(stderr, "%s: error: cannot write frames in %s\n", prog_name, out);
-        return SRD_EXIT_IO;
-    }
+    if (bad)
+        return report_frames(vtk);
     printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
            s->total_iterations, s->last.residual);
     return SRD_EXIT_OK;
@@ -143,27 +160,24 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
         fprintf(stderr, "%s: error: %s\n", prog_name, err);
         status = SRD_EXIT_NUMERIC;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/modes.csv", out);
-    FILE *f = status == SRD_EXIT_OK ? fopen(path, "w") : NULL;
-    if (status == SRD_EXIT_OK && !f) {
-        fprintf(stderr, "%s: error: cannot write %s\n", prog_name, path);
-        status = SRD_EXIT_IO;
-    }
-    if (f) {
-        fprintf(f, "mode,frequency_hz\n");
+    srd_outfile csv = { 0 };
+    if (status == SRD_EXIT_OK && srd_outfile_open(&csv, out, "modes.csv") != 0)
+        status = report_outfile(&csv);
+    if (status == SRD_EXIT_OK) {
+        srd_outfile_printf(&csv, "mode,frequency_hz\n");
         printf("natural frequencies:\n");
         for (int k = 0; k < count; k++) {
-            fprintf(f, "%d,%.12g\n", k + 1, freq[k]);
+            srd_outfile_printf(&csv, "%d,%.12g\n", k + 1, freq[k]);
             printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
         }
-        fclose(f);
+        if (srd_outfile_close(&csv) != 0)
+            status = report_outfile(&csv);
         /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
         if (a->output_format && !strcmp(a->output_format, "vtk")) {
             srd_vtk_series vtk;
             double *q = calloc((size_t)m->n_dofs, sizeof(double));
             if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
-                for (int k = 0; k < count; k++) {
+                for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
                     double amp = 0;
                     for (int i = 0; i < m->n_nodes; i++)
                         for (int c = 0; c < 3; c++)
@@ -171,7 +185,7 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
                     for (int d = 0; d < m->n_dofs; d++)
                         q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
                     if (srd_vtk_write(&vtk, m, q, NULL, NULL, k + 1) != 0)
-                        status = SRD_EXIT_IO;
+                        status = report_frames(&vtk);
                 }
                 srd_vtk_close(&vtk);
             }
@@ -208,11 +222,12 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
     /* Kinetic, potential and total energy at the output cadence: conservation is how one
      * judges an undamped run. */
-    char epath[4096];
-    snprintf(epath, sizeof epath, "%s/energy.csv", o->out);
-    FILE *ef = fopen(epath, "w");
-    if (ef)
-        fprintf(ef, "t,kinetic,potential,total\n");
+    srd_outfile ef;
+    if (srd_outfile_open(&ef, o->out, "energy.csv") != 0) {
+        free(force);
+        return report_outfile(&ef);
+    }
+    srd_outfile_printf(&ef, "t,kinetic,potential,total\n");
     srd_method method = (srd_method)srd_method_from_name(a->method);
     srd_contact_stats contact;
     srd_contact_stats_init(&contact, m, ground_height);
@@ -228,20 +243,25 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
         if (vtk && s->t >= next_out - 1e-6 * s->dt) {
             srd_sim_net_force(s, force);
             if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
-                fprintf(stderr, "%s: error: cannot write frames in %s\n", prog_name, o->out);
-                status = SRD_EXIT_IO;
+                status = report_frames(vtk);
                 break;
             }
             next_out += out_every;
         }
-        if (ef && s->t >= next_energy - 1e-6 * s->dt) {
+        if (s->t >= next_energy - 1e-6 * s->dt) {
             double ke = srd_kinetic_energy(s), pe = srd_potential_energy(s);
-            fprintf(ef, "%.9g,%.12g,%.12g,%.12g\n", s->t, ke, pe, ke + pe);
-            fflush(ef);
+            srd_outfile_printf(&ef, "%.9g,%.12g,%.12g,%.12g\n", s->t, ke, pe, ke + pe);
+            if (srd_outfile_flush(&ef) != 0) {
+                status = report_outfile(&ef);
+                break;
+            }
             next_energy += out_every;
         }
         if (s->t >= pr->next - 1e-6 * s->dt) {
-            write_probes(pr, m, a, s->q, s->t);
+            if (write_probes(pr, m, a, s->q, s->t) != 0) {
+                status = report_outfile(&pr->out);
+                break;
+            }
             pr->next += probe_every;
         }
         srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
@@ -249,8 +269,8 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
             progress(k, steps);
     }
     free(force);
-    if (ef)
-        fclose(ef);
+    if (srd_outfile_close(&ef) != 0 && status == SRD_EXIT_OK)
+        status = report_outfile(&ef);
     double wall = srd_seconds() - t0;
     if (status == SRD_EXIT_OK && !o->quiet) {
         int threads = srd_assembler_threads(s->assembler);
@@ -273,17 +293,21 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
     memset(&vtk, 0, sizeof vtk);
     Probes pr = { 0 };
     const char *name = a->output_name ? a->output_name : "frames";
-    if (srd_vtk_open(&vtk, o->out, name) != 0 || open_probes(&pr, o->out, a) != 0) {
-        fprintf(stderr, "%s: error: cannot write to %s\n", prog_name, o->out);
-        srd_vtk_close(&vtk);
+    if (srd_vtk_open(&vtk, o->out, name) != 0) {
+        fprintf(stderr, "%s: error: cannot write to %s: %s\n", prog_name, o->out, strerror(errno));
         return SRD_EXIT_IO;
     }
+    if (open_probes(&pr, o->out, a) != 0) {
+        srd_outfile_close(&pr.out);
+        srd_vtk_close(&vtk);
+        return report_outfile(&pr.out);
+    }
     bool have_vtk = a->output_format && !strcmp(a->output_format, "vtk") && a != &m->modes;
-    int status = a == &m->statics  ? run_static(s, m, o->out, have_vtk ? &vtk : NULL, &pr)
+    int status = a == &m->statics  ? run_static(s, m, have_vtk ? &vtk : NULL, &pr)
                : a == &m->modes    ? run_modes(s, m, o->out)
                                    : run_dynamic(s, m, o, have_vtk ? &vtk : NULL, &pr, ground_height);
-    if (pr.f)
-        fclose(pr.f);
+    if (srd_outfile_close(&pr.out) != 0 && status == SRD_EXIT_OK)
+        status = report_outfile(&pr.out);
     srd_vtk_close(&vtk);
     return status;
 }

@@ -2,6 +2,8 @@
 #include "files.h"
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 int srd_make_dirs(const char *dir)
@@ -16,4 +18,48 @@ int srd_make_dirs(const char *dir)
             *p = '/';
         }
     return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int srd_outfile_open(srd_outfile *o, const char *dir, const char *name)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+    o->f = fopen(o->path, "w");
+    if (!o->f)
+        o->failed_errno = errno;
+    return o->f ? 0 : -1;
+}
+
+void srd_outfile_printf(srd_outfile *o, const char *fmt, ...)
+{
+    if (!o->f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vfprintf(o->f, fmt, ap) < 0 && !o->failed_errno)
+        o->failed_errno = errno ? errno : EIO;
+    va_end(ap);
+}
+
+int srd_outfile_flush(srd_outfile *o)
+{
+    if (o->f && (fflush(o->f) != 0 || ferror(o->f)) && !o->failed_errno)
+        o->failed_errno = errno ? errno : EIO;
+    return o->failed_errno ? -1 : 0;
+}
+
+int srd_outfile_close(srd_outfile *o)
+{
+    if (!o->f)
+        return o->failed_errno ? -1 : 0;
+    srd_outfile_flush(o);
+    if (fclose(o->f) != 0 && !o->failed_errno)
+        o->failed_errno = errno ? errno : EIO;
+    o->f = NULL;
+    return o->failed_errno ? -1 : 0;
+}
+
+void srd_outfile_error(const srd_outfile *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "cannot write %s: %s", o->path, strerror(o->failed_errno ? o->failed_errno : EIO));
 }

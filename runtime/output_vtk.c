@@ -1,10 +1,12 @@
 /* output_vtk.c — VTK XML frames and the ParaView series file. */
 #include "output_vtk.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
 #include "files.h"
+#include <unistd.h>
 
 int srd_vtk_open(srd_vtk_series *s, const char *dir, const char *name)
 {
@@ -67,24 +69,44 @@ static void write_cell_data(FILE *f, const srd_model *m, const double *q, int n_
     fprintf(f, "        </DataArray>\n      </CellData>\n");
 }
 
-static int write_pvd(const srd_vtk_series *s)
+/* Remembers which file failed and why, for the caller's message; returns -1. */
+static int fail(srd_vtk_series *s, const char *path)
 {
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/%s.pvd", s->dir, s->name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
+    s->failed_errno = errno;
+    free(s->failed_path);
+    s->failed_path = srd_xstrdup(path);
+    return -1;
+}
+
+static int pvd_create(srd_vtk_series *s, const char *path)
+{
+    s->pvd = fopen(path, "w");
+    if (!s->pvd)
         return -1;
-    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
-               "  <Collection>\n");
-    for (int k = 0; k < s->frames; k++)
-        fprintf(f, "    <DataSet timestep=\"%.9g\" group=\"\" part=\"0\" file=\"%s_%06d.vtu\"/>\n", s->times[k],
-                s->name, k);
-    fprintf(f, "  </Collection>\n</VTKFile>\n");
-    int bad = ferror(f);
-    bad |= fclose(f);
-    /* Replace atomically: readers never see a half-written series. */
-    return bad || rename(tmp, path) != 0 ? -1 : 0;
+    fprintf(s->pvd, "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
+                    "byte_order=\"LittleEndian\">\n  <Collection>\n");
+    s->pvd_entries_end = ftell(s->pvd);
+    return s->pvd_entries_end < 0 ? -1 : 0;
+}
+
+/* Adds frame `frames` to the series: its entry overwrites the closing tags, which follow it
+ * again, in one write. The file only grows, so it is a valid series after every frame and
+ * each frame costs one short write, not a rewrite of the whole list. */
+static int pvd_append(srd_vtk_series *s, double t)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.pvd", s->dir, s->name);
+    if (!s->pvd && pvd_create(s, path) != 0)
+        return fail(s, path);
+    if (fseek(s->pvd, s->pvd_entries_end, SEEK_SET) != 0)
+        return fail(s, path);
+    fprintf(s->pvd, "    <DataSet timestep=\"%.9g\" group=\"\" part=\"0\" file=\"%s_%06d.vtu\"/>\n", t, s->name,
+            s->frames);
+    s->pvd_entries_end = ftell(s->pvd);
+    fprintf(s->pvd, "  </Collection>\n</VTKFile>\n");
+    if (fflush(s->pvd) != 0 || ferror(s->pvd) || s->pvd_entries_end < 0)
+        return fail(s, path);
+    return 0;
 }
 
 static void write_node_vectors(FILE *f, const srd_model *m, const char *name, const double *values)
@@ -97,8 +119,7 @@ static void write_node_vectors(FILE *f, const srd_model *m, const char *name, co
     fprintf(f, "        </DataArray>\n");
 }
 
-int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, const double *force,
-                  double t)
+static void write_frame(FILE *f, const srd_model *m, const double *q, const double *v, const double *force)
 {
     int n_bodies = 0;
     for (int o = 0; o < m->n_objects; o++)
@@ -106,11 +127,6 @@ int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const 
     int n_rod_edges = 0;
     for (int e = 0; e < m->n_edges; e++)
         n_rod_edges += m->edge_is_rod[e];
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s_%06d.vtu", s->dir, s->name, s->frames);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
     fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
                "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"%d\" NumberOfCells=\"%d\">\n",
             m->n_nodes, n_rod_edges + m->n_tris + n_bodies);
@@ -127,25 +143,44 @@ int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const 
     fprintf(f, "      </PointData>\n");
     write_cell_data(f, m, q, n_bodies);
     fprintf(f, "    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+}
+
+int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, const double *force,
+                  double t)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s_%06d.vtu", s->dir, s->name, s->frames);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return fail(s, tmp);
+    write_frame(f, m, q, v, force);
     int bad = ferror(f);
     bad |= fclose(f);
-    if (bad)
+    /* Renamed only when complete: a frame cut short by a full disk or a kill never shows
+     * under its final name. */
+    if (bad || rename(tmp, path) != 0) {
+        fail(s, bad ? tmp : path);
+        unlink(tmp);
         return -1;
-    if (s->frames == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        double *times = realloc(s->times, sizeof(double) * (size_t)s->cap);
-        if (!times)
-            return -1;
-        s->times = times;
     }
-    s->times[s->frames++] = t;
-    return write_pvd(s);
+    if (pvd_append(s, t) != 0)
+        return -1;
+    s->frames++;
+    return 0;
+}
+
+void srd_vtk_error(const srd_vtk_series *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "cannot write %s: %s", s->failed_path ? s->failed_path : s->dir, strerror(s->failed_errno));
 }
 
 void srd_vtk_close(srd_vtk_series *s)
 {
+    if (s->pvd)
+        fclose(s->pvd);
     free(s->dir);
     free(s->name);
-    free(s->times);
+    free(s->failed_path);
     memset(s, 0, sizeof *s);
 }
