@@ -164,9 +164,9 @@ static void make_grid(Sweep *sw)
 /* A CSV of parameter sets: a header of param names, then one row of values per run. */
 static bool read_sets(Sweep *sw, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = sources_fopen(path);
     if (!f) {
-        fprintf(stderr, "srdc: error: cannot read `%s`: %s\n", path, strerror(errno));
+        fprintf(stderr, "srdc: error: cannot read `%s`: %s\n", path, sources_error());
         return false;
     }
     char line[4096];
