@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include "alloc.h"
 #include "codegen.h"
+#include "diag.h"
 #include "parse.h"
 
 /* The standard module that defines each built-in element kind. */
@@ -316,14 +317,27 @@ typedef struct PartJob {
     LLVMModuleRef       M;
     LLVMMemoryBufferRef obj;
     bool                ok, hit;
-    char                err[512];
+    char                err[512], warn[1400];
 } PartJob;
 
 static void *compile_part(void *arg)
 {
     PartJob *p = arg;
-    p->ok = jit_compile(p->M, &p->obj, &p->hit, p->err, sizeof p->err);
+    p->ok = jit_compile(p->M, &p->obj, &p->hit, p->warn, sizeof p->warn, p->err, sizeof p->err);
     return NULL;
+}
+
+/* One warning line per damaged kernel cache entry, reported here on the main thread. */
+static void report_cache_warnings(const PartJob *job, int parts)
+{
+    bool any = false;
+    for (int p = 0; p < parts; p++)
+        if (job[p].warn[0]) {
+            diag_warning(NO_LOC, "%s", job[p].warn);
+            any = true;
+        }
+    if (any)
+        diag_flush(stderr);
 }
 
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
@@ -351,6 +365,7 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     for (int p = 0; p < parts; p++)
         LLVMContextDispose(C[p]);
     mk->cache_hit = job[0].hit && (parts < 2 || job[1].hit);
+    report_cache_warnings(job, parts);
     bool ok = true;
     for (int p = 0; p < parts; p++) {
         if (ok && !job[p].ok) {
