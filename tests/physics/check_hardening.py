@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""check_hardening.py SRDC DIR — runs of `srdc` on damaged or hostile inputs (issue 14): damaged
+kernel cache entries are detected, discarded and rebuilt; special files are refused; counts,
+step numbers and memory are checked before a run starts; `dt` in a load is the time step."""
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tap  # noqa: E402
+from tap import check  # noqa: E402
+
+srdc, here = sys.argv[1], sys.argv[2]
+scratch = tempfile.mkdtemp(prefix="srd_hard_")
+CACHE_HEADER = 64  # bytes before the object file in a cache entry (compiler/jit.c)
+
+
+def srd(*args, env=None, timeout=60):
+    """Runs srdc with ARGS; returns the finished process (stdout, stderr as text)."""
+    return subprocess.run([srdc, *args], capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+def write(name, text):
+    path = os.path.join(scratch, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+# --- 1. Kernel cache: every kind of damage is reported once, discarded, and rebuilt ----------
+def elf_section(obj, wanted):
+    """(offset, size) of the first section of the ELF64 object whose name starts with `wanted`."""
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", obj, 0x3a)
+    def header(i):
+        return struct.unpack_from("<IIQQQQ", obj, shoff + i * shentsize)
+    names = header(shstrndx)[4]
+    for i in range(shnum):
+        name_off, _, _, _, off, size = header(i)
+        name = obj[names + name_off:obj.index(b"\0", names + name_off)].decode()
+        if name.startswith(wanted) and size > 0:
+            return off, size
+    return None
+
+
+def flip(entry, section):
+    off, size = elf_section(entry[CACHE_HEADER:], section)
+    at = CACHE_HEADER + off + size // 2
+    return entry[:at] + bytes([entry[at] ^ 0xff]) + entry[at + 1:]
+
+
+cache = os.path.join(scratch, "cache")
+model = os.path.join(here, "oscillator.srd")
+cache_env = {"SRD_CACHE": cache}
+
+
+def run_cached(tag):
+    out = os.path.join(scratch, "cache_" + tag)
+    p = srd("run", model, "--duration", "0.05", "--out", out, "--quiet", env=cache_env)
+    probes = os.path.join(out, "probes.csv")
+    return p, read(probes) if os.path.exists(probes) else None
+
+
+p, reference = run_cached("first")
+entries = os.listdir(cache) if os.path.isdir(cache) else []
+check(p.returncode == 0 and reference and len(entries) == 1, "cache: a first run writes one entry")
+if len(entries) == 1:
+    entry_path = os.path.join(cache, entries[0])
+    good = read(entry_path)
+    damage = {
+        "a flipped code byte": lambda e: flip(e, ".text"),
+        "a flipped constant byte": lambda e: flip(e, ".rodata"),
+        "a truncated entry": lambda e: e[:len(e) // 2],
+        "an empty entry": lambda e: b"",
+        "garbage": lambda e: b"not an object file\n" * 10,
+    }
+    for what, hurt in damage.items():
+        with open(entry_path, "wb") as f:
+            f.write(hurt(good))
+        p, probes = run_cached(what.replace(" ", "_"))
+        warnings = [line for line in p.stderr.splitlines() if "kernel cache entry" in line]
+        check(p.returncode == 0 and probes == reference,
+              "cache: with %s the run succeeds with identical results (exit %d)" % (what, p.returncode))
+        check(len(warnings) == 1 and "warning" in warnings[0],
+              "cache: %s is reported in one warning line: %r" % (what, warnings))
+        check(os.path.exists(entry_path) and read(entry_path) == good,
+              "cache: %s is rebuilt" % what)
+    p, probes = run_cached("again")
+    check(p.returncode == 0 and probes == reference and "kernel cache" not in p.stderr,
+          "cache: the rebuilt entry is used silently")
+
+
+# --- 7. Only regular files are read ------------------------------------------------------
+fifo = os.path.join(scratch, "model_fifo.srd")
+os.mkfifo(fifo)
+try:
+    p = srd("check", fifo, timeout=20)
+    check(p.returncode == 1 and "not a regular file" in p.stderr,
+          "files: a FIFO as the main file is refused at once: %s" % p.stderr.strip())
+except subprocess.TimeoutExpired:
+    check(False, "files: a FIFO as the main file blocks")
+mesh_model = write("fifo_mesh.srd", 'material rubber { E = 1 MPa; rho = 1100 kg/m^3; }\n'
+                   'shell sheet { mesh = obj("model_fifo.srd", scale = 1 mm); thickness = 1 mm; '
+                   'material = rubber; }\n')
+try:
+    p = srd("check", mesh_model, timeout=20)
+    check(p.returncode == 1 and "not a regular file" in p.stderr,
+          "files: a FIFO as a mesh is refused at once: %s" % p.stderr.strip().splitlines()[0])
+except subprocess.TimeoutExpired:
+    check(False, "files: a FIFO as a mesh blocks")
+big = os.path.join(scratch, "big.srd")
+with open(big, "wb") as f:
+    f.truncate(300 * 1024 * 1024)  # sparse: no disk used
+p = srd("check", big)
+check(p.returncode == 1 and "256 MiB" in p.stderr, "files: a 300 MB model is refused: %s" % p.stderr.strip())
+os.unlink(big)
+write("locked.srd", "let a = 1;\n")
+os.chmod(os.path.join(scratch, "locked.srd"), 0)
+user = write("use_locked.srd", "use locked;\n")
+if os.geteuid() != 0:
+    p = srd("check", user)
+    check(p.returncode == 1 and "cannot read module `locked`" in p.stderr and "Permission denied" in p.stderr,
+          "files: an unreadable module says why: %s" % p.stderr.strip().splitlines()[0])
+else:
+    print("ok - files: an unreadable module # SKIP root reads every file")
+
+shutil.rmtree(scratch, ignore_errors=True)
+tap.finish()
