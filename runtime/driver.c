@@ -130,11 +130,24 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
     return SRD_EXIT_OK;
 }
 
+/* The modes to compute: a model has as many as its free DOFs. Asking for more is clamped with a
+ * warning rather than refused, so that a sweep whose params change the DOF count still runs,
+ * and the modes written are only real ones (the extra ones used to print as "0 Hz"). */
+static int mode_count(const srd_sim *s, const srd_analysis *a)
+{
+    int free_dofs = s->solver.sys.n_free;
+    if (a->mode_count <= free_dofs)
+        return a->mode_count;
+    fprintf(stderr, "%s: warning: modes `count = %d`, but the model has %d free DOFs: computing %d modes\n",
+            prog_name, a->mode_count, free_dofs, free_dofs);
+    return free_dofs;
+}
+
 /* Natural frequencies and mode shapes about the current configuration. */
 static int run_modes(srd_sim *s, const srd_model *m, const char *out)
 {
     const srd_analysis *a = &m->modes;
-    int count = a->mode_count;
+    int count = mode_count(s, a);
     double *freq = calloc((size_t)count + 1, sizeof(double));
     double *modes = calloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
     char err[512];
@@ -288,6 +301,27 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
     return status;
 }
 
+/* The step count of the simulation with --dt and --duration applied: the model's own values
+ * were checked when it was built, but the command line may change either. */
+static int check_time_steps(const srd_model *m, const srd_run_options *o)
+{
+    if (!m->simulate.present)
+        return 0;
+    double dt = o->dt > 0 ? o->dt : m->simulate.dt, duration = o->duration > 0 ? o->duration : m->simulate.duration;
+    if (dt > duration) {
+        fprintf(stderr, "%s: error: the time step (%g s) is longer than the duration (%g s)\n"
+                        "  hint: check --dt and --duration\n", prog_name, dt, duration);
+        return -1;
+    }
+    if (duration / dt > SRD_MAX_TIME_STEPS) {
+        fprintf(stderr, "%s: error: a time step of %g s over %g s makes %.3g steps, more than the limit of %d\n"
+                        "  hint: use a larger --dt or a shorter --duration\n", prog_name, dt, duration,
+                duration / dt, SRD_MAX_TIME_STEPS);
+        return -1;
+    }
+    return 0;
+}
+
 int srd_run_check(const srd_model *m, const srd_run_options *o)
 {
     if (o->program)
@@ -296,7 +330,7 @@ int srd_run_check(const srd_model *m, const srd_run_options *o)
         fprintf(stderr, "%s: error: the model has no `static`, `modes` or `simulate` block to run\n", prog_name);
         return SRD_EXIT_BAD_INPUT;
     }
-    return check_supported(m) != 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
+    return check_supported(m) != 0 || check_time_steps(m, o) != 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
 }
 
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o)

@@ -134,5 +134,34 @@ if os.geteuid() != 0:
 else:
     print("ok - files: an unreadable module # SKIP root reads every file")
 
+
+# --- 2 and 10. Counts and step numbers are checked before anything runs ----------------------
+springs = ("use std.springs;\n"
+           "body anchor { position = (0, 0, 0) m; mass = 1 g; }\n"
+           "body bob { position = (0.12, 0, 0) m; mass = 0.5 kg; }\n"
+           "fix anchor.node;\n"
+           "apply spring(anchor.node, bob.node; k = 20 N/m, l0 = 0.1 m);\n")
+for count in ("100", "1e9"):
+    path = write("modes_%s.srd" % count, springs + "modes { count = %s; }\n" % count)
+    out = os.path.join(scratch, "modes_" + count)
+    p = srd("run", path, "--out", out)
+    rows = open(os.path.join(out, "modes.csv")).read().splitlines()[1:] if p.returncode == 0 else []
+    check(p.returncode == 0 and len(rows) == 3 and "3 free DOFs" in p.stderr and " 0 Hz" not in p.stdout,
+          "modes: count = %s on 3 free DOFs computes 3 modes with a warning (exit %d, %d rows): %s"
+          % (count, p.returncode, len(rows), p.stderr.strip()))
+fall = write("fall.srd", springs + "simulate { dt = 1 ms; duration = 10 ms; }\n")
+exe = os.path.join(scratch, "fall_sim")
+built = srd("build", fall, "-o", exe, "--quiet", timeout=120).returncode == 0
+check(built, "steps: the model builds into a simulator")
+for what, args, words in (("3e9 steps", ["--dt", "1us", "--duration", "3000s"], "more than the limit"),
+                          ("dt longer than duration", ["--dt", "1s", "--duration", "1ms"], "longer than the duration")):
+    for name, cmd in (("srdc run", [srdc, "run", fall]), ("a built simulator", [exe])):
+        if name != "srdc run" and not built:
+            continue
+        p = subprocess.run(cmd + args + ["--out", os.path.join(scratch, "steps")], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 1 and words in p.stderr,
+              "steps: %s with %s exits 1 (exit %d): %s" % (name, what, p.returncode, p.stderr.strip()))
+
 shutil.rmtree(scratch, ignore_errors=True)
 tap.finish()
