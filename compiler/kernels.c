@@ -172,6 +172,21 @@ bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_
     return ok;
 }
 
+/* `dt` in an actuation or load is the simulate block's time step; a model without one (static
+ * or modes only) has no time step, and a silent 0 there would change the result. */
+static bool dt_has_meaning(const srd_model *m, const LoweredElement *le, const Expr *x, char *err, size_t err_n)
+{
+    bool uses_dt = false;
+    for (int k = 0; k < le->n_inputs; k++)
+        uses_dt |= le->inputs[k].cls == KIN_DT;
+    if (!uses_dt || m->simulate.present)
+        return true;
+    snprintf(err, err_n, "%s:%d:%d: `dt` is the simulate block's time step, but this model has no simulate block\n"
+                         "hint: static and modes analyses have no time step; write the value itself",
+             src_path(x->loc.file), x->loc.line, x->loc.col);
+    return false;
+}
+
 static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_model *m, int actuation, int expr,
                                int n_out, char *err, size_t err_n)
 {
@@ -188,7 +203,7 @@ static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_
     sk->actuation = actuation;
     sk->expr = expr;
     mk->n_schedules++;
-    return true;
+    return dt_has_meaning(m, &sk->lowered, elab_run_expr(m, expr)->expr, err, err_n);
 }
 
 /* One schedule per actuation, and one per distinct expression of time-dependent loads. */

@@ -206,6 +206,13 @@ static void print_contact_summary(const srd_contact_stats *c)
            c->active_sum / c->samples, c->active_max, c->active_max_t, 1e3 * c->deepest, c->deepest_t);
 }
 
+/* The time step of the simulate block with --dt applied (0 without one): what `dt` means in
+ * actuations and loads, in every analysis. */
+static double simulate_dt(const srd_model *m, const srd_run_options *o)
+{
+    return !m->simulate.present ? 0 : o->dt > 0 ? o->dt : m->simulate.dt;
+}
+
 static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o, srd_vtk_series *vtk, Probes *pr,
                        srd_kernel_fn ground_height)
 {
@@ -213,7 +220,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     s->tolerance = a->tolerance;
     s->max_iterations = a->max_iterations;
     s->line_search = a->line_search;
-    s->dt = o->dt > 0 ? o->dt : a->dt;
+    s->dt = simulate_dt(m, o);
     double duration = o->duration > 0 ? o->duration : a->duration;
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
@@ -371,6 +378,7 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
                 status = SRD_EXIT_BAD_INPUT;
                 break;
             }
+            s.step_dt = simulate_dt(m, o);
             if (kt->n_schedules)
                 srd_sim_set_schedules(&s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
         }

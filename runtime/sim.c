@@ -149,7 +149,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
 static void apply_schedules(srd_sim *s, double t)
 {
     if (s->schedules.n)
-        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->set_data, s->fext);
+        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->set_data, s->fext);
 }
 
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr)

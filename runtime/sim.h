@@ -32,6 +32,8 @@ typedef struct srd_sim {
     double          *q, *q0, *v, *v0;   /* n_dofs */
     double          *params;
     double           t, dt;
+    double           step_dt;    /* the simulate block's time step (--dt applied): `dt` in actuations
+                                  * and loads, which must not change when a step is subdivided */
     double          *res;        /* srd_system_grad_len */
     double          *res_nc, *res_nc_start; /* the forces' share of res (now: srd_system_grad_len; at the line search's start: n_free) */
     double          *dq;         /* n_free */

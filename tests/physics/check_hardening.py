@@ -163,5 +163,30 @@ for what, args, words in (("3e9 steps", ["--dt", "1us", "--duration", "3000s"], 
         check(p.returncode == 1 and words in p.stderr,
               "steps: %s with %s exits 1 (exit %d): %s" % (name, what, p.returncode, p.stderr.strip()))
 
+
+# --- 9. `dt` in a load is the simulate block's time step ---------------------------------
+# A free 2 kg body under F = 4 N * dt / 1 ms: with a constant force a = F / m, implicit Euler
+# gives x_n = a dt^2 n (n + 1) / 2 exactly (the force is linear, so Newton's one step is exact
+# to rounding; 1e-9 relative). dt = 1 ms: F = 4 N; --dt 0.5 ms: F = 2 N (it used to be 0).
+dt_load = ("body bob { position = (0, 0, 0) m; mass = 2 kg; }\n"
+           "fix bob.node.y;\nfix bob.node.z;\n"
+           "load bob.node = (4, 0, 0) N * dt / 1 ms;\n")
+path = write("dt_load.srd", dt_load + "simulate { dt = 1 ms; duration = 10 ms; tolerance = 1e-10;\n"
+             "           probe x = bob.node.x every 1 ms; }\n")
+for dt, args in ((1e-3, []), (0.5e-3, ["--dt", "0.5ms"])):
+    out = os.path.join(scratch, "dt_load_%g" % dt)
+    p = srd("run", path, "--out", out, "--quiet", *args)
+    last = open(os.path.join(out, "probes.csv")).read().split()[-1].split(",") if p.returncode == 0 else ["0", "0"]
+    n = round(0.01 / dt)
+    a = 4 * (dt / 1e-3) / 2
+    expected = a * dt * dt * n * (n + 1) / 2
+    x = float(last[1])
+    check(p.returncode == 0 and abs(x - expected) <= 1e-9 * expected,
+          "dt in a load: x(10 ms) = %.9g m with dt = %g s vs a dt^2 n (n + 1) / 2 = %.9g m" % (x, dt, expected))
+path = write("dt_static.srd", dt_load + "static { }\n")
+p = srd("run", path, "--out", os.path.join(scratch, "dt_static"))
+check(p.returncode == 1 and "dt_static.srd:4:" in p.stderr and "no simulate block" in p.stderr,
+      "dt in a load of a static-only model is refused at its position: %s" % p.stderr.strip().splitlines()[0])
+
 shutil.rmtree(scratch, ignore_errors=True)
 tap.finish()
