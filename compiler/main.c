@@ -490,6 +490,7 @@ static int cmd_emit_llvm(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    srd_exit_when_out_of_memory("srdc");
     if (argc < 2)
         return print_help(NULL), SRD_EXIT_BAD_INPUT;
     const char *cmd = argv[1];

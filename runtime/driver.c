@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "alloc.h"
 #include "contact.h"
 #include "output_vtk.h"
 #include "parallel.h"
@@ -143,13 +144,29 @@ static int mode_count(const srd_sim *s, const srd_analysis *a)
     return free_dofs;
 }
 
+/* The modal analysis works on a dense n x n copy of the stiffness and keeps `count` shapes of
+ * every DOF: refused with a message above what the process may use. */
+static bool modes_fit(int n_free, int count, int n_dofs)
+{
+    double need = sizeof(double) * ((double)n_free * n_free + (double)n_free * count + (double)count * n_dofs);
+    const char *what;
+    double limit = srd_memory_limit(&what);
+    if (limit <= 0 || need <= limit)
+        return true;
+    fprintf(stderr, "%s: error: the modal analysis of %d free DOFs needs about %.3g GB, more than %s (%.3g GB)\n"
+                    "  hint: a coarser model, or fewer modes\n", prog_name, n_free, need / 1e9, what, limit / 1e9);
+    return false;
+}
+
 /* Natural frequencies and mode shapes about the current configuration. */
 static int run_modes(srd_sim *s, const srd_model *m, const char *out)
 {
     const srd_analysis *a = &m->modes;
     int count = mode_count(s, a);
-    double *freq = calloc((size_t)count + 1, sizeof(double));
-    double *modes = calloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
+    if (!modes_fit(s->solver.sys.n_free, count, m->n_dofs))
+        return SRD_EXIT_MEMORY;
+    double *freq = srd_xcalloc((size_t)count + 1, sizeof(double));
+    double *modes = srd_xcalloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
     char err[512];
     int status = SRD_EXIT_OK;
     if (srd_modes(s, count, freq, modes, err, sizeof err) != 0) {
@@ -373,9 +390,10 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
             srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
                                    : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
                                                                                : SRD_SOLVER_BANDED;
-            if (srd_sim_init(&s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err) != 0) {
+            int init = srd_sim_init(&s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err);
+            if (init != 0) {
                 fprintf(stderr, "%s: error: %s\n", prog_name, err);
-                status = SRD_EXIT_BAD_INPUT;
+                status = init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
                 break;
             }
             s.step_dt = simulate_dt(m, o);
@@ -408,6 +426,21 @@ static bool parse_time(const char *text, double *out)
             return isfinite(*out) && *out > 0;
         }
     return false;
+}
+
+static const char *oom_program = "srd";
+
+static void exit_out_of_memory(size_t bytes)
+{
+    fprintf(stderr, "%s: error: out of memory (allocating %.3g MB)\n", oom_program, (double)bytes / 1e6);
+    fflush(stdout);
+    _exit(SRD_EXIT_MEMORY); /* exit() could run handlers that allocate */
+}
+
+void srd_exit_when_out_of_memory(const char *program)
+{
+    oom_program = program;
+    srd_alloc_on_failure(exit_out_of_memory);
 }
 
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)

@@ -106,6 +106,7 @@ static bool matches_build(const srd_model *m)
 int main(int argc, char **argv)
 {
     name = srd_built.name;
+    srd_exit_when_out_of_memory(name);
     srd_run_options o = { .program = name, .out = "out" };
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
     bool info = false;

@@ -188,5 +188,28 @@ p = srd("run", path, "--out", os.path.join(scratch, "dt_static"))
 check(p.returncode == 1 and "dt_static.srd:4:" in p.stderr and "no simulate block" in p.stderr,
       "dt in a load of a static-only model is refused at its position: %s" % p.stderr.strip().splitlines()[0])
 
+
+# --- 8. A model whose Jacobian cannot fit in memory is refused before it is allocated -------
+# A rod has about 4 DOFs per node; its dense Jacobian (and the factorisation copy) takes
+# 16 n^2 bytes. The rod is sized for twice the machine's physical memory, so the run must stop
+# at once with SRD_EXIT_MEMORY (4) and say why, instead of dying by SIGABRT or the OOM killer.
+physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+nodes = min(4000000, int((2 * physical / 16) ** 0.5 / 4) + 2)
+path = write("huge_rod.srd", "use std.rods;\nmaterial rubber { E = 1 MPa; rho = 1100 kg/m^3; }\n"
+             "rod r { path = line((0, 0, 0) m, (1, 0, 0) m); nodes = %d; radius = 1 mm; material = rubber; }\n"
+             "simulate { dt = 1 ms; duration = 2 ms; solver = dense; }\n" % nodes)
+p = srd("run", path, "--out", os.path.join(scratch, "huge"))
+check(p.returncode == 4 and "dense Jacobian" in p.stderr and "hint:" in p.stderr,
+      "memory: a %d-node rod with a dense Jacobian is refused with exit 4 (exit %d): %s"
+      % (nodes, p.returncode, p.stderr.strip().splitlines()[0] if p.stderr else ""))
+
+path = write("huge_modes.srd", "use std.rods;\nmaterial rubber { E = 1 MPa; rho = 1100 kg/m^3; }\n"
+             "rod r { path = line((0, 0, 0) m, (1, 0, 0) m); nodes = %d; radius = 1 mm; material = rubber; }\n"
+             "modes { count = 3; }\n" % (nodes * 3 // 2))
+p = srd("run", path, "--out", os.path.join(scratch, "huge_modes"))
+check(p.returncode == 4 and "modal analysis" in p.stderr,
+      "memory: the modes of the same rod (dense, n^2) are refused with exit 4 (exit %d): %s"
+      % (p.returncode, p.stderr.strip().splitlines()[0] if p.stderr else ""))
+
 shutil.rmtree(scratch, ignore_errors=True)
 tap.finish()
