@@ -247,6 +247,7 @@ static const char *status_name(int code)
     case SRD_EXIT_BAD_INPUT: return "bad_input";
     case SRD_EXIT_NUMERIC: return "numerical_failure";
     case SRD_EXIT_IO: return "io_error";
+    case SRD_EXIT_MEMORY: return "out_of_memory";
     default: return "crashed";
     }
 }

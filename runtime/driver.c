@@ -118,7 +118,7 @@ static int run_static(srd_sim *s, const srd_model *m, const char *out, srd_vtk_s
         return SRD_EXIT_NUMERIC;
     }
     write_probes(pr, m, a, s->q, 0);
-    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
+    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     srd_sim_net_force(s, force);
     int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
     free(force);
@@ -191,7 +191,7 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
         /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
         if (a->output_format && !strcmp(a->output_format, "vtk")) {
             srd_vtk_series vtk;
-            double *q = calloc((size_t)m->n_dofs, sizeof(double));
+            double *q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
             if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
                 for (int k = 0; k < count; k++) {
                     double amp = 0;
@@ -242,7 +242,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
     double next_out = 0, next_energy = 0, t0 = srd_seconds();
-    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
+    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     /* Kinetic, potential and total energy at the output cadence: conservation is how one
      * judges an undamped run. */
     char epath[4096];

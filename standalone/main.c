@@ -35,7 +35,8 @@ static void print_usage(FILE *out)
             "  --info           print the model summary (as `srdc dump`) and exit\n"
             "  --help           print this help and exit\n"
             "\n"
-            "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O\n",
+            "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O,\n"
+            "4 out of memory (or a model too large for it)\n",
             name, name, srd_built.model_path, srd_built.version);
 }
 
