@@ -194,6 +194,7 @@ static unsigned char *slurp(const char *path, size_t *n)
         if (buf && (got < 0 || *n != want)) { /* a read error, or a file that changed */
             free(buf);
             buf = NULL;
+            errno = got < 0 ? errno : EIO;
         }
     } else {
         errno = EINVAL;
@@ -225,13 +226,13 @@ static LLVMMemoryBufferRef read_cached(const char *path, char *warn, size_t warn
 {
     size_t n = 0;
     unsigned char *buf = slurp(path, &n);
-    if (!buf) {
-        if (errno != ENOENT)
-            snprintf(warn, warn_n, "kernel cache entry %s cannot be read (%s); rebuilding it", path, strerror(errno));
-        if (errno != ENOENT)
-            unlink(path);
-        return NULL;
+    if (!buf && errno != ENOENT) { /* a directory, a device, a huge or unreadable file */
+        snprintf(warn, warn_n, "kernel cache entry %s cannot be read (%s); discarded and rebuilt", path,
+                 strerror(errno));
+        unlink(path);
     }
+    if (!buf)
+        return NULL;
     const char *fault = entry_fault(buf, n);
     LLVMMemoryBufferRef obj = NULL;
     if (fault) {
