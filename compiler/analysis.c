@@ -1,5 +1,6 @@
 /* analysis.c — environment blocks (medium, viscous, damping, rft, drag, ground, obstacles,
  * self contact) and analysis blocks (simulate, static, modes) with their outputs and probes. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,25 @@ static char *word_prop(const PropValues *pv, const char *name, const char *dflt)
     return strdup(v ? v->str : dflt);
 }
 
+/* An integer property no larger than `max` (its default when absent); an error at the value
+ * otherwise: a count of 1e10 would wrap when converted to an int. */
+static int int_prop(const PropValues *pv, const char *name, int dflt, int max, SrcLoc where)
+{
+    double v = prop_num(pv, name, dflt);
+    if (v <= max)
+        return (int)v;
+    Diag *d = diag_error(prop_loc(pv, name, where), "`%s` must be at most %d, but it is %g", name, max, v);
+    diag_hint(d, "a larger value cannot be useful; the limits are listed in docs/cli.md");
+    return max;
+}
+
+static void too_many_steps(SrcLoc where, double dt, double duration)
+{
+    Diag *d = diag_error(where, "a time step of %g s over %g s makes %.3g steps, more than the limit of %d", dt,
+                         duration, duration / dt, SRD_MAX_TIME_STEPS);
+    diag_hint(d, "use a larger `dt` or a shorter `duration`");
+}
+
 void elab_analysis(Elab *e, Stmt *s)
 {
     srd_model *m = e->model;
@@ -296,7 +316,7 @@ void elab_analysis(Elab *e, Stmt *s)
         a->dt = prop_num(&pv, "dt", 0);
         a->duration = prop_num(&pv, "duration", 0);
         a->tolerance = prop_num(&pv, "tolerance", 1e-6);
-        a->max_iterations = (int)prop_num(&pv, "max_iterations", 25);
+        a->max_iterations = int_prop(&pv, "max_iterations", 25, SRD_MAX_NEWTON_ITERATIONS, s->loc);
         if (!(a->dt > 0))
             diag_error(prop_loc(&pv, "dt", s->loc), "`dt` must be positive");
         else if (!(a->duration > 0))
@@ -304,18 +324,20 @@ void elab_analysis(Elab *e, Stmt *s)
         else if (a->dt > a->duration)
             diag_error(prop_loc(&pv, "dt", s->loc), "the time step (%g s) is longer than the duration (%g s)", a->dt,
                        a->duration);
+        else if (a->duration / a->dt > SRD_MAX_TIME_STEPS)
+            too_many_steps(prop_loc(&pv, "dt", s->loc), a->dt, a->duration);
     } else if (s->block == BK_STATIC) {
         a->method = strdup("static");
         a->tolerance = prop_num(&pv, "tolerance", 1e-8);
-        a->max_iterations = (int)prop_num(&pv, "max_iterations", 50);
-        a->load_steps = (int)prop_num(&pv, "load_steps", 1);
+        a->max_iterations = int_prop(&pv, "max_iterations", 50, SRD_MAX_NEWTON_ITERATIONS, s->loc);
+        a->load_steps = int_prop(&pv, "load_steps", 1, SRD_MAX_LOAD_STEPS, s->loc);
     } else {
         a->method = word_prop(&pv, "at", "reference");
         if (!strcmp(a->method, "equilibrium") && !m->statics.present) {
             Diag *d = diag_error(prop_loc(&pv, "at", s->loc), "modes `at = equilibrium` needs a `static` block");
             diag_hint(d, "add `static { }` before the modes block, or use `at = reference`");
         }
-        a->mode_count = (int)prop_num(&pv, "count", 1);
+        a->mode_count = int_prop(&pv, "count", 1, INT_MAX, s->loc); /* and at most the free DOFs: srd_run */
     }
     if (s->block != BK_MODES) {
         a->solver = word_prop(&pv, "solver", "auto");

@@ -2,6 +2,7 @@
  * environment, analyses) and hands the collected geometry to finalize.c, which builds the
  * flat srd_model. Every mistake is reported with its location; elaboration goes on after
  * an error so that one run shows as many as possible. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +274,11 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         ok = check_dims(p, v, x, owner);
         break;
     case P_INT:
+        if (v.kind == V_NUM && v.n == 1 && v.known && v.v[0] > INT_MAX && dims_is_dimless(v.dims)) {
+            Diag *d = diag_error(x->loc, "`%s` must be at most %d, but it is %g", p->name, INT_MAX, v.v[0]);
+            diag_hint(d, "a count this large cannot be meant; the limits are listed in docs/cli.md");
+            return false;
+        }
         if (v.kind != V_NUM || v.n != 1 || !v.known || v.v[0] != floor(v.v[0]) || v.v[0] < 1 ||
             (!v.any_dims && !dims_is_dimless(v.dims))) {
             if (v.kind == V_NUM && v.known && v.n == 1 && v.v[0] == floor(v.v[0]) && dims_is_dimless(v.dims))

@@ -1,9 +1,12 @@
 /* jit.c — host target machines, the optimisation pipeline, and ORC LLJIT. */
 #include "jit.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "files.h"
 #include <llvm-c/Error.h>
@@ -128,18 +131,122 @@ static void hash_text(const char *text, size_t n, const char *salt, char out[33]
     snprintf(out, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
 }
 
-static LLVMMemoryBufferRef read_cached(const char *path)
+/* A cache entry is a header followed by the object file. The header names the format and the
+ * compiler that wrote it and carries the payload's length and a 128-bit hash of every payload
+ * byte: a damaged entry (a flipped bit in code or constants, a truncated, empty or foreign
+ * file) is detected before LLVM or the CPU ever sees it. */
+#define CACHE_MAGIC "srdkobj\n"
+enum { CACHE_FORMAT = 1, CACHE_VERSION_LEN = 24 };
+
+typedef struct CacheHeader {
+    char     magic[8];
+    uint32_t format, header_bytes;
+    char     version[CACHE_VERSION_LEN]; /* SRD_VERSION, NUL-padded */
+    uint64_t payload_bytes;
+    uint64_t hash[2];
+} CacheHeader;
+_Static_assert(sizeof(CacheHeader) == 64, "the cache header is 64 bytes with no padding");
+
+/* The largest cache entry read back: far above any kernel object, and it keeps a stray huge
+ * file in the cache directory from being read into memory. */
+#define CACHE_MAX_ENTRY_BYTES (1024L * 1024 * 1024)
+
+/* FNV-1a over every byte in two lanes of different seeds. Each step is a bijection of the
+ * lane's state, so a change of any single byte always changes both lanes. */
+static void hash_bytes(const unsigned char *p, size_t n, uint64_t out[2])
 {
-    LLVMMemoryBufferRef buf = NULL;
-    char *msg = NULL;
-    if (access(path, R_OK) != 0 || LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
-        LLVMDisposeMessage(msg);
-        return NULL;
+    uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+    for (size_t i = 0; i < n; i++) {
+        h[0] = (h[0] ^ p[i]) * 0x100000001b3ull;
+        h[1] = (h[1] ^ p[i] ^ 0x5a) * 0x100000001b3ull;
     }
+    out[0] = h[0];
+    out[1] = h[1];
+}
+
+static CacheHeader cache_header(const void *payload, size_t n)
+{
+    CacheHeader h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, CACHE_MAGIC, sizeof h.magic);
+    h.format = CACHE_FORMAT;
+    h.header_bytes = sizeof h;
+    snprintf(h.version, sizeof h.version, "%s", SRD_VERSION);
+    h.payload_bytes = n;
+    hash_bytes(payload, n, h.hash);
+    return h;
+}
+
+/* The whole of a regular file of at most CACHE_MAX_ENTRY_BYTES, or NULL (errno says why). */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    unsigned char *buf = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= CACHE_MAX_ENTRY_BYTES) {
+        size_t want = (size_t)st.st_size;
+        buf = malloc(want + 1);
+        ssize_t got = 1;
+        for (*n = 0; buf && *n <= want && got > 0; *n += (size_t)got)
+            got = read(fd, buf + *n, want + 1 - *n);
+        if (buf && (got < 0 || *n != want)) { /* a read error, or a file that changed */
+            free(buf);
+            buf = NULL;
+            errno = got < 0 ? errno : EIO;
+        }
+    } else {
+        errno = EINVAL;
+    }
+    close(fd);
     return buf;
 }
 
-/* Writes the object next to its final name and renames it: concurrent runs never read half
+/* NULL when the entry is sound; otherwise what is wrong with it. */
+static const char *entry_fault(const unsigned char *buf, size_t n)
+{
+    CacheHeader h;
+    if (n < sizeof h)
+        return n ? "truncated header" : "empty file";
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) || h.header_bytes != sizeof h)
+        return "not a cache entry";
+    if (h.format != CACHE_FORMAT || strncmp(h.version, SRD_VERSION, sizeof h.version))
+        return "written by another version";
+    if (h.payload_bytes != n - sizeof h)
+        return "truncated or extended";
+    CacheHeader want = cache_header(buf + sizeof h, n - sizeof h);
+    return memcmp(want.hash, h.hash, sizeof h.hash) ? "checksum mismatch" : NULL;
+}
+
+/* The object code of a sound entry; a damaged one is described in `warn`, removed (so that
+ * it is rebuilt and rewritten), and read as a miss. */
+static LLVMMemoryBufferRef read_cached(const char *path, char *warn, size_t warn_n)
+{
+    size_t n = 0;
+    unsigned char *buf = slurp(path, &n);
+    if (!buf && errno != ENOENT) { /* a directory, a device, a huge or unreadable file */
+        snprintf(warn, warn_n, "kernel cache entry %s cannot be read (%s); discarded and rebuilt", path,
+                 strerror(errno));
+        unlink(path);
+    }
+    if (!buf)
+        return NULL;
+    const char *fault = entry_fault(buf, n);
+    LLVMMemoryBufferRef obj = NULL;
+    if (fault) {
+        snprintf(warn, warn_n, "kernel cache entry %s is damaged (%s); discarded and rebuilt", path, fault);
+        unlink(path);
+    } else {
+        obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)buf + sizeof(CacheHeader),
+                                                        n - sizeof(CacheHeader), path);
+    }
+    free(buf);
+    return obj;
+}
+
+/* Writes the entry next to its final name and renames it: concurrent runs never read half
  * a file. */
 static void write_cached(const char *dir, const char *path, LLVMMemoryBufferRef obj)
 {
@@ -151,15 +258,18 @@ static void write_cached(const char *dir, const char *path, LLVMMemoryBufferRef 
     if (!f)
         return;
     size_t n = LLVMGetBufferSize(obj);
-    bool ok = fwrite(LLVMGetBufferStart(obj), 1, n, f) == n;
+    CacheHeader h = cache_header(LLVMGetBufferStart(obj), n);
+    bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(LLVMGetBufferStart(obj), 1, n, f) == n;
     ok &= fclose(f) == 0;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
 }
 
-bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *err, size_t err_n)
+bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *warn, size_t warn_n, char *err,
+                 size_t err_n)
 {
     *out = NULL;
+    warn[0] = 0;
     if (hit)
         *hit = false;
     LLVMTargetMachineRef tm = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, err_n);
@@ -176,15 +286,16 @@ bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *err
         unsigned major, minor, patch;
         LLVMGetVersion(&major, &minor, &patch);
         char salt[4096];
-        snprintf(salt, sizeof salt, "%s|%d|%s|%s|%u.%u.%u|chunk%d", JIT_PIPELINE, (int)JIT_CODEGEN_LEVEL, cpu, features, major, minor, patch,
-                 JIT_CHUNK_OPS);
+        snprintf(salt, sizeof salt, "%s|%d|%s|%s|%u.%u.%u|chunk%d|srd %s entry%d", JIT_PIPELINE,
+                 (int)JIT_CODEGEN_LEVEL, cpu, features, major, minor, patch, JIT_CHUNK_OPS, SRD_VERSION,
+                 (int)CACHE_FORMAT);
         hash_text(ir, strlen(ir), salt, key);
         snprintf(path, sizeof path, "%s/%s.o", dir, key);
         LLVMDisposeMessage(ir);
         LLVMDisposeMessage(cpu);
         LLVMDisposeMessage(features);
     }
-    LLVMMemoryBufferRef obj = path[0] ? read_cached(path) : NULL;
+    LLVMMemoryBufferRef obj = path[0] ? read_cached(path, warn, warn_n) : NULL;
     if (obj && hit)
         *hit = true;
     bool ok = true;

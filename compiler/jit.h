@@ -30,8 +30,11 @@ SrdJit        *jit_create(char *err, size_t err_n);
  * the object code is looked up by a hash of the module's IR, the host CPU and the LLVM
  * version, and stored after a miss: compiling an unchanged model again takes milliseconds;
  * *hit tells whether the cache served it (may be NULL). Safe on several threads for modules
- * of distinct contexts. Then add the object to the JIT (which takes it). */
-bool  jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *obj, bool *hit, char *err, size_t err_n);
+ * of distinct contexts. A damaged cache entry (its header's checksum or version does not match)
+ * is deleted and rebuilt, and `warn` says so (otherwise it is ""): the caller reports it, since
+ * this may run on a helper thread. Then add the object to the JIT (which takes it). */
+bool  jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *obj, bool *hit, char *warn, size_t warn_n, char *err,
+                  size_t err_n);
 bool  jit_add_object(SrdJit *j, LLVMMemoryBufferRef obj, char *err, size_t err_n);
 /* $SRD_CACHE if set ("" or "off" disables the cache), else $XDG_CACHE_HOME/srd or
  * ~/.cache/srd; NULL when none can be used. */

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include "alloc.h"
 #include "codegen.h"
+#include "diag.h"
 #include "parse.h"
 
 /* The standard module that defines each built-in element kind. */
@@ -171,6 +172,21 @@ bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_
     return ok;
 }
 
+/* `dt` in an actuation or load is the simulate block's time step; a model without one (static
+ * or modes only) has no time step, and a silent 0 there would change the result. */
+static bool dt_has_meaning(const srd_model *m, const LoweredElement *le, const Expr *x, char *err, size_t err_n)
+{
+    bool uses_dt = false;
+    for (int k = 0; k < le->n_inputs; k++)
+        uses_dt |= le->inputs[k].cls == KIN_DT;
+    if (!uses_dt || m->simulate.present)
+        return true;
+    snprintf(err, err_n, "%s:%d:%d: `dt` is the simulate block's time step, but this model has no simulate block\n"
+                         "hint: static and modes analyses have no time step; write the value itself",
+             src_path(x->loc.file), x->loc.line, x->loc.col);
+    return false;
+}
+
 static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_model *m, int actuation, int expr,
                                int n_out, char *err, size_t err_n)
 {
@@ -187,7 +203,7 @@ static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_
     sk->actuation = actuation;
     sk->expr = expr;
     mk->n_schedules++;
-    return true;
+    return dt_has_meaning(m, &sk->lowered, elab_run_expr(m, expr)->expr, err, err_n);
 }
 
 /* One schedule per actuation, and one per distinct expression of time-dependent loads. */
@@ -316,14 +332,27 @@ typedef struct PartJob {
     LLVMModuleRef       M;
     LLVMMemoryBufferRef obj;
     bool                ok, hit;
-    char                err[512];
+    char                err[512], warn[1400];
 } PartJob;
 
 static void *compile_part(void *arg)
 {
     PartJob *p = arg;
-    p->ok = jit_compile(p->M, &p->obj, &p->hit, p->err, sizeof p->err);
+    p->ok = jit_compile(p->M, &p->obj, &p->hit, p->warn, sizeof p->warn, p->err, sizeof p->err);
     return NULL;
+}
+
+/* One warning line per damaged kernel cache entry, reported here on the main thread. */
+static void report_cache_warnings(const PartJob *job, int parts)
+{
+    bool any = false;
+    for (int p = 0; p < parts; p++)
+        if (job[p].warn[0]) {
+            diag_warning(NO_LOC, "%s", job[p].warn);
+            any = true;
+        }
+    if (any)
+        diag_flush(stderr);
 }
 
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
@@ -351,6 +380,7 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     for (int p = 0; p < parts; p++)
         LLVMContextDispose(C[p]);
     mk->cache_hit = job[0].hit && (parts < 2 || job[1].hit);
+    report_cache_warnings(job, parts);
     bool ok = true;
     for (int p = 0; p < parts; p++) {
         if (ok && !job[p].ok) {

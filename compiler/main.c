@@ -41,7 +41,7 @@ static const char *usage_text =
     "  --help, -h          show this help\n"
     "  --version           print the version\n"
     "\n"
-    "exit status: 0 success, 1 bad input, 2 numerical failure, 3 I/O error\n"
+    "exit status: 0 success, 1 bad input, 2 numerical failure, 3 I/O error, 4 out of memory\n"
     "documentation: docs/language.md (the language), docs/cli.md (the commands)\n";
 
 static const char *check_help =
@@ -94,7 +94,8 @@ static const char *run_help =
     "carry a unit and must have the param's dimension and lie in its declared range.\n"
     "--verbose prints the residual of every Newton iteration; --quiet prints only errors.\n"
     "\n"
-    "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O\n"
+    "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O,\n"
+    "4 out of memory (or a model too large for it)\n"
     "\n"
     "examples:\n"
     "  srdc run examples/cantilever_rod.srd --out out/cantilever\n"
@@ -132,7 +133,7 @@ static const char *sweep_help =
     "param names, then values with units or in SI) is one run instead of the grid.\n"
     "Run k writes its outputs to DIR/run_k (default DIR: sweep); DIR/summary.csv gets a row per\n"
     "run: its index, the param values (SI), its exit status (ok, bad_input, numerical_failure,\n"
-    "io_error) and the last value of every probe. A failed run is reported and the sweep goes on.\n"
+    "io_error, out_of_memory) and the last value of every probe. A failed run is reported and the sweep goes on.\n"
     "Exit status: 0 when every run succeeded, 2 when some failed, 1 for bad input.\n"
     "\n"
     "examples:\n"
@@ -490,6 +491,7 @@ static int cmd_emit_llvm(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    srd_exit_when_out_of_memory("srdc");
     if (argc < 2)
         return print_help(NULL), SRD_EXIT_BAD_INPUT;
     const char *cmd = argv[1];

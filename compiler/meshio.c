@@ -325,7 +325,7 @@ static bool read_mesh(const char *path, double scale, GeomMesh *out, char *err, 
     }
     LineReader r = {.f = sources_open(path)};
     if (!r.f) {
-        set_err(err, err_n, "cannot open %s: %s", path, strerror(errno));
+        set_err(err, err_n, "cannot open %s: %s", path, sources_error());
         return false;
     }
     cx.path = path;

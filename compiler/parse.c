@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "sources.h"
 #include "srd.tab.h"
 
@@ -104,6 +105,10 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
         free(text);
         return false;
     }
+    if (!text && use_name && access(path, F_OK) == 0) { /* there, but not readable */
+        diag_error(use_loc, "cannot read module `%s` (%s): %s", use_name, path, sources_error());
+        return false;
+    }
     if (!text) {
         if (use_name) {
             bool std = !strncmp(use_name, "std.", 4);
@@ -116,7 +121,7 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
                 diag_hint(d, "the standard modules are std.rods, std.shells, std.springs, std.schedules, std.contact, "
                              "std.fluids and std.loads");
         } else {
-            diag_error(NO_LOC, "cannot read `%s`", path);
+            diag_error(NO_LOC, "cannot read `%s`: %s", path, sources_error());
         }
         return false;
     }

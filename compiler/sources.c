@@ -2,8 +2,12 @@
  * elaborate its model again (with new param values) from the copies it carries. */
 #include "sources.h"
 #include "alloc.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct Kept {
     char  *path;
@@ -57,9 +61,58 @@ void sources_provide(const char *path, const char *text, size_t len)
         keep(path, text, len);
 }
 
+static char last_error[160];
+
+const char *sources_error(void) { return last_error; }
+
+static void fail(const char *why)
+{
+    snprintf(last_error, sizeof last_error, "%s", why);
+}
+
+/* Opens `path` for reading only if it is a regular file of at most SOURCES_MAX_BYTES: a device
+ * (/dev/zero) would never end, a FIFO would block, and a directory is not a file. O_NONBLOCK
+ * keeps the open itself from blocking on a FIFO; it is cleared once the file is known to be
+ * regular. Returns -1 with the reason in last_error. */
+static int open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fail(strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) != 0 ? strerror(errno)
+                    : S_ISDIR(st.st_mode) ? "it is a directory"
+                    : !S_ISREG(st.st_mode) ? "it is not a regular file (a device, FIFO or socket)"
+                    : st.st_size > SOURCES_MAX_BYTES ? "it is larger than the limit of "
+                                                        SOURCES_MAX_TEXT " (SOURCES_MAX_BYTES)"
+                                                      : NULL;
+    if (!why && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        why = strerror(errno);
+    if (why) {
+        fail(why);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+FILE *sources_fopen(const char *path)
+{
+    int fd = open_regular(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (fd >= 0 && !f) {
+        fail(strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* Reads at most SOURCES_MAX_BYTES: a file that grows while it is read is refused too. */
 static char *read_disk(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = sources_fopen(path);
     if (!f)
         return NULL;
     size_t cap = 4096, n = 0;
@@ -73,8 +126,13 @@ static char *read_disk(const char *path, size_t *len)
         if (got == 0)
             break;
         n += got;
+        if (n > SOURCES_MAX_BYTES)
+            break;
     }
-    bool failed = ferror(f);
+    bool failed = ferror(f) || n > SOURCES_MAX_BYTES;
+    if (failed)
+        fail(n > SOURCES_MAX_BYTES ? "it is larger than the limit of " SOURCES_MAX_TEXT " (SOURCES_MAX_BYTES)"
+                                   : strerror(errno));
     fclose(f);
     if (failed) {
         free(buf);
@@ -113,7 +171,7 @@ FILE *sources_open(const char *path)
         k = &kept[n_kept - 1];
     }
     if (!k)
-        return fopen(path, "r");
+        return sources_fopen(path);
     /* fmemopen refuses an empty buffer: an empty file reads as its terminating NUL's absence. */
     return fmemopen(k->text, k->len ? k->len : 1, "r");
 }

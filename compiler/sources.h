@@ -7,6 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The largest file the front end reads (model, module, mesh, table): 256 MiB, far above any
+ * real model, far below what would exhaust memory. */
+#define SOURCES_MAX_BYTES (256L * 1024 * 1024)
+#define SOURCES_MAX_TEXT "256 MiB"
+
 /* From now on, keep a copy of every file read from disk. */
 void  sources_record(bool on);
 /* Makes `path` read as `text` (len bytes) instead of the file on disk. */
@@ -19,6 +24,12 @@ const char *sources_text(int i, size_t *len);
 char *sources_read(const char *path, size_t *len);
 /* `path` open for reading (a stream over the kept copy when there is one); NULL when unreadable. */
 FILE *sources_open(const char *path);
+/* `path` open for reading if it is a regular file within SOURCES_MAX_BYTES, bypassing the
+ * kept copies; NULL otherwise. */
+FILE *sources_fopen(const char *path);
+/* Why the last sources_read, sources_open or sources_fopen returned NULL ("it is a directory",
+ * "Permission denied", ...). */
+const char *sources_error(void);
 /* Forgets every kept file and stops recording. */
 void  sources_reset(void);
 

@@ -164,9 +164,9 @@ static void make_grid(Sweep *sw)
 /* A CSV of parameter sets: a header of param names, then one row of values per run. */
 static bool read_sets(Sweep *sw, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = sources_fopen(path);
     if (!f) {
-        fprintf(stderr, "srdc: error: cannot read `%s`: %s\n", path, strerror(errno));
+        fprintf(stderr, "srdc: error: cannot read `%s`: %s\n", path, sources_error());
         return false;
     }
     char line[4096];
@@ -247,6 +247,7 @@ static const char *status_name(int code)
     case SRD_EXIT_BAD_INPUT: return "bad_input";
     case SRD_EXIT_NUMERIC: return "numerical_failure";
     case SRD_EXIT_IO: return "io_error";
+    case SRD_EXIT_MEMORY: return "out_of_memory";
     default: return "crashed";
     }
 }

@@ -40,7 +40,7 @@ bool table_read(const char *path, Table *t, char *err, size_t err_n)
 {
     FILE *fp = sources_open(path);
     if (!fp) {
-        snprintf(err, err_n, "cannot open table `%s`", path);
+        snprintf(err, err_n, "cannot open table `%s`: %s", path, sources_error());
         return false;
     }
     char buf[512];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "alloc.h"
 #include "contact.h"
 #include "files.h"
 #include "output_vtk.h"
@@ -136,7 +137,7 @@ static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probe
     }
     if (write_probes(pr, m, a, s->q, 0) != 0)
         return report_outfile(&pr->out);
-    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
+    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     srd_sim_net_force(s, force);
     int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
     free(force);
@@ -147,13 +148,42 @@ static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probe
     return SRD_EXIT_OK;
 }
 
+/* The modes to compute: a model has as many as its free DOFs. Asking for more is clamped with a
+ * warning rather than refused, so that a sweep whose params change the DOF count still runs,
+ * and the modes written are only real ones (the extra ones used to print as "0 Hz"). */
+static int mode_count(const srd_sim *s, const srd_analysis *a)
+{
+    int free_dofs = s->solver.sys.n_free;
+    if (a->mode_count <= free_dofs)
+        return a->mode_count;
+    fprintf(stderr, "%s: warning: modes `count = %d`, but the model has %d free DOFs: computing %d modes\n",
+            prog_name, a->mode_count, free_dofs, free_dofs);
+    return free_dofs;
+}
+
+/* The modal analysis works on a dense n x n copy of the stiffness and keeps `count` shapes of
+ * every DOF: refused with a message above what the process may use. */
+static bool modes_fit(int n_free, int count, int n_dofs)
+{
+    double need = sizeof(double) * ((double)n_free * n_free + (double)n_free * count + (double)count * n_dofs);
+    const char *what;
+    double limit = srd_memory_limit(&what);
+    if (limit <= 0 || need <= limit)
+        return true;
+    fprintf(stderr, "%s: error: the modal analysis of %d free DOFs needs about %.3g GB, more than %s (%.3g GB)\n"
+                    "  hint: a coarser model, or fewer modes\n", prog_name, n_free, need / 1e9, what, limit / 1e9);
+    return false;
+}
+
 /* Natural frequencies and mode shapes about the current configuration. */
 static int run_modes(srd_sim *s, const srd_model *m, const char *out)
 {
     const srd_analysis *a = &m->modes;
-    int count = a->mode_count;
-    double *freq = calloc((size_t)count + 1, sizeof(double));
-    double *modes = calloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
+    int count = mode_count(s, a);
+    if (!modes_fit(s->solver.sys.n_free, count, m->n_dofs))
+        return SRD_EXIT_MEMORY;
+    double *freq = srd_xcalloc((size_t)count + 1, sizeof(double));
+    double *modes = srd_xcalloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
     char err[512];
     int status = SRD_EXIT_OK;
     if (srd_modes(s, count, freq, modes, err, sizeof err) != 0) {
@@ -175,7 +205,7 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
         /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
         if (a->output_format && !strcmp(a->output_format, "vtk")) {
             srd_vtk_series vtk;
-            double *q = calloc((size_t)m->n_dofs, sizeof(double));
+            double *q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
             if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
                 for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
                     double amp = 0;
@@ -207,6 +237,13 @@ static void print_contact_summary(const srd_contact_stats *c)
            c->active_sum / c->samples, c->active_max, c->active_max_t, 1e3 * c->deepest, c->deepest_t);
 }
 
+/* The time step of the simulate block with --dt applied (0 without one): what `dt` means in
+ * actuations and loads, in every analysis. */
+static double simulate_dt(const srd_model *m, const srd_run_options *o)
+{
+    return !m->simulate.present ? 0 : o->dt > 0 ? o->dt : m->simulate.dt;
+}
+
 static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o, srd_vtk_series *vtk, Probes *pr,
                        srd_kernel_fn ground_height)
 {
@@ -214,12 +251,12 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     s->tolerance = a->tolerance;
     s->max_iterations = a->max_iterations;
     s->line_search = a->line_search;
-    s->dt = o->dt > 0 ? o->dt : a->dt;
+    s->dt = simulate_dt(m, o);
     double duration = o->duration > 0 ? o->duration : a->duration;
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
     double next_out = 0, next_energy = 0, t0 = srd_seconds();
-    double *force = calloc((size_t)m->n_dofs + 1, sizeof(double));
+    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     /* Kinetic, potential and total energy at the output cadence: conservation is how one
      * judges an undamped run. */
     srd_outfile ef;
@@ -312,6 +349,27 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
     return status;
 }
 
+/* The step count of the simulation with --dt and --duration applied: the model's own values
+ * were checked when it was built, but the command line may change either. */
+static int check_time_steps(const srd_model *m, const srd_run_options *o)
+{
+    if (!m->simulate.present)
+        return 0;
+    double dt = o->dt > 0 ? o->dt : m->simulate.dt, duration = o->duration > 0 ? o->duration : m->simulate.duration;
+    if (dt > duration) {
+        fprintf(stderr, "%s: error: the time step (%g s) is longer than the duration (%g s)\n"
+                        "  hint: check --dt and --duration\n", prog_name, dt, duration);
+        return -1;
+    }
+    if (duration / dt > SRD_MAX_TIME_STEPS) {
+        fprintf(stderr, "%s: error: a time step of %g s over %g s makes %.3g steps, more than the limit of %d\n"
+                        "  hint: use a larger --dt or a shorter --duration\n", prog_name, dt, duration,
+                duration / dt, SRD_MAX_TIME_STEPS);
+        return -1;
+    }
+    return 0;
+}
+
 int srd_run_check(const srd_model *m, const srd_run_options *o)
 {
     if (o->program)
@@ -320,7 +378,7 @@ int srd_run_check(const srd_model *m, const srd_run_options *o)
         fprintf(stderr, "%s: error: the model has no `static`, `modes` or `simulate` block to run\n", prog_name);
         return SRD_EXIT_BAD_INPUT;
     }
-    return check_supported(m) != 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
+    return check_supported(m) != 0 || check_time_steps(m, o) != 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
 }
 
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o)
@@ -356,11 +414,13 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
             srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
                                    : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
                                                                                : SRD_SOLVER_BANDED;
-            if (srd_sim_init(&s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err) != 0) {
+            int init = srd_sim_init(&s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err);
+            if (init != 0) {
                 fprintf(stderr, "%s: error: %s\n", prog_name, err);
-                status = SRD_EXIT_BAD_INPUT;
+                status = init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
                 break;
             }
+            s.step_dt = simulate_dt(m, o);
             if (kt->n_schedules)
                 srd_sim_set_schedules(&s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
         }
@@ -390,6 +450,21 @@ static bool parse_time(const char *text, double *out)
             return isfinite(*out) && *out > 0;
         }
     return false;
+}
+
+static const char *oom_program = "srd";
+
+static void exit_out_of_memory(size_t bytes)
+{
+    fprintf(stderr, "%s: error: out of memory (allocating %.3g MB)\n", oom_program, (double)bytes / 1e6);
+    fflush(stdout);
+    _exit(SRD_EXIT_MEMORY); /* exit() could run handlers that allocate */
+}
+
+void srd_exit_when_out_of_memory(const char *program)
+{
+    oom_program = program;
+    srd_alloc_on_failure(exit_out_of_memory);
 }
 
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)

@@ -7,7 +7,7 @@
 #include "srd_model.h"
 
 /* Exit statuses of srdc and of built simulators. */
-enum { SRD_EXIT_OK = 0, SRD_EXIT_BAD_INPUT = 1, SRD_EXIT_NUMERIC = 2, SRD_EXIT_IO = 3 };
+enum { SRD_EXIT_OK = 0, SRD_EXIT_BAD_INPUT = 1, SRD_EXIT_NUMERIC = 2, SRD_EXIT_IO = 3, SRD_EXIT_MEMORY = 4 };
 
 typedef struct srd_run_options {
     const char  *program;     /* name in messages: "srdc" or the simulator's */
@@ -30,6 +30,10 @@ typedef struct srd_kernel_table {
     const int             *schedule_actuation, *schedule_expr;
     srd_kernel_fn          ground_height;  /* uneven ground, or NULL */
 } srd_kernel_table;
+
+/* Makes running out of memory end the program with a message and SRD_EXIT_MEMORY instead of
+ * SIGABRT: for the programs (srdc, built simulators), not for library users. */
+void srd_exit_when_out_of_memory(const char *program);
 
 /* Refuses, with a message, a model that has nothing to run or needs what the runtime lacks. */
 int srd_run_check(const srd_model *m, const srd_run_options *o);

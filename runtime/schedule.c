@@ -165,7 +165,7 @@ static void write_actuation(const srd_schedule *sc, const srd_model *m, double *
     }
 }
 
-void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t,
+void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt,
                          double *const *set_data, double *fext)
 {
     if (S->has_loads)
@@ -173,7 +173,7 @@ void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *par
     for (int k = 0; k < S->n; k++) {
         srd_schedule *sc = &S->a[k];
         memset(sc->out, 0, sizeof(double) * (size_t)sc->n * (size_t)sc->n_out);
-        srd_eval_ctx ctx = { NULL, NULL, NULL, params, t, 0, NULL, sc->out, NULL };
+        srd_eval_ctx ctx = { NULL, NULL, NULL, params, t, dt, NULL, sc->out, NULL };
         sc->fn(&ctx, &sc->b);
         if (sc->actuation >= 0) {
             write_actuation(sc, m, set_data[m->actuations[sc->actuation].set]);

@@ -38,8 +38,9 @@ typedef struct srd_schedules {
  * forces without the time-dependent loads. */
 void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_kernel_fn *fns,
                          const int *actuation, const int *expr, double *const *set_data, const double *fext);
-/* Evaluates every schedule at time t and writes the values into set_data and fext. */
-void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t,
+/* Evaluates every schedule at time t, `dt` being the simulation's time step, and writes the
+ * values into set_data and fext. */
+void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt,
                          double *const *set_data, double *fext);
 void srd_schedules_free(srd_schedules *S);
 /* True when actuating `target` (curvature, twist, rest_length, angle, E) writes data column

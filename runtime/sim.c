@@ -79,6 +79,33 @@ static void characteristic_scales(srd_sim *s)
     s->length_scale = size > 0 ? size : 1;
 }
 
+/* Vectors of n_dofs doubles the sim and its integrators keep (q, v, residuals, scratch). */
+enum { SIM_VECTORS_PER_DOF = 24 };
+
+/* The memory of the model's state and Jacobian (in the layout the solver chose), refused with
+ * a message above what this process may use: allocating it would end in an out-of-memory
+ * kill or exit after a long wait. Element data and kernels are not counted (they are already
+ * allocated when this runs). */
+static bool memory_suffices(const srd_sim *s, char *err, size_t err_n)
+{
+    const srd_system *sys = &s->solver.sys;
+    double jacobian = srd_solver_bytes(&s->solver);
+    if (s->m->damping_beta > 0) /* the saved stiffness for Rayleigh damping */
+        jacobian += sizeof(double) * (double)srd_system_storage(sys);
+    double need = jacobian + sizeof(double) * SIM_VECTORS_PER_DOF * (double)s->m->n_dofs;
+    const char *what;
+    double limit = srd_memory_limit(&what);
+    if (limit <= 0 || need <= limit)
+        return true;
+    snprintf(err, err_n, "the model needs about %.3g GB (its %s Jacobian of %d free DOFs takes %.3g GB), more than "
+                         "%s (%.3g GB)\nhint: %s",
+             need / 1e9, sys->layout == SRD_JAC_DENSE ? "dense" : "banded", sys->n_free, jacobian / 1e9, what,
+             limit / 1e9,
+             sys->layout == SRD_JAC_DENSE ? "try `solver = banded`, or a coarser model"
+                                          : "a coarser model, or a numbering with a narrower band");
+    return false;
+}
+
 int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
                  const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n)
 {
@@ -92,7 +119,10 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
         }
         symmetric &= infos[k].symmetric;
     }
-    srd_solver_init(&s->solver, m, solver, symmetric);
+    srd_solver_plan(&s->solver, m, solver, symmetric);
+    if (!memory_suffices(s, err, err_n))
+        return SRD_SIM_NO_MEMORY;
+    srd_solver_allocate(&s->solver);
     s->conservative = symmetric;
     s->kernels = srd_xcalloc((size_t)m->n_sets + 1, sizeof *s->kernels);
     for (int k = 0; k < m->n_sets; k++) {
@@ -149,7 +179,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
 static void apply_schedules(srd_sim *s, double t)
 {
     if (s->schedules.n)
-        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->set_data, s->fext);
+        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->set_data, s->fext);
 }
 
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr)

@@ -32,6 +32,8 @@ typedef struct srd_sim {
     double          *q, *q0, *v, *v0;   /* n_dofs */
     double          *params;
     double           t, dt;
+    double           step_dt;    /* the simulate block's time step (--dt applied): `dt` in actuations
+                                  * and loads, which must not change when a step is subdivided */
     double          *res;        /* srd_system_grad_len */
     double          *res_nc, *res_nc_start; /* the forces' share of res (now: srd_system_grad_len; at the line search's start: n_free) */
     double          *dq;         /* n_free */
@@ -65,7 +67,9 @@ typedef struct srd_sim {
 } srd_sim;
 
 /* fns[s] is the compiled kernel of element set s, gradients[s] its gradient-only variant (the
- * array may be NULL). Returns 0, or -1 with a message in err when a set has no kernel. */
+ * array may be NULL). Returns 0, or -1 with a message in err when a set has no kernel, or
+ * SRD_SIM_NO_MEMORY when the Jacobian would not fit in memory (srd_memory_limit). */
+enum { SRD_SIM_NO_MEMORY = -2 };
 int  srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
                   const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n);
 void srd_sim_free(srd_sim *s);

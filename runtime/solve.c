@@ -40,7 +40,7 @@ static size_t work_size(const srd_system *sys)
     return (size_t)matrix + (size_t)sys->n_free;
 }
 
-void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric)
+void srd_solver_plan(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric)
 {
     memset(s, 0, sizeof *s);
     blas_single_thread();
@@ -55,9 +55,25 @@ void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, in
     }
     s->kind = kind;
     s->symmetric = symmetric != 0;
+}
+
+double srd_solver_bytes(const srd_solver *s)
+{
+    return sizeof(double) * ((double)srd_system_jac_len(&s->sys) + (double)work_size(&s->sys)) +
+           sizeof(int) * (double)s->sys.n_free;
+}
+
+void srd_solver_allocate(srd_solver *s)
+{
     s->jac = srd_xcalloc(srd_system_jac_len(&s->sys), sizeof(double));
     s->work = srd_xcalloc(work_size(&s->sys), sizeof(double));
     s->ipiv = srd_xcalloc((size_t)s->sys.n_free, sizeof(int));
+}
+
+void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric)
+{
+    srd_solver_plan(s, m, kind, symmetric);
+    srd_solver_allocate(s);
 }
 
 void srd_solver_free(srd_solver *s)

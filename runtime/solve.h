@@ -24,6 +24,11 @@ typedef struct srd_solver {
 /* Chooses the layout (auto: banded when 4 * bandwidth + 1 < n and n > 64; bench/README.md has the
  * measurements behind it) and allocates. */
 void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
+/* srd_solver_init in two halves, so that the memory can be checked in between: the layout
+ * chosen and measured (nothing of the Jacobian's size allocated), then the storage. */
+void   srd_solver_plan(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
+double srd_solver_bytes(const srd_solver *s); /* what srd_solver_allocate will take */
+void   srd_solver_allocate(srd_solver *s);
 void srd_solver_free(srd_solver *s);
 /* Clears the Jacobian storage (and its scratch slots). */
 void srd_solver_zero(srd_solver *s);

@@ -84,6 +84,13 @@ typedef struct srd_probe {
     double every;
 } srd_probe;
 
+/* Limits of the integer settings of analyses, checked where they are read (the front end for
+ * the model's values, the run options for --dt and --duration). Each is far above any useful
+ * value and keeps counts well inside an int. */
+#define SRD_MAX_TIME_STEPS        1000000000 /* duration / dt of a simulation */
+#define SRD_MAX_NEWTON_ITERATIONS 100000     /* max_iterations per step or load step */
+#define SRD_MAX_LOAD_STEPS        10000000   /* load_steps of a static analysis */
+
 typedef struct srd_analysis {
     int    present;
     char  *method;      /* implicit_euler, implicit_midpoint, newmark, euler, verlet, rk4, static, modes */

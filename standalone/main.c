@@ -35,7 +35,8 @@ static void print_usage(FILE *out)
             "  --info           print the model summary (as `srdc dump`) and exit\n"
             "  --help           print this help and exit\n"
             "\n"
-            "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O\n",
+            "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O,\n"
+            "4 out of memory (or a model too large for it)\n",
             name, name, srd_built.model_path, srd_built.version);
 }
 
@@ -106,6 +107,7 @@ static bool matches_build(const srd_model *m)
 int main(int argc, char **argv)
 {
     name = srd_built.name;
+    srd_exit_when_out_of_memory(name);
     srd_run_options o = { .program = name, .out = "out" };
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
     bool info = false;
