@@ -368,6 +368,36 @@ static bool parse_time(const char *text, double *out)
     return false;
 }
 
+int srd_override_find(const char *const *specs, int n, const char *spec)
+{
+    size_t len = strcspn(spec, "=");
+    for (int k = 0; k < n; k++)
+        if (strcspn(specs[k], "=") == len && !strncmp(specs[k], spec, len))
+            return k;
+    return -1;
+}
+
+void srd_override_report_twice(const char *program, const char *first, const char *again)
+{
+    int len = (int)strcspn(again, "=");
+    fprintf(stderr, "%s: error: param `%.*s` is given twice (`-p %s` and `-p %s`)\n", program, len, again, first,
+            again);
+    fprintf(stderr, "hint: give each param once\n");
+}
+
+/* A second -p of the same param would be silently ignored by the front end (the first one
+ * wins), so it is refused here, for srdc run and built simulators alike. */
+static int add_override(srd_run_options *o, const char *spec)
+{
+    int k = srd_override_find((const char *const *)o->overrides, o->n_overrides, spec);
+    if (k >= 0) {
+        srd_override_report_twice(o->program ? o->program : prog_name, o->overrides[k], spec);
+        return -1;
+    }
+    o->overrides[o->n_overrides++] = spec;
+    return 1;
+}
+
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -379,9 +409,9 @@ int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--out") && has_value)
         o->out = argv[++*i];
     else if (!strcmp(a, "-p") && has_value)
-        o->overrides[o->n_overrides++] = argv[++*i];
+        return add_override(o, argv[++*i]);
     else if (!strncmp(a, "-p", 2) && strchr(a, '='))
-        o->overrides[o->n_overrides++] = a + 2;
+        return add_override(o, a + 2);
     else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {
         const char *v = argv[++*i];
         if (!parse_time(v, !strcmp(a, "--duration") ? &o->duration : &o->dt)) {
