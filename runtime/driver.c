@@ -86,12 +86,31 @@ static void report_failure(const srd_sim *s, int code)
     fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
             code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
     fprintf(stderr, "  Newton residuals (N):");
-    for (int i = 0; i < s->last.iterations && i < 64; i++)
+    int n = s->last.n_history, cap = (int)(sizeof s->last.history / sizeof s->last.history[0]);
+    for (int i = 0; i < n && i < cap - 1; i++)
         fprintf(stderr, " %.2e", s->last.history[i]);
-    fprintf(stderr, "\n  largest residuals:\n");
+    if (n > cap)
+        fprintf(stderr, " ... (%d more)", n - cap);
+    if (n >= cap)
+        fprintf(stderr, " %.2e", s->last.history[cap - 1]);
+    fprintf(stderr, "\n  largest residuals (of the last iterate):\n");
     srd_sim_report_worst(s, stderr, 3);
-    fprintf(stderr, "hint: try a smaller `dt`, more `load_steps`, a looser `tolerance`, or check for a part that is "
-                    "not held (a free rigid motion makes the system singular)\n");
+    /* load_steps divide a static solve, dt a time step: advise the one that applies. */
+    fprintf(stderr, "hint: try %s, a looser `tolerance`, or check for a part that is not held (a free rigid motion "
+                    "makes the system singular)\n", s->dynamic ? "a smaller `dt`" : "more `load_steps`");
+}
+
+/* An explicit step has no Newton iterations: what helps is where the state blew up and the
+ * stable time step, which explicit methods must stay below. */
+static void report_explicit_failure(const srd_sim *s)
+{
+    fprintf(stderr, "%s: error: the solution became NaN or infinite in step %ld (t = %.6g s to %.6g s, dt = %.3g s)\n",
+            prog_name, s->steps, s->t - s->dt, s->t, s->dt);
+    fprintf(stderr, "  DOFs that went non-finite, else the fastest:\n");
+    srd_sim_report_state(s, stderr, 3);
+    fprintf(stderr, "hint: explicit methods (euler, verlet, rk4) are stable only while dt is below the stable time step, "
+                    "about the period of the model's fastest vibration divided by pi; try a much smaller `dt`, or "
+                    "`method = implicit_euler;`\n");
 }
 
 static void progress(double done, double total)
@@ -220,7 +239,10 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     for (int k = 0; k <= steps; k++) {
         int code = k > 0 ? srd_step(s, method, 6) : 0;
         if (code) {
-            report_failure(s, code);
+            if (method >= SRD_SYMPLECTIC_EULER)
+                report_explicit_failure(s);
+            else
+                report_failure(s, code);
             fprintf(stderr, "  frames written so far are in %s\n", o->out);
             status = SRD_EXIT_NUMERIC;
             break;
