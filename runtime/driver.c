@@ -104,13 +104,13 @@ static void report_failure(const srd_sim *s, int code)
  * stable time step, which explicit methods must stay below. */
 static void report_explicit_failure(const srd_sim *s)
 {
-    fprintf(stderr, "%s: error: the solution became NaN or infinite in step %ld (t = %.6g s to %.6g s, dt = %.3g s)\n",
-            prog_name, s->steps, s->t - s->dt, s->t, s->dt);
+    fprintf(stderr, "%s: error: the solution became NaN or infinite in step %ld (t = %.6g s to %.6g s, "
+                    "dt = %.3g s)\n", prog_name, s->steps, s->t - s->dt, s->t, s->dt);
     fprintf(stderr, "  DOFs that went non-finite, else the fastest:\n");
     srd_sim_report_state(s, stderr, 3);
-    fprintf(stderr, "hint: explicit methods (euler, verlet, rk4) are stable only while dt is below the stable time step, "
-                    "about the period of the model's fastest vibration divided by pi; try a much smaller `dt`, or "
-                    "`method = implicit_euler;`\n");
+    fprintf(stderr, "hint: explicit methods (euler, verlet, rk4) are stable only while dt is below the stable time "
+                    "step, about the period of the model's fastest vibration divided by pi; try a much smaller "
+                    "`dt`, or `method = implicit_euler;`\n");
 }
 
 static void progress(double done, double total)

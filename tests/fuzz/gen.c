@@ -102,7 +102,8 @@ static void name(Gen *g)
 static void chain(Gen *g)
 {
     int n = big_count(g);
-    const char *op = g->tame ? ONE_OF(g, "+", "*", "-", "/") : ONE_OF(g, "+", "*", "-", "/", "^", "&&", "||", "<", "==");
+    const char *op = g->tame ? ONE_OF(g, "+", "*", "-", "/")
+                             : ONE_OF(g, "+", "*", "-", "/", "^", "&&", "||", "<", "==");
     unsigned mix = pick(g, 3);
     for (int k = 0; k < n; k++) {
         if (k)
@@ -299,7 +300,13 @@ static void tame_expr(Gen *g)
     g->depth++;
     switch (c) {
     case 0: case 1: tame_leaf(g); break;
-    case 2: emit(g, "("); tame_expr(g); emit(g, " %s ", ONE_OF(g, "+", "*", "-", "/")); tame_expr(g); emit(g, ")"); break;
+    case 2:
+        emit(g, "(");
+        tame_expr(g);
+        emit(g, " %s ", ONE_OF(g, "+", "*", "-", "/"));
+        tame_expr(g);
+        emit(g, ")");
+        break;
     case 3: emit(g, "-"); tame_expr(g); break;
     case 4: tame_call(g); break;
     case 5: emit(g, "("); tame_expr(g); emit(g, " < "); tame_expr(g); emit(g, " ? "); tame_expr(g);
@@ -668,7 +675,7 @@ static void tame_element(Gen *g)
         tame_expr(g);
     }
     g->stencil = 0;
-    emit(g, form == 1 ? ";\n}\n" : ";\n");
+    emit(g, "%s", form == 1 ? ";\n}\n" : ";\n");
     emit(g, "apply e%d(", id);
     char buf[32];
     for (int k = 0; k < nodes; k++)
@@ -683,11 +690,19 @@ static void tame_boundary(Gen *g)
     char buf[32];
     switch (pick(g, 6)) {
     case 0: emit(g, "fix %s.%c;\n", tame_node(g, -1, buf, sizeof buf), "yxz"[pick(g, 3)]); break;
-    case 1: emit(g, "load %s = (0, 0, -1) mN * ", tame_node(g, -1, buf, sizeof buf)); tame_expr(g); emit(g, ";\n"); break;
+    case 1:
+        emit(g, "load %s = (0, 0, -1) mN * ", tame_node(g, -1, buf, sizeof buf));
+        tame_expr(g);
+        emit(g, ";\n");
+        break;
     case 2: emit(g, "gravity = (0, 0, -9.81) m/s^2 * "); scaled(g, "1"); emit(g, ";\n"); break;
     case 3: emit(g, "actuate r0.curvature%s = (", pick(g, 2) ? " over s in 0.25..1" : "");
             tame_expr(g); emit(g, ", 0) * 1 m^-1;\n"); break;
-    case 4: emit(g, "actuate r0.edges.rest_length = 2.5 cm * (1 + 0.1 * tanh("); tame_expr(g); emit(g, "));\n"); break;
+    case 4:
+        emit(g, "actuate r0.edges.rest_length = 2.5 cm * (1 + 0.1 * tanh(");
+        tame_expr(g);
+        emit(g, "));\n");
+        break;
     default: emit(g, "clamp r0.end;\n"); break;
     }
 }
