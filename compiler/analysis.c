@@ -210,6 +210,18 @@ static bool time_value(Elab *e, Expr *x, const char *what, double *out)
     return true;
 }
 
+/* Frames are written as --out/NAME...: a separator, `..`, an absolute path or a control
+ * character would put them somewhere else (or make names no one can type). */
+static bool plain_file_name(const char *name)
+{
+    if (!strcmp(name, ".") || !strcmp(name, ".."))
+        return false;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (*c == '/' || *c == '\\' || *c < 32 || *c == 127)
+            return false;
+    return true;
+}
+
 static void read_output(Elab *e, Stmt *s, srd_analysis *a)
 {
     if (strcmp(s->name, "vtk") && strcmp(s->name, "csv")) {
@@ -223,6 +235,11 @@ static void read_output(Elab *e, Stmt *s, srd_analysis *a)
     }
     if (!s->str[0] || strchr(s->str, '\n')) {
         diag_error(s->loc, "an output needs a file name");
+        return;
+    }
+    if (!plain_file_name(s->str)) {
+        Diag *d = diag_error(s->str_loc, "an output name is a file name in the output directory, not a path");
+        diag_hint(d, "write a name such as \"arm\"; `srdc run --out DIR` chooses the directory");
         return;
     }
     double every = 0;

@@ -120,6 +120,7 @@ struct Stmt {
     int         n_named;
     Expr       *every;    /* output/probe period */
     const char *str;      /* output file name */
+    SrcLoc      str_loc;
 };
 
 /* Everything parsed from the main file and the modules it uses. */

@@ -157,12 +157,13 @@ void diag_hint(Diag *d, const char *fmt, ...)
 
 int diag_error_count(void) { return n_errors; }
 
-/* Finds the text of line `line` (1-based) in file `file`; returns its length. */
+/* Finds the text of line `line` (1-based) in file `file`; returns its length. CR, CRLF and
+ * LF end lines, as in the scanner. */
 static const char *line_text(int file, int line, int *len)
 {
     const char *p = src_text(file);
     for (int l = 1; l < line && *p; p++)
-        if (*p == '\n')
+        if (*p == '\n' || (*p == '\r' && p[1] != '\n'))
             l++;
     const char *e = p;
     while (*e && *e != '\n' && *e != '\r')

@@ -368,6 +368,18 @@ static int cmd_build(int argc, char **argv)
     return status;
 }
 
+/* Two ranges of one param would make every run pass it twice: refused like in `srdc run`. */
+static int add_sweep_spec(SweepOptions *o, const char *spec)
+{
+    int k = srd_override_find((const char *const *)o->specs, o->n_specs, spec);
+    if (k >= 0) {
+        srd_override_report_twice("srdc", o->specs[k], spec);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    o->specs[o->n_specs++] = spec;
+    return SRD_EXIT_OK;
+}
+
 static int cmd_sweep(int argc, char **argv)
 {
     SweepOptions o = { .out = "sweep" };
@@ -377,7 +389,7 @@ static int cmd_sweep(int argc, char **argv)
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
         if (!strcmp(a, "-p") && has_value)
-            o.specs[o.n_specs++] = argv[++i];
+            status = add_sweep_spec(&o, argv[++i]);
         else if (!strcmp(a, "--csv") && has_value)
             o.sets = argv[++i];
         else if (!strcmp(a, "--out") && has_value)

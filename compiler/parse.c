@@ -36,6 +36,12 @@ int parse_source(Arena *arena, const char *path, const char *text, size_t len, P
 
 int parse_source_as(Arena *arena, const char *path, const char *display, const char *text, size_t len, PtrVec *out)
 {
+    /* A UTF-8 byte-order mark (editors on Windows write one) is not part of the program; the
+     * registered text starts after it, so columns and printed lines are as without it. */
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+        text += 3;
+        len -= 3;
+    }
     ParseCtx ctx = { 0 };
     ctx.arena = arena;
     ctx.file = src_add(path, text, len);

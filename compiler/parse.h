@@ -20,6 +20,7 @@ typedef struct LexExtra {
     int       line, col;
     int       ws_before;    /* whitespace came right before the current token */
     int       comment_line, comment_col;
+    int       after_cr;     /* the last character scanned was a CR (a following LF ends no line) */
 } LexExtra;
 
 /* Parses one source text; statements are appended to *out. Returns the syntax error count. */

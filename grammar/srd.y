@@ -226,9 +226,9 @@ item
                                       missing_semicolon(ctx, @3);
                                       $$ = NULL; }
     | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
-    | KW_OUTPUT IDENT STRING ';'    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; }
+    | KW_OUTPUT IDENT STRING ';'    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3); }
     | KW_OUTPUT IDENT STRING KW_EVERY expr ';'
-                                    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->every = $5; }
+                                    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3); $$->every = $5; }
     | KW_PROBE IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; }
     | KW_PROBE IDENT '=' expr KW_EVERY expr ';'
                                     { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; $$->every = $6; }

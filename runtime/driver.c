@@ -105,12 +105,31 @@ static void report_failure(const srd_sim *s, int code)
     fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
             code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
     fprintf(stderr, "  Newton residuals (N):");
-    for (int i = 0; i < s->last.iterations && i < 64; i++)
+    int n = s->last.n_history, cap = (int)(sizeof s->last.history / sizeof s->last.history[0]);
+    for (int i = 0; i < n && i < cap - 1; i++)
         fprintf(stderr, " %.2e", s->last.history[i]);
-    fprintf(stderr, "\n  largest residuals:\n");
+    if (n > cap)
+        fprintf(stderr, " ... (%d more)", n - cap);
+    if (n >= cap)
+        fprintf(stderr, " %.2e", s->last.history[cap - 1]);
+    fprintf(stderr, "\n  largest residuals (of the last iterate):\n");
     srd_sim_report_worst(s, stderr, 3);
-    fprintf(stderr, "hint: try a smaller `dt`, more `load_steps`, a looser `tolerance`, or check for a part that is "
-                    "not held (a free rigid motion makes the system singular)\n");
+    /* load_steps divide a static solve, dt a time step: advise the one that applies. */
+    fprintf(stderr, "hint: try %s, a looser `tolerance`, or check for a part that is not held (a free rigid motion "
+                    "makes the system singular)\n", s->dynamic ? "a smaller `dt`" : "more `load_steps`");
+}
+
+/* An explicit step has no Newton iterations: what helps is where the state blew up and the
+ * stable time step, which explicit methods must stay below. */
+static void report_explicit_failure(const srd_sim *s)
+{
+    fprintf(stderr, "%s: error: the solution became NaN or infinite in step %ld (t = %.6g s to %.6g s, "
+                    "dt = %.3g s)\n", prog_name, s->steps, s->t - s->dt, s->t, s->dt);
+    fprintf(stderr, "  DOFs that went non-finite, else the fastest:\n");
+    srd_sim_report_state(s, stderr, 3);
+    fprintf(stderr, "hint: explicit methods (euler, verlet, rk4) are stable only while dt is below the stable time "
+                    "step, about the period of the model's fastest vibration divided by pi; try a much smaller "
+                    "`dt`, or `method = implicit_euler;`\n");
 }
 
 static void progress(double done, double total)
@@ -272,7 +291,10 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     for (int k = 0; k <= steps; k++) {
         int code = k > 0 ? srd_step(s, method, 6) : 0;
         if (code) {
-            report_failure(s, code);
+            if (method >= SRD_SYMPLECTIC_EULER)
+                report_explicit_failure(s);
+            else
+                report_failure(s, code);
             fprintf(stderr, "  frames written so far are in %s\n", o->out);
             status = SRD_EXIT_NUMERIC;
             break;
@@ -467,6 +489,36 @@ void srd_exit_when_out_of_memory(const char *program)
     srd_alloc_on_failure(exit_out_of_memory);
 }
 
+int srd_override_find(const char *const *specs, int n, const char *spec)
+{
+    size_t len = strcspn(spec, "=");
+    for (int k = 0; k < n; k++)
+        if (strcspn(specs[k], "=") == len && !strncmp(specs[k], spec, len))
+            return k;
+    return -1;
+}
+
+void srd_override_report_twice(const char *program, const char *first, const char *again)
+{
+    int len = (int)strcspn(again, "=");
+    fprintf(stderr, "%s: error: param `%.*s` is given twice (`-p %s` and `-p %s`)\n", program, len, again, first,
+            again);
+    fprintf(stderr, "hint: give each param once\n");
+}
+
+/* A second -p of the same param would be silently ignored by the front end (the first one
+ * wins), so it is refused here, for srdc run and built simulators alike. */
+static int add_override(srd_run_options *o, const char *spec)
+{
+    int k = srd_override_find((const char *const *)o->overrides, o->n_overrides, spec);
+    if (k >= 0) {
+        srd_override_report_twice(o->program ? o->program : prog_name, o->overrides[k], spec);
+        return -1;
+    }
+    o->overrides[o->n_overrides++] = spec;
+    return 1;
+}
+
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -478,9 +530,9 @@ int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--out") && has_value)
         o->out = argv[++*i];
     else if (!strcmp(a, "-p") && has_value)
-        o->overrides[o->n_overrides++] = argv[++*i];
+        return add_override(o, argv[++*i]);
     else if (!strncmp(a, "-p", 2) && strchr(a, '='))
-        o->overrides[o->n_overrides++] = a + 2;
+        return add_override(o, a + 2);
     else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {
         const char *v = argv[++*i];
         if (!parse_time(v, !strcmp(a, "--duration") ? &o->duration : &o->dt)) {

@@ -47,4 +47,10 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
  * value. */
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i);
 
+/* The index of the -p spec in specs[0..n) that sets the same param as `spec` ("name=..."),
+ * or -1. */
+int srd_override_find(const char *const *specs, int n, const char *spec);
+/* Reports a param given twice on the command line (srdc run, sweep, built simulators). */
+void srd_override_report_twice(const char *program, const char *first, const char *again);
+
 #endif

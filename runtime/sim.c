@@ -392,6 +392,15 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2, bool 
     return alpha;
 }
 
+/* The history ends with the iterate whose residual s->res holds, so that a failure report
+ * lists the largest residuals of the last norm it prints. */
+static void record_residual(srd_newton_stats *st, double r)
+{
+    int n = (int)(sizeof st->history / sizeof st->history[0]);
+    st->history[st->n_history < n ? st->n_history : n - 1] = r;
+    st->n_history++;
+}
+
 int srd_newton(srd_sim *s)
 {
     int n = s->solver.sys.n_free;
@@ -406,8 +415,7 @@ int srd_newton(srd_sim *s)
         double pi0 = have_res ? pi_q : assemble(s, s->q, 1);
         double r = residual_norm(s);
         st->residual = r;
-        if (it < 64)
-            st->history[it] = r;
+        record_residual(st, r);
         if (s->log)
             fprintf(s->log, "    t = %.6g s, iteration %d: |residual| = %.6e N\n", s->t, it, r);
         if (!isfinite(r))
@@ -442,6 +450,7 @@ int srd_newton(srd_sim *s)
             s->total_iterations++;
             assemble(s, s->q, 0);
             st->residual = residual_norm(s);
+            record_residual(st, st->residual);
             return isfinite(st->residual) ? 0 : 2;
         }
         /* Quadratic convergence predicts the next residual as r^2 / r_prev: only when that
@@ -458,6 +467,7 @@ int srd_newton(srd_sim *s)
     }
     assemble(s, s->q, 0);
     st->residual = residual_norm(s);
+    record_residual(st, st->residual);
     return st->residual <= s->tolerance * s->force_scale ? 0 : 1;
 }
 
@@ -779,6 +789,34 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
     }
     free(shown);
     free(dof_of_free);
+}
+
+/* How wrong the state of DOF d looks: non-finite values first, then by speed. */
+static double state_badness(const srd_sim *s, int d)
+{
+    if (!isfinite(s->q[d]) || !isfinite(s->v[d]))
+        return INFINITY;
+    return fabs(s->v[d]);
+}
+
+void srd_sim_report_state(const srd_sim *s, FILE *out, int count)
+{
+    const srd_model *m = s->m;
+    unsigned char *shown = srd_xcalloc((size_t)m->n_dofs + 1, 1);
+    for (int k = 0; k < count; k++) {
+        int worst = -1;
+        for (int d = 0; d < m->n_dofs; d++)
+            if (!shown[d] && s->solver.sys.free_index[d] >= 0 &&
+                (worst < 0 || state_badness(s, d) > state_badness(s, worst)))
+                worst = d;
+        if (worst < 0)
+            break;
+        shown[worst] = 1;
+        char what[160];
+        srd_model_describe_dof(m, worst, what, sizeof what);
+        fprintf(out, "  %-40s position %.3e, velocity %.3e\n", what, s->q[worst], s->v[worst]);
+    }
+    free(shown);
 }
 
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)

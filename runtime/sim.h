@@ -21,7 +21,8 @@ typedef struct srd_sim_kernel {
 typedef struct srd_newton_stats {
     int    iterations;
     double residual;      /* final infinity norm of the residual */
-    double history[64];   /* residual norm after each iteration */
+    double history[64];   /* residual norm of each iterate: the first 63, then the latest */
+    int    n_history;     /* iterates evaluated; the last one's residual is in s->res */
     int    line_search_cuts;
 } srd_newton_stats;
 
@@ -115,5 +116,9 @@ int srd_static(srd_sim *s, int load_steps);
 
 /* The free DOFs with the largest residuals, described as "rod finger, node 37, z". */
 void srd_sim_report_worst(const srd_sim *s, FILE *out, int count);
+
+/* After an explicit step failed: the free DOFs whose position or velocity is not finite, or
+ * else those with the largest speeds, with their values. */
+void srd_sim_report_state(const srd_sim *s, FILE *out, int count);
 
 #endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""check_cli.py SRDC DIR — command-line mistakes and failure reports of `srdc run`, `srdc sweep`
+and built simulators: a param given twice, and what a numerical failure prints."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import check, finish  # noqa: E402
+
+srdc, here = os.path.abspath(sys.argv[1]), sys.argv[2]
+work = tempfile.mkdtemp(prefix="srd_cli_")
+
+# A bob on a spring (w = 6.3 rad/s): the methods and periods below are what the tests vary.
+OSCILLATOR = """use std.springs;
+param k = 20 N/m in 1 N/m .. 100 N/m;
+body anchor { position = (0, 0, 0) m; mass = 1 g; }
+body bob { position = (0.12, 0, 0) m; mass = 0.5 kg; }
+fix anchor.node;
+fix bob.node.y;
+fix bob.node.z;
+apply spring(anchor.node, bob.node; k = k, l0 = 0.1 m);
+"""
+
+
+def model(name, text):
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, cwd=work)
+
+
+def check_run(ok, what, p):
+    """check, with the run's messages when it fails."""
+    check(ok, what)
+    if not ok:
+        print(p.stderr)
+
+
+def twice_reported(p, program):
+    return (p.returncode == 1 and "%s: error: param `k` is given twice (`-p k=2 N/m` and `-p k=3 N/m`)" % program
+            in p.stderr and "no param" not in p.stderr)
+
+
+# 1. A param given twice: srdc run, srdc sweep and a built simulator share the argument code;
+# the second value used to be reported as "the model has no param".
+osc = model("osc.srd", OSCILLATOR + "simulate { dt = 10 ms; duration = 0.1 s; }\n")
+p = run(srdc, "run", osc, "--quiet", "-p", "k=2 N/m", "-pk=3 N/m")
+check_run(twice_reported(p, "srdc"), "srdc run: a param given twice is named as such", p)
+p = run(srdc, "sweep", osc, "-p", "k=2 N/m", "-p", "k=3 N/m", "--out", os.path.join(work, "sweep"))
+check_run(twice_reported(p, "srdc"), "srdc sweep: a param given twice is named as such", p)
+exe = os.path.join(work, "osc_sim")
+b = run(srdc, "build", osc, "-o", exe)
+p = run(exe, "-p", "k=2 N/m", "-p", "k=3 N/m", "--quiet") if b.returncode == 0 else b
+check_run(twice_reported(p, "osc_sim"), "built simulator: a param given twice is named as such", p)
+
+# 2. An explicit method past its stable time step (rk4 at w dt = 12.6, beyond 2.8) blows up:
+# the report gives the step and time, the DOF that went non-finite and the stable-step advice,
+# and no (empty) Newton history, since explicit methods have none.
+blow = model("blow.srd", OSCILLATOR + "simulate { method = rk4; dt = 2 s; duration = 2000 s; }\n")
+p = run(srdc, "run", blow, "--quiet", "--out", os.path.join(work, "blow"))
+check(p.returncode == 2, "explicit blow-up: exit status 2 (got %d)" % p.returncode)
+check_run(re.search(r"NaN or infinite in step \d+ \(t = ", p.stderr) is not None and "body bob, x" in p.stderr
+          and "stable time step" in p.stderr, "explicit blow-up: step, time, DOF and stable time step reported", p)
+check_run("Newton" not in p.stderr and "load_steps" not in p.stderr,
+          "explicit blow-up: no Newton history or load_steps advice", p)
+
+# 3. Newton stopped after two iterations: the largest residual listed is the infinity norm of
+# the last iterate in the history (both are the same iterate), and a static failure advises
+# load_steps.
+chain = open(os.path.join(here, "..", "physics", "sagging_chain.srd")).read()
+chain = chain.replace("line_search = off;", "line_search = off; max_iterations = 2;")
+p = run(srdc, "run", model("chain.srd", chain), "--quiet", "--out", os.path.join(work, "chain"))
+hist = re.search(r"Newton residuals \(N\):((?: \S+)+)", p.stderr)
+worst = re.search(r"largest residuals.*\n\s+.*residual (\S+)", p.stderr)
+last = float(hist.group(1).split()[-1]) if hist else -1
+top = abs(float(worst.group(1))) if worst else -2
+check_run(p.returncode == 2 and hist and len(hist.group(1).split()) == 3,
+          "Newton failure: the history has the 3 iterates evaluated", p)
+check(abs(last - top) <= 0.006 * top, "Newton failure: largest residual %.3e is the last history entry %.2e" % (top, last))
+check("load_steps" in p.stderr, "Newton failure in a static solve: load_steps advised")
+
+shutil.rmtree(work, ignore_errors=True)
+finish()
