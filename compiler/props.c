@@ -74,6 +74,7 @@ static const PropSpec props[] = {
     OTHER(BK_SIMULATE, "max_iterations", P_INT, false, "Newton iteration cap per step (default 25)"),
     WORD(BK_SIMULATE, "line_search", "on off", "backtracking line search (default on)"),
     WORD(BK_SIMULATE, "solver", "auto dense banded", "linear solver (default auto)"),
+    WORD(BK_SIMULATE, "start", "reference equilibrium", "initial state: the reference, or the static equilibrium (default reference)"),
 
     NUM(BK_STATIC, "tolerance", 1, 0, 0, 0, false, false, "Newton tolerance (default 1e-8)"),
     OTHER(BK_STATIC, "max_iterations", P_INT, false, "Newton iteration cap per load step (default 50)"),

@@ -29,6 +29,8 @@ def run_logged(model, *args, env=None, output="--quiet"):
                        capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     rows = []
     path = os.path.join(out, "probes.csv")
+    if not os.path.exists(path):  # a static-only model: its equilibrium's probes
+        path = os.path.join(out, "static_probes.csv")
     if os.path.exists(path):
         with open(path) as f:
             rows = list(csv.DictReader(f))

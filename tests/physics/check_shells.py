@@ -40,7 +40,7 @@ def run(srdc, path, out, *args):
     shutil.rmtree(out, ignore_errors=True)
     r = subprocess.run([srdc, "run", path, "--out", out, "--quiet", *args],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    probes = os.path.join(out, "probes.csv")
+    probes = os.path.join(out, "static_probes.csv")
     rows = list(csv.DictReader(open(probes))) if r.returncode == 0 and os.path.exists(probes) else None
     return r, rows
 
