@@ -29,6 +29,8 @@ static const PropSpec props[] = {
     NUM(BK_SHELL, "thickness", 1, 1, 0, 0, true, true, "shell thickness"),
     OTHER(BK_SHELL, "material", P_MATERIAL, true, "material name"),
     WORD(BK_SHELL, "bending", "hinge midedge", "bending model (default hinge)"),
+    WORD(BK_SHELL, "stretching", "lattice dismech_midedge",
+         "edge stretching stiffness: lattice, (sqrt(3)/2) E h l (default), or dismech_midedge, 2 E h l / (1 - nu^2)"),
     NUM(BK_SHELL, "angle", 1, 0, 0, 0, false, true, "natural hinge angle (default 0: flat)"),
 
     NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass"),
