@@ -72,6 +72,15 @@ if p.returncode == 0:
     check(len(shape) == 11 and list(shape[0].keys())[:4] == ["t", "x0", "y0", "z0"] and "z20" in last
           and all(last["%s20" % c] == series[-1]["tip." + c] for c in "xyz"),
           "output csv: %d frames of t,x0,y0,z0,...; node 20's columns are the tip probe's" % len(shape))
+    # Resumed from a checkpoint, a run that started from equilibrium skips the static block (the
+    # checkpoint holds the state) and continues with the same bytes.
+    part = os.path.join(work, "tentacle_part")
+    a = srd("run", tentacle, "--out", part, "--quiet", "--duration", "0.1")
+    b = srd("run", tentacle, "--resume", part)
+    check(a.returncode == 0 and b.returncode == 0 and "static equilibrium" not in b.stdout
+          and all(same_bytes(out, part, f) for f in ("probes.csv", "energy.csv", "shape.csv", "static_probes.csv")),
+          "start = equilibrium, interrupted at 0.1 s and resumed: static skipped, identical files (%s)"
+          % (a.stderr + b.stderr).strip())
 ref = model("hanging_tentacle.srd", **{"start = equilibrium": "start = reference"})
 out_ref = os.path.join(work, "tentacle_ref")
 p = srd("run", ref, "--out", out_ref, "--quiet")
@@ -142,6 +151,16 @@ if p.returncode == 0:
           and all(abs(float(r["shape"])) > 0 for r in mo), "modes_probes.csv: one row per mode %s"
           % [r["shape"] for r in mo])
     check(list(si[0].keys()) == ["t", "tip", "x"] and len(si) == 6, "probes.csv: the time series, %d rows" % len(si))
+
+# 5. Self contact is refused before anything runs, with the whole message and a hint.
+path = os.path.join(work, "self_contact.srd")
+with open(path, "w") as f:
+    f.write(open(os.path.join(here, "three_blocks.srd")).read()
+            + "contact self { stiffness = 10 N/m; delta = 0.2 mm; }\n")
+p = srd("run", path, "--out", os.path.join(work, "self"))
+check(p.returncode == 1 and "self contact (`contact self`) is not available yet" in p.stderr
+      and "remove the `contact self` block" in p.stderr, "self contact: refused with a whole message: %r"
+      % p.stderr.strip())
 
 shutil.rmtree(work)
 tap.finish()
