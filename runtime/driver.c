@@ -358,6 +358,8 @@ typedef struct Dynamic {
     double                 out_every, probe_every, next_out;
     long                   first, steps;    /* the loop runs steps first..steps */
     double                 t_first;         /* the time this run started from */
+    bool                   every_frame;     /* checkpoint at every frame (the block has an `output`) */
+    double                 last_save;       /* wall clock of the last checkpoint */
     uint64_t               fingerprint;
 } Dynamic;
 
@@ -448,6 +450,17 @@ static int resume_dynamic(Dynamic *d)
     return status;
 }
 
+/* A checkpoint at every output frame of the block's `output`. Without one, every step is a
+ * frame of energy.csv, and a checkpoint per step would cost more than the step: then one per
+ * second of computing, and one at the last step. Any of them resumes bit for bit. */
+static bool checkpoint_due(Dynamic *d, long k)
+{
+    if (!d->every_frame && k < d->steps && srd_seconds() - d->last_save < 1.0)
+        return false;
+    d->last_save = srd_seconds();
+    return true;
+}
+
 /* The outputs of step k at the output period (frame, energy, checkpoint) and the probes at
  * theirs; 0, or the exit status of a failed write. */
 static int step_outputs(Dynamic *d, long k)
@@ -471,7 +484,7 @@ static int step_outputs(Dynamic *d, long k)
         d->out->pr.next += d->probe_every;
     }
     srd_contact_stats_sample(&d->contact, d->m, s->q, s->params, s->t);
-    return status == SRD_EXIT_OK && frame ? save_checkpoint(d, k) : status;
+    return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
 }
 
 /* Settings of the simulation with --dt and --duration applied, and its energy file (new, or
@@ -490,6 +503,8 @@ static int start_dynamic(Dynamic *d, srd_kernel_fn ground_height)
     d->probe_every = probe_period(a, s->dt);
     d->method = (srd_method)srd_method_from_name(a->method);
     d->fingerprint = srd_checkpoint_fingerprint(d->m, s->params, s->dt, d->out_every);
+    d->every_frame = a->output_format != NULL;
+    d->last_save = srd_seconds();
     srd_contact_stats_init(&d->contact, d->m, ground_height);
     if (d->o->resume)
         return resume_dynamic(d);
