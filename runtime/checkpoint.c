@@ -71,7 +71,8 @@ uint64_t srd_checkpoint_fingerprint(const srd_model *m, const double *params, do
     h = fnv(h, params, sizeof(double) * (size_t)m->n_params);
     h = fnv_text(h, m->simulate.method);
     h = fnv_text(h, m->simulate.start);
-    double settings[] = { dt, out_every, m->simulate.tolerance };
+    h = fnv_text(h, m->simulate.solver);
+    double settings[] = { dt, out_every, m->simulate.tolerance, m->simulate.max_iterations, m->simulate.line_search };
     return fnv(h, settings, sizeof settings);
 }
 

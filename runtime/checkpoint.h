@@ -20,7 +20,7 @@ typedef struct srd_checkpoint_pos {
 
 /* A hash of what the run computes: the model (nodes, DOFs, masses, fixed DOFs, elements and
  * their data, loads, environment), the param values in use and the simulate settings (method,
- * time step, output period, start). A checkpoint from another model or other params differs. */
+ * time step, output period, start, tolerance, iteration cap, line search, solver). A checkpoint from another model or other params differs. */
 uint64_t srd_checkpoint_fingerprint(const srd_model *m, const double *params, double dt, double out_every);
 
 /* Writes DIR/checkpoint.bin atomically (a temporary file renamed over it when complete): a run

@@ -344,7 +344,6 @@ static double simulate_dt(const srd_model *m, const srd_run_options *o)
     return !m->simulate.present ? 0 : o->dt > 0 ? o->dt : m->simulate.dt;
 }
 
-
 /* A simulation in progress: its outputs, where their series stand, and the fingerprint its
  * checkpoints carry. */
 typedef struct Dynamic {

@@ -3,7 +3,8 @@
 that starts from the static equilibrium, a run resumed from its checkpoint (bit for bit the
 same bytes as a run never interrupted, with `srdc run` and with a built simulator), checkpoints
 of another model or other params refused, each block's probes in its own file, the run summary
-naming every file, and `output csv` (node positions per frame)."""
+naming every file, and `output csv` (node positions per frame); and from item 17 the progress
+bar's ETA and the whole self-contact refusal."""
 import csv
 import math
 import os
@@ -152,7 +153,26 @@ if p.returncode == 0:
           % [r["shape"] for r in mo])
     check(list(si[0].keys()) == ["t", "tip", "x"] and len(si) == 6, "probes.csv: the time series, %d rows" % len(si))
 
-# 5. Self contact is refused before anything runs, with the whole message and a hint.
+# 5. On a terminal the progress bar shows the time left ("ETA 0s" on a model this small) and
+# clears its line at the end.
+master, slave = os.openpty()
+p = subprocess.run([srdc, "run", os.path.join(here, "three_blocks.srd"), "--out", os.path.join(work, "tty")],
+                   stdout=subprocess.PIPE, stderr=slave, text=True)
+os.close(slave)
+bar = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    bar += chunk
+os.close(master)
+check(p.returncode == 0 and b"ETA 0s" in bar and b"100.0%" in bar and bar.endswith(b"\r"),
+      "progress bar on a terminal: %d bytes with an ETA, cleared at the end" % len(bar))
+
+# 6. Self contact is refused before anything runs, with the whole message and a hint.
 path = os.path.join(work, "self_contact.srd")
 with open(path, "w") as f:
     f.write(open(os.path.join(here, "three_blocks.srd")).read()
