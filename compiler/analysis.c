@@ -309,6 +309,20 @@ static void too_many_steps(SrcLoc where, double dt, double duration)
     diag_hint(d, "use a larger `dt` or a shorter `duration`");
 }
 
+/* `start = equilibrium` begins the simulation at the static block's result, so that a body
+ * hanging under its weight does not first drop; as for modes, the static block comes first. */
+static void simulate_start(const srd_model *m, srd_analysis *a, const PropValues *pv, SrcLoc where)
+{
+    const Value *v = prop_get(pv, "start");
+    if (!v || strcmp(v->str, "equilibrium"))
+        return;
+    a->start = strdup("equilibrium");
+    if (!m->statics.present) {
+        Diag *d = diag_error(prop_loc(pv, "start", where), "simulate `start = equilibrium` needs a `static` block");
+        diag_hint(d, "add `static { }` before the simulate block, or use `start = reference`");
+    }
+}
+
 void elab_analysis(Elab *e, Stmt *s)
 {
     srd_model *m = e->model;
@@ -334,6 +348,7 @@ void elab_analysis(Elab *e, Stmt *s)
         a->duration = prop_num(&pv, "duration", 0);
         a->tolerance = prop_num(&pv, "tolerance", 1e-6);
         a->max_iterations = int_prop(&pv, "max_iterations", 25, SRD_MAX_NEWTON_ITERATIONS, s->loc);
+        simulate_start(m, a, &pv, s->loc);
         if (!(a->dt > 0))
             diag_error(prop_loc(&pv, "dt", s->loc), "`dt` must be positive");
         else if (!(a->duration > 0))

@@ -59,6 +59,10 @@ struct Binding {
 };
 enum { BIND_LET, BIND_PARAM, BIND_LOOP, BIND_ARG, BIND_BUILTIN };
 
+/* A shell edge's stretching stiffness ks (energy 1/2 ks eps^2 l): the equilateral lattice's
+ * (sqrt(3)/2) E h l, or 2 E h l / (1 - nu^2), the value MAT-DiSMech's code gives mid-edge shells. */
+enum { SHELL_STRETCH_LATTICE, SHELL_STRETCH_DISMECH_MIDEDGE };
+
 typedef struct ElabObj {
     const char *name;
     int         kind;     /* SRD_OBJ_* */
@@ -70,6 +74,7 @@ typedef struct ElabObj {
     bool        closed;
     bool        broken;   /* its block had errors: uses of it stay quiet */
     int         bending;
+    int         stretching; /* shells: SHELL_STRETCH_* */
     double      E, nu, G, rho, area, I1, I2, J, radius, thickness, length, mass;
     double      EA, EI1, EI2, GJ;   /* rods: stiffnesses (defaults from the section, or given) */
     double      kappa_bar[2], tau_bar, phi_bar;

@@ -198,6 +198,17 @@ static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1
 static const char *hinge_data[] = { "kb", "phi_bar", "natural_from_reference" };
 static const char *mid_data[] = { "kb", "nu", "rest_area" };
 
+/* A shell edge's ks (energy 1/2 ks eps^2 l). The lattice value makes a triangular spring lattice
+ * of equilateral cells as stiff in-plane as a membrane of stiffness E h; MAT-DiSMech's code
+ * gives hinge shells the same, and mid-edge shells 2 E h l / (1 - nu^2) (stretching = dismech_midedge
+ * reproduces its runs). */
+static double shell_ks(const ElabObj *o, double l)
+{
+    if (o->stretching == SHELL_STRETCH_DISMECH_MIDEDGE)
+        return 2 * o->E * o->thickness * l / (1 - o->nu * o->nu);
+    return SQRT3 / 2 * o->E * o->thickness * l;
+}
+
 static void add_stretch(Fin *f)
 {
     srd_model *m = f->m;
@@ -208,9 +219,7 @@ static void add_stretch(Fin *f)
     for (int i = 0; i < m->n_edges; i++) {
         const ElabObj *o = &e->objs.a[m->edge_object[i]];
         double l = m->edge_rest[i];
-        /* Shell edges: a triangular spring lattice matches the membrane stiffness E h
-         * with ks = sqrt(3)/2 E h l (energy 1/2 ks eps^2 l). */
-        double ks = o->kind == SRD_OBJ_ROD ? o->EA : SQRT3 / 2 * o->E * o->thickness * l;
+        double ks = o->kind == SRD_OBJ_ROD ? o->EA : shell_ks(o, l);
         double data[2] = { l, ks };
         srd_elemset_add(&m->sets[f->set_stretch], &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
     }

@@ -27,6 +27,8 @@ static const char *usage_text =
     "                      operation counts and the time of each compiler stage\n"
     "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
     "                      compile the model and run its static, modes and simulate analyses\n"
+    "  run FILE --resume DIR [--duration T] ...\n"
+    "                      continue the simulation DIR holds from its last checkpoint\n"
     "  build FILE [-o NAME] [--portable] [--static]\n"
     "                      compile the model into a standalone simulator NAME that runs\n"
     "                      without LLVM, srdc or the .srd files, with params settable by -p\n"
@@ -85,12 +87,18 @@ static const char *emit_help =
 
 static const char *run_help =
     "usage: srdc run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
+    "       srdc run FILE --resume DIR [--duration T] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
     "\n"
     "Compiles the model's element kernels (JIT) and runs its analyses in this order: `static`\n"
     "(equilibrium under gravity and loads, in load steps), `modes` (natural frequencies and\n"
     "mode shapes, at the reference or the static equilibrium) and `simulate` (the chosen\n"
     "integrator). Frames go to DIR (default `out`) as VTK files with a .pvd series for\n"
-    "ParaView, probes to DIR/probes.csv, frequencies to DIR/modes.csv, written as the run goes. -p overrides a `param`; its value may\n"
+    "ParaView (or node positions as CSV), probes to DIR/static_probes.csv, DIR/modes_probes.csv\n"
+    "and DIR/probes.csv (the simulation's), frequencies to DIR/modes.csv, energies to\n"
+    "DIR/energy.csv, written as the run goes; the summary lists every file written. At every\n"
+    "output frame the simulation saves DIR/checkpoint.bin: --resume DIR continues it from there\n"
+    "(with the same model, -p values and --dt; --duration may grow), writing into DIR exactly\n"
+    "what an uninterrupted run would have written. -p overrides a `param`; its value may\n"
     "carry a unit and must have the param's dimension and lie in its declared range.\n"
     "--verbose prints the residual of every Newton iteration; --quiet prints only errors.\n"
     "\n"
@@ -99,7 +107,9 @@ static const char *run_help =
     "\n"
     "examples:\n"
     "  srdc run examples/cantilever_rod.srd --out out/cantilever\n"
-    "  srdc run robot.srd -p E=2MPa --duration 0.5 --dt 1ms\n";
+    "  srdc run robot.srd -p E=2MPa --duration 0.5 --dt 1ms\n"
+    "  srdc run examples/rod_drop.srd --out drop --duration 0.5   # stopped at 0.5 s, then\n"
+    "  srdc run examples/rod_drop.srd --resume drop                # continued to the full 1 s\n";
 
 static const char *build_help =
     "usage: srdc build FILE [-o NAME] [--portable] [--static] [--quiet]\n"

@@ -636,6 +636,9 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
     o.thickness = h;
     const Value *bend = prop_get(&pv, "bending");
     o.bending = bend && !strcmp(bend->str, "midedge") ? SRD_BEND_MIDEDGE : SRD_BEND_HINGE;
+    const Value *stretch = prop_get(&pv, "stretching");
+    o.stretching = stretch && !strcmp(stretch->str, "dismech_midedge") ? SHELL_STRETCH_DISMECH_MIDEDGE
+                                                                       : SHELL_STRETCH_LATTICE;
     o.phi_bar = prop_num(&pv, "angle", 0);
     o.natural_given = prop_given(&pv, "angle");
     int oi = e->objs.n;

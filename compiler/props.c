@@ -29,6 +29,8 @@ static const PropSpec props[] = {
     NUM(BK_SHELL, "thickness", 1, 1, 0, 0, true, true, "shell thickness"),
     OTHER(BK_SHELL, "material", P_MATERIAL, true, "material name"),
     WORD(BK_SHELL, "bending", "hinge midedge", "bending model (default hinge)"),
+    WORD(BK_SHELL, "stretching", "lattice dismech_midedge",
+         "edge stretching stiffness: lattice, (sqrt(3)/2) E h l (default), or dismech_midedge, 2 E h l / (1 - nu^2)"),
     NUM(BK_SHELL, "angle", 1, 0, 0, 0, false, true, "natural hinge angle (default 0: flat)"),
 
     NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass"),
@@ -74,6 +76,7 @@ static const PropSpec props[] = {
     OTHER(BK_SIMULATE, "max_iterations", P_INT, false, "Newton iteration cap per step (default 25)"),
     WORD(BK_SIMULATE, "line_search", "on off", "backtracking line search (default on)"),
     WORD(BK_SIMULATE, "solver", "auto dense banded", "linear solver (default auto)"),
+    WORD(BK_SIMULATE, "start", "reference equilibrium", "initial state: the reference, or the static equilibrium (default reference)"),
 
     NUM(BK_STATIC, "tolerance", 1, 0, 0, 0, false, false, "Newton tolerance (default 1e-8)"),
     OTHER(BK_STATIC, "max_iterations", P_INT, false, "Newton iteration cap per load step (default 50)"),

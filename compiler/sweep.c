@@ -296,13 +296,18 @@ static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, 
     return pid;
 }
 
-/* The header and the last row of a run's probes.csv (empty when there is none). */
+/* The header and the last row of a run's probes: the simulation's (probes.csv), else the static
+ * equilibrium's (static_probes.csv); empty when there are none. */
 static void last_probes(const char *out, int r, char *header, char *last, size_t n)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/run_%d/probes.csv", out, r + 1);
     header[0] = last[0] = 0;
     FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(path, sizeof path, "%s/run_%d/static_probes.csv", out, r + 1);
+        f = fopen(path, "r");
+    }
     if (!f)
         return;
     char line[8192];

@@ -11,7 +11,9 @@
 #include <unistd.h>
 #include "alloc.h"
 #include "contact.h"
+#include "checkpoint.h"
 #include "files.h"
+#include "output_csv.h"
 #include "output_vtk.h"
 #include "parallel.h"
 #include "sim.h"
@@ -23,12 +25,47 @@ static const char *prog_name = "srdc";
 static int check_supported(const srd_model *m)
 {
     if (m->has_self_contact) {
-        fprintf(stderr, "%s: error: self contact is not available yet in `srdc run`; gravity, buoyancy, fluid "
-                        "forces (viscous, rft, drag), Rayleigh damping, actuation, loads, a flat, inclined or uneven "
-                        "ground and sphere, box and cylinder obstacles with friction are\n", prog_name);
+        fprintf(stderr, "%s: error: self contact (`contact self`) is not available yet in `srdc run`\n"
+                        "  hint: gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh damping, actuation, "
+                        "loads, a flat, inclined or uneven ground and sphere, box and cylinder obstacles with "
+                        "friction run; remove the `contact self` block to run the rest\n", prog_name);
         return -1;
     }
     return 0;
+}
+
+/* The files a run wrote, for the summary: names under the output directory. */
+enum { MAX_WRITTEN = 24 };
+static struct {
+    char names[MAX_WRITTEN][96];
+    int  n;
+} written;
+
+static void note_written(const char *name)
+{
+    for (int k = 0; k < written.n; k++)
+        if (!strcmp(written.names[k], name))
+            return;
+    if (written.n < MAX_WRITTEN)
+        snprintf(written.names[written.n++], sizeof written.names[0], "%s", name);
+}
+
+/* One line: "wrote out/: static_probes.csv, sag.pvd, ..." */
+static void print_written(const srd_run_options *o)
+{
+    if (o->quiet || !written.n)
+        return;
+    printf("wrote %s/:", o->out);
+    for (int k = 0; k < written.n; k++)
+        printf("%s %s", k ? "," : "", written.names[k]);
+    printf("\n");
+}
+
+static void note_series(const char *name, const char *ext)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%.80s%s", name, ext);
+    note_written(file);
 }
 
 typedef struct Probes {
@@ -53,14 +90,23 @@ static int report_frames(const srd_vtk_series *vtk)
     return SRD_EXIT_IO;
 }
 
-static int open_probes(Probes *pr, const char *dir, const srd_analysis *a)
+/* Each analysis writes its probes to its own file: the time series of `simulate` to probes.csv,
+ * the equilibrium of `static` to static_probes.csv, the mode shapes of `modes` to
+ * modes_probes.csv (a run with several blocks used to overwrite one with the other). */
+static const char *probe_file(const srd_model *m, const srd_analysis *a)
+{
+    return a == &m->statics ? "static_probes.csv" : a == &m->modes ? "modes_probes.csv" : "probes.csv";
+}
+
+static int open_probes(Probes *pr, const char *dir, const srd_model *m, const srd_analysis *a)
 {
     memset(pr, 0, sizeof *pr);
     if (!a->n_probes)
         return 0;
-    if (srd_outfile_open(&pr->out, dir, "probes.csv") != 0)
+    if (srd_outfile_open(&pr->out, dir, probe_file(m, a)) != 0)
         return -1;
-    srd_outfile_printf(&pr->out, "t");
+    note_written(probe_file(m, a));
+    srd_outfile_printf(&pr->out, a == &m->modes ? "mode" : "t");
     for (int i = 0; i < a->n_probes; i++) {
         if (a->probes[i].dof >= 0)
             srd_outfile_printf(&pr->out, ",%s", a->probes[i].name);
@@ -132,18 +178,63 @@ static void report_explicit_failure(const srd_sim *s)
                     "`dt`, or `method = implicit_euler;`\n");
 }
 
-static void progress(double done, double total)
+/* "ETA 3m05s": the time left, from the pace of the steps taken so far in this run. */
+static void format_eta(double seconds, char *buf, size_t n)
+{
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600)
+        snprintf(buf, n, "ETA %ldh%02ldm", s / 3600, s / 60 % 60);
+    else if (s >= 60)
+        snprintf(buf, n, "ETA %ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(buf, n, "ETA %lds", s);
+}
+
+/* The progress bar, on a terminal only: steps done of the total, and the time left. `first` is
+ * the step this run started from (a resumed run starts part way) and t0 when it started. */
+static void progress(long done, long total, long first, double t0)
 {
     if (!isatty(STDERR_FILENO))
         return;
-    int width = 40, filled = total > 0 ? (int)(width * done / total) : width;
-    fprintf(stderr, "\r  [%.*s%*s] %5.1f%%", filled, "########################################", width - filled, "",
-            total > 0 ? 100 * done / total : 100.0);
+    int width = 40, filled = total > 0 ? (int)(width * (double)done / (double)total) : width;
+    char eta[32] = "";
+    if (done > first && done < total)
+        format_eta((srd_seconds() - t0) * (double)(total - done) / (double)(done - first), eta, sizeof eta);
+    fprintf(stderr, "\r  [%.*s%*s] %5.1f%%  %-12s", filled, "########################################", width - filled,
+            "", total > 0 ? 100.0 * (double)done / (double)total : 100.0, eta);
     if (done >= total)
-        fprintf(stderr, "\r%*s\r", width + 12, "");
+        fprintf(stderr, "\r%*s\r", width + 26, "");
 }
 
-static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probes *pr)
+/* The outputs of one analysis block: frames (a VTK series, or node positions as CSV) and its
+ * probes. */
+typedef struct Outputs {
+    srd_vtk_series vtk;
+    bool           has_vtk;
+    srd_outfile    csv;     /* open when the block has `output csv` */
+    Probes         pr;
+} Outputs;
+
+/* One frame of the block's VTK series or CSV table, with velocities v (or NULL) and, when
+ * `net_force`, the net force on every node; 0, or the I/O exit status after a message. */
+static int write_frame(Outputs *out, srd_sim *s, const double *q, const double *v, double t, bool net_force)
+{
+    const srd_model *m = s->m;
+    if (out->has_vtk) {
+        double *force = net_force ? srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)) : NULL;
+        if (force)
+            srd_sim_net_force(s, force);
+        int bad = srd_vtk_write(&out->vtk, m, q, v, force, t) != 0;
+        free(force);
+        if (bad)
+            return report_frames(&out->vtk);
+    }
+    if (out->csv.f && srd_csv_frames_write(&out->csv, m, q, t) != 0)
+        return report_outfile(&out->csv);
+    return SRD_EXIT_OK;
+}
+
+static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
 {
     const srd_analysis *a = &m->statics;
     s->tolerance = a->tolerance;
@@ -154,17 +245,13 @@ static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probe
         report_failure(s, code);
         return SRD_EXIT_NUMERIC;
     }
-    if (write_probes(pr, m, a, s->q, 0) != 0)
-        return report_outfile(&pr->out);
-    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_sim_net_force(s, force);
-    int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
-    free(force);
-    if (bad)
-        return report_frames(vtk);
-    printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
-           s->total_iterations, s->last.residual);
-    return SRD_EXIT_OK;
+    if (write_probes(&out->pr, m, a, s->q, 0) != 0)
+        return report_outfile(&out->pr.out);
+    int status = write_frame(out, s, s->q, NULL, 0, true);
+    if (status == SRD_EXIT_OK && !o->quiet)
+        printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
+               s->total_iterations, s->last.residual);
+    return status;
 }
 
 /* The modes to compute: a model has as many as its free DOFs. Asking for more is clamped with a
@@ -194,11 +281,52 @@ static bool modes_fit(int n_free, int count, int n_dofs)
     return false;
 }
 
-/* Natural frequencies and mode shapes about the current configuration. */
-static int run_modes(srd_sim *s, const srd_model *m, const char *out)
+
+/* modes.csv (and the terminal, unless --quiet): the frequencies in Hz. */
+static int write_frequencies(const double *freq, int count, const srd_run_options *o)
 {
-    const srd_analysis *a = &m->modes;
-    int count = mode_count(s, a);
+    srd_outfile csv = { 0 };
+    if (srd_outfile_open(&csv, o->out, "modes.csv") != 0)
+        return report_outfile(&csv);
+    note_written("modes.csv");
+    srd_outfile_printf(&csv, "mode,frequency_hz\n");
+    if (!o->quiet)
+        printf("natural frequencies:\n");
+    for (int k = 0; k < count; k++) {
+        srd_outfile_printf(&csv, "%d,%.12g\n", k + 1, freq[k]);
+        if (!o->quiet)
+            printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
+    }
+    return srd_outfile_close(&csv) != 0 ? report_outfile(&csv) : SRD_EXIT_OK;
+}
+
+/* Mode shapes as frames, each scaled to a tenth of the model's size and numbered from 1, and
+ * as probes: one row per mode with the probed components of the mass-normalised shape. */
+static int write_mode_shapes(srd_sim *s, Outputs *out, const double *modes, int count)
+{
+    const srd_model *m = s->m;
+    double *q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    int status = SRD_EXIT_OK;
+    for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
+        const double *shape = &modes[(size_t)k * m->n_dofs];
+        double amp = 0;
+        for (int i = 0; i < m->n_nodes; i++)
+            for (int c = 0; c < 3; c++)
+                amp = fmax(amp, fabs(shape[m->node_dof[i] + c]));
+        for (int d = 0; d < m->n_dofs; d++)
+            q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * shape[d];
+        status = write_frame(out, s, q, NULL, k + 1, false);
+        if (status == SRD_EXIT_OK && write_probes(&out->pr, m, &m->modes, shape, k + 1) != 0)
+            status = report_outfile(&out->pr.out);
+    }
+    free(q);
+    return status;
+}
+
+/* Natural frequencies and mode shapes about the current configuration. */
+static int run_modes(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
+{
+    int count = mode_count(s, &m->modes);
     if (!modes_fit(s->solver.sys.n_free, count, m->n_dofs))
         return SRD_EXIT_MEMORY;
     double *freq = srd_xcalloc((size_t)count + 1, sizeof(double));
@@ -209,38 +337,10 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
         fprintf(stderr, "%s: error: %s\n", prog_name, err);
         status = SRD_EXIT_NUMERIC;
     }
-    srd_outfile csv = { 0 };
-    if (status == SRD_EXIT_OK && srd_outfile_open(&csv, out, "modes.csv") != 0)
-        status = report_outfile(&csv);
-    if (status == SRD_EXIT_OK) {
-        srd_outfile_printf(&csv, "mode,frequency_hz\n");
-        printf("natural frequencies:\n");
-        for (int k = 0; k < count; k++) {
-            srd_outfile_printf(&csv, "%d,%.12g\n", k + 1, freq[k]);
-            printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
-        }
-        if (srd_outfile_close(&csv) != 0)
-            status = report_outfile(&csv);
-        /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
-        if (a->output_format && !strcmp(a->output_format, "vtk")) {
-            srd_vtk_series vtk;
-            double *q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-            if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
-                for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
-                    double amp = 0;
-                    for (int i = 0; i < m->n_nodes; i++)
-                        for (int c = 0; c < 3; c++)
-                            amp = fmax(amp, fabs(modes[(size_t)k * m->n_dofs + m->node_dof[i] + c]));
-                    for (int d = 0; d < m->n_dofs; d++)
-                        q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
-                    if (srd_vtk_write(&vtk, m, q, NULL, NULL, k + 1) != 0)
-                        status = report_frames(&vtk);
-                }
-                srd_vtk_close(&vtk);
-            }
-            free(q);
-        }
-    }
+    if (status == SRD_EXIT_OK)
+        status = write_frequencies(freq, count, o);
+    if (status == SRD_EXIT_OK)
+        status = write_mode_shapes(s, out, modes, count);
     free(freq);
     free(modes);
     return status;
@@ -263,35 +363,200 @@ static double simulate_dt(const srd_model *m, const srd_run_options *o)
     return !m->simulate.present ? 0 : o->dt > 0 ? o->dt : m->simulate.dt;
 }
 
-static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o, srd_vtk_series *vtk, Probes *pr,
-                       srd_kernel_fn ground_height)
+/* A simulation in progress: its outputs, where their series stand, and the fingerprint its
+ * checkpoints carry. */
+typedef struct Dynamic {
+    srd_sim               *s;
+    const srd_model       *m;
+    const srd_run_options *o;
+    Outputs               *out;
+    srd_outfile            energy;
+    srd_contact_stats      contact;
+    srd_method             method;
+    double                 out_every, probe_every, next_out;
+    long                   first, steps;    /* the loop runs steps first..steps */
+    double                 t_first;         /* the time this run started from */
+    bool                   every_frame;     /* checkpoint at every frame (the block has an `output`) */
+    double                 last_save;       /* wall clock of the last checkpoint */
+    uint64_t               fingerprint;
+} Dynamic;
+
+/* The contact statistics as the checkpoint stores them, and back. */
+static void contact_save(const srd_contact_stats *c, double v[7])
 {
-    const srd_analysis *a = &m->simulate;
+    double w[7] = { c->active_now, c->active_max, c->active_max_t, c->deepest, c->deepest_t, c->samples,
+                    c->active_sum };
+    memcpy(v, w, sizeof w);
+}
+
+static void contact_restore(srd_contact_stats *c, const double v[7])
+{
+    c->active_now = (int)v[0];
+    c->active_max = (int)v[1];
+    c->active_max_t = v[2];
+    c->deepest = v[3];
+    c->deepest_t = v[4];
+    c->samples = v[5];
+    c->active_sum = v[6];
+}
+
+/* The checkpoint after output step k: the sim's state and how far every output file is
+ * written, so that --resume continues each exactly after this step's rows. */
+static int save_checkpoint(Dynamic *d, long k)
+{
+    srd_checkpoint_pos pos;
+    memset(&pos, 0, sizeof pos);
+    pos.step = k;
+    pos.next_out = pos.next_energy = d->next_out;
+    pos.next_probe = d->out->pr.next;
+    pos.energy_bytes = srd_outfile_size(&d->energy);
+    pos.probes_bytes = d->out->pr.out.f ? srd_outfile_size(&d->out->pr.out) : -1;
+    pos.csv_bytes = d->out->csv.f ? srd_outfile_size(&d->out->csv) : -1;
+    pos.vtk_frames = d->out->vtk.frames;
+    pos.pvd_bytes = d->out->vtk.pvd_entries_end;
+    contact_save(&d->contact, pos.contact);
+    char err[4400];
+    if (srd_checkpoint_write(d->o->out, d->s, d->fingerprint, &pos, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: error: %s\n", prog_name, err);
+        return SRD_EXIT_IO;
+    }
+    note_written(SRD_CHECKPOINT_FILE);
+    return SRD_EXIT_OK;
+}
+
+/* Reopens an output of the earlier run, cut back to where the checkpoint left it. */
+static int resume_file(srd_outfile *f, const char *dir, const char *name, int64_t bytes)
+{
+    if (bytes < 0)
+        return SRD_EXIT_OK;
+    if (srd_outfile_resume(f, dir, name, bytes) != 0)
+        return report_outfile(f);
+    note_written(name);
+    return SRD_EXIT_OK;
+}
+
+/* --resume DIR: the state and the output files as they were at the checkpoint. */
+static int resume_dynamic(Dynamic *d)
+{
+    const srd_analysis *a = &d->m->simulate;
+    const char *dir = d->o->out;
+    srd_checkpoint_pos pos;
+    char err[4400];
+    if (srd_checkpoint_read(d->o->resume, d->s, d->fingerprint, &pos, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: error: %s\n", prog_name, err);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    char csv_name[4200];
+    snprintf(csv_name, sizeof csv_name, "%s.csv", a->output_name ? a->output_name : "frames");
+    int status = resume_file(&d->energy, dir, "energy.csv", pos.energy_bytes);
+    if (status == SRD_EXIT_OK)
+        status = resume_file(&d->out->pr.out, dir, "probes.csv", a->n_probes ? pos.probes_bytes : -1);
+    if (status == SRD_EXIT_OK)
+        status = resume_file(&d->out->csv, dir, csv_name, pos.csv_bytes);
+    if (status == SRD_EXIT_OK && d->out->has_vtk) {
+        srd_vtk_close(&d->out->vtk);
+        if (srd_vtk_resume(&d->out->vtk, dir, a->output_name ? a->output_name : "frames", (int)pos.vtk_frames,
+                           (long)pos.pvd_bytes) != 0)
+            status = report_frames(&d->out->vtk);
+    }
+    d->first = (long)pos.step + 1;
+    d->next_out = pos.next_out;
+    d->out->pr.next = pos.next_probe;
+    contact_restore(&d->contact, pos.contact);
+    if (status == SRD_EXIT_OK && !d->o->quiet)
+        printf("resuming at t = %.9g s (step %ld) from %s/%s\n", d->s->t, (long)pos.step, dir, SRD_CHECKPOINT_FILE);
+    return status;
+}
+
+/* A checkpoint at every output frame of the block's `output`. Without one, every step is a
+ * frame of energy.csv, and a checkpoint per step would cost more than the step: then one per
+ * second of computing, and one at the last step. Any of them resumes bit for bit. */
+static bool checkpoint_due(Dynamic *d, long k)
+{
+    if (!d->every_frame && k < d->steps && srd_seconds() - d->last_save < 1.0)
+        return false;
+    d->last_save = srd_seconds();
+    return true;
+}
+
+/* The outputs of step k at the output period (frame, energy, checkpoint) and the probes at
+ * theirs; 0, or the exit status of a failed write. */
+static int step_outputs(Dynamic *d, long k)
+{
+    srd_sim *s = d->s;
+    const srd_analysis *a = &d->m->simulate;
+    bool frame = s->t >= d->next_out - 1e-6 * s->dt;
+    int status = frame ? write_frame(d->out, s, s->q, s->v, s->t, true) : SRD_EXIT_OK;
+    if (status == SRD_EXIT_OK && frame) {
+        /* Kinetic, potential and total energy at the output cadence: conservation is how one
+         * judges an undamped run. */
+        double ke = srd_kinetic_energy(s), pe = srd_potential_energy(s);
+        srd_outfile_printf(&d->energy, "%.9g,%.12g,%.12g,%.12g\n", s->t, ke, pe, ke + pe);
+        if (srd_outfile_flush(&d->energy) != 0)
+            status = report_outfile(&d->energy);
+        d->next_out += d->out_every;
+    }
+    if (status == SRD_EXIT_OK && s->t >= d->out->pr.next - 1e-6 * s->dt) {
+        if (write_probes(&d->out->pr, d->m, a, s->q, s->t) != 0)
+            status = report_outfile(&d->out->pr.out);
+        d->out->pr.next += d->probe_every;
+    }
+    srd_contact_stats_sample(&d->contact, d->m, s->q, s->params, s->t);
+    return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
+}
+
+/* Settings of the simulation with --dt and --duration applied, and its energy file (new, or
+ * continued with --resume). */
+static int start_dynamic(Dynamic *d, srd_kernel_fn ground_height)
+{
+    srd_sim *s = d->s;
+    const srd_analysis *a = &d->m->simulate;
     s->tolerance = a->tolerance;
     s->max_iterations = a->max_iterations;
     s->line_search = a->line_search;
-    s->dt = simulate_dt(m, o);
-    double duration = o->duration > 0 ? o->duration : a->duration;
-    int steps = (int)ceil(duration / s->dt - 1e-9);
-    double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
-    double next_out = 0, next_energy = 0, t0 = srd_seconds();
-    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    /* Kinetic, potential and total energy at the output cadence: conservation is how one
-     * judges an undamped run. */
-    srd_outfile ef;
-    if (srd_outfile_open(&ef, o->out, "energy.csv") != 0) {
-        free(force);
-        return report_outfile(&ef);
-    }
-    srd_outfile_printf(&ef, "t,kinetic,potential,total\n");
-    srd_method method = (srd_method)srd_method_from_name(a->method);
-    srd_contact_stats contact;
-    srd_contact_stats_init(&contact, m, ground_height);
-    int status = SRD_EXIT_OK;
-    for (int k = 0; k <= steps; k++) {
-        int code = k > 0 ? srd_step(s, method, 6) : 0;
+    s->dt = simulate_dt(d->m, d->o);
+    double duration = d->o->duration > 0 ? d->o->duration : a->duration;
+    d->steps = (long)ceil(duration / s->dt - 1e-9);
+    d->out_every = a->output_every > 0 ? a->output_every : s->dt;
+    d->probe_every = probe_period(a, s->dt);
+    d->method = (srd_method)srd_method_from_name(a->method);
+    d->fingerprint = srd_checkpoint_fingerprint(d->m, s->params, s->dt, d->out_every);
+    d->every_frame = a->output_format != NULL;
+    d->last_save = srd_seconds();
+    srd_contact_stats_init(&d->contact, d->m, ground_height);
+    if (d->o->resume)
+        return resume_dynamic(d);
+    if (srd_outfile_open(&d->energy, d->o->out, "energy.csv") != 0)
+        return report_outfile(&d->energy);
+    note_written("energy.csv");
+    srd_outfile_printf(&d->energy, "t,kinetic,potential,total\n");
+    return SRD_EXIT_OK;
+}
+
+static void print_dynamic_summary(const Dynamic *d, double wall)
+{
+    const srd_sim *s = d->s;
+    long taken = d->steps - (d->first > 0 ? d->first - 1 : 0); /* the steps of this run */
+    int threads = srd_assembler_threads(s->assembler);
+    printf("simulated %.6g s in %ld steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
+           "real-time factor %.3g",
+           s->t, d->steps, s->rejected, d->steps ? (double)s->total_iterations / (double)d->steps : 0.0,
+           taken > 0 ? 1e3 * wall / (double)taken : 0.0, wall > 0 ? (s->t - d->t_first) / wall : 0.0);
+    printf(threads > 1 ? " (assembly on %d threads)\n" : "\n", threads);
+    print_contact_summary(&d->contact);
+}
+
+static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o, Outputs *out,
+                       srd_kernel_fn ground_height)
+{
+    Dynamic d = { .s = s, .m = m, .o = o, .out = out };
+    double t0 = srd_seconds();
+    int status = start_dynamic(&d, ground_height);
+    d.t_first = s->t;
+    for (long k = d.first; k <= d.steps && status == SRD_EXIT_OK; k++) {
+        int code = k > 0 ? srd_step(s, d.method, 6) : 0;
         if (code) {
-            if (method >= SRD_SYMPLECTIC_EULER)
+            if (d.method >= SRD_SYMPLECTIC_EULER)
                 report_explicit_failure(s);
             else
                 report_failure(s, code);
@@ -299,48 +564,48 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
             status = SRD_EXIT_NUMERIC;
             break;
         }
-        if (vtk && s->t >= next_out - 1e-6 * s->dt) {
-            srd_sim_net_force(s, force);
-            if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
-                status = report_frames(vtk);
-                break;
-            }
-            next_out += out_every;
-        }
-        if (s->t >= next_energy - 1e-6 * s->dt) {
-            double ke = srd_kinetic_energy(s), pe = srd_potential_energy(s);
-            srd_outfile_printf(&ef, "%.9g,%.12g,%.12g,%.12g\n", s->t, ke, pe, ke + pe);
-            if (srd_outfile_flush(&ef) != 0) {
-                status = report_outfile(&ef);
-                break;
-            }
-            next_energy += out_every;
-        }
-        if (s->t >= pr->next - 1e-6 * s->dt) {
-            if (write_probes(pr, m, a, s->q, s->t) != 0) {
-                status = report_outfile(&pr->out);
-                break;
-            }
-            pr->next += probe_every;
-        }
-        srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
+        status = step_outputs(&d, k);
         if (!o->quiet)
-            progress(k, steps);
+            progress(k, d.steps, d.first, t0);
     }
-    free(force);
-    if (srd_outfile_close(&ef) != 0 && status == SRD_EXIT_OK)
-        status = report_outfile(&ef);
-    double wall = srd_seconds() - t0;
-    if (status == SRD_EXIT_OK && !o->quiet) {
-        int threads = srd_assembler_threads(s->assembler);
-        printf("simulated %.6g s in %d steps (%ld rejected), %.2f Newton iterations per step, %.3f ms per step, "
-               "real-time factor %.3g",
-               s->t, steps, s->rejected, steps ? (double)s->total_iterations / steps : 0.0,
-               steps ? 1e3 * wall / steps : 0.0, wall > 0 ? s->t / wall : 0.0);
-        printf(threads > 1 ? " (assembly on %d threads)\n" : "\n", threads);
-        print_contact_summary(&contact);
+    if (srd_outfile_close(&d.energy) != 0 && status == SRD_EXIT_OK)
+        status = report_outfile(&d.energy);
+    if (status == SRD_EXIT_OK && !o->quiet)
+        print_dynamic_summary(&d, srd_seconds() - t0);
+    srd_contact_stats_free(&d.contact);
+    return status;
+}
+
+/* Opens the block's outputs: its VTK series or CSV table of positions, and its probes. A
+ * resumed simulation reopens its files from the checkpoint instead (resume_dynamic). */
+static int open_outputs(Outputs *out, const srd_model *m, const srd_analysis *a, const srd_run_options *o)
+{
+    const char *name = a->output_name ? a->output_name : "frames";
+    bool resume = o->resume && a == &m->simulate;
+    if (srd_vtk_open(&out->vtk, o->out, name) != 0) {
+        fprintf(stderr, "%s: error: cannot write to %s: %s\n", prog_name, o->out, strerror(errno));
+        return SRD_EXIT_IO;
     }
-    srd_contact_stats_free(&contact);
+    out->has_vtk = a->output_format && !strcmp(a->output_format, "vtk");
+    if (resume)
+        return SRD_EXIT_OK;
+    if (a->output_format && !strcmp(a->output_format, "csv")) {
+        if (srd_csv_frames_open(&out->csv, o->out, name, m, a == &m->modes ? "mode" : "t") != 0)
+            return report_outfile(&out->csv);
+        note_series(name, ".csv");
+    }
+    return open_probes(&out->pr, o->out, m, a) != 0 ? report_outfile(&out->pr.out) : SRD_EXIT_OK;
+}
+
+static int close_outputs(Outputs *out, int status)
+{
+    if (out->vtk.frames > 0)
+        note_series(out->vtk.name, ".pvd");
+    if (srd_outfile_close(&out->pr.out) != 0 && status == SRD_EXIT_OK)
+        status = report_outfile(&out->pr.out);
+    if (srd_outfile_close(&out->csv) != 0 && status == SRD_EXIT_OK)
+        status = report_outfile(&out->csv);
+    srd_vtk_close(&out->vtk);
     return status;
 }
 
@@ -348,27 +613,14 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
 static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, const srd_run_options *o,
                         srd_kernel_fn ground_height)
 {
-    srd_vtk_series vtk;
-    memset(&vtk, 0, sizeof vtk);
-    Probes pr = { 0 };
-    const char *name = a->output_name ? a->output_name : "frames";
-    if (srd_vtk_open(&vtk, o->out, name) != 0) {
-        fprintf(stderr, "%s: error: cannot write to %s: %s\n", prog_name, o->out, strerror(errno));
-        return SRD_EXIT_IO;
-    }
-    if (open_probes(&pr, o->out, a) != 0) {
-        srd_outfile_close(&pr.out);
-        srd_vtk_close(&vtk);
-        return report_outfile(&pr.out);
-    }
-    bool have_vtk = a->output_format && !strcmp(a->output_format, "vtk") && a != &m->modes;
-    int status = a == &m->statics  ? run_static(s, m, have_vtk ? &vtk : NULL, &pr)
-               : a == &m->modes    ? run_modes(s, m, o->out)
-                                   : run_dynamic(s, m, o, have_vtk ? &vtk : NULL, &pr, ground_height);
-    if (srd_outfile_close(&pr.out) != 0 && status == SRD_EXIT_OK)
-        status = report_outfile(&pr.out);
-    srd_vtk_close(&vtk);
-    return status;
+    Outputs out;
+    memset(&out, 0, sizeof out);
+    int status = open_outputs(&out, m, a, o);
+    if (status == SRD_EXIT_OK)
+        status = a == &m->statics ? run_static(s, m, &out, o)
+               : a == &m->modes   ? run_modes(s, m, &out, o)
+                                  : run_dynamic(s, m, o, &out, ground_height);
+    return close_outputs(&out, status);
 }
 
 /* The step count of the simulation with --dt and --duration applied: the model's own values
@@ -392,6 +644,24 @@ static int check_time_steps(const srd_model *m, const srd_run_options *o)
     return 0;
 }
 
+/* --resume DIR continues a simulation in DIR, from DIR's checkpoint. */
+static int check_resume(const srd_model *m, const srd_run_options *o)
+{
+    if (!o->resume)
+        return 0;
+    if (!m->simulate.present) {
+        fprintf(stderr, "%s: error: --resume continues a simulation, but the model has no `simulate` block\n",
+                prog_name);
+        return -1;
+    }
+    if (strcmp(o->out, o->resume)) {
+        fprintf(stderr, "%s: error: --resume %s continues the run in %s, but --out names %s\n  hint: leave out "
+                        "--out\n", prog_name, o->resume, o->resume, o->out);
+        return -1;
+    }
+    return 0;
+}
+
 int srd_run_check(const srd_model *m, const srd_run_options *o)
 {
     if (o->program)
@@ -400,57 +670,94 @@ int srd_run_check(const srd_model *m, const srd_run_options *o)
         fprintf(stderr, "%s: error: the model has no `static`, `modes` or `simulate` block to run\n", prog_name);
         return SRD_EXIT_BAD_INPUT;
     }
+    if (check_resume(m, o) != 0)
+        return SRD_EXIT_BAD_INPUT;
     return check_supported(m) != 0 || check_time_steps(m, o) != 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
+}
+
+
+/* A sim for analysis a, with its solver and the schedules; 0, or the exit status. */
+static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, const srd_analysis *a,
+                    const srd_run_options *o)
+{
+    char err[512];
+    srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
+                           : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
+                                                                       : SRD_SOLVER_BANDED;
+    int init = srd_sim_init(s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err);
+    if (init != 0) {
+        fprintf(stderr, "%s: error: %s\n", prog_name, err);
+        return init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
+    }
+    s->step_dt = simulate_dt(m, o);
+    if (kt->n_schedules)
+        srd_sim_set_schedules(s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
+    return SRD_EXIT_OK;
+}
+
+/* Friction and viscous drag are written for the implicit step, whose velocity is (q - q0) / dt:
+ * an explicit method would silently leave them out. */
+static int check_method(const srd_model *m, const srd_kernel_table *kt)
+{
+    const char *method = m->simulate.present ? m->simulate.method : NULL;
+    if (!method || srd_method_from_name(method) < SRD_SYMPLECTIC_EULER)
+        return SRD_EXIT_OK;
+    for (int k = 0; k < m->n_sets; k++)
+        if (kt->infos[k].needs_time_step) {
+            fprintf(stderr, "%s: error: `%s` elements (friction, viscous drag) need an implicit method, not `%s`\n"
+                            "  hint: use method = implicit_euler, implicit_midpoint or newmark\n", prog_name,
+                    m->sets[k].kind, method);
+            return SRD_EXIT_BAD_INPUT;
+        }
+    return SRD_EXIT_OK;
+}
+
+/* Whether analysis a runs: --resume continues the simulation only (the static and modes
+ * results of the earlier run stay as they were written, and its checkpoint holds the state). */
+static bool runs(const srd_model *m, const srd_analysis *a, const srd_run_options *o)
+{
+    return a->present && (!o->resume || a == &m->simulate);
 }
 
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o)
 {
-    if (srd_run_check(m, o) != SRD_EXIT_OK)
+    if (srd_run_check(m, o) != SRD_EXIT_OK || check_method(m, kt) != SRD_EXIT_OK)
         return SRD_EXIT_BAD_INPUT;
-    /* Friction and viscous drag are written for the implicit step, whose velocity is
-     * (q - q0) / dt: an explicit method would silently leave them out. */
-    const char *method = m->simulate.present ? m->simulate.method : NULL;
-    if (method && srd_method_from_name(method) >= SRD_SYMPLECTIC_EULER)
-        for (int k = 0; k < m->n_sets; k++)
-            if (kt->infos[k].needs_time_step) {
-                fprintf(stderr, "%s: error: `%s` elements (friction, viscous drag) need an implicit method, not "
-                                "`%s`\n  hint: use method = implicit_euler, implicit_midpoint or newmark\n", prog_name,
-                        m->sets[k].kind, method);
-                return SRD_EXIT_BAD_INPUT;
-            }
-    /* Analyses run in this order; modes `at = equilibrium` start from the static result,
-     * a simulation from the reference configuration. */
+    written.n = 0;
+    /* Analyses run in this order; modes `at = equilibrium` start from the static result, a
+     * simulation from the reference configuration or, with `start = equilibrium`, from the
+     * static result too. */
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
     int status = SRD_EXIT_OK;
-    char err[512];
+    double *equilibrium = NULL;
     srd_sim s;
     memset(&s, 0, sizeof s);
     for (int k = 0; k < 3 && status == SRD_EXIT_OK; k++) {
         const srd_analysis *a = order[k];
-        if (!a->present)
+        if (!runs(m, a, o))
             continue;
         bool keep_state = a == &m->modes && s.m && a->method && !strcmp(a->method, "equilibrium");
         if (!keep_state) {
             if (s.m)
                 srd_sim_free(&s);
-            srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
-                                   : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
-                                                                               : SRD_SOLVER_BANDED;
-            int init = srd_sim_init(&s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err);
-            if (init != 0) {
-                fprintf(stderr, "%s: error: %s\n", prog_name, err);
-                status = init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
+            if ((status = init_sim(&s, m, kt, a, o)) != SRD_EXIT_OK)
                 break;
-            }
-            s.step_dt = simulate_dt(m, o);
-            if (kt->n_schedules)
-                srd_sim_set_schedules(&s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
+        }
+        if (a == &m->simulate && equilibrium) {
+            memcpy(s.q, equilibrium, sizeof(double) * (size_t)m->n_dofs);
+            srd_sim_start_here(&s);
         }
         s.log = o->verbose ? stdout : NULL;
         status = run_analysis(&s, m, a, o, kt->ground_height);
+        if (a == &m->statics && m->simulate.start && status == SRD_EXIT_OK) {
+            equilibrium = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+            memcpy(equilibrium, s.q, sizeof(double) * (size_t)m->n_dofs);
+        }
     }
+    free(equilibrium);
     if (s.m)
         srd_sim_free(&s);
+    print_written(o);
     return status;
 }
 
@@ -529,6 +836,8 @@ int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
         o->verbose = true;
     else if (!strcmp(a, "--out") && has_value)
         o->out = argv[++*i];
+    else if (!strcmp(a, "--resume") && has_value)
+        o->resume = o->out = argv[++*i];
     else if (!strcmp(a, "-p") && has_value)
         return add_override(o, argv[++*i]);
     else if (!strncmp(a, "-p", 2) && strchr(a, '='))

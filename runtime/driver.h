@@ -12,6 +12,7 @@ enum { SRD_EXIT_OK = 0, SRD_EXIT_BAD_INPUT = 1, SRD_EXIT_NUMERIC = 2, SRD_EXIT_I
 typedef struct srd_run_options {
     const char  *program;     /* name in messages: "srdc" or the simulator's */
     const char  *out;         /* output directory */
+    const char  *resume;      /* --resume DIR: continue the simulation from DIR's checkpoint */
     double       duration;    /* > 0 overrides the file's */
     double       dt;
     const char **overrides;   /* "name=value"; room for one per argument */
@@ -42,8 +43,8 @@ int srd_run_check(const srd_model *m, const srd_run_options *o);
  * exit status (SRD_EXIT_*); messages go to stderr, the summary to stdout. */
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o);
 
-/* Consumes the run option at argv[*i] (and its value): --out, --duration, --dt, -p, --quiet,
- * --verbose. Returns 1 when taken, 0 when it is not a run option, -1 after reporting a bad
+/* Consumes the run option at argv[*i] (and its value): --out, --resume, --duration, --dt, -p,
+ * --quiet, --verbose. Returns 1 when taken, 0 when it is not a run option, -1 after reporting a bad
  * value. */
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int srd_make_dirs(const char *dir)
 {
@@ -57,6 +58,24 @@ int srd_outfile_close(srd_outfile *o)
         o->failed_errno = errno ? errno : EIO;
     o->f = NULL;
     return o->failed_errno ? -1 : 0;
+}
+
+int srd_outfile_resume(srd_outfile *o, const char *dir, const char *name, long long bytes)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+    if (truncate(o->path, (off_t)bytes) != 0 || !(o->f = fopen(o->path, "a"))) {
+        o->failed_errno = errno;
+        return -1;
+    }
+    return 0;
+}
+
+long long srd_outfile_size(srd_outfile *o)
+{
+    if (!o->f || srd_outfile_flush(o) != 0)
+        return -1;
+    return (long long)ftell(o->f);
 }
 
 void srd_outfile_error(const srd_outfile *o, char *buf, size_t n)

@@ -23,6 +23,11 @@ void srd_outfile_printf(srd_outfile *o, const char *fmt, ...) __attribute__((for
 int  srd_outfile_flush(srd_outfile *o);
 /* Flushes and closes (a no-op on a file never opened); 0, or -1 when a write failed. */
 int  srd_outfile_close(srd_outfile *o);
+/* Reopens DIR/NAME, written by an earlier run, to continue it: what lies beyond its first
+ * `bytes` bytes (rows written after the checkpoint the run resumes from) is cut off. 0, or -1. */
+int  srd_outfile_resume(srd_outfile *o, const char *dir, const char *name, long long bytes);
+/* How many bytes the file holds, after a flush; -1 on an error or a file not open. */
+long long srd_outfile_size(srd_outfile *o);
 /* "cannot write PATH: REASON" */
 void srd_outfile_error(const srd_outfile *o, char *buf, size_t n);
 

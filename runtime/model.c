@@ -14,6 +14,7 @@ srd_model *srd_model_new(void)
 static void free_analysis(srd_analysis *a)
 {
     free(a->method);
+    free(a->start);
     free(a->solver);
     free(a->output_format);
     free(a->output_name);
@@ -267,8 +268,8 @@ void srd_model_print(const srd_model *m, FILE *out)
         fprintf(out, " self-contact");
     fprintf(out, "\n");
     if (m->simulate.present)
-        fprintf(out, "  simulate       %s, dt %g s, duration %g s\n", analysis_method(&m->simulate), m->simulate.dt,
-                m->simulate.duration);
+        fprintf(out, "  simulate       %s, dt %g s, duration %g s%s\n", analysis_method(&m->simulate), m->simulate.dt,
+                m->simulate.duration, m->simulate.start ? ", from the static equilibrium" : "");
     if (m->statics.present)
         fprintf(out, "  static         load steps %d\n", m->statics.load_steps);
     if (m->modes.present)

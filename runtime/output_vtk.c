@@ -184,3 +184,20 @@ void srd_vtk_close(srd_vtk_series *s)
     free(s->failed_path);
     memset(s, 0, sizeof *s);
 }
+
+int srd_vtk_resume(srd_vtk_series *s, const char *dir, const char *name, int frames, long pvd_bytes)
+{
+    if (srd_vtk_open(s, dir, name) != 0)
+        return -1;
+    if (frames <= 0)
+        return 0;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.pvd", dir, name);
+    s->pvd = fopen(path, "r+");
+    if (!s->pvd || ftruncate(fileno(s->pvd), pvd_bytes) != 0 || fseek(s->pvd, pvd_bytes, SEEK_SET) != 0)
+        return fail(s, path);
+    s->frames = frames;
+    s->pvd_entries_end = pvd_bytes;
+    fprintf(s->pvd, "  </Collection>\n</VTKFile>\n");
+    return fflush(s->pvd) != 0 || ferror(s->pvd) ? fail(s, path) : 0;
+}

@@ -24,5 +24,9 @@ int  srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const
 /* After a failed srd_vtk_write: "cannot write PATH: REASON". */
 void srd_vtk_error(const srd_vtk_series *s, char *buf, size_t n);
 void srd_vtk_close(srd_vtk_series *s);
+/* Continues a series an earlier run wrote, after its frame `frames - 1`: the .pvd is cut back to
+ * those frames' entries (pvd_bytes, the saved pvd_entries_end) and closed again, so that the
+ * next frame follows them. Returns 0, or -1 with errno set. */
+int  srd_vtk_resume(srd_vtk_series *s, const char *dir, const char *name, int frames, long pvd_bytes);
 
 #endif

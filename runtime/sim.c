@@ -693,6 +693,19 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
     return code;
 }
 
+void srd_sim_start_here(srd_sim *s)
+{
+    size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
+    advance_state(s); /* from q0, the reference, to q */
+    memcpy(s->q0, s->q, bytes);
+    memset(s->v, 0, bytes);
+    memset(s->v0, 0, bytes);
+    memset(s->a0, 0, bytes);
+    s->t = 0;
+    s->steps = 0; /* Newmark then computes the initial acceleration, about zero here */
+    s->load_factor = 1;
+}
+
 void srd_sim_net_force(srd_sim *s, double *force)
 {
     const srd_model *m = s->m;

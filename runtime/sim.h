@@ -98,6 +98,12 @@ int srd_method_from_name(const char *name);
  * (explicit methods: 2 when the state becomes NaN). */
 int srd_step(srd_sim *s, srd_method method, int max_halvings);
 
+/* Makes the current configuration (a static equilibrium) the start of a simulation at t = 0,
+ * at rest: the elements' step-start state (reference frames, reference twist, tau0) is carried
+ * from the reference to it as one step would carry it, so that the energies the static solve
+ * balanced are the ones the first step sees. */
+void srd_sim_start_here(srd_sim *s);
+
 /* Net force on every DOF at the current configuration: external minus elastic (zero on
  * fixed DOFs, whose reactions are not computed). force has n_dofs entries. */
 void srd_sim_net_force(srd_sim *s, double *force);

@@ -94,6 +94,7 @@ typedef struct srd_probe {
 typedef struct srd_analysis {
     int    present;
     char  *method;      /* implicit_euler, implicit_midpoint, newmark, euler, verlet, rk4, static, modes */
+    char  *start;       /* simulate: reference (NULL) or equilibrium, the static block's result */
     double dt, duration, tolerance;
     int    max_iterations;
     int    line_search;

@@ -10,5 +10,5 @@ sh scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ./build/srdc dump --kernels examples/cantilever_rod.srd | sed -n '/^kernels/,$p'
 ./build/srdc run examples/cantilever_rod.srd --out out/cantilever_rod
 echo "tip deflection (m):"
-cat out/cantilever_rod/probes.csv
+cat out/cantilever_rod/static_probes.csv
 echo "frames: out/cantilever_rod/*.vtu, series out/cantilever_rod/cantilever_rod.pvd (open it in ParaView)"

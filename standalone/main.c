@@ -18,11 +18,14 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
             "usage: %s [-p NAME=VALUE]... [--duration T] [--dt DT] [--out DIR] [--quiet] [--verbose]\n"
+            "       %s --resume DIR [-p NAME=VALUE]... [--duration T] [--quiet] [--verbose]\n"
             "       %s --info | --help | --version\n"
             "\n"
             "Runs the model %s (compiled by srdc %s): its static, modes and simulate analyses.\n"
             "Frames go to DIR (default `out`) as VTK files with a .pvd series, probes to\n"
-            "DIR/probes.csv, energies to DIR/energy.csv, frequencies to DIR/modes.csv.\n"
+            "DIR/static_probes.csv, DIR/modes_probes.csv and DIR/probes.csv (the simulation's),\n"
+            "energies to DIR/energy.csv, frequencies to DIR/modes.csv, and a checkpoint to\n"
+            "DIR/checkpoint.bin at every output frame.\n"
             "\n"
             "options:\n"
             "  -p NAME=VALUE    set a param; the value may carry a unit (-p E=2MPa) and must have the\n"
@@ -30,6 +33,8 @@ static void print_usage(FILE *out)
             "  --duration T     simulate for T (0.5, 0.5s, 10ms) instead of the model's duration\n"
             "  --dt DT          time step instead of the model's\n"
             "  --out DIR        output directory (default out)\n"
+            "  --resume DIR     continue the simulation in DIR from its checkpoint, bit for bit as if\n"
+            "                   never interrupted (same -p values and --dt; --duration may grow)\n"
             "  --quiet          print only errors\n"
             "  --verbose        print the residual of every Newton iteration\n"
             "  --info           print the model summary (as `srdc dump`) and exit\n"
@@ -37,7 +42,7 @@ static void print_usage(FILE *out)
             "\n"
             "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O,\n"
             "4 out of memory (or a model too large for it)\n",
-            name, name, srd_built.model_path, srd_built.version);
+            name, name, name, srd_built.model_path, srd_built.version);
 }
 
 static void print_range_end(FILE *out, double v, const char *unit)

@@ -52,9 +52,10 @@ def run(model, *args, replace=()):
     if p.returncode != 0:
         print(p.stdout + p.stderr)
     rows = []
-    if os.path.exists(os.path.join(out, "probes.csv")):
-        with open(os.path.join(out, "probes.csv")) as f:
-            rows = list(csv.DictReader(f))
+    for name in ("probes.csv", "static_probes.csv"):  # the simulation's, else the equilibrium's
+        if not rows and os.path.exists(os.path.join(out, name)):
+            with open(os.path.join(out, name)) as f:
+                rows = list(csv.DictReader(f))
     return p.returncode, rows, out, p.stdout
 
 

@@ -12,6 +12,8 @@
 4. A rod joined to a shell's edge carries a bending moment across the joint: the deflections
    of a clamped strip-and-rod cantilever match beam theory for the two segments in series
    (tests/physics/rod_shell_joint.srd).
+5. `stretching` sets a shell edge's ks: the lattice value or MAT-DiSMech's mid-edge one
+   (tests/physics/stretched_strip.srd).
 
 Prints the tables and one `ok - ...` / `not ok - ...` line per check; exits 1 on a failure.
 """
@@ -40,7 +42,7 @@ def run(srdc, path, out, *args):
     shutil.rmtree(out, ignore_errors=True)
     r = subprocess.run([srdc, "run", path, "--out", out, "--quiet", *args],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    probes = os.path.join(out, "probes.csv")
+    probes = os.path.join(out, "static_probes.csv")
     rows = list(csv.DictReader(open(probes))) if r.returncode == 0 and os.path.exists(probes) else None
     return r, rows
 
@@ -184,6 +186,35 @@ def rod_shell_joint(srdc, physics, work):
           % (100 * (got_joint / joint - 1), 100 * (got_tip / tip - 1)))
 
 
+def shell_stretching(srdc, physics, work):
+    """5. `stretching` chooses a shell edge's ks: (sqrt(3)/2) E h l (lattice, the default) or
+    2 E h l / (1 - nu^2) (MAT-DiSMech's code for mid-edge shells). Every stretch element of the
+    dump carries it to 1e-5 relative (6 printed digits), and a strip pulled in its plane
+    stretches in the inverse ratio of the two, (2 / (1 - nu^2)) / (sqrt(3) / 2) = 2.5375 for
+    nu = 0.3 (to 1e-4: strains of 5e-5 keep the response linear to that, and bending does not enter)."""
+    text = open(os.path.join(physics, "stretched_strip.srd")).read()
+    E, h, nu = 2e6, 1e-3, 0.3
+    factor = {"lattice": math.sqrt(3) / 2, "dismech_midedge": 2 / (1 - nu * nu)}
+    stretch = {}
+    for choice in factor:
+        path = os.path.join(work, "strip_%s.srd" % choice)
+        with open(path, "w") as f:
+            f.write(text.replace("STRETCH", choice))
+        dump = subprocess.run([srdc, "dump", "--elements", path], capture_output=True, text=True).stdout
+        lines = dump.split("\nstretch:", 1)[-1].splitlines()[1:]
+        lines = lines[:next((k for k, l in enumerate(lines) if not l.startswith(" ")), len(lines))]
+        ratios = [float(l.split()[-1]) / (E * h * float(l.split()[-2])) for l in lines]
+        check(ratios and all(abs(r / factor[choice] - 1) < 1e-5 for r in ratios),
+              "stretching = %s: ks / (E h l) = %.6f on all %d shell edges (want %.6f, tol 1e-5)"
+              % (choice, ratios[0] if ratios else float("nan"), len(ratios), factor[choice]))
+        r, rows = run(srdc, path, os.path.join(work, "strip_" + choice))
+        stretch[choice] = float(rows[-1]["end"]) - 0.04 if rows else float("nan")
+    want = factor["dismech_midedge"] / factor["lattice"]
+    got = stretch["lattice"] / stretch["dismech_midedge"]
+    check(abs(got / want - 1) < 1e-4, "a pulled strip stretches %.4f times more with the lattice ks than with "
+          "MAT-DiSMech's mid-edge ks (want %.4f, tol 1e-4)" % (got, want))
+
+
 def main():
     srdc, examples, physics = (os.path.abspath(p) for p in sys.argv[1:4])
     work = tempfile.mkdtemp(prefix="srd_shells_")
@@ -192,6 +223,7 @@ def main():
         mesh_dependence(srdc, examples, work)
         curled_plate(srdc, physics, work)
         rod_shell_joint(srdc, physics, work)
+        shell_stretching(srdc, physics, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     finish()

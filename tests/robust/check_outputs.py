@@ -41,7 +41,7 @@ def full_disk(name, model, *args):
 
 full_disk("probes.csv", "oscillator.srd", "--duration", "10ms")
 full_disk("energy.csv", "oscillator.srd", "--duration", "10ms")
-full_disk("probes.csv", "hanging_spring.srd")
+full_disk("static_probes.csv", "hanging_spring.srd")
 full_disk("modes.csv", "chain_modes.srd")
 
 # Frames under a file-size limit smaller than one frame: the run fails naming the frame, and
