@@ -47,16 +47,16 @@ static bool check_new_name(Elab *e, const char *name, SrcLoc loc, bool indexable
         prev = b->loc;
         clash = true;
     }
-    for (int i = 0; i < e->objs.n && !clash; i++)
-        if (!strcmp(e->objs.a[i].name, name)) {
-            prev = e->objs.a[i].loc;
-            clash = true;
-        }
-    for (int i = 0; i < e->mats.n && !clash; i++)
-        if (!strcmp(e->mats.a[i].name, name)) {
-            prev = e->mats.a[i].loc;
-            clash = true;
-        }
+    int o = clash ? -1 : elab_find_object(e, name);
+    if (o >= 0) {
+        prev = e->objs.a[o].loc;
+        clash = true;
+    }
+    int m = clash ? -1 : elab_find_material(e, name);
+    if (m >= 0) {
+        prev = e->mats.a[m].loc;
+        clash = true;
+    }
     const Decl *d = elab_find_decl(e, name);
     if (d && !clash) {
         prev = d->stmt->name_loc;
@@ -1061,15 +1061,21 @@ static void exec_for(Elab *e, Stmt *s)
     if (outer && !check_new_name(e, s->name, s->name_loc, false))
         return;
     e->loop_depth++;
-    for (double i = lo; i < hi; i++) {
-        Binding *saved = e->scope;
-        scope_bind(e, s->name, value_num(i, DIMLESS), s->name_loc, BIND_LOOP);
+    Binding *saved = e->scope;
+    scope_bind(e, s->name, value_num(lo, DIMLESS), s->name_loc, BIND_LOOP);
+    Binding *var = e->scope; /* one binding for all iterations: a loop costs no memory per turn */
+    for (double i = lo; i < hi && !e->over_budget; i++) {
+        var->val = value_num(i, DIMLESS);
+        e->scope = var;
         int before = diag_error_count();
         exec_stmts(e, s->body, s->n_body);
         e->scope = saved;
+        if (++e->work > ELAB_MAX_WORK)
+            elab_over_budget(e, s->range->loc);
         if (diag_error_count() > before + 20)
             break; /* one broken iteration is enough to show */
     }
+    e->scope = saved;
     e->loop_depth--;
 }
 
@@ -1219,6 +1225,7 @@ static void elab_free(Elab *e)
     free(e->clamps.a);
     free(e->body_mass.a);
     free(e->tri_edge.a);
+    elab_free_names(e);
 }
 
 srd_model *elab_program(Program *prog, Arena *arena, const char *source)

@@ -3,6 +3,7 @@
  * same code checks run-time expressions (actuation, loads, user energies) and computes
  * compile-time ones (geometry, materials). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +84,43 @@ static bool require_num(Elab *e, Value v, Expr *x);
 
 /* ---- scopes ---- */
 
+/* Brings global_names up to date with e->globals: the new bindings since global_top are added
+ * oldest first, so that the newest of a name wins; if globals left that chain, it is rebuilt. */
+static void index_globals(Elab *e)
+{
+    if (e->global_top == e->globals)
+        return;
+    int n = 0;
+    Binding *b = e->globals;
+    for (; b && b != e->global_top; b = b->next)
+        n++;
+    if (!b) /* not an extension of the indexed chain: start over */
+        names_clear(&e->global_names);
+    Binding **fresh = malloc(sizeof *fresh * (size_t)(n + 1));
+    if (!fresh)
+        abort();
+    n = 0;
+    for (Binding *c = e->globals; c != b; c = c->next)
+        fresh[n++] = c;
+    while (n > 0) {
+        n--;
+        names_put(&e->global_names, fresh[n]->name, fresh[n], false);
+    }
+    free(fresh);
+    e->global_top = e->globals;
+}
+
+/* Local bindings (arguments, loop variables, lets in a body) are few and searched in order;
+ * the globals below them are found by hash. */
 Binding *scope_lookup(Elab *e, const char *name)
 {
-    for (Binding *b = e->scope; b; b = b->next)
+    index_globals(e);
+    for (Binding *b = e->scope; b; b = b->next) {
+        if (b == e->global_top)
+            return names_get(&e->global_names, name);
         if (!strcmp(b->name, name))
             return b;
+    }
     return NULL;
 }
 
@@ -102,29 +135,42 @@ void scope_bind(Elab *e, const char *name, Value v, SrcLoc loc, int kind)
     e->scope = b;
 }
 
+/* Indices are stored as index + 1, so that 0 (NULL) means absent. */
+static void *as_entry(int i) { return (void *)(intptr_t)(i + 1); }
+static int   entry_index(void *p) { return (int)(intptr_t)p - 1; }
+
 const Decl *elab_find_decl(Elab *e, const char *name)
 {
-    for (int i = 0; i < e->decls.n; i++)
-        if (!strcmp(e->decls.a[i].stmt->name, name))
-            return &e->decls.a[i];
-    return NULL;
+    for (; e->decls_indexed < e->decls.n; e->decls_indexed++)
+        names_put(&e->decl_names, e->decls.a[e->decls_indexed].stmt->name, as_entry(e->decls_indexed), true);
+    int i = entry_index(names_get(&e->decl_names, name));
+    return i >= 0 ? &e->decls.a[i] : NULL;
 }
 
-static int find_object(Elab *e, const char *name)
+int elab_find_object(Elab *e, const char *name)
 {
-    for (int i = 0; i < e->objs.n; i++)
-        if (!strcmp(e->objs.a[i].name, name))
-            return i;
-    return -1;
+    for (; e->objs_indexed < e->objs.n; e->objs_indexed++)
+        names_put(&e->obj_names, e->objs.a[e->objs_indexed].name, as_entry(e->objs_indexed), true);
+    return entry_index(names_get(&e->obj_names, name));
 }
 
-static int find_material(Elab *e, const char *name)
+int elab_find_material(Elab *e, const char *name)
 {
-    for (int i = 0; i < e->mats.n; i++)
-        if (!strcmp(e->mats.a[i].name, name))
-            return i;
-    return -1;
+    for (; e->mats_indexed < e->mats.n; e->mats_indexed++)
+        names_put(&e->mat_names, e->mats.a[e->mats_indexed].name, as_entry(e->mats_indexed), true);
+    return entry_index(names_get(&e->mat_names, name));
 }
+
+void elab_free_names(Elab *e)
+{
+    names_free(&e->global_names);
+    names_free(&e->obj_names);
+    names_free(&e->mat_names);
+    names_free(&e->decl_names);
+}
+
+static int find_object(Elab *e, const char *name) { return elab_find_object(e, name); }
+static int find_material(Elab *e, const char *name) { return elab_find_material(e, name); }
 
 /* Names visible here, for "did you mean" hints. */
 static int visible_names(Elab *e, const char **out, int max)
@@ -978,7 +1024,7 @@ static Value eval_index(Elab *e, Expr *x)
     return select_index(e, base, x);
 }
 
-Value eval_expr(Elab *e, Expr *x)
+static Value eval_node(Elab *e, Expr *x)
 {
     Value v;
     switch (x->kind) {
@@ -1038,6 +1084,70 @@ Value eval_expr(Elab *e, Expr *x)
     }
     }
     return value_error();
+}
+
+/* A value computed here from finite operands must be finite: infinity or NaN would only
+ * surface at run time, as "NaN at t = 0" with no position. */
+static Value check_finite(Expr *x, Value v)
+{
+    if (v.kind == V_NUM && v.dims.overflow) {
+        Diag *d = diag_error(x->loc, "the unit of this has an exponent beyond %d", UNITS_MAX_EXPONENT);
+        diag_hint(d, "units are kept as powers of m, kg, s and K between -%d and %d", UNITS_MAX_EXPONENT,
+                  UNITS_MAX_EXPONENT);
+        return value_error();
+    }
+    if (v.kind != V_NUM || !v.known)
+        return v;
+    for (int i = 0; i < v.n; i++) {
+        if (isfinite(v.v[i]))
+            continue;
+        bool inf = isinf(v.v[i]);
+        Diag *d = diag_error(x->loc, "this evaluates to %s", inf ? "infinity" : "NaN (not a number)");
+        diag_hint(d, inf ? "the result is beyond the range of double precision (about 1.8e308 in SI units)"
+                         : "an argument is outside the function's domain (a square root or logarithm of a "
+                           "negative number, asin of more than 1, ...)");
+        return value_error();
+    }
+    return v;
+}
+
+static Value too_deep(Elab *e, Expr *x)
+{
+    if (!e->too_deep) {
+        Diag *d = diag_error(x->loc, "expression nested too deeply (limit %d)", ELAB_MAX_EVAL_DEPTH);
+        diag_hint(d, "functions are expanded inline, so their bodies add to the depth of the expression "
+                     "that calls them; compute parts with `let`");
+    }
+    e->too_deep = true;
+    return value_error();
+}
+
+/* Every evaluation passes here: it bounds the recursion (one level per node, function bodies
+ * included) and counts the work of elaboration. Past ELAB_MAX_WORK values are errors that the
+ * enclosing loop reports (elab.c), or the caller when there is none. */
+Value eval_expr(Elab *e, Expr *x)
+{
+    if (e->eval_depth >= ELAB_MAX_EVAL_DEPTH)
+        return too_deep(e, x);
+    if (++e->work > ELAB_MAX_WORK) {
+        if (e->loop_depth == 0)
+            elab_over_budget(e, x->loc);
+        return value_error();
+    }
+    e->eval_depth++;
+    Value v = eval_node(e, x);
+    e->eval_depth--;
+    return check_finite(x, v);
+}
+
+void elab_over_budget(Elab *e, SrcLoc loc)
+{
+    if (!e->over_budget) {
+        Diag *d = diag_error(loc, "elaboration takes too long here: more than %lld steps in total", ELAB_MAX_WORK);
+        diag_hint(d, "every loop iteration and every evaluated operation is a step; nested loops multiply "
+                     "their counts, and each function call evaluates its body again");
+    }
+    e->over_budget = true;
 }
 
 Value eval_user_element(Elab *e, const Stmt *def, const Value *params, int n_params)
