@@ -123,8 +123,17 @@ static int fn_calls(const Stmt *fn, const char **out, int max)
     return n;
 }
 
-/* Depth-first search for a cycle through `fn`; path holds the functions on the way. */
-static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **path, int depth)
+/* A search for cycles: `stamp[i] == gen` marks decl i as explored by the current search, so
+ * each function is entered once per search (a function that calls another twice, nested, would
+ * otherwise make the search exponential). */
+typedef struct CycleSearch {
+    int         *stamp;
+    int          gen;
+    const Stmt **path;   /* the functions on the way */
+} CycleSearch;
+
+/* Depth-first search for a cycle from `from` back to `target`. */
+static bool reaches(Elab *e, CycleSearch *cs, const Stmt *from, const Stmt *target, int depth)
 {
     if (depth >= 32)
         return false;
@@ -134,13 +143,14 @@ static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **
         const Decl *d = elab_find_decl(e, callees[i]);
         if (!d || d->stmt->kind != ST_FN)
             continue;
-        path[depth] = d->stmt;
+        cs->path[depth] = d->stmt;
         if (d->stmt == target)
             return true;
-        bool seen = false;
-        for (int k = 0; k < depth; k++)
-            seen |= path[k] == d->stmt;
-        if (!seen && reaches(e, d->stmt, target, path, depth + 1))
+        int k = (int)(d - e->decls.a);
+        if (cs->stamp[k] == cs->gen)
+            continue;
+        cs->stamp[k] = cs->gen;
+        if (reaches(e, cs, d->stmt, target, depth + 1))
             return true;
     }
     return false;
@@ -148,12 +158,16 @@ static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **
 
 static void check_recursion(Elab *e)
 {
+    const Stmt *path[32];
+    CycleSearch cs = { calloc((size_t)e->decls.n + 1, sizeof(int)), 0, path };
+    if (!cs.stamp)
+        abort();
     for (int i = 0; i < e->decls.n; i++) {
         const Stmt *fn = e->decls.a[i].stmt;
         if (fn->kind != ST_FN)
             continue;
-        const Stmt *path[32];
-        if (!reaches(e, fn, fn, path, 0))
+        cs.gen++;
+        if (!reaches(e, &cs, fn, fn, 0))
             continue;
         int len = 0;
         while (path[len] != fn)
@@ -180,6 +194,7 @@ static void check_recursion(Elab *e)
         }
         e->decls.a[i].recursive = true;
     }
+    free(cs.stamp);
 }
 
 /* ---- properties of a block ---- */

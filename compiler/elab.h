@@ -194,6 +194,11 @@ typedef struct Elab {
     NameTable   global_names, obj_names, mat_names, decl_names;
     Binding    *global_top;
     int         objs_indexed, mats_indexed, decls_indexed;
+
+    /* Results of function calls by their arguments (eval.c): f1(x) = f0(x) + f0(x) evaluates
+     * f0 once, so nesting such functions costs linear, not exponential, work. */
+    struct FnMemo **memo;
+    int         memo_cap, memo_n;
 } Elab;
 
 /* How deeply evaluation may nest: an expression's own depth (at most PARSE_MAX_EXPR_DEPTH)

@@ -161,8 +161,11 @@ int elab_find_material(Elab *e, const char *name)
     return entry_index(names_get(&e->mat_names, name));
 }
 
+static void free_memo(Elab *e);
+
 void elab_free_names(Elab *e)
 {
+    free_memo(e);
     names_free(&e->global_names);
     names_free(&e->obj_names);
     names_free(&e->mat_names);
@@ -777,6 +780,116 @@ static Value call_table(Elab *e, Expr *x)
 
 static Value eval_body(Elab *e, Stmt **body, int n_body, SrcLoc def_loc);
 
+/* ---- memoised function calls ----
+ * A call's value depends on the function, its argument values and what the body can see: the
+ * globals (a chain that only grows, so its head names it) and the objects and materials
+ * declared so far. Error results are kept too: their diagnostics were given once already. */
+typedef struct FnMemo {
+    const Stmt    *fn;
+    const Binding *globals;
+    int            n_objs, n_mats, n_args;
+    Value         *args;
+    Value          result;
+    uint64_t       hash;
+    struct FnMemo *next;
+} FnMemo;
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+/* The parts of a numeric argument that can change a result. */
+static uint64_t value_hash(uint64_t h, const Value *v)
+{
+    h = mix(h, (uint64_t)v->n);
+    for (int i = 0; i < v->n; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v->v[i], sizeof bits);
+        h = mix(h, bits);
+    }
+    for (int i = 0; i < DIM_COUNT; i++)
+        h = mix(h, (uint64_t)(unsigned char)v->dims.e[i]);
+    return mix(mix(mix(h, v->any_dims), v->known), (uint64_t)(uintptr_t)v->param);
+}
+
+static bool value_same(const Value *a, const Value *b)
+{
+    return a->n == b->n && !memcmp(a->v, b->v, sizeof a->v[0] * (size_t)a->n) && dims_eq(a->dims, b->dims) &&
+           a->any_dims == b->any_dims && a->known == b->known && a->param == b->param;
+}
+
+static uint64_t memo_hash(const FnMemo *k)
+{
+    uint64_t h = mix(mix(0xcbf29ce484222325ull, (uint64_t)(uintptr_t)k->fn), (uint64_t)(uintptr_t)k->globals);
+    h = mix(mix(h, (uint64_t)k->n_objs), (uint64_t)k->n_mats);
+    for (int i = 0; i < k->n_args; i++)
+        h = value_hash(h, &k->args[i]);
+    return h;
+}
+
+static bool memo_same(const FnMemo *a, const FnMemo *b)
+{
+    if (a->hash != b->hash || a->fn != b->fn || a->globals != b->globals || a->n_objs != b->n_objs ||
+        a->n_mats != b->n_mats || a->n_args != b->n_args)
+        return false;
+    for (int i = 0; i < a->n_args; i++)
+        if (!value_same(&a->args[i], &b->args[i]))
+            return false;
+    return true;
+}
+
+static const FnMemo *memo_find(Elab *e, const FnMemo *key)
+{
+    if (!e->memo_cap)
+        return NULL;
+    for (const FnMemo *m = e->memo[key->hash & (uint64_t)(e->memo_cap - 1)]; m; m = m->next)
+        if (memo_same(m, key))
+            return m;
+    return NULL;
+}
+
+static void memo_link(FnMemo **buckets, int cap, FnMemo *m)
+{
+    FnMemo **head = &buckets[m->hash & (uint64_t)(cap - 1)];
+    m->next = *head;
+    *head = m;
+}
+
+/* Doubles the buckets when the chains would grow past one entry on average. */
+static void memo_grow(Elab *e)
+{
+    int cap = e->memo_cap ? 2 * e->memo_cap : 256;
+    FnMemo **buckets = calloc((size_t)cap, sizeof *buckets);
+    if (!buckets)
+        abort();
+    for (int i = 0; i < e->memo_cap; i++)
+        for (FnMemo *m = e->memo[i], *next; m; m = next) {
+            next = m->next;
+            memo_link(buckets, cap, m);
+        }
+    free(e->memo);
+    e->memo = buckets;
+    e->memo_cap = cap;
+}
+
+/* Entries and their argument copies live in the arena, with the rest of elaboration. */
+static void memo_add(Elab *e, const FnMemo *key)
+{
+    if (e->memo_n >= e->memo_cap)
+        memo_grow(e);
+    FnMemo *m = arena_alloc(e->arena, sizeof *m);
+    *m = *key;
+    m->args = arena_alloc(e->arena, sizeof(Value) * (size_t)(key->n_args + 1));
+    memcpy(m->args, key->args, sizeof(Value) * (size_t)key->n_args);
+    memo_link(e->memo, e->memo_cap, m);
+    e->memo_n++;
+}
+
+static void free_memo(Elab *e)
+{
+    free(e->memo);
+    e->memo = NULL;
+    e->memo_cap = e->memo_n = 0;
+}
+
 static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
 {
     const Decl *decl = elab_find_decl(e, fn->name);
@@ -809,6 +922,11 @@ static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
         if (!require_num(e, args[i], x->args[i]))
             return value_error();
     }
+    FnMemo key = { fn, e->globals, e->objs.n, e->mats.n, n, args, value_error(), 0, NULL };
+    key.hash = memo_hash(&key);
+    const FnMemo *known = memo_find(e, &key);
+    if (known)
+        return known->result;
     Binding *saved = e->scope;
     e->scope = e->globals;
     for (int i = 0; i < n; i++)
@@ -817,6 +935,9 @@ static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
     Value r = fn->value ? eval_expr(e, fn->value) : eval_body(e, fn->body, fn->n_body, fn->name_loc);
     e->fn_depth--;
     e->scope = saved;
+    key.result = r;
+    if (r.kind == V_NUM || r.kind == V_ERR) /* other kinds point at data a caller may change */
+        memo_add(e, &key);
     return r;
 }
 
