@@ -1265,8 +1265,8 @@ void elab_over_budget(Elab *e, SrcLoc loc)
 {
     if (!e->over_budget) {
         Diag *d = diag_error(loc, "elaboration takes too long here: more than %lld steps in total", ELAB_MAX_WORK);
-        diag_hint(d, "every loop iteration and every evaluated operation is a step; nested loops multiply "
-                     "their counts, and each function call evaluates its body again");
+        diag_hint(d, "every loop iteration and every evaluated operation is a step, and nested loops "
+                     "multiply their counts: make the loops shorter or fewer");
     }
     e->over_budget = true;
 }

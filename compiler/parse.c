@@ -29,7 +29,7 @@ Expr *ast_number(ParseCtx *ctx, double value, SrcLoc loc)
     if (!isfinite(value)) {
         ctx->syntax_errors++;
         Diag *d = diag_error(loc, "this number is out of range");
-        diag_hint(d, "numbers must be below about 1.8e308; write large quantities with a unit such as GPa");
+        diag_hint(d, "the largest number srd can hold is about 1.8e308");
     }
     return e;
 }
