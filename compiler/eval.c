@@ -592,13 +592,19 @@ static bool check_arity(Expr *x, const char *name, int want, int got)
     return false;
 }
 
+static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, int n);
+
+/* Evaluates the arguments, then applies the function in a separate frame: only this one is on
+ * the stack while a nested argument is evaluated, so it is kept small (more than three
+ * arguments, as min and max may take, go to the arena). */
 static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
 {
     if (!check_arity(x, b->name, b->arity, x->n_args))
         return value_error();
-    Value a[8];
-    memset(a, 0, sizeof a);
+    Value small[3];
+    memset(small, 0, sizeof small);
     int n = x->n_args < 8 ? x->n_args : 8;
+    Value *a = n <= 3 ? small : arena_alloc(e->arena, sizeof(Value) * 8);
     bool ok = true;
     for (int i = 0; i < n; i++) {
         if (x->arg_names[i]) {
@@ -610,6 +616,12 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
     }
     if (!ok)
         return value_error();
+    return apply_builtin(e, x, b, a, n);
+}
+
+static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, int n)
+{
+    (void)e;
     char da[128], db[128];
     Value r = a[0];
     r.any_dims = false;
@@ -741,6 +753,8 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
 }
 
 /* table("file.csv", x): two columns, linear interpolation, held constant beyond the ends. */
+static Value table_lookup(Expr *x, const char *file, Value a);
+
 static Value call_table(Elab *e, Expr *x)
 {
     if (!check_arity(x, "table", 2, x->n_args))
@@ -753,6 +767,12 @@ static Value call_table(Elab *e, Expr *x)
     }
     if (!require_num(e, a, x->args[1]))
         return value_error();
+    return table_lookup(x, f.str, a);
+}
+
+/* The lookup itself, in its own frame: its buffers stay off the stack of nested evaluation. */
+static Value table_lookup(Expr *x, const char *file, Value a)
+{
     if (a.n != 1 || (!a.any_dims && !dims_is_dimless(a.dims))) {
         char da[128];
         value_describe(&a, da, sizeof da);
@@ -761,7 +781,7 @@ static Value call_table(Elab *e, Expr *x)
         return value_error();
     }
     char path[1024], err[1200];
-    table_path(src_path(x->loc.file), f.str, path, sizeof path);
+    table_path(src_path(x->loc.file), file, path, sizeof path);
     Table *table = malloc(sizeof *table);
     if (!table)
         abort();
@@ -873,6 +893,8 @@ static void memo_grow(Elab *e)
 /* Entries and their argument copies live in the arena, with the rest of elaboration. */
 static void memo_add(Elab *e, const FnMemo *key)
 {
+    if (e->memo_n >= ELAB_MAX_MEMO)
+        return; /* calls that never repeat would only fill memory */
     if (e->memo_n >= e->memo_cap)
         memo_grow(e);
     FnMemo *m = arena_alloc(e->arena, sizeof *m);
@@ -890,38 +912,35 @@ static void free_memo(Elab *e)
     e->memo_cap = e->memo_n = 0;
 }
 
-static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
+/* Reports why fn cannot be called here (recursion, arity, nesting), or returns true. */
+static bool fn_callable(Elab *e, Expr *x, const Stmt *fn)
 {
     const Decl *decl = elab_find_decl(e, fn->name);
     if (decl && decl->recursive)
-        return value_error(); /* reported at its definition */
+        return false; /* reported at its definition */
     for (int i = 0; i < e->fn_depth; i++)
         if (e->fn_stack[i] == fn) {
             Diag *d = diag_error(x->loc, "`%s` calls itself (recursion is not allowed)", fn->name);
             diag_note(d, fn->name_loc, "`%s` is defined here", fn->name);
             diag_hint(d, "functions are expanded inline into kernels; write the recursion as a closed form");
-            return value_error();
+            return false;
         }
     if (x->n_args != fn->n_params) {
         Diag *d = diag_error(x->loc, "`%s` takes %d argument%s, but %d %s given", fn->name, fn->n_params,
                              fn->n_params == 1 ? "" : "s", x->n_args, x->n_args == 1 ? "was" : "were");
         diag_note(d, fn->name_loc, "`%s` is defined here", fn->name);
-        return value_error();
+        return false;
     }
     if (e->fn_depth == (int)(sizeof e->fn_stack / sizeof e->fn_stack[0])) {
         diag_error(x->loc, "functions nest too deeply");
-        return value_error();
+        return false;
     }
-    Value args[32];
-    int n = fn->n_params < 32 ? fn->n_params : 32;
-    for (int i = 0; i < n; i++) {
-        if (x->arg_names[i])
-            diag_error(x->args[i]->loc, "functions take positional arguments only");
-        args[i] = eval_expr(e, x->args[i]);
-        /* Report a mistake in an argument here, at the call, not inside the function. */
-        if (!require_num(e, args[i], x->args[i]))
-            return value_error();
-    }
+    return true;
+}
+
+/* Evaluates fn's body with the arguments bound, or takes the value of an equal earlier call. */
+static Value run_fn(Elab *e, const Stmt *fn, Value *args, int n)
+{
     FnMemo key = { fn, e->globals, e->objs.n, e->mats.n, n, args, value_error(), 0, NULL };
     key.hash = memo_hash(&key);
     const FnMemo *known = memo_find(e, &key);
@@ -939,6 +958,26 @@ static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
     if (r.kind == V_NUM || r.kind == V_ERR) /* other kinds point at data a caller may change */
         memo_add(e, &key);
     return r;
+}
+
+/* The arguments are evaluated in this frame, which nested calls such as f(g(h(x))) stack up:
+ * it holds two arguments, and functions of more take theirs from the arena. */
+static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
+{
+    if (!fn_callable(e, x, fn))
+        return value_error();
+    Value small[2];
+    int n = fn->n_params < 32 ? fn->n_params : 32;
+    Value *args = n <= 2 ? small : arena_alloc(e->arena, sizeof(Value) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (x->arg_names[i])
+            diag_error(x->args[i]->loc, "functions take positional arguments only");
+        args[i] = eval_expr(e, x->args[i]);
+        /* Report a mistake in an argument here, at the call, not inside the function. */
+        if (!require_num(e, args[i], x->args[i]))
+            return value_error();
+    }
+    return run_fn(e, fn, args, n);
 }
 
 static Value eval_call(Elab *e, Expr *x)
@@ -1145,6 +1184,18 @@ static Value eval_index(Elab *e, Expr *x)
     return select_index(e, base, x);
 }
 
+/* a[i..j], a where c, a over s in r: kept out of eval_node, whose frame every level of a deep
+ * expression pays for. */
+static Value eval_selection(Elab *e, Expr *x)
+{
+    Value base = eval_expr(e, x->a);
+    if (base.kind == V_ERR)
+        return base;
+    if (x->kind == EX_SLICE)
+        return select_slice(e, base, x);
+    return x->kind == EX_WHERE ? select_where(e, base, x) : select_over(e, base, x);
+}
+
 static Value eval_node(Elab *e, Expr *x)
 {
     Value v;
@@ -1185,24 +1236,9 @@ static Value eval_node(Elab *e, Expr *x)
     case EX_CALL: return eval_call(e, x);
     case EX_MEMBER: return eval_member(e, x);
     case EX_INDEX: return eval_index(e, x);
-    case EX_SLICE: {
-        Value base = eval_expr(e, x->a);
-        if (base.kind == V_ERR)
-            return base;
-        return select_slice(e, base, x);
-    }
-    case EX_WHERE: {
-        Value base = eval_expr(e, x->a);
-        if (base.kind == V_ERR)
-            return base;
-        return select_where(e, base, x);
-    }
-    case EX_OVER: {
-        Value base = eval_expr(e, x->a);
-        if (base.kind == V_ERR)
-            return base;
-        return select_over(e, base, x);
-    }
+    case EX_SLICE:
+    case EX_WHERE:
+    case EX_OVER: return eval_selection(e, x);
     }
     return value_error();
 }
