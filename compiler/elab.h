@@ -182,6 +182,7 @@ typedef struct Elab {
 
     /* user-applied elements: appended to model element sets at the end */
     const Stmt *fn_stack[64];
+    SrcLoc      fn_calls[64];  /* where each function on fn_stack was called */
     int         fn_depth;
     int         errors_at_start;
     int         eval_depth;   /* expressions being evaluated, nested (inlined functions included) */

@@ -939,7 +939,7 @@ static bool fn_callable(Elab *e, Expr *x, const Stmt *fn)
 }
 
 /* Evaluates fn's body with the arguments bound, or takes the value of an equal earlier call. */
-static Value run_fn(Elab *e, const Stmt *fn, Value *args, int n)
+static Value run_fn(Elab *e, const Stmt *fn, SrcLoc call, Value *args, int n)
 {
     FnMemo key = { fn, e->globals, e->objs.n, e->mats.n, n, args, value_error(), 0, NULL };
     key.hash = memo_hash(&key);
@@ -950,6 +950,7 @@ static Value run_fn(Elab *e, const Stmt *fn, Value *args, int n)
     e->scope = e->globals;
     for (int i = 0; i < n; i++)
         scope_bind(e, fn->params[i].name, args[i], fn->params[i].loc, BIND_ARG);
+    e->fn_calls[e->fn_depth] = call;
     e->fn_stack[e->fn_depth++] = fn;
     Value r = fn->value ? eval_expr(e, fn->value) : eval_body(e, fn->body, fn->n_body, fn->name_loc);
     e->fn_depth--;
@@ -977,7 +978,7 @@ static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
         if (!require_num(e, args[i], x->args[i]))
             return value_error();
     }
-    return run_fn(e, fn, args, n);
+    return run_fn(e, fn, x->loc, args, n);
 }
 
 static Value eval_call(Elab *e, Expr *x)
@@ -1272,6 +1273,8 @@ static Value too_deep(Elab *e, Expr *x)
 {
     if (!e->too_deep) {
         Diag *d = diag_error(x->loc, "expression nested too deeply (limit %d)", ELAB_MAX_EVAL_DEPTH);
+        if (e->fn_depth > 0) /* the depth comes from the functions: show where they were entered */
+            diag_note(d, e->fn_calls[0], "reached while evaluating this call of `%s`", e->fn_stack[0]->name);
         diag_hint(d, "functions are expanded inline, so their bodies add to the depth of the expression "
                      "that calls them; compute parts with `let`");
     }
