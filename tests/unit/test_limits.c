@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "codegen.h"
 #include "elab.h"
 #include "lower.h"
 #include "parse.h"
@@ -238,6 +239,28 @@ static void test_lowering(void)
           "an energy using a chain of 1,500 lets of min and max fails to lower with a clear error (%s)", err);
 }
 
+/* A reduced coordinate (an input computed from the DOFs in the kernel's loop body) that is an
+ * affine expression 40,000 nodes deep: body lets build it without any recursion, and code
+ * generation followed it by recursion until the sanitizer build's stack overflowed. */
+static void test_deep_reduced_input(void)
+{
+    ExprDag *d = dag_new();
+    ExprId u = dag_input(d, 0);
+    for (int i = 0; i < 20000; i++)
+        u = dag_add(d, dag_mul(d, u, dag_const(d, i % 2 ? 0.5 : 2.0)), dag_const(d, 1.0));
+    ExprId z = dag_input(d, 1);
+    KernelInput inputs[2] = { { KIN_DOF, 0 }, { KIN_EXPR, u } };
+    ExprId res[1] = { dag_mul(d, dag_const(d, 2.0), z) }, jac[1] = { dag_const(d, 2.0) };
+    KernelSpec spec = { .kind = "deep", .dag = d, .n_inputs = 2, .inputs = inputs, .nd = 1,
+                        .value = dag_mul(d, z, z), .res = res, .jac = jac, .lanes = 1 };
+    LLVMModuleRef M = LLVMModuleCreateWithName("deep");
+    CodegenStats st = { 0, 0 };
+    cg_emit_kernel(M, &spec, 1000, &st);
+    check(&tally, st.ops > 0, "a reduced coordinate 40,000 nodes deep is emitted (%d operations)", st.ops);
+    LLVMDisposeModule(M);
+    dag_free(d);
+}
+
 /* 40,000 lets (160,000 took six minutes when each name was looked up by a linear scan). */
 static void test_many_lets(void)
 {
@@ -261,6 +284,7 @@ int main(void)
     test_composed_functions();
     test_doubling_functions();
     test_lowering();
+    test_deep_reduced_input();
     test_many_lets();
     arena_free(&arena);
     diag_reset();
