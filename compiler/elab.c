@@ -530,6 +530,11 @@ static int override_param(Elab *e, const char *name, Value *v)
             dims_format(v->dims, unit, sizeof unit);
             diag_hint(d, "give the value with a unit, for example `-p %s=%g%s`", name, v->v[0], unit);
         }
+        if (read == QUANTITY_OK && !isfinite(x)) {
+            diag_error(NO_LOC, "`-p %s`: the value is beyond the range of double precision (about 1.8e308 in SI "
+                               "units)", spec);
+            read = QUANTITY_NOT_A_NUMBER;
+        }
         if (read != QUANTITY_OK)
             return -1;
         v->v[0] = x;

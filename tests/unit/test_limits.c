@@ -276,6 +276,23 @@ static void test_many_lets(void)
     srd_model_free(m);
 }
 
+/* A -p value that overflows in SI (1e308 GPa) is refused where it is given. */
+static void test_infinite_override(void)
+{
+    const char *text = "param youngs = 1 MPa;\nlet e2 = 2 * youngs;\n";
+    const char *overrides[1] = { "youngs=1e308 GPa" };
+    diag_reset();
+    arena_free(&arena);
+    arena_init(&arena);
+    memset(&prog, 0, sizeof prog);
+    srd_model *m = NULL;
+    if (parse_program_text(&arena, "limits.srd", text, strlen(text), parse_stdlib_dir(), &prog))
+        m = elab_program_with(&prog, &arena, "limits.srd", overrides, 1);
+    check(&tally, !m && diag_error_count() == 1, "-p youngs=1e308 GPa is one error (%d)", diag_error_count());
+    srd_model_free(m);
+    diag_reset();
+}
+
 int main(void)
 {
     arena_init(&arena);
@@ -286,6 +303,7 @@ int main(void)
     test_lowering();
     test_deep_reduced_input();
     test_many_lets();
+    test_infinite_override();
     arena_free(&arena);
     diag_reset();
     printf("%d checks, %d failed\n", tally.run, tally.failed);
