@@ -72,6 +72,7 @@ struct Expr {
     Range      *range;
     Unit        unit;       /* EX_UNIT, filled by sema */
     Type        type;       /* filled by sema */
+    int         depth;      /* levels of the tree below and including this node (parser) */
 };
 
 typedef enum {

@@ -494,6 +494,51 @@ static void gather_inputs(Cg *g, LLVMValueRef fn, LLVMValueRef base, LLVMValueRe
  * starts from none. */
 static void forget_values(Cg *g) { memset(g->val, 0, sizeof(LLVMValueRef) * (size_t)dag_size(g->dag)); }
 
+/* The operands of a node in the loop body, where a reduced-coordinate input stands for its
+ * expression; -1 where there is none. */
+static void body_operands(const Cg *g, ExprId id, ExprId kids[3])
+{
+    const ExprNode *n = dag_node(g->dag, id);
+    kids[0] = n->a;
+    kids[1] = n->b;
+    kids[2] = n->c;
+    if (n->op == XO_INPUT) {
+        bool expr = g->spec->inputs[n->index].cls == KIN_EXPR;
+        kids[0] = expr ? g->spec->inputs[n->index].index : -1;
+        kids[1] = kids[2] = -1;
+    }
+}
+
+/* Emits what `root` needs in the loop body, operands first, with an explicit stack: a reduced
+ * coordinate may be an affine expression thousands of levels deep, which operand() would
+ * follow by recursion. Each entry is a node id, negated once its operands are pushed. */
+static void emit_in_body(Cg *g, ExprId root)
+{
+    int cap = 64, top = 0;
+    ExprId *stack = srd_xcalloc((size_t)cap, sizeof(ExprId));
+    stack[top++] = root + 1; /* ids are stored +1, so that the sign can mark expansion */
+    while (top) {
+        ExprId entry = stack[--top], id = (entry > 0 ? entry : -entry) - 1;
+        if (g->val[id] || dag_node(g->dag, id)->op == XO_CONST)
+            continue;
+        if (entry < 0) { /* operands done: operand() finds them all and does not recurse */
+            operand(g, id);
+            continue;
+        }
+        ExprId kids[3];
+        body_operands(g, id, kids);
+        if (top + 4 > cap) {
+            cap *= 2;
+            stack = srd_xrealloc(stack, sizeof(ExprId) * (size_t)cap);
+        }
+        stack[top++] = -entry;
+        for (int k = 0; k < 3; k++)
+            if (kids[k] >= 0 && !g->val[kids[k]])
+                stack[top++] = kids[k] + 1;
+    }
+    free(stack);
+}
+
 /* Reduced coordinates (edge vectors and the like) are inputs computed from the gathered
  * DOFs, once per group of instances. */
 static void emit_reduced_inputs(Cg *g)
@@ -503,8 +548,10 @@ static void emit_reduced_inputs(Cg *g)
     g->in_body = true;
     for (int id = 0; id < n; id++) {
         const ExprNode *nd = dag_node(g->dag, id);
-        if (nd->op == XO_INPUT && g->slot[id] >= 0 && g->spec->inputs[nd->index].cls == KIN_EXPR)
+        if (nd->op == XO_INPUT && g->slot[id] >= 0 && g->spec->inputs[nd->index].cls == KIN_EXPR) {
+            emit_in_body(g, id);
             store_slot(g, g->slot[id], operand(g, id));
+        }
     }
     g->in_body = false;
 }

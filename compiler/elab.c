@@ -48,16 +48,16 @@ static bool check_new_name(Elab *e, const char *name, SrcLoc loc, bool indexable
         prev = b->loc;
         clash = true;
     }
-    for (int i = 0; i < e->objs.n && !clash; i++)
-        if (!strcmp(e->objs.a[i].name, name)) {
-            prev = e->objs.a[i].loc;
-            clash = true;
-        }
-    for (int i = 0; i < e->mats.n && !clash; i++)
-        if (!strcmp(e->mats.a[i].name, name)) {
-            prev = e->mats.a[i].loc;
-            clash = true;
-        }
+    int o = clash ? -1 : elab_find_object(e, name);
+    if (o >= 0) {
+        prev = e->objs.a[o].loc;
+        clash = true;
+    }
+    int m = clash ? -1 : elab_find_material(e, name);
+    if (m >= 0) {
+        prev = e->mats.a[m].loc;
+        clash = true;
+    }
     const Decl *d = elab_find_decl(e, name);
     if (d && !clash) {
         prev = d->stmt->name_loc;
@@ -124,8 +124,17 @@ static int fn_calls(const Stmt *fn, const char **out, int max)
     return n;
 }
 
-/* Depth-first search for a cycle through `fn`; path holds the functions on the way. */
-static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **path, int depth)
+/* A search for cycles: `stamp[i] == gen` marks decl i as explored by the current search, so
+ * each function is entered once per search (a function that calls another twice, nested, would
+ * otherwise make the search exponential). */
+typedef struct CycleSearch {
+    int         *stamp;
+    int          gen;
+    const Stmt **path;   /* the functions on the way */
+} CycleSearch;
+
+/* Depth-first search for a cycle from `from` back to `target`. */
+static bool reaches(Elab *e, CycleSearch *cs, const Stmt *from, const Stmt *target, int depth)
 {
     if (depth >= 32)
         return false;
@@ -135,13 +144,14 @@ static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **
         const Decl *d = elab_find_decl(e, callees[i]);
         if (!d || d->stmt->kind != ST_FN)
             continue;
-        path[depth] = d->stmt;
+        cs->path[depth] = d->stmt;
         if (d->stmt == target)
             return true;
-        bool seen = false;
-        for (int k = 0; k < depth; k++)
-            seen |= path[k] == d->stmt;
-        if (!seen && reaches(e, d->stmt, target, path, depth + 1))
+        int k = (int)(d - e->decls.a);
+        if (cs->stamp[k] == cs->gen)
+            continue;
+        cs->stamp[k] = cs->gen;
+        if (reaches(e, cs, d->stmt, target, depth + 1))
             return true;
     }
     return false;
@@ -149,12 +159,16 @@ static bool reaches(Elab *e, const Stmt *from, const Stmt *target, const Stmt **
 
 static void check_recursion(Elab *e)
 {
+    const Stmt *path[32];
+    CycleSearch cs = { calloc((size_t)e->decls.n + 1, sizeof(int)), 0, path };
+    if (!cs.stamp)
+        abort();
     for (int i = 0; i < e->decls.n; i++) {
         const Stmt *fn = e->decls.a[i].stmt;
         if (fn->kind != ST_FN)
             continue;
-        const Stmt *path[32];
-        if (!reaches(e, fn, fn, path, 0))
+        cs.gen++;
+        if (!reaches(e, &cs, fn, fn, 0))
             continue;
         int len = 0;
         while (path[len] != fn)
@@ -181,6 +195,7 @@ static void check_recursion(Elab *e)
         }
         e->decls.a[i].recursive = true;
     }
+    free(cs.stamp);
 }
 
 /* ---- properties of a block ---- */
@@ -520,6 +535,11 @@ static int override_param(Elab *e, const char *name, Value *v)
             char unit[64];
             dims_format(v->dims, unit, sizeof unit);
             diag_hint(d, "give the value with a unit, for example `-p %s=%g%s`", name, v->v[0], unit);
+        }
+        if (read == QUANTITY_OK && !isfinite(x)) {
+            diag_error(NO_LOC, "`-p %s`: the value is beyond the range of double precision (about 1.8e308 in SI "
+                               "units)", spec);
+            read = QUANTITY_NOT_A_NUMBER;
         }
         if (read != QUANTITY_OK)
             return -1;
@@ -1067,15 +1087,21 @@ static void exec_for(Elab *e, Stmt *s)
     if (outer && !check_new_name(e, s->name, s->name_loc, false))
         return;
     e->loop_depth++;
-    for (double i = lo; i < hi; i++) {
-        Binding *saved = e->scope;
-        scope_bind(e, s->name, value_num(i, DIMLESS), s->name_loc, BIND_LOOP);
+    Binding *saved = e->scope;
+    scope_bind(e, s->name, value_num(lo, DIMLESS), s->name_loc, BIND_LOOP);
+    Binding *var = e->scope; /* one binding for all iterations: a loop costs no memory per turn */
+    for (double i = lo; i < hi && !e->over_budget; i++) {
+        var->val = value_num(i, DIMLESS);
+        e->scope = var;
         int before = diag_error_count();
         exec_stmts(e, s->body, s->n_body);
         e->scope = saved;
+        if (++e->work > ELAB_MAX_WORK)
+            elab_over_budget(e, s->range->loc);
         if (diag_error_count() > before + 20)
             break; /* one broken iteration is enough to show */
     }
+    e->scope = saved;
     e->loop_depth--;
 }
 
@@ -1225,6 +1251,7 @@ static void elab_free(Elab *e)
     free(e->clamps.a);
     free(e->body_mass.a);
     free(e->tri_edge.a);
+    elab_free_names(e);
 }
 
 srd_model *elab_program(Program *prog, Arena *arena, const char *source)

@@ -4,6 +4,7 @@
 #define SRD_ELAB_H
 #include <stdbool.h>
 #include "ast.h"
+#include "names.h"
 #include "srd_model.h"
 
 typedef enum { SEL_NODE, SEL_EDGE, SEL_TRI, SEL_HINGE } SelKind;
@@ -186,9 +187,36 @@ typedef struct Elab {
 
     /* user-applied elements: appended to model element sets at the end */
     const Stmt *fn_stack[64];
+    SrcLoc      fn_calls[64];  /* where each function on fn_stack was called */
     int         fn_depth;
     int         errors_at_start;
+    int         eval_depth;   /* expressions being evaluated, nested (inlined functions included) */
+    bool        too_deep;     /* ELAB_MAX_EVAL_DEPTH was reported */
+    long long   work;         /* loop iterations plus evaluated expression nodes so far */
+    bool        over_budget;  /* ELAB_MAX_WORK was reported: every loop stops */
+
+    /* Hash tables for name lookup (eval.c). global_names holds the chain of bindings from
+     * global_top down; objs, mats and decls are indexed up to the counts given. */
+    NameTable   global_names, obj_names, mat_names, decl_names;
+    Binding    *global_top;
+    int         objs_indexed, mats_indexed, decls_indexed;
+
+    /* Results of function calls by their arguments (eval.c): f1(x) = f0(x) + f0(x) evaluates
+     * f0 once, so nesting such functions costs linear, not exponential, work. */
+    struct FnMemo **memo;
+    int         memo_cap, memo_n;
 } Elab;
+
+/* How deeply evaluation may nest: an expression's own depth (at most PARSE_MAX_EXPR_DEPTH)
+ * plus those of the function bodies it calls, which the parser cannot see. A level of nested
+ * built-in calls takes about 9 KB of stack in the sanitizer build: 500 levels fit in 8 MB. */
+enum { ELAB_MAX_EVAL_DEPTH = 500 };
+/* The total work of elaboration, in loop iterations plus evaluated expression nodes (about
+ * 2 s and at most a few hundred MB): nested loops multiply, each below its own cap. */
+#define ELAB_MAX_WORK 10000000LL
+/* Function calls whose values are kept (struct FnMemo in eval.c): enough for any program that
+ * repeats its calls, while one whose calls all differ stops adding at a few tens of MB. */
+enum { ELAB_MAX_MEMO = 65536 };
 
 #define DPUSH(arr, val) do { \
         if ((arr).n == (arr).cap) { \
@@ -227,6 +255,8 @@ static inline const RunExpr *elab_run_expr(const srd_model *m, int index)
 
 /* ---- evaluator (eval.c) ---- */
 Value eval_expr(Elab *e, Expr *x);
+/* Reports (once) that elaboration went past ELAB_MAX_WORK, at loc. */
+void  elab_over_budget(Elab *e, SrcLoc loc);
 /* True when v is a number; otherwise reports why not (unknown name with a hint, ...). */
 bool  eval_require_num(Elab *e, Value v, Expr *x);
 Value value_error(void);
@@ -236,6 +266,11 @@ void scope_bind(Elab *e, const char *name, Value v, SrcLoc loc, int kind);
 /* "a length (m)" or "a 3-vector of lengths (m)" */
 void value_describe(const Value *v, char *buf, size_t n);
 const Decl *elab_find_decl(Elab *e, const char *name);
+/* The object or material declared as `name` (the first one), or -1. */
+int  elab_find_object(Elab *e, const char *name);
+int  elab_find_material(Elab *e, const char *name);
+/* Frees the name tables. */
+void elab_free_names(Elab *e);
 /* Evaluates an energy or force body with its stencil bound (for checking). */
 Value eval_user_element(Elab *e, const Stmt *def, const Value *params, int n_params);
 

@@ -3,6 +3,7 @@
  * same code checks run-time expressions (actuation, loads, user energies) and computes
  * compile-time ones (geometry, materials). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +84,43 @@ static bool require_num(Elab *e, Value v, Expr *x);
 
 /* ---- scopes ---- */
 
+/* Brings global_names up to date with e->globals: the new bindings since global_top are added
+ * oldest first, so that the newest of a name wins; if globals left that chain, it is rebuilt. */
+static void index_globals(Elab *e)
+{
+    if (e->global_top == e->globals)
+        return;
+    int n = 0;
+    Binding *b = e->globals;
+    for (; b && b != e->global_top; b = b->next)
+        n++;
+    if (!b) /* not an extension of the indexed chain: start over */
+        names_clear(&e->global_names);
+    Binding **fresh = malloc(sizeof *fresh * (size_t)(n + 1));
+    if (!fresh)
+        abort();
+    n = 0;
+    for (Binding *c = e->globals; c != b; c = c->next)
+        fresh[n++] = c;
+    while (n > 0) {
+        n--;
+        names_put(&e->global_names, fresh[n]->name, fresh[n], false);
+    }
+    free(fresh);
+    e->global_top = e->globals;
+}
+
+/* Local bindings (arguments, loop variables, lets in a body) are few and searched in order;
+ * the globals below them are found by hash. */
 Binding *scope_lookup(Elab *e, const char *name)
 {
-    for (Binding *b = e->scope; b; b = b->next)
+    index_globals(e);
+    for (Binding *b = e->scope; b; b = b->next) {
+        if (b == e->global_top)
+            return names_get(&e->global_names, name);
         if (!strcmp(b->name, name))
             return b;
+    }
     return NULL;
 }
 
@@ -102,29 +135,45 @@ void scope_bind(Elab *e, const char *name, Value v, SrcLoc loc, int kind)
     e->scope = b;
 }
 
+/* Indices are stored as index + 1, so that 0 (NULL) means absent. */
+static void *as_entry(int i) { return (void *)(intptr_t)(i + 1); }
+static int   entry_index(void *p) { return (int)(intptr_t)p - 1; }
+
 const Decl *elab_find_decl(Elab *e, const char *name)
 {
-    for (int i = 0; i < e->decls.n; i++)
-        if (!strcmp(e->decls.a[i].stmt->name, name))
-            return &e->decls.a[i];
-    return NULL;
+    for (; e->decls_indexed < e->decls.n; e->decls_indexed++)
+        names_put(&e->decl_names, e->decls.a[e->decls_indexed].stmt->name, as_entry(e->decls_indexed), true);
+    int i = entry_index(names_get(&e->decl_names, name));
+    return i >= 0 ? &e->decls.a[i] : NULL;
 }
 
-static int find_object(Elab *e, const char *name)
+int elab_find_object(Elab *e, const char *name)
 {
-    for (int i = 0; i < e->objs.n; i++)
-        if (!strcmp(e->objs.a[i].name, name))
-            return i;
-    return -1;
+    for (; e->objs_indexed < e->objs.n; e->objs_indexed++)
+        names_put(&e->obj_names, e->objs.a[e->objs_indexed].name, as_entry(e->objs_indexed), true);
+    return entry_index(names_get(&e->obj_names, name));
 }
 
-static int find_material(Elab *e, const char *name)
+int elab_find_material(Elab *e, const char *name)
 {
-    for (int i = 0; i < e->mats.n; i++)
-        if (!strcmp(e->mats.a[i].name, name))
-            return i;
-    return -1;
+    for (; e->mats_indexed < e->mats.n; e->mats_indexed++)
+        names_put(&e->mat_names, e->mats.a[e->mats_indexed].name, as_entry(e->mats_indexed), true);
+    return entry_index(names_get(&e->mat_names, name));
 }
+
+static void free_memo(Elab *e);
+
+void elab_free_names(Elab *e)
+{
+    free_memo(e);
+    names_free(&e->global_names);
+    names_free(&e->obj_names);
+    names_free(&e->mat_names);
+    names_free(&e->decl_names);
+}
+
+static int find_object(Elab *e, const char *name) { return elab_find_object(e, name); }
+static int find_material(Elab *e, const char *name) { return elab_find_material(e, name); }
 
 /* Names visible here, for "did you mean" hints. */
 static int visible_names(Elab *e, const char **out, int max)
@@ -543,13 +592,19 @@ static bool check_arity(Expr *x, const char *name, int want, int got)
     return false;
 }
 
+static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, int n);
+
+/* Evaluates the arguments, then applies the function in a separate frame: only this one is on
+ * the stack while a nested argument is evaluated, so it is kept small (more than three
+ * arguments, as min and max may take, go to the arena). */
 static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
 {
     if (!check_arity(x, b->name, b->arity, x->n_args))
         return value_error();
-    Value a[8];
-    memset(a, 0, sizeof a);
+    Value small[3];
+    memset(small, 0, sizeof small);
     int n = x->n_args < 8 ? x->n_args : 8;
+    Value *a = n <= 3 ? small : arena_alloc(e->arena, sizeof(Value) * 8);
     bool ok = true;
     for (int i = 0; i < n; i++) {
         if (x->arg_names[i]) {
@@ -561,6 +616,12 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
     }
     if (!ok)
         return value_error();
+    return apply_builtin(e, x, b, a, n);
+}
+
+static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, int n)
+{
+    (void)e;
     char da[128], db[128];
     Value r = a[0];
     r.any_dims = false;
@@ -692,6 +753,8 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
 }
 
 /* table("file.csv", x): two columns, linear interpolation, held constant beyond the ends. */
+static Value table_lookup(Expr *x, const char *file, Value a);
+
 static Value call_table(Elab *e, Expr *x)
 {
     if (!check_arity(x, "table", 2, x->n_args))
@@ -704,6 +767,12 @@ static Value call_table(Elab *e, Expr *x)
     }
     if (!require_num(e, a, x->args[1]))
         return value_error();
+    return table_lookup(x, f.str, a);
+}
+
+/* The lookup itself, in its own frame: its buffers stay off the stack of nested evaluation. */
+static Value table_lookup(Expr *x, const char *file, Value a)
+{
     if (a.n != 1 || (!a.any_dims && !dims_is_dimless(a.dims))) {
         char da[128];
         value_describe(&a, da, sizeof da);
@@ -712,7 +781,7 @@ static Value call_table(Elab *e, Expr *x)
         return value_error();
     }
     char path[1024], err[1200];
-    table_path(src_path(x->loc.file), f.str, path, sizeof path);
+    table_path(src_path(x->loc.file), file, path, sizeof path);
     Table *table = malloc(sizeof *table);
     if (!table)
         abort();
@@ -731,30 +800,176 @@ static Value call_table(Elab *e, Expr *x)
 
 static Value eval_body(Elab *e, Stmt **body, int n_body, SrcLoc def_loc);
 
-static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
+/* ---- memoised function calls ----
+ * A call's value depends on the function, its argument values and what the body can see: the
+ * globals (a chain that only grows, so its head names it) and the objects and materials
+ * declared so far. Error results are kept too: their diagnostics were given once already. */
+typedef struct FnMemo {
+    const Stmt    *fn;
+    const Binding *globals;
+    int            n_objs, n_mats, n_args;
+    Value         *args;
+    Value          result;
+    uint64_t       hash;
+    struct FnMemo *next;
+} FnMemo;
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+/* The parts of a numeric argument that can change a result. */
+static uint64_t value_hash(uint64_t h, const Value *v)
+{
+    h = mix(h, (uint64_t)v->n);
+    for (int i = 0; i < v->n; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v->v[i], sizeof bits);
+        h = mix(h, bits);
+    }
+    for (int i = 0; i < DIM_COUNT; i++)
+        h = mix(h, (uint64_t)(unsigned char)v->dims.e[i]);
+    return mix(mix(mix(h, v->any_dims), v->known), (uint64_t)(uintptr_t)v->param);
+}
+
+static bool value_same(const Value *a, const Value *b)
+{
+    return a->n == b->n && !memcmp(a->v, b->v, sizeof a->v[0] * (size_t)a->n) && dims_eq(a->dims, b->dims) &&
+           a->any_dims == b->any_dims && a->known == b->known && a->param == b->param;
+}
+
+static uint64_t memo_hash(const FnMemo *k)
+{
+    uint64_t h = mix(mix(0xcbf29ce484222325ull, (uint64_t)(uintptr_t)k->fn), (uint64_t)(uintptr_t)k->globals);
+    h = mix(mix(h, (uint64_t)k->n_objs), (uint64_t)k->n_mats);
+    for (int i = 0; i < k->n_args; i++)
+        h = value_hash(h, &k->args[i]);
+    return h;
+}
+
+static bool memo_same(const FnMemo *a, const FnMemo *b)
+{
+    if (a->hash != b->hash || a->fn != b->fn || a->globals != b->globals || a->n_objs != b->n_objs ||
+        a->n_mats != b->n_mats || a->n_args != b->n_args)
+        return false;
+    for (int i = 0; i < a->n_args; i++)
+        if (!value_same(&a->args[i], &b->args[i]))
+            return false;
+    return true;
+}
+
+static const FnMemo *memo_find(Elab *e, const FnMemo *key)
+{
+    if (!e->memo_cap)
+        return NULL;
+    for (const FnMemo *m = e->memo[key->hash & (uint64_t)(e->memo_cap - 1)]; m; m = m->next)
+        if (memo_same(m, key))
+            return m;
+    return NULL;
+}
+
+static void memo_link(FnMemo **buckets, int cap, FnMemo *m)
+{
+    FnMemo **head = &buckets[m->hash & (uint64_t)(cap - 1)];
+    m->next = *head;
+    *head = m;
+}
+
+/* Doubles the buckets when the chains would grow past one entry on average. */
+static void memo_grow(Elab *e)
+{
+    int cap = e->memo_cap ? 2 * e->memo_cap : 256;
+    FnMemo **buckets = calloc((size_t)cap, sizeof *buckets);
+    if (!buckets)
+        abort();
+    for (int i = 0; i < e->memo_cap; i++)
+        for (FnMemo *m = e->memo[i], *next; m; m = next) {
+            next = m->next;
+            memo_link(buckets, cap, m);
+        }
+    free(e->memo);
+    e->memo = buckets;
+    e->memo_cap = cap;
+}
+
+/* Entries and their argument copies live in the arena, with the rest of elaboration. */
+static void memo_add(Elab *e, const FnMemo *key)
+{
+    if (e->memo_n >= ELAB_MAX_MEMO)
+        return; /* calls that never repeat would only fill memory */
+    if (e->memo_n >= e->memo_cap)
+        memo_grow(e);
+    FnMemo *m = arena_alloc(e->arena, sizeof *m);
+    *m = *key;
+    m->args = arena_alloc(e->arena, sizeof(Value) * (size_t)(key->n_args + 1));
+    memcpy(m->args, key->args, sizeof(Value) * (size_t)key->n_args);
+    memo_link(e->memo, e->memo_cap, m);
+    e->memo_n++;
+}
+
+static void free_memo(Elab *e)
+{
+    free(e->memo);
+    e->memo = NULL;
+    e->memo_cap = e->memo_n = 0;
+}
+
+/* Reports why fn cannot be called here (recursion, arity, nesting), or returns true. */
+static bool fn_callable(Elab *e, Expr *x, const Stmt *fn)
 {
     const Decl *decl = elab_find_decl(e, fn->name);
     if (decl && decl->recursive)
-        return value_error(); /* reported at its definition */
+        return false; /* reported at its definition */
     for (int i = 0; i < e->fn_depth; i++)
         if (e->fn_stack[i] == fn) {
             Diag *d = diag_error(x->loc, "`%s` calls itself (recursion is not allowed)", fn->name);
             diag_note(d, fn->name_loc, "`%s` is defined here", fn->name);
             diag_hint(d, "functions are expanded inline into kernels; write the recursion as a closed form");
-            return value_error();
+            return false;
         }
     if (x->n_args != fn->n_params) {
         Diag *d = diag_error(x->loc, "`%s` takes %d argument%s, but %d %s given", fn->name, fn->n_params,
                              fn->n_params == 1 ? "" : "s", x->n_args, x->n_args == 1 ? "was" : "were");
         diag_note(d, fn->name_loc, "`%s` is defined here", fn->name);
-        return value_error();
+        return false;
     }
     if (e->fn_depth == (int)(sizeof e->fn_stack / sizeof e->fn_stack[0])) {
         diag_error(x->loc, "functions nest too deeply");
-        return value_error();
+        return false;
     }
-    Value args[32];
+    return true;
+}
+
+/* Evaluates fn's body with the arguments bound, or takes the value of an equal earlier call. */
+static Value run_fn(Elab *e, const Stmt *fn, SrcLoc call, Value *args, int n)
+{
+    FnMemo key = { fn, e->globals, e->objs.n, e->mats.n, n, args, value_error(), 0, NULL };
+    key.hash = memo_hash(&key);
+    const FnMemo *known = memo_find(e, &key);
+    if (known)
+        return known->result;
+    Binding *saved = e->scope;
+    e->scope = e->globals;
+    for (int i = 0; i < n; i++)
+        scope_bind(e, fn->params[i].name, args[i], fn->params[i].loc, BIND_ARG);
+    e->fn_calls[e->fn_depth] = call;
+    e->fn_stack[e->fn_depth++] = fn;
+    Value r = fn->value ? eval_expr(e, fn->value) : eval_body(e, fn->body, fn->n_body, fn->name_loc);
+    e->fn_depth--;
+    e->scope = saved;
+    key.result = r;
+    if (r.kind == V_NUM || r.kind == V_ERR) /* other kinds point at data a caller may change */
+        memo_add(e, &key);
+    return r;
+}
+
+/* The arguments are evaluated in this frame, which nested calls such as f(g(h(x))) stack up:
+ * it holds two arguments, and functions of more take theirs from the arena. */
+static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
+{
+    if (!fn_callable(e, x, fn))
+        return value_error();
+    Value small[2];
     int n = fn->n_params < 32 ? fn->n_params : 32;
+    Value *args = n <= 2 ? small : arena_alloc(e->arena, sizeof(Value) * (size_t)n);
     for (int i = 0; i < n; i++) {
         if (x->arg_names[i])
             diag_error(x->args[i]->loc, "functions take positional arguments only");
@@ -763,15 +978,7 @@ static Value call_user_fn(Elab *e, Expr *x, const Stmt *fn)
         if (!require_num(e, args[i], x->args[i]))
             return value_error();
     }
-    Binding *saved = e->scope;
-    e->scope = e->globals;
-    for (int i = 0; i < n; i++)
-        scope_bind(e, fn->params[i].name, args[i], fn->params[i].loc, BIND_ARG);
-    e->fn_stack[e->fn_depth++] = fn;
-    Value r = fn->value ? eval_expr(e, fn->value) : eval_body(e, fn->body, fn->n_body, fn->name_loc);
-    e->fn_depth--;
-    e->scope = saved;
-    return r;
+    return run_fn(e, fn, x->loc, args, n);
 }
 
 static Value eval_call(Elab *e, Expr *x)
@@ -978,7 +1185,19 @@ static Value eval_index(Elab *e, Expr *x)
     return select_index(e, base, x);
 }
 
-Value eval_expr(Elab *e, Expr *x)
+/* a[i..j], a where c, a over s in r: kept out of eval_node, whose frame every level of a deep
+ * expression pays for. */
+static Value eval_selection(Elab *e, Expr *x)
+{
+    Value base = eval_expr(e, x->a);
+    if (base.kind == V_ERR)
+        return base;
+    if (x->kind == EX_SLICE)
+        return select_slice(e, base, x);
+    return x->kind == EX_WHERE ? select_where(e, base, x) : select_over(e, base, x);
+}
+
+static Value eval_node(Elab *e, Expr *x)
 {
     Value v;
     switch (x->kind) {
@@ -1018,26 +1237,77 @@ Value eval_expr(Elab *e, Expr *x)
     case EX_CALL: return eval_call(e, x);
     case EX_MEMBER: return eval_member(e, x);
     case EX_INDEX: return eval_index(e, x);
-    case EX_SLICE: {
-        Value base = eval_expr(e, x->a);
-        if (base.kind == V_ERR)
-            return base;
-        return select_slice(e, base, x);
-    }
-    case EX_WHERE: {
-        Value base = eval_expr(e, x->a);
-        if (base.kind == V_ERR)
-            return base;
-        return select_where(e, base, x);
-    }
-    case EX_OVER: {
-        Value base = eval_expr(e, x->a);
-        if (base.kind == V_ERR)
-            return base;
-        return select_over(e, base, x);
-    }
+    case EX_SLICE:
+    case EX_WHERE:
+    case EX_OVER: return eval_selection(e, x);
     }
     return value_error();
+}
+
+/* A value computed here from finite operands must be finite: infinity or NaN would only
+ * surface at run time, as "NaN at t = 0" with no position. */
+static Value check_finite(Expr *x, Value v)
+{
+    if (v.kind == V_NUM && v.dims.overflow) {
+        Diag *d = diag_error(x->loc, "the unit of this has an exponent beyond %d", UNITS_MAX_EXPONENT);
+        diag_hint(d, "units are kept as powers of m, kg, s and K between -%d and %d", UNITS_MAX_EXPONENT,
+                  UNITS_MAX_EXPONENT);
+        return value_error();
+    }
+    if (v.kind != V_NUM || !v.known)
+        return v;
+    for (int i = 0; i < v.n; i++) {
+        if (isfinite(v.v[i]))
+            continue;
+        bool inf = isinf(v.v[i]);
+        Diag *d = diag_error(x->loc, "this evaluates to %s", inf ? "infinity" : "NaN (not a number)");
+        diag_hint(d, inf ? "the result is beyond the range of double precision (about 1.8e308 in SI units)"
+                         : "an argument is outside the function's domain (a square root or logarithm of a "
+                           "negative number, asin of more than 1, ...)");
+        return value_error();
+    }
+    return v;
+}
+
+static Value too_deep(Elab *e, Expr *x)
+{
+    if (!e->too_deep) {
+        Diag *d = diag_error(x->loc, "expression nested too deeply (limit %d)", ELAB_MAX_EVAL_DEPTH);
+        if (e->fn_depth > 0) /* the depth comes from the functions: show where they were entered */
+            diag_note(d, e->fn_calls[0], "reached while evaluating this call of `%s`", e->fn_stack[0]->name);
+        diag_hint(d, "functions are expanded inline, so their bodies add to the depth of the expression "
+                     "that calls them; compute parts with `let`");
+    }
+    e->too_deep = true;
+    return value_error();
+}
+
+/* Every evaluation passes here: it bounds the recursion (one level per node, function bodies
+ * included) and counts the work of elaboration. Past ELAB_MAX_WORK values are errors that the
+ * enclosing loop reports (elab.c), or the caller when there is none. */
+Value eval_expr(Elab *e, Expr *x)
+{
+    if (e->eval_depth >= ELAB_MAX_EVAL_DEPTH)
+        return too_deep(e, x);
+    if (++e->work > ELAB_MAX_WORK) {
+        if (e->loop_depth == 0)
+            elab_over_budget(e, x->loc);
+        return value_error();
+    }
+    e->eval_depth++;
+    Value v = eval_node(e, x);
+    e->eval_depth--;
+    return check_finite(x, v);
+}
+
+void elab_over_budget(Elab *e, SrcLoc loc)
+{
+    if (!e->over_budget) {
+        Diag *d = diag_error(loc, "elaboration takes too long here: more than %lld steps in total", ELAB_MAX_WORK);
+        diag_hint(d, "every loop iteration and every evaluated operation is a step, and nested loops "
+                     "multiply their counts: make the loops shorter or fewer");
+    }
+    e->over_budget = true;
 }
 
 Value eval_user_element(Elab *e, const Stmt *def, const Value *params, int n_params)

@@ -4,6 +4,7 @@
 #include "lower.h"
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,21 @@ typedef struct Lower {
     bool                failed;
     char               *err;
     size_t              err_n;
+    int                 expr_depth;    /* lower_expr calls in progress */
+    struct CallMemo    *memo;          /* function calls lowered so far (call_fn) */
+    int                 memo_n, memo_cap;
 } Lower;
+
+/* A function call lowered once: the same function with the same argument nodes gives the same
+ * result (the DAG is hash-consed), so f1(x) = f0(x) + f0(x) lowers f0 once per level. */
+typedef struct CallMemo {
+    const Stmt *fn;     /* NULL: an empty slot */
+    bool        prev;
+    int         n_args;
+    Sym         args[32];
+    Sym         result;
+    uint64_t    hash;
+} CallMemo;
 
 static Sym sym_err(void)
 {
@@ -246,6 +261,70 @@ static ExprId dot(Lower *L, Sym a, Sym b)
 
 static Sym lower_body(Lower *L, Stmt **body, int n_body);
 
+/* The parts of a Sym that lowering reads (the unused components stay out of the key). */
+static uint64_t sym_hash(uint64_t h, const Sym *s)
+{
+    h = (h ^ (uint64_t)(s->kind * 31 + s->n)) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)s->param) * 0x100000001b3ull;
+    for (int i = 0; i < s->n && i < 9; i++)
+        h = (h ^ (uint64_t)(uint32_t)s->c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static bool sym_same(const Sym *a, const Sym *b)
+{
+    return a->kind == b->kind && a->n == b->n && a->param == b->param &&
+           !memcmp(a->c, b->c, sizeof a->c[0] * (size_t)(a->n < 9 ? a->n : 9));
+}
+
+static bool memo_same(const CallMemo *m, const CallMemo *k)
+{
+    if (m->hash != k->hash || m->fn != k->fn || m->prev != k->prev || m->n_args != k->n_args)
+        return false;
+    for (int i = 0; i < k->n_args; i++)
+        if (!sym_same(&m->args[i], &k->args[i]))
+            return false;
+    return true;
+}
+
+/* The slot of key in the open-addressing table, or the empty slot where it goes. */
+static CallMemo *memo_slot(Lower *L, const CallMemo *key)
+{
+    uint64_t mask = (uint64_t)L->memo_cap - 1;
+    for (uint64_t i = key->hash & mask;; i = (i + 1) & mask)
+        if (!L->memo[i].fn || memo_same(&L->memo[i], key))
+            return &L->memo[i];
+}
+
+static void memo_grow(Lower *L)
+{
+    CallMemo *old = L->memo;
+    int old_cap = L->memo_cap;
+    L->memo_cap = old_cap ? 2 * old_cap : 64;
+    L->memo = calloc((size_t)L->memo_cap, sizeof *L->memo);
+    if (!L->memo)
+        abort();
+    for (int i = 0; i < old_cap; i++)
+        if (old[i].fn)
+            *memo_slot(L, &old[i]) = old[i];
+    free(old);
+}
+
+static void memo_put(Lower *L, const CallMemo *key)
+{
+    if (2 * (L->memo_n + 1) > L->memo_cap)
+        memo_grow(L);
+    *memo_slot(L, key) = *key;
+    L->memo_n++;
+}
+
+static void memo_free(Lower *L)
+{
+    free(L->memo);
+    L->memo = NULL;
+    L->memo_n = L->memo_cap = 0;
+}
+
 static Sym call_fn(Lower *L, const Expr *x, const Stmt *fn)
 {
     for (int i = 0; i < L->depth; i++)
@@ -257,9 +336,25 @@ static Sym call_fn(Lower *L, const Expr *x, const Stmt *fn)
         fail(L, "bad call of `%s`", fn->name);
         return sym_err();
     }
-    Sym args[32];
-    for (int i = 0; i < fn->n_params && i < 32; i++)
+    CallMemo key;
+    memset(&key, 0, sizeof key);
+    key.fn = fn;
+    key.prev = L->prev;
+    key.n_args = fn->n_params < 32 ? fn->n_params : 32;
+    Sym *args = key.args;
+    uint64_t h = (uint64_t)(uintptr_t)fn * 0x9e3779b97f4a7c15ull ^ (uint64_t)L->prev;
+    for (int i = 0; i < key.n_args; i++) {
         args[i] = lower_expr(L, x->args[i]);
+        h = sym_hash(h, &args[i]);
+    }
+    key.hash = h;
+    if (L->failed)
+        return sym_err();
+    if (L->memo_cap) {
+        const CallMemo *m = memo_slot(L, &key);
+        if (m->fn)
+            return m->result;
+    }
     SymBind *mark = L->scope, *saved_globals = L->globals;
     /* A function sees its arguments and the globals only. */
     SymBind *inner_top = L->globals;
@@ -272,6 +367,9 @@ static Sym call_fn(Lower *L, const Expr *x, const Stmt *fn)
     unbind_to(L, inner_top);
     L->scope = mark;
     L->globals = saved_globals;
+    key.result = r;
+    if (!L->failed)
+        memo_put(L, &key);
     return r;
 }
 
@@ -548,10 +646,27 @@ static Sym lookup(Lower *L, const char *name)
     return sym_err();
 }
 
+static Sym lower_node(Lower *L, const Expr *x);
+
+/* Every lowering passes here. The recursion follows the expression into the functions and the
+ * top-level lets it uses (expanded inline), so its depth is capped like evaluation's. */
 static Sym lower_expr(Lower *L, const Expr *x)
 {
     if (L->failed)
         return sym_err();
+    if (L->expr_depth >= ELAB_MAX_EVAL_DEPTH) {
+        fail(L, "line %d: expression nested too deeply (limit %d) once the functions and top-level lets it "
+                "uses are expanded inline", x->loc.line, ELAB_MAX_EVAL_DEPTH);
+        return sym_err();
+    }
+    L->expr_depth++;
+    Sym r = lower_node(L, x);
+    L->expr_depth--;
+    return r;
+}
+
+static Sym lower_node(Lower *L, const Expr *x)
+{
     ExprDag *d = L->d;
     Sym a;
     switch (x->kind) {
@@ -1008,6 +1123,7 @@ bool lower_element(const Program *prog, const Program *model_prog, const srd_mod
     if (!L.failed)
         derive(&L, out, r);
     unbind_to(&L, NULL);
+    memo_free(&L);
     if (L.failed) {
         dag_free(L.d);
         free(L.inputs);
@@ -1056,6 +1172,7 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
     if (!L.failed && (r.kind != SY_NUM || r.n != n_out))
         fail(&L, "line %d: the value does not have %d component%s", value->loc.line, n_out, n_out == 1 ? "" : "s");
     unbind_to(&L, NULL);
+    memo_free(&L);
     if (L.failed) {
         dag_free(L.d);
         free(L.inputs);

@@ -1,5 +1,6 @@
 /* parse.c — reads source files, runs the generated scanner and parser, and follows `use`. */
 #include "parse.h"
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,43 @@ Expr *ast_expr(ParseCtx *ctx, ExprKind kind, SrcLoc loc)
     Expr *e = arena_alloc(ctx->arena, sizeof *e);
     e->kind = kind;
     e->loc = loc;
+    e->depth = 1;
     return e;
+}
+
+Expr *ast_number(ParseCtx *ctx, double value, SrcLoc loc)
+{
+    Expr *e = ast_expr(ctx, EX_NUM, loc);
+    e->num = value;
+    if (!isfinite(value)) {
+        ctx->syntax_errors++;
+        Diag *d = diag_error(loc, "this number is out of range");
+        diag_hint(d, "the largest number srd can hold is about 1.8e308");
+    }
+    return e;
+}
+
+static int deeper(int d, const Expr *x) { return x && x->depth > d ? x->depth : d; }
+
+Expr *ast_nest(ParseCtx *ctx, Expr *e)
+{
+    int d = deeper(deeper(deeper(0, e->a), e->b), e->c);
+    for (int i = 0; i < e->n_args; i++)
+        d = deeper(d, e->args[i]);
+    if (e->range)
+        d = deeper(deeper(d, e->range->lo), e->range->hi);
+    e->depth = d + 1;
+    /* Only the node that crosses the limit reports: its ancestors are deeper still. */
+    if (e->depth == PARSE_MAX_EXPR_DEPTH + 1)
+        parse_too_deep(ctx, e->loc);
+    return e;
+}
+
+void parse_too_deep(ParseCtx *ctx, SrcLoc loc)
+{
+    ctx->syntax_errors++;
+    Diag *d = diag_error(loc, "expression nested too deeply (limit %d)", PARSE_MAX_EXPR_DEPTH);
+    diag_hint(d, "split it into parts with `let`; a long chain such as a + b + c + ... counts one level per operator");
 }
 
 Stmt *ast_stmt(ParseCtx *ctx, StmtKind kind, SrcLoc loc)

@@ -39,8 +39,21 @@ bool parse_program_text(Arena *arena, const char *path, const char *text, size_t
 /* The directory of the standard library: $SRD_STDLIB, else the one the build recorded. */
 const char *parse_stdlib_dir(void);
 
+/* How deep one expression's tree may be. Every pass over expressions (evaluation, lowering)
+ * recurses, so the parser refuses deeper trees, long left-associative chains included. */
+enum { PARSE_MAX_EXPR_DEPTH = 256 };
+/* The parser's stack, in states: far above what PARSE_MAX_EXPR_DEPTH levels need (a few states
+ * each), so only input nested beyond that limit exhausts it. */
+enum { PARSE_MAX_STACK = 20 * PARSE_MAX_EXPR_DEPTH };
+
 /* Helpers for the grammar actions. */
 Expr *ast_expr(ParseCtx *ctx, ExprKind kind, SrcLoc loc);
+/* A number literal; one too large for a double (1e400) is an error, not infinity. */
+Expr *ast_number(ParseCtx *ctx, double value, SrcLoc loc);
+/* Records e's depth from its children (built before it) and reports a tree that is too deep. */
+Expr *ast_nest(ParseCtx *ctx, Expr *e);
+/* The error for input nested too deeply (also what exhausting the parser's stack reports). */
+void  parse_too_deep(ParseCtx *ctx, SrcLoc loc);
 Stmt *ast_stmt(ParseCtx *ctx, StmtKind kind, SrcLoc loc);
 
 #endif

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const Dims DIMLESS = { { 0, 0, 0, 0 } };
+const Dims DIMLESS = { { 0, 0, 0, 0 }, false };
 
 Dims dims_of(int l, int m, int t, int temp)
 {
-    Dims d = { { (signed char)l, (signed char)m, (signed char)t, (signed char)temp } };
+    Dims d = { { (signed char)l, (signed char)m, (signed char)t, (signed char)temp }, false };
     return d;
 }
 
@@ -37,24 +37,36 @@ enum { N_UNITS = sizeof unit_table / sizeof unit_table[0] };
 bool dims_eq(Dims a, Dims b) { return memcmp(a.e, b.e, sizeof a.e) == 0; }
 bool dims_is_dimless(Dims a) { return dims_eq(a, DIMLESS); }
 
+/* Stores an exponent, flagging one out of range instead of letting it wrap. */
+static void set_exponent(Dims *d, int i, long long e)
+{
+    if (e > UNITS_MAX_EXPONENT || e < -UNITS_MAX_EXPONENT) {
+        d->overflow = true;
+        e = 0;
+    }
+    d->e[i] = (signed char)e;
+}
+
 Dims dims_mul(Dims a, Dims b)
 {
+    a.overflow |= b.overflow;
     for (int i = 0; i < DIM_COUNT; i++)
-        a.e[i] = (signed char)(a.e[i] + b.e[i]);
+        set_exponent(&a, i, (long long)a.e[i] + b.e[i]);
     return a;
 }
 
 Dims dims_div(Dims a, Dims b)
 {
+    a.overflow |= b.overflow;
     for (int i = 0; i < DIM_COUNT; i++)
-        a.e[i] = (signed char)(a.e[i] - b.e[i]);
+        set_exponent(&a, i, (long long)a.e[i] - b.e[i]);
     return a;
 }
 
 Dims dims_pow(Dims a, int p)
 {
     for (int i = 0; i < DIM_COUNT; i++)
-        a.e[i] = (signed char)(a.e[i] * p);
+        set_exponent(&a, i, (long long)a.e[i] * p);
     return a;
 }
 
@@ -189,7 +201,9 @@ static bool parse_atom(const char **p, double *scale, Dims *dims, char *bad, siz
     int exp = 1;
     s += len;
     if (*s == '^') {
-        exp = (int)strtol(s + 1, (char **)&s, 10);
+        long e = strtol(s + 1, (char **)&s, 10);
+        /* Anything past the limit is flagged by dims_pow; clamping keeps the int arithmetic defined. */
+        exp = e > 1000 ? 1000 : e < -1000 ? -1000 : (int)e;
     }
     *scale = pow(u->scale, exp);
     *dims = dims_pow(dims_of(u->l, u->m, u->t, u->temp), exp);
@@ -305,6 +319,10 @@ int units_parse_quantity(const char *text, Dims need, double *si, Dims *have, ch
     bool has_unit = *end != 0;
     if (has_unit && !units_parse(end, &unit, bad, bad_n))
         return QUANTITY_BAD_UNIT;
+    if (unit.dims.overflow) {
+        snprintf(bad, bad_n, "%s", end);
+        return QUANTITY_BAD_UNIT;
+    }
     *have = unit.dims;
     if (!dims_eq(unit.dims, need) && !(number == 0 && !has_unit))
         return QUANTITY_WRONG_DIMS;

@@ -6,9 +6,15 @@
 
 enum { DIM_L, DIM_M, DIM_T, DIM_TEMP, DIM_COUNT };
 
-/* Exponents of length, mass, time and temperature. Angles are dimensionless. */
+/* The largest exponent of a base unit (m^64): beyond it a dimension is an error, since the
+ * exponents are stored in 8 bits and would otherwise wrap (m^256 would be dimensionless). */
+enum { UNITS_MAX_EXPONENT = 64 };
+
+/* Exponents of length, mass, time and temperature. Angles are dimensionless. `overflow` marks
+ * a result whose exponents went past UNITS_MAX_EXPONENT (and every result computed from it). */
 typedef struct Dims {
     signed char e[DIM_COUNT];
+    bool        overflow;
 } Dims;
 
 typedef struct Unit {

@@ -6,6 +6,7 @@ typedef void *yyscan_t;
 }
 
 %code {
+#define YYMAXDEPTH PARSE_MAX_STACK
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -300,7 +301,7 @@ args
     ;
 
 expr
-    : expr '?' expr ':' expr        { $$ = ast_expr(ctx, EX_COND, L(@$)); $$->a = $1; $$->b = $3; $$->c = $5; }
+    : expr '?' expr ':' expr        { $$ = ast_expr(ctx, EX_COND, L(@$)); $$->a = $1; $$->b = $3; $$->c = $5; ast_nest(ctx, $$); }
     | expr OR expr                  { $$ = bin(ctx, OP_OR, $1, $3, L(@$)); }
     | expr AND expr                 { $$ = bin(ctx, OP_AND, $1, $3, L(@$)); }
     | expr EQ expr                  { $$ = bin(ctx, OP_EQ, $1, $3, L(@$)); }
@@ -314,36 +315,36 @@ expr
     | expr '*' expr                 { $$ = bin(ctx, OP_MUL, $1, $3, L(@$)); }
     | expr '/' expr                 { $$ = bin(ctx, OP_DIV, $1, $3, L(@$)); }
     | expr '^' expr                 { $$ = bin(ctx, OP_POW, $1, $3, L(@$)); }
-    | '-' expr %prec UMINUS         { $$ = ast_expr(ctx, EX_NEG, L(@$)); $$->a = $2; }
-    | '!' expr                      { $$ = ast_expr(ctx, EX_NOT, L(@$)); $$->a = $2; }
-    | expr KW_WHERE expr            { $$ = ast_expr(ctx, EX_WHERE, L(@$)); $$->a = $1; $$->b = $3; }
+    | '-' expr %prec UMINUS         { $$ = ast_expr(ctx, EX_NEG, L(@$)); $$->a = $2; ast_nest(ctx, $$); }
+    | '!' expr                      { $$ = ast_expr(ctx, EX_NOT, L(@$)); $$->a = $2; ast_nest(ctx, $$); }
+    | expr KW_WHERE expr            { $$ = ast_expr(ctx, EX_WHERE, L(@$)); $$->a = $1; $$->b = $3; ast_nest(ctx, $$); }
     | expr KW_OVER IDENT KW_IN range
-                                    { $$ = ast_expr(ctx, EX_OVER, L(@$)); $$->a = $1; $$->str = $3; $$->range = $5; }
+                                    { $$ = ast_expr(ctx, EX_OVER, L(@$)); $$->a = $1; $$->str = $3; $$->range = $5; ast_nest(ctx, $$); }
     | postfix                       { $$ = $1; }
     ;
 
 postfix
     : primary                       { $$ = $1; }
-    | postfix '.' IDENT             { $$ = ast_expr(ctx, EX_MEMBER, L(@$)); $$->a = $1; $$->str = $3; }
+    | postfix '.' IDENT             { $$ = ast_expr(ctx, EX_MEMBER, L(@$)); $$->a = $1; $$->str = $3; ast_nest(ctx, $$); }
     | postfix '.' IDENT '(' opt_args ')'
                                     { $$ = ast_expr(ctx, EX_MEMBER, L(@$)); $$->a = $1; $$->str = $3; $$->has_args = true;
-                                      set_call_args(ctx, $$, $5); }
-    | postfix '[' expr ']'          { $$ = ast_expr(ctx, EX_INDEX, L(@$)); $$->a = $1; $$->b = $3; }
-    | postfix '[' range ']'         { $$ = ast_expr(ctx, EX_SLICE, L(@$)); $$->a = $1; $$->range = $3; }
-    | postfix UNIT                  { $$ = ast_expr(ctx, EX_UNIT, L(@$)); $$->a = $1; $$->str = $2; }
+                                      set_call_args(ctx, $$, $5); ast_nest(ctx, $$); }
+    | postfix '[' expr ']'          { $$ = ast_expr(ctx, EX_INDEX, L(@$)); $$->a = $1; $$->b = $3; ast_nest(ctx, $$); }
+    | postfix '[' range ']'         { $$ = ast_expr(ctx, EX_SLICE, L(@$)); $$->a = $1; $$->range = $3; ast_nest(ctx, $$); }
+    | postfix UNIT                  { $$ = ast_expr(ctx, EX_UNIT, L(@$)); $$->a = $1; $$->str = $2; ast_nest(ctx, $$); }
     ;
 
 primary
-    : NUMBER                        { $$ = ast_expr(ctx, EX_NUM, L(@$)); $$->num = $1; }
+    : NUMBER                        { $$ = ast_number(ctx, $1, L(@$)); }
     | STRING                        { $$ = ast_expr(ctx, EX_STR, L(@$)); $$->str = $1; }
     | IDENT                         { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = $1; }
-    | IDENT '(' opt_args ')'        { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true; set_call_args(ctx, $$, $3); }
-    | KW_CLAMP '(' opt_args ')'     { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = "clamp"; $$->has_args = true; set_call_args(ctx, $$, $3); }
+    | IDENT '(' opt_args ')'        { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true; set_call_args(ctx, $$, $3); ast_nest(ctx, $$); }
+    | KW_CLAMP '(' opt_args ')'     { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = "clamp"; $$->has_args = true; set_call_args(ctx, $$, $3); ast_nest(ctx, $$); }
     | '(' expr ')'                  { $$ = $2; $$->loc = L(@$); }
     | '(' expr ',' expr_list ')'    { $$ = ast_expr(ctx, EX_VEC, L(@$));
                                       PtrVec *v = vec_new(ctx, $2);
                                       for (int i = 0; i < $4->len; i++) vec_add(ctx, v, $4->items[i]);
-                                      $$->args = (Expr **)v->items; $$->n_args = v->len; }
+                                      $$->args = (Expr **)v->items; $$->n_args = v->len; ast_nest(ctx, $$); }
     ;
 
 %%
@@ -362,7 +363,7 @@ static Expr *bin(ParseCtx *ctx, BinOp op, Expr *a, Expr *b, SrcLoc loc)
     e->op = op;
     e->a = a;
     e->b = b;
-    return e;
+    return ast_nest(ctx, e);
 }
 
 static PtrVec *vec_new(ParseCtx *ctx, void *first)
@@ -491,6 +492,12 @@ static bool expects(const yysymbol_kind_t *syms, int n, yysymbol_kind_t want)
 static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const char *msg)
 {
     (void)scanner;
+    /* The only message bison itself sends here: its stack is full, so the input nests deeper
+     * than any expression or block may. */
+    if (!strcmp(msg, "memory exhausted")) {
+        parse_too_deep(ctx, mkloc(ctx, *loc));
+        return;
+    }
     ctx->syntax_errors++;
     diag_error(mkloc(ctx, *loc), "%s", msg);
 }

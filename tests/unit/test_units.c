@@ -143,6 +143,28 @@ static void test_arithmetic(Tally *t)
     check(t, dims_eq(dims_div(L, L), DIMLESS), "m/m is dimensionless");
 }
 
+/* Exponents are stored in 8 bits: past UNITS_MAX_EXPONENT a result is flagged, never wrapped. */
+static void test_exponent_range(Tally *t)
+{
+    Dims L = dims_of(1, 0, 0, 0);
+    Unit u;
+    char bad[48];
+    check(t, units_parse("m^256", &u, bad, sizeof bad) && u.dims.overflow, "m^256 is flagged, not dimensionless");
+    check(t, units_parse("m^64", &u, bad, sizeof bad) && !u.dims.overflow && dims_are(u.dims, 64, 0, 0, 0),
+          "m^64 is within range");
+    check(t, units_parse("m^-65", &u, bad, sizeof bad) && u.dims.overflow, "m^-65 is flagged");
+    check(t, units_parse("m^99999999999", &u, bad, sizeof bad) && u.dims.overflow, "a huge exponent is flagged");
+    Dims big = dims_pow(L, 60);
+    check(t, !big.overflow && dims_mul(big, dims_pow(L, 10)).overflow, "m^60 * m^10 is flagged");
+    check(t, dims_div(dims_pow(L, -60), dims_pow(L, 10)).overflow, "m^-60 / m^10 is flagged");
+    check(t, dims_mul(dims_mul(big, dims_pow(L, 10)), dims_pow(L, -10)).overflow, "the flag stays on results");
+    check(t, dims_pow(L, 128).overflow && dims_pow(dims_of(0, 0, 2, 0), 40).overflow, "powers past 64 are flagged");
+    Dims have;
+    double si;
+    check(t, units_parse_quantity("1 m^256", L, &si, &have, bad, sizeof bad) == QUANTITY_BAD_UNIT,
+          "a -p value in m^256 is refused");
+}
+
 /* ---- formatting ---- */
 
 static void test_format(Tally *t)
@@ -242,6 +264,7 @@ int main(void)
     test_parse(&t);
     test_parse_errors(&t);
     test_arithmetic(&t);
+    test_exponent_range(&t);
     test_format(&t);
     test_token_length(&t);
     printf("# %d checks, %d failed\n", t.run, t.failed);
