@@ -830,16 +830,21 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
         return v.sel;
     if (v.kind == V_OBJ && e->objs.a[v.index].broken)
         return NULL;
-    char desc[128];
-    value_describe(&v, desc, sizeof desc);
-    Diag *d = diag_error(x->loc, "`pressure` acts on a shell or on triangles of one, but this is %s", desc);
+    char what[128], desc[192];
+    value_describe(&v, what, sizeof what);
+    if (v.kind == V_OBJ)
+        snprintf(desc, sizeof desc, "`%s` is a %s", e->objs.a[v.index].name,
+                 e->objs.a[v.index].kind == SRD_OBJ_ROD ? "rod" : "body");
+    else
+        snprintf(desc, sizeof desc, "this is %s", what);
+    Diag *d = diag_error(x->loc, "`pressure` acts on a shell or on triangles of one, but %s", desc);
     diag_hint(d, "for example `pressure balloon = 2 kPa;` or `pressure sheet.triangles where z > 0 = 2 kPa;`");
     return NULL;
 }
 
 static void exec_pressure(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "a pressure", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "" };
     Sel *tris = pressure_triangles(e, s->target);
     Value v = eval_expr(e, s->value);
     if (!tris || v.kind == V_ERR)
