@@ -814,6 +814,8 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
     Value v = eval_expr(e, x);
     if (v.kind == V_ERR)
         return NULL;
+    if (v.kind == V_OBJ && e->objs.a[v.index].broken)
+        return NULL;
     if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_SHELL) {
         const ElabObj *o = &e->objs.a[v.index];
         Sel *sel = arena_alloc(e->arena, sizeof *sel);
@@ -828,8 +830,6 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
     }
     if (v.kind == V_SEL && v.sel->kind == SEL_TRI && v.sel->component == COMP_ALL)
         return v.sel;
-    if (v.kind == V_OBJ && e->objs.a[v.index].broken)
-        return NULL;
     char what[128], desc[192];
     value_describe(&v, what, sizeof what);
     if (v.kind == V_OBJ)
