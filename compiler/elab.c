@@ -327,7 +327,8 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
             Diag *d = diag_error(x->loc, "`%s` of %s must be %s", p->name, owner,
                                  p->shape == P_PATH ? "a path" : p->shape == P_MESH ? "a mesh" : "a cross-section");
             diag_hint(d, "%s", p->shape == P_PATH ? "paths: line(a, b), polyline(p1, p2, ...), arc(...), circle(...), helix(...)"
-                              : p->shape == P_MESH ? "meshes: rectangle(...), hexagon(...), disc(...), sphere(...), obj(\"f.obj\"), dismech(\"f.txt\")"
+                              : p->shape == P_MESH ? "meshes: rectangle(...), hexagon(...), disc(...), sphere(...), "
+                                                     "obj(\"f.obj\"), dismech(\"f.txt\")"
                                                    : "sections: circular(r), elliptic(a, b), rectangular(w, h)");
             return false;
         }
@@ -984,7 +985,10 @@ static void exec_actuate(Elab *e, Stmt *s)
     DPUSH(e->acts, a);
 }
 
-static bool stencil_is_node(const Stmt *def, int k) { return k < def->n_stencil && !strcmp(def->stencil[k].kind, "node"); }
+static bool stencil_is_node(const Stmt *def, int k)
+{
+    return k < def->n_stencil && !strcmp(def->stencil[k].kind, "node");
+}
 
 /* One stencil argument of `apply` for parameter k of def: one node or edge, or a selection of
  * triangles for three node parameters (k, k+1, k+2). Returns the parameters it fills, 0 after
@@ -1003,8 +1007,9 @@ static int apply_argument(Elab *e, Expr *x, const Stmt *def, int k, PendingApply
         return 3;
     }
     if (sel->n != 1 || sel->component != COMP_ALL || (want_node ? sel->kind != SEL_NODE : sel->kind != SEL_EDGE)) {
+        const char *or_tris = sel->kind == SEL_TRI && want_node ? ", or triangles for three node arguments" : "";
         Diag *dg = diag_error(x->loc, "stencil argument `%s` must be one %s%s", def->stencil[k].name,
-                              def->stencil[k].kind, sel->kind == SEL_TRI && want_node ? ", or triangles for three node arguments" : "");
+                              def->stencil[k].kind, or_tris);
         if (sel->kind == SEL_TRI && pa->tris)
             diag_hint(dg, "one argument of `apply` may be a selection of triangles");
         else if (sel->kind == SEL_TRI)

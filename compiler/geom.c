@@ -905,6 +905,15 @@ typedef struct Ico {
     long   n;
 } Ico;
 
+/* (signed volume of the tetrahedron (0, a, b, c)) * 6: positive when a, b, c turn
+ * counter-clockwise seen from outside. */
+static double triple(const double a[3], const double b[3], const double c[3])
+{
+    double n[3];
+    vec_cross(b, c, n);
+    return vec_dot(a, n);
+}
+
 static void ico_build(Ico *s, long n)
 {
     static const int faces[20][3] = {
@@ -913,20 +922,25 @@ static void ico_build(Ico *s, long n)
         { 3, 8, 9 }, { 4, 9, 5 }, { 2, 4, 11 }, { 6, 2, 10 }, { 8, 6, 7 }, { 9, 8, 1 },
     };
     double phi = (1 + sqrt(5.0)) / 2;
-    double raw[12][3] = { { -1, phi, 0 }, { 1, phi, 0 }, { -1, -phi, 0 }, { 1, -phi, 0 }, { 0, -1, phi }, { 0, 1, phi },
-                          { 0, -1, -phi }, { 0, 1, -phi }, { phi, 0, -1 }, { phi, 0, 1 }, { -phi, 0, -1 }, { -phi, 0, 1 } };
+    const double raw[12][3] = { { -1, phi, 0 }, { 1, phi, 0 }, { -1, -phi, 0 }, { 1, -phi, 0 },
+                                { 0, -1, phi }, { 0, 1, phi }, { 0, -1, -phi }, { 0, 1, -phi },
+                                { phi, 0, -1 }, { phi, 0, 1 }, { -phi, 0, -1 }, { -phi, 0, 1 } };
     memcpy(s->v, raw, sizeof raw);
     memcpy(s->face, faces, sizeof faces);
     memset(s->edge, -1, sizeof s->edge);
     s->n = n;
     int e = 0;
-    for (int f = 0; f < 20; f++)
+    for (int f = 0; f < 20; f++) {
+        if (triple(s->v[faces[f][0]], s->v[faces[f][1]], s->v[faces[f][2]]) < 0) { /* turn it outward */
+            s->face[f][1] = faces[f][2];
+            s->face[f][2] = faces[f][1];
+        }
         for (int k = 0; k < 3; k++) {
             int u = faces[f][k], w = faces[f][(k + 1) % 3];
-            if (s->edge[u][w] < 0) {
+            if (s->edge[u][w] < 0)
                 s->edge[u][w] = s->edge[w][u] = e++;
-            }
         }
+    }
 }
 
 /* Node k/n of the way from corner u to corner w (0 < k < n). */
@@ -957,17 +971,19 @@ static int ico_node(const Ico *s, int f, long i, long j)
     return (int)(base + (j - 1) * (n - 1) - (j - 1) * j / 2 + i - 1);
 }
 
-/* Places node `index` at the weights (wa, wb, wc) of corners a, b, c, projected on the sphere. */
-static void ico_place(GeomMesh *m, const Ico *s, int index, const int abc[3], const double w[3], const double c[3], double r)
+/* Places node `index` at the weights w of corners abc, projected onto the sphere (c, r). */
+static void ico_place(GeomMesh *m, const Ico *s, int index, const int abc[3], const double w[3], const double c[3],
+                      double r)
 {
     double p[3] = { 0, 0, 0 };
     for (int k = 0; k < 3; k++)
         for (int d = 0; d < 3; d++)
             p[d] += w[k] * s->v[abc[k]][d];
-    double len = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+    double len = sqrt(vec_dot(p, p));
     mesh_set_node(m, index, c[0] + r * p[0] / len, c[1] + r * p[1] / len, c[2] + r * p[2] / len);
 }
 
+/* Every node placed once: edge nodes from the edge's lower corner, so shared ones agree. */
 static void ico_nodes(GeomMesh *m, const Ico *s, const double c[3], double r)
 {
     long n = s->n;
@@ -991,27 +1007,40 @@ static void ico_nodes(GeomMesh *m, const Ico *s, const double c[3], double r)
             }
 }
 
+/* Each face's lattice triangles: "up" ones (i, j), (i+1, j), (i, j+1) and "down" ones, which
+ * turn the same way as the face. */
+static void ico_triangles(GeomMesh *m, const Ico *s)
+{
+    int written = 0;
+    for (int f = 0; f < 20; f++)
+        for (long j = 0; j < s->n; j++)
+            for (long i = 0; i + j < s->n; i++) {
+                int p = ico_node(s, f, i, j), pi = ico_node(s, f, i + 1, j), pj = ico_node(s, f, i, j + 1);
+                mesh_add_tri(m, &written, p, pi, pj);
+                if (i + j + 2 <= s->n)
+                    mesh_add_tri(m, &written, pi, ico_node(s, f, i + 1, j + 1), pj);
+            }
+}
+
 /* Every triangle of the sphere has positive area and faces outward (away from the centre). */
 static const char *sphere_finish(GeomMesh *m, const double c[3])
 {
     for (int t = 0; t < m->n_tris; t++) {
-        const double *a = m->x + 3 * m->tri[3 * t], *b = m->x + 3 * m->tri[3 * t + 1], *d = m->x + 3 * m->tri[3 * t + 2];
-        double u[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] }, v[3] = { d[0] - a[0], d[1] - a[1], d[2] - a[2] };
-        double nrm[3] = { u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0] };
-        double out = nrm[0] * (a[0] - c[0]) + nrm[1] * (a[1] - c[1]) + nrm[2] * (a[2] - c[2]);
+        double p[3][3];
+        for (int k = 0; k < 3; k++)
+            for (int d = 0; d < 3; d++)
+                p[k][d] = m->x[3 * m->tri[3 * t + k] + d] - c[d];
+        double out = triple(p[0], p[1], p[2]);
         if (!isfinite(out) || !(out > 0)) {
             geom_mesh_free(m);
-            return "the sphere is too fine for its size or its distance from the origin (coordinates would lose precision)";
+            return "the sphere is too fine for its size (coordinates would lose precision)";
         }
     }
     return NULL;
 }
 
-const char *geom_sphere(const double c[3], double r, double spacing, GeomMesh *out)
+static const char *check_sphere(const double c[3], double r, double spacing, long *n)
 {
-    if (!out)
-        return "no output mesh given";
-    memset(out, 0, sizeof *out);
     if (!c || !vec_finite(c))
         return "sphere centre must be finite";
     if (!isfinite(r))
@@ -1021,33 +1050,24 @@ const char *geom_sphere(const double c[3], double r, double spacing, GeomMesh *o
     const char *e = check_spacing(spacing);
     if (e)
         return e;
-    long n;
     /* The icosahedron inscribed in the sphere has edges r / sin(72 deg). */
-    if (!interval_count(r / sin(2 * PI / 5), spacing, &n) || 10.0 * (double)n * (double)n + 2 > MAX_NODES)
+    if (!interval_count(r / sin(2 * PI / 5), spacing, n) || 10.0 * (double)*n * (double)*n + 2 > MAX_NODES)
         return TOO_MANY_NODES("the sphere");
-    if ((e = mesh_alloc(out, 10 * n * n + 2, 20 * n * n)))
+    return NULL;
+}
+
+const char *geom_sphere(const double c[3], double r, double spacing, GeomMesh *out)
+{
+    if (!out)
+        return "no output mesh given";
+    memset(out, 0, sizeof *out);
+    long n;
+    const char *e = check_sphere(c, r, spacing, &n);
+    if (e || (e = mesh_alloc(out, 10 * n * n + 2, 20 * n * n)))
         return e;
     Ico s;
     ico_build(&s, n);
-    for (int f = 0; f < 20; f++) {
-        double *a = s.v[s.face[f][0]], *b = s.v[s.face[f][1]], *d = s.v[s.face[f][2]];
-        double u[3] = { b[0] - a[0], b[1] - a[1], b[2] - a[2] }, v[3] = { d[0] - a[0], d[1] - a[1], d[2] - a[2] };
-        double nz = (u[1] * v[2] - u[2] * v[1]) * a[0] + (u[2] * v[0] - u[0] * v[2]) * a[1] + (u[0] * v[1] - u[1] * v[0]) * a[2];
-        if (nz < 0) { /* turn the face outward */
-            int t = s.face[f][1];
-            s.face[f][1] = s.face[f][2];
-            s.face[f][2] = t;
-        }
-    }
     ico_nodes(out, &s, c, r);
-    int written = 0;
-    for (int f = 0; f < 20; f++)
-        for (long j = 0; j < n; j++)
-            for (long i = 0; i + j < n; i++) {
-                mesh_add_tri(out, &written, ico_node(&s, f, i, j), ico_node(&s, f, i + 1, j), ico_node(&s, f, i, j + 1));
-                if (i + j + 2 <= n)
-                    mesh_add_tri(out, &written, ico_node(&s, f, i + 1, j), ico_node(&s, f, i + 1, j + 1),
-                                 ico_node(&s, f, i, j + 1));
-            }
+    ico_triangles(out, &s);
     return sphere_finish(out, c);
 }
