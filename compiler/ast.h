@@ -77,7 +77,7 @@ struct Expr {
 
 typedef enum {
     ST_USE, ST_PARAM, ST_LET, ST_FN, ST_BLOCK, ST_PROP, ST_GRAVITY, ST_JOIN, ST_CLAMP,
-    ST_FIX, ST_LOAD, ST_ACTUATE, ST_ENERGY, ST_FORCE, ST_APPLY, ST_FOR, ST_OUTPUT,
+    ST_FIX, ST_LOAD, ST_PRESSURE, ST_ACTUATE, ST_ENERGY, ST_FORCE, ST_APPLY, ST_FOR, ST_OUTPUT,
     ST_PROBE, ST_RETURN, ST_PLANAR,
 } StmtKind;
 
@@ -105,7 +105,7 @@ struct Stmt {
     SrcLoc      subkind_loc;
     Expr       *value;    /* right-hand side, fn body expression, return value */
     Range      *range;    /* param range, for range, actuate over range */
-    Expr       *target;   /* clamp/fix/load/actuate target, probe expression */
+    Expr       *target;   /* clamp/fix/load/pressure/actuate target, probe expression */
     Expr       *where;    /* actuate ... where cond */
     const char *over_var; /* actuate ... over s in range */
     Expr      **items;    /* join operands, apply stencil arguments */

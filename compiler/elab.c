@@ -330,7 +330,7 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     case P_MESH:
     case P_SECTION: {
         static const char *paths = " line polyline arc circle helix ";
-        static const char *meshes = " rectangle hexagon disc obj dismech ";
+        static const char *meshes = " rectangle hexagon disc sphere obj dismech ";
         char key[64];
         bool good = false;
         if (v.kind == V_GEOM || v.kind == V_SECTION) {
@@ -342,7 +342,8 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
             Diag *d = diag_error(x->loc, "`%s` of %s must be %s", p->name, owner,
                                  p->shape == P_PATH ? "a path" : p->shape == P_MESH ? "a mesh" : "a cross-section");
             diag_hint(d, "%s", p->shape == P_PATH ? "paths: line(a, b), polyline(p1, p2, ...), arc(...), circle(...), helix(...)"
-                              : p->shape == P_MESH ? "meshes: rectangle(...), hexagon(...), disc(...), obj(\"f.obj\"), dismech(\"f.txt\")"
+                              : p->shape == P_MESH ? "meshes: rectangle(...), hexagon(...), disc(...), sphere(...), "
+                                                     "obj(\"f.obj\"), dismech(\"f.txt\")"
                                                    : "sections: circular(r), elliptic(a, b), rectangular(w, h)");
             return false;
         }
@@ -828,6 +829,56 @@ static void exec_load(Elab *e, Stmt *s)
     }
 }
 
+/* The triangles a `pressure` statement pushes: a shell's, or a selection of triangles. */
+static Sel *pressure_triangles(Elab *e, Expr *x)
+{
+    Value v = eval_expr(e, x);
+    if (v.kind == V_ERR)
+        return NULL;
+    if (v.kind == V_OBJ && e->objs.a[v.index].broken)
+        return NULL;
+    if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_SHELL) {
+        const ElabObj *o = &e->objs.a[v.index];
+        Sel *sel = arena_alloc(e->arena, sizeof *sel);
+        sel->kind = SEL_TRI;
+        sel->n = o->n_tris;
+        sel->items = arena_alloc(e->arena, sizeof(int) * (size_t)(o->n_tris + 1));
+        for (int i = 0; i < o->n_tris; i++)
+            sel->items[i] = o->first_tri + i;
+        sel->component = COMP_ALL;
+        sel->obj = v.index;
+        return sel;
+    }
+    if (v.kind == V_SEL && v.sel->kind == SEL_TRI && v.sel->component == COMP_ALL)
+        return v.sel;
+    char what[128], desc[192];
+    value_describe(&v, what, sizeof what);
+    if (v.kind == V_OBJ)
+        snprintf(desc, sizeof desc, "`%s` is a %s", e->objs.a[v.index].name,
+                 e->objs.a[v.index].kind == SRD_OBJ_ROD ? "rod" : "body");
+    else
+        snprintf(desc, sizeof desc, "this is %s", what);
+    Diag *d = diag_error(x->loc, "`pressure` acts on a shell or on triangles of one, but %s", desc);
+    diag_hint(d, "for example `pressure balloon = 2 kPa;` or `pressure sheet.triangles where z > 0 = 2 kPa;`");
+    return NULL;
+}
+
+static void exec_pressure(Elab *e, Stmt *s)
+{
+    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "" };
+    Sel *tris = pressure_triangles(e, s->target);
+    Value v = eval_expr(e, s->value);
+    if (!tris || v.kind == V_ERR)
+        return;
+    if (v.kind == V_NUM && v.n == 1 && (v.any_dims || dims_eq(v.dims, props_dims(&spec))) && !v.known) {
+        /* changes with time: a schedule kernel evaluates it each step */
+    } else if (!check_prop(e, &spec, v, s->value, NULL)) {
+        return;
+    }
+    PendingPressure pp = { tris, v.known ? v.v[0] : 0, v.known ? -1 : elab_remember_expr(e, s->value), s->loc };
+    DPUSH(e->pressures, pp);
+}
+
 typedef struct ActTarget {
     const char *name;
     int         n;
@@ -954,6 +1005,72 @@ static void exec_actuate(Elab *e, Stmt *s)
     DPUSH(e->acts, a);
 }
 
+static bool stencil_is_node(const Stmt *def, int k)
+{
+    return k < def->n_stencil && !strcmp(def->stencil[k].kind, "node");
+}
+
+/* One stencil argument of `apply` for parameter k of def: one node or edge, or a selection of
+ * triangles for three node parameters (k, k+1, k+2). Returns the parameters it fills, 0 after
+ * an error. */
+static int apply_argument(Elab *e, Expr *x, const Stmt *def, int k, PendingApply *pa, int *nn, int *ne)
+{
+    Sel *sel = operand_sel(e, x, "apply");
+    if (!sel)
+        return 0;
+    bool want_node = stencil_is_node(def, k);
+    if (sel->kind == SEL_TRI && sel->component == COMP_ALL && want_node && stencil_is_node(def, k + 1) &&
+        stencil_is_node(def, k + 2) && !pa->tris) {
+        pa->tris = sel;
+        pa->tri_node = *nn;
+        *nn += 3;
+        return 3;
+    }
+    if (sel->n != 1 || sel->component != COMP_ALL || (want_node ? sel->kind != SEL_NODE : sel->kind != SEL_EDGE)) {
+        const char *or_tris = sel->kind == SEL_TRI && want_node ? ", or triangles for three node arguments" : "";
+        Diag *dg = diag_error(x->loc, "stencil argument `%s` must be one %s%s", def->stencil[k].name,
+                              def->stencil[k].kind, or_tris);
+        if (sel->kind == SEL_TRI && pa->tris)
+            diag_hint(dg, "one argument of `apply` may be a selection of triangles");
+        else if (sel->kind == SEL_TRI)
+            diag_hint(dg, "triangles fill three `node` arguments in a row: `energy f(node a, node b, node c; ...)`");
+        else
+            diag_hint(dg, want_node ? "for example `arm.node(3)`, or `sheet.triangles` for three node arguments"
+                                    : "for example `arm.edge(3)`");
+        return 0;
+    }
+    if (want_node)
+        pa->nodes[(*nn)++] = sel->items[0];
+    else
+        pa->edges[(*ne)++] = sel->items[0];
+    return 1;
+}
+
+/* The stencil arguments of an `apply`: their count must fit the definition's stencil. */
+static bool apply_stencil(Elab *e, Stmt *s, const Stmt *def, PendingApply *pa)
+{
+    int k = 0, nn = 0, ne = 0;
+    bool ok = true;
+    for (int i = 0; i < s->n_items; i++) {
+        if (k >= def->n_stencil) {
+            k++;
+            continue;
+        }
+        int used = apply_argument(e, s->items[i], def, k, pa, &nn, &ne);
+        ok &= used > 0;
+        k += used > 0 ? used : 1;
+    }
+    if (ok && k != def->n_stencil) {
+        Diag *dg = diag_error(s->loc, "`%s` acts on %d stencil argument%s, but %d %s given", def->name, def->n_stencil,
+                              def->n_stencil == 1 ? "" : "s", k, k == 1 ? "was" : "were");
+        diag_note(dg, def->name_loc, "`%s` is defined here", def->name);
+        if (pa->tris)
+            diag_hint(dg, "a selection of triangles counts as three node arguments");
+        return false;
+    }
+    return ok;
+}
+
 static void exec_apply(Elab *e, Stmt *s)
 {
     const Decl *d = elab_find_decl(e, s->name);
@@ -971,37 +1088,13 @@ static void exec_apply(Elab *e, Stmt *s)
         return;
     }
     const Stmt *def = d->stmt;
-    if (s->n_items != def->n_stencil) {
-        Diag *dg = diag_error(s->loc, "`%s` acts on %d stencil argument%s, but %d %s given", def->name, def->n_stencil,
-                              def->n_stencil == 1 ? "" : "s", s->n_items, s->n_items == 1 ? "was" : "were");
-        diag_note(dg, def->name_loc, "`%s` is defined here", def->name);
-        return;
-    }
-    PendingApply pa = { def, s->loc, NULL, NULL, NULL };
+    PendingApply pa = { def, s->loc, NULL, NULL, NULL, NULL, -1 };
     pa.nodes = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
     pa.edges = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
     pa.data = arena_alloc(e->arena, sizeof(double) * (size_t)(def->n_params + 1));
-    int nn = 0, ne = 0;
+    if (!apply_stencil(e, s, def, &pa))
+        return;
     bool ok = true;
-    for (int i = 0; i < s->n_items; i++) {
-        Sel *sel = operand_sel(e, s->items[i], "apply");
-        if (!sel) {
-            ok = false;
-            continue;
-        }
-        bool want_node = !strcmp(def->stencil[i].kind, "node");
-        if (sel->n != 1 || sel->component != COMP_ALL || (want_node ? sel->kind != SEL_NODE : sel->kind != SEL_EDGE)) {
-            Diag *dg = diag_error(s->items[i]->loc, "stencil argument `%s` must be one %s", def->stencil[i].name,
-                                  def->stencil[i].kind);
-            diag_hint(dg, want_node ? "for example `arm.node(3)`" : "for example `arm.edge(3)`");
-            ok = false;
-            continue;
-        }
-        if (want_node)
-            pa.nodes[nn++] = sel->items[0];
-        else
-            pa.edges[ne++] = sel->items[0];
-    }
     Value params[32];
     int np = def->n_params < 32 ? def->n_params : 32;
     for (int k = 0; k < np; k++)
@@ -1155,6 +1248,7 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_CLAMP: exec_clamp(e, s); break;
     case ST_FIX: exec_fix(e, s); break;
     case ST_LOAD: exec_load(e, s); break;
+    case ST_PRESSURE: exec_pressure(e, s); break;
     case ST_ACTUATE: exec_actuate(e, s); break;
     case ST_APPLY: exec_apply(e, s); break;
     case ST_FOR: exec_for(e, s); break;
@@ -1248,6 +1342,7 @@ static void elab_free(Elab *e)
     free(e->loads.a);
     free(e->acts.a);
     free(e->applies.a);
+    free(e->pressures.a);
     free(e->clamps.a);
     free(e->body_mass.a);
     free(e->tri_edge.a);

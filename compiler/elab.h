@@ -117,7 +117,18 @@ typedef struct PendingApply {
     int        *nodes;   /* node stencil arguments in order */
     int        *edges;   /* edge stencil arguments in order */
     double     *data;    /* parameter values */
+    Sel        *tris;    /* a triangle selection filling node arguments tri_node.. +2, or NULL */
+    int         tri_node;
 } PendingApply;
+
+/* `pressure sel = p;`: the triangles it pushes and its value (a number, or a run-time
+ * expression when it changes with time). */
+typedef struct PendingPressure {
+    Sel   *tris;
+    double p;
+    int    expr;     /* run-time expression, or -1 */
+    SrcLoc loc;
+} PendingPressure;
 
 typedef struct ClampRecord {
     Sel   *nodes;
@@ -175,6 +186,7 @@ typedef struct Elab {
     DARRAY(PendingLoad) loads;
     DARRAY(PendingAct) acts;
     DARRAY(PendingApply) applies;
+    DARRAY(PendingPressure) pressures;
     DARRAY(ClampRecord) clamps;
     DARRAY(double) body_mass; /* per node: point masses of bodies */
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */

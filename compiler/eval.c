@@ -536,7 +536,7 @@ static const Builtin builtins[] = {
 };
 
 static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle",   "helix",
-                                      "rectangle", "hexagon", "disc",   "obj",      "dismech",
+                                      "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech",
                                       "circular", "elliptic", "rectangular" };
 
 static const Builtin *find_builtin(const char *name)

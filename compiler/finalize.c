@@ -561,6 +561,22 @@ static void add_aero_drag(Fin *f)
     }
 }
 
+/* A user element applied over triangles: once per triangle with its corners in the node
+ * arguments tri_node.. +2; a force acts on its first node, so it goes on every corner, the
+ * corners turned (keeping their order around the triangle) to put each one first. */
+static void add_over_triangles(srd_model *m, int set, const PendingApply *pa, int *nodes, bool force)
+{
+    for (int i = 0; i < pa->tris->n; i++) {
+        int t = pa->tris->items[i];
+        const int *v = &m->tri_nodes[3 * t];
+        for (int r = 0; r < (force ? 3 : 1); r++) {
+            for (int k = 0; k < 3; k++)
+                nodes[pa->tri_node + k] = v[(r + k) % 3];
+            srd_elemset_add(&m->sets[set], nodes, pa->edges, NULL, pa->data, m->tri_object[t]);
+        }
+    }
+}
+
 static bool add_user_elements(Fin *f, unsigned char *needs_twist)
 {
     Elab *e = f->e;
@@ -580,8 +596,8 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
             names[k] = def->params[k].name;
         int set = srd_model_elemset(m, def->name, nn, ne, def->n_params, names);
         int nodes[64];
-        for (int k = 0; k < nn && k < 64; k++)
-            nodes[k] = f->map[pa->nodes[k]];
+        for (int k = 0; k < nn && k < 64; k++) /* triangle corners are filled per instance */
+            nodes[k] = pa->tris && k >= pa->tri_node && k < pa->tri_node + 3 ? -1 : f->map[pa->nodes[k]];
         for (int k = 0; k < ne; k++) {
             if (!m->edge_is_rod[pa->edges[k]] && !needs_twist[pa->edges[k]]) {
                 diag_error(pa->loc, "edge stencil arguments must be rod edges (they carry a twist angle)");
@@ -593,7 +609,10 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
             }
             needs_twist[pa->edges[k]] = 1;
         }
-        srd_elemset_add(&m->sets[set], nodes, pa->edges, NULL, pa->data, -1);
+        if (pa->tris)
+            add_over_triangles(m, set, pa, nodes, def->kind == ST_FORCE);
+        else
+            srd_elemset_add(&m->sets[set], nodes, pa->edges, NULL, pa->data, -1);
     }
     return ok;
 }
@@ -880,6 +899,67 @@ static void push_act(Fin *f, const PendingAct *pa, int set, int *inst, double *s
     a->expr = pa->expr;
 }
 
+/* ---- pressure ---- */
+
+/* True when every edge of the triangles is shared by exactly two of them: a closed surface,
+ * whose pressure work -p V is an energy. */
+static bool closed_surface(const srd_model *m, const Sel *tris)
+{
+    int *count = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    for (int i = 0; i < tris->n; i++)
+        for (int k = 0; k < 3; k++)
+            count[m->tri_edges[3 * tris->items[i] + k]]++;
+    bool closed = true;
+    for (int i = 0; i < tris->n && closed; i++)
+        for (int k = 0; k < 3; k++)
+            closed &= count[m->tri_edges[3 * tris->items[i] + k]] == 2;
+    free(count);
+    return closed;
+}
+
+/* The mean of the triangles' reference corners: the volume energy's fixed point. */
+static void corner_mean(const srd_model *m, const Sel *tris, double o[3])
+{
+    o[0] = o[1] = o[2] = 0;
+    for (int i = 0; i < tris->n; i++)
+        for (int k = 0; k < 3; k++)
+            for (int c = 0; c < 3; c++)
+                o[c] += m->x0[3 * m->tri_nodes[3 * tris->items[i] + k] + c] / (3.0 * tris->n);
+}
+
+/* One `pressure` statement: the energy -p V on a closed surface (one instance per triangle),
+ * else the follower force on every corner of every triangle; a pressure that changes with
+ * time drives the instances' p column as an actuation. */
+static void add_pressure(Fin *f, const PendingPressure *pp)
+{
+    static const char *force_data[] = { "p" };
+    static const char *volume_data[] = { "p", "ox", "oy", "oz" };
+    srd_model *m = f->m;
+    bool closed = closed_surface(m, pp->tris);
+    int set = closed ? srd_model_elemset(m, "pressure_volume", 3, 0, 4, volume_data)
+                     : srd_model_elemset(m, "pressure_force", 3, 0, 1, force_data);
+    double data[4] = { pp->p, 0, 0, 0 };
+    corner_mean(m, pp->tris, &data[1]);
+    int first = m->sets[set].n;
+    for (int i = 0; i < pp->tris->n; i++) {
+        int t = pp->tris->items[i];
+        const int *v = &m->tri_nodes[3 * t];
+        for (int r = 0; r < (closed ? 1 : 3); r++) {
+            int nodes[3] = { v[r], v[(r + 1) % 3], v[(r + 2) % 3] };
+            srd_elemset_add(&m->sets[set], nodes, NULL, NULL, data, m->tri_object[t]);
+        }
+    }
+    if (pp->expr < 0)
+        return;
+    int n = m->sets[set].n - first;
+    int *inst = srd_xcalloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i < n; i++)
+        inst[i] = first + i;
+    PendingAct *pa = arena_alloc(f->e->arena, sizeof *pa);
+    *pa = (PendingAct){ "pressure", m->tri_object[pp->tris->items[0]], NULL, pp->expr, pp->loc };
+    push_act(f, pa, set, inst, srd_xcalloc((size_t)n + 1, sizeof(double)), n);
+}
+
 static bool resolve_actuation(Fin *f, const PendingAct *pa)
 {
     Elab *e = f->e;
@@ -1033,6 +1113,8 @@ void elab_finalize(Elab *e)
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
     ok &= add_user_elements(&f, needs_twist);
+    for (int i = 0; i < e->pressures.n; i++)
+        add_pressure(&f, &e->pressures.a[i]);
     add_ground(&f);
     add_obstacles(&f);
     add_viscous(&f);

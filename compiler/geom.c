@@ -892,3 +892,182 @@ const char *geom_disc(const double c[3], double r, double spacing, GeomMesh *out
         zip_rings(out, k, &written);
     return mesh_finish(out, NULL);
 }
+
+/* ---- sphere ---- */
+
+/* A geodesic sphere: the icosahedron's faces cut into n^2 triangles each (frequency n), every
+ * node projected radially onto the sphere. Nodes: the 12 corners, then n-1 per icosahedron
+ * edge, then (n-1)(n-2)/2 inside each face, so that neighbouring faces share their edge nodes. */
+typedef struct Ico {
+    double v[12][3];
+    int    face[20][3];
+    int    edge[12][12]; /* icosahedron edge between two corners, or -1 */
+    long   n;
+} Ico;
+
+/* (signed volume of the tetrahedron (0, a, b, c)) * 6: positive when a, b, c turn
+ * counter-clockwise seen from outside. */
+static double triple(const double a[3], const double b[3], const double c[3])
+{
+    double n[3];
+    vec_cross(b, c, n);
+    return vec_dot(a, n);
+}
+
+static void ico_build(Ico *s, long n)
+{
+    static const int faces[20][3] = {
+        { 0, 11, 5 }, { 0, 5, 1 }, { 0, 1, 7 }, { 0, 7, 10 }, { 0, 10, 11 }, { 1, 5, 9 }, { 5, 11, 4 },
+        { 11, 10, 2 }, { 10, 7, 6 }, { 7, 1, 8 }, { 3, 9, 4 }, { 3, 4, 2 }, { 3, 2, 6 }, { 3, 6, 8 },
+        { 3, 8, 9 }, { 4, 9, 5 }, { 2, 4, 11 }, { 6, 2, 10 }, { 8, 6, 7 }, { 9, 8, 1 },
+    };
+    double phi = (1 + sqrt(5.0)) / 2;
+    const double raw[12][3] = { { -1, phi, 0 }, { 1, phi, 0 }, { -1, -phi, 0 }, { 1, -phi, 0 },
+                                { 0, -1, phi }, { 0, 1, phi }, { 0, -1, -phi }, { 0, 1, -phi },
+                                { phi, 0, -1 }, { phi, 0, 1 }, { -phi, 0, -1 }, { -phi, 0, 1 } };
+    memcpy(s->v, raw, sizeof raw);
+    memcpy(s->face, faces, sizeof faces);
+    memset(s->edge, -1, sizeof s->edge);
+    s->n = n;
+    int e = 0;
+    for (int f = 0; f < 20; f++) {
+        if (triple(s->v[faces[f][0]], s->v[faces[f][1]], s->v[faces[f][2]]) < 0) { /* turn it outward */
+            s->face[f][1] = faces[f][2];
+            s->face[f][2] = faces[f][1];
+        }
+        for (int k = 0; k < 3; k++) {
+            int u = faces[f][k], w = faces[f][(k + 1) % 3];
+            if (s->edge[u][w] < 0)
+                s->edge[u][w] = s->edge[w][u] = e++;
+        }
+    }
+}
+
+/* Node k/n of the way from corner u to corner w (0 < k < n). */
+static int ico_edge_node(const Ico *s, int u, int w, long k)
+{
+    long j = u < w ? k : s->n - k;
+    return (int)(12 + s->edge[u][w] * (s->n - 1) + j - 1);
+}
+
+/* The node of face f with barycentric weights (n - i - j, i, j) / n on its corners. */
+static int ico_node(const Ico *s, int f, long i, long j)
+{
+    const int *t = s->face[f];
+    long n = s->n;
+    if (i == 0 && j == 0)
+        return t[0];
+    if (i == n)
+        return t[1];
+    if (j == n)
+        return t[2];
+    if (j == 0)
+        return ico_edge_node(s, t[0], t[1], i);
+    if (i == 0)
+        return ico_edge_node(s, t[0], t[2], j);
+    if (i + j == n)
+        return ico_edge_node(s, t[1], t[2], j);
+    long base = 12 + 30 * (n - 1) + f * (n - 1) * (n - 2) / 2;
+    return (int)(base + (j - 1) * (n - 1) - (j - 1) * j / 2 + i - 1);
+}
+
+/* Places node `index` at the weights w of corners abc, projected onto the sphere (c, r). */
+static void ico_place(GeomMesh *m, const Ico *s, int index, const int abc[3], const double w[3], const double c[3],
+                      double r)
+{
+    double p[3] = { 0, 0, 0 };
+    for (int k = 0; k < 3; k++)
+        for (int d = 0; d < 3; d++)
+            p[d] += w[k] * s->v[abc[k]][d];
+    double len = sqrt(vec_dot(p, p));
+    mesh_set_node(m, index, c[0] + r * p[0] / len, c[1] + r * p[1] / len, c[2] + r * p[2] / len);
+}
+
+/* Every node placed once: edge nodes from the edge's lower corner, so shared ones agree. */
+static void ico_nodes(GeomMesh *m, const Ico *s, const double c[3], double r)
+{
+    long n = s->n;
+    for (int k = 0; k < 12; k++) {
+        int abc[3] = { k, k, k };
+        double w[3] = { 1, 0, 0 };
+        ico_place(m, s, k, abc, w, c, r);
+    }
+    for (int u = 0; u < 12; u++)
+        for (int v = u + 1; v < 12; v++)
+            for (long k = 1; s->edge[u][v] >= 0 && k < n; k++) {
+                int abc[3] = { u, v, v };
+                double w[3] = { (double)(n - k) / (double)n, (double)k / (double)n, 0 };
+                ico_place(m, s, ico_edge_node(s, u, v, k), abc, w, c, r);
+            }
+    for (int f = 0; f < 20; f++)
+        for (long j = 1; j < n; j++)
+            for (long i = 1; i + j < n; i++) {
+                double w[3] = { (double)(n - i - j) / (double)n, (double)i / (double)n, (double)j / (double)n };
+                ico_place(m, s, ico_node(s, f, i, j), s->face[f], w, c, r);
+            }
+}
+
+/* Each face's lattice triangles: "up" ones (i, j), (i+1, j), (i, j+1) and "down" ones, which
+ * turn the same way as the face. */
+static void ico_triangles(GeomMesh *m, const Ico *s)
+{
+    int written = 0;
+    for (int f = 0; f < 20; f++)
+        for (long j = 0; j < s->n; j++)
+            for (long i = 0; i + j < s->n; i++) {
+                int p = ico_node(s, f, i, j), pi = ico_node(s, f, i + 1, j), pj = ico_node(s, f, i, j + 1);
+                mesh_add_tri(m, &written, p, pi, pj);
+                if (i + j + 2 <= s->n)
+                    mesh_add_tri(m, &written, pi, ico_node(s, f, i + 1, j + 1), pj);
+            }
+}
+
+/* Every triangle of the sphere has positive area and faces outward (away from the centre). */
+static const char *sphere_finish(GeomMesh *m, const double c[3])
+{
+    for (int t = 0; t < m->n_tris; t++) {
+        double p[3][3];
+        for (int k = 0; k < 3; k++)
+            for (int d = 0; d < 3; d++)
+                p[k][d] = m->x[3 * m->tri[3 * t + k] + d] - c[d];
+        double out = triple(p[0], p[1], p[2]);
+        if (!isfinite(out) || !(out > 0)) {
+            geom_mesh_free(m);
+            return "the sphere is too fine for its size (coordinates would lose precision)";
+        }
+    }
+    return NULL;
+}
+
+static const char *check_sphere(const double c[3], double r, double spacing, long *n)
+{
+    if (!c || !vec_finite(c))
+        return "sphere centre must be finite";
+    if (!isfinite(r))
+        return "sphere radius must be finite";
+    if (!(r > 0))
+        return "sphere radius must be positive";
+    const char *e = check_spacing(spacing);
+    if (e)
+        return e;
+    /* The icosahedron inscribed in the sphere has edges r / sin(72 deg). */
+    if (!interval_count(r / sin(2 * PI / 5), spacing, n) || 10.0 * (double)*n * (double)*n + 2 > MAX_NODES)
+        return TOO_MANY_NODES("the sphere");
+    return NULL;
+}
+
+const char *geom_sphere(const double c[3], double r, double spacing, GeomMesh *out)
+{
+    if (!out)
+        return "no output mesh given";
+    memset(out, 0, sizeof *out);
+    long n;
+    const char *e = check_sphere(c, r, spacing, &n);
+    if (e || (e = mesh_alloc(out, 10 * n * n + 2, 20 * n * n)))
+        return e;
+    Ico s;
+    ico_build(&s, n);
+    ico_nodes(out, &s, c, r);
+    ico_triangles(out, &s);
+    return sphere_finish(out, c);
+}

@@ -61,6 +61,11 @@ const char *geom_hexagon(const double c[3], double r, double spacing, GeomMesh *
 /* Disc of radius r centred at c: concentric rings round(r/spacing), ring k has 6k nodes. */
 const char *geom_disc(const double c[3], double r, double spacing, GeomMesh *out);
 
+/* Closed sphere of radius r centred at c: the icosahedron's faces cut into n^2 triangles each,
+ * n = round(r / sin(72 deg) / spacing) (at least 1), nodes projected radially onto the sphere;
+ * 10 n^2 + 2 nodes, triangles counter-clockwise seen from outside. */
+const char *geom_sphere(const double c[3], double r, double spacing, GeomMesh *out);
+
 /* ---- importers; `err` receives "line N: what is wrong" ---- */
 /* Wavefront OBJ: `v x y z` and `f a b c ...` (polygons fanned into triangles, a/b/c index
  * forms and negative indices accepted); coordinates multiplied by `scale`. */

@@ -167,12 +167,11 @@ static ExprId state_input(Lower *L, StateKind kind, int param, int comp)
 }
 
 /* True when the runtime sets this column: the natural-shape columns (*_bar), which it
- * measures from the reference for stress-free elements and ramps during static load steps. */
+ * measures from the reference for stress-free elements, and pressures; static load steps
+ * ramp both. */
 static bool filled_at_run_time(const srd_elemset *s, int column)
 {
-    const char *name = s->data_names[column];
-    size_t len = strlen(name);
-    return len >= 4 && !strcmp(name + len - 4, "_bar");
+    return srd_column_ramped(s->kind, s->data_names[column]) != 0;
 }
 
 /* True when an actuation of the model writes this column of the set each step. */

@@ -49,6 +49,8 @@ static const GeomSig sigs[] = {
       { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, true }, { "center", A_POINT, false } }, 3, false },
     { "disc", "disc(radius, spacing, center = (0, 0, 0) m)",
       { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, true }, { "center", A_POINT, false } }, 3, false },
+    { "sphere", "sphere(radius, spacing, center = (0, 0, 0) m)",
+      { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, true }, { "center", A_POINT, false } }, 3, false },
     { "obj", "obj(\"file.obj\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "dismech", "dismech(\"file.txt\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "circular", "circular(radius)", { { "radius", A_LENGTH, true } }, 1, false },
@@ -508,6 +510,8 @@ static bool build_mesh(Elab *e, const Geom *g, GeomMesh *mesh)
         err = geom_hexagon(vec_or(&a[2], origin0), a[0].v[0], a[1].v[0], mesh);
     } else if (!strcmp(g->fn, "disc")) {
         err = geom_disc(vec_or(&a[2], origin0), a[0].v[0], a[1].v[0], mesh);
+    } else if (!strcmp(g->fn, "sphere")) {
+        err = geom_sphere(vec_or(&a[2], origin0), a[0].v[0], a[1].v[0], mesh);
     } else {
         const char *path = relative_path(e, a[0].str, g->loc);
         double scale = a[1].kind == V_NUM ? a[1].v[0] : 1.0;

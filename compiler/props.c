@@ -25,7 +25,7 @@ static const PropSpec props[] = {
     NUM(BK_ROD, "EI", 1, 3, 1, -2, false, true, "bending stiffness (default E I)"),
     NUM(BK_ROD, "GJ", 1, 3, 1, -2, false, true, "twisting stiffness (default G J)"),
 
-    OTHER(BK_SHELL, "mesh", P_MESH, true, "rectangle, hexagon, disc, obj or dismech"),
+    OTHER(BK_SHELL, "mesh", P_MESH, true, "rectangle, hexagon, disc, sphere, obj or dismech"),
     NUM(BK_SHELL, "thickness", 1, 1, 0, 0, true, true, "shell thickness"),
     OTHER(BK_SHELL, "material", P_MATERIAL, true, "material name"),
     WORD(BK_SHELL, "bending", "hinge midedge", "bending model (default hinge)"),

@@ -56,7 +56,7 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 %token <str> IDENT "identifier" STRING "string" UNIT "unit"
 %token KW_USE "use" KW_PARAM "param" KW_LET "let" KW_FN "fn" KW_MATERIAL "material"
 %token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_JOIN "join" KW_CLAMP "clamp"
-%token KW_FIX "fix" KW_LOAD "load" KW_GRAVITY "gravity" KW_MEDIUM "medium"
+%token KW_FIX "fix" KW_LOAD "load" KW_PRESSURE "pressure" KW_GRAVITY "gravity" KW_MEDIUM "medium"
 %token KW_VISCOUS "viscous" KW_DAMPING "damping" KW_RFT "rft" KW_DRAG "drag"
 %token KW_GROUND "ground" KW_OBSTACLE "obstacle" KW_CONTACT "contact" KW_ACTUATE "actuate"
 %token KW_ENERGY "energy" KW_FORCE "force" KW_APPLY "apply" KW_FOR "for" KW_IN "in"
@@ -130,6 +130,7 @@ stmt
     | KW_CLAMP expr ';'             { $$ = ast_stmt(ctx, ST_CLAMP, L(@$)); $$->target = $2; }
     | KW_FIX expr ';'               { $$ = ast_stmt(ctx, ST_FIX, L(@$)); $$->target = $2; }
     | KW_LOAD expr '=' expr ';'     { $$ = ast_stmt(ctx, ST_LOAD, L(@$)); $$->target = $2; $$->value = $4; }
+    | KW_PRESSURE expr '=' expr ';' { $$ = ast_stmt(ctx, ST_PRESSURE, L(@$)); $$->target = $2; $$->value = $4; }
     | KW_ACTUATE postfix '=' expr ';'
                                     { $$ = ast_stmt(ctx, ST_ACTUATE, L(@$)); $$->target = $2; $$->value = $4; }
     | KW_ACTUATE postfix KW_OVER IDENT KW_IN range '=' expr ';'
@@ -568,7 +569,8 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
 
 static const char *statement_words[] = {
     "use", "param", "let", "fn", "material", "rod", "shell", "body", "join", "clamp", "fix", "load",
-    "gravity", "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle", "contact", "actuate",
+    "pressure", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle", "contact",
+    "actuate",
     "energy", "force", "apply", "for", "simulate", "static", "modes", "planar",
 };
 

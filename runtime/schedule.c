@@ -11,6 +11,7 @@ static const char *const target_names[][6] = {
     { "twist", "tau_bar", NULL },
     { "rest_length", "rest_length", NULL },
     { "angle", "phi_bar", NULL },
+    { "pressure", "p", NULL },
     { "E", "ks", "EI1", "EI2", "GJ", "kb" },
 };
 
@@ -29,6 +30,14 @@ int srd_actuation_drives(const char *target, const char *column)
         if (!strcmp(row[k], column))
             return 1;
     return 0;
+}
+
+int srd_column_ramped(const char *kind, const char *column)
+{
+    size_t len = strlen(column);
+    if (len >= 4 && !strcmp(column + len - 4, "_bar"))
+        return 1;
+    return !strncmp(kind, "pressure_", 9) && !strcmp(column, "p");
 }
 
 /* The data columns an actuation target drives in its element set. */

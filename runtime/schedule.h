@@ -46,5 +46,9 @@ void srd_schedules_free(srd_schedules *S);
 /* True when actuating `target` (curvature, twist, rest_length, angle, E) writes data column
  * `column`: such columns must stay run-time inputs of the element kernels. */
 int  srd_actuation_drives(const char *target, const char *column);
+/* True when static load steps ramp data column `column` of element kind `kind` with the loads:
+ * the natural shapes (columns *_bar) and the pressure of pressure elements. Such columns stay
+ * run-time inputs of the kernels. */
+int  srd_column_ramped(const char *kind, const char *column);
 
 #endif

@@ -736,8 +736,8 @@ double srd_potential_energy(srd_sim *s)
     return p;
 }
 
-/* Natural shapes given in the file (curvature, twist, hinge angle) act as loads: static
- * load steps ramp them with the external loads. Shapes measured from the reference are not
+/* Natural shapes given in the file (curvature, twist, hinge angle) and pressures act as loads:
+ * static load steps ramp them with the external loads. Shapes measured from the reference are not
  * ramped: they describe the unloaded body. */
 static void scale_natural_shapes(srd_sim *s, double **saved, double factor)
 {
@@ -747,8 +747,7 @@ static void scale_natural_shapes(srd_sim *s, double **saved, double factor)
         double *data = s->kernels[k].batch.data;
         int flag = srd_elemset_column(set, "natural_from_reference");
         for (int c = 0; c < set->n_data; c++) {
-            size_t len = strlen(set->data_names[c]);
-            if (len < 4 || strcmp(set->data_names[c] + len - 4, "_bar"))
+            if (!srd_column_ramped(set->kind, set->data_names[c]))
                 continue;
             if (!saved[k]) {
                 saved[k] = srd_xcalloc((size_t)set->n * (size_t)set->n_data + 1, sizeof(double));

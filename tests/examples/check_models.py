@@ -49,6 +49,8 @@ class Model:
         self.fluid = set()      # "rft", "drag", "viscous" blocks
         self.spheres = []       # per sphere obstacle: whether it has friction
         self.surface = None     # None, or whether an uneven ground (height field) has friction
+        self.fixed_components = []  # (node, component) held by `fix`
+        self.pressure_volume = 0    # triangles of closed shells under `pressure`
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -167,6 +169,7 @@ class Model:
 
         clamped = {node[i] for i in self.clamped}
         fixed = 3 * len(clamped) + (n_nodes - len(clamped) if self.planar else 0)
+        fixed += len({(node[i], c) for i, c in self.fixed_components if node[i] not in clamped})
         inside = lambda e: e[0] in clamped and e[1] in clamped
         if not self.planar:
             fixed += sum(1 for e in rod_edges + sorted(frame_shell) if inside(e))
@@ -184,7 +187,8 @@ class Model:
                             ("surface_contact", n_nodes if self.surface is not None else 0),
                             ("surface_friction", n_nodes if self.surface else 0),
                             ("sphere_contact", n_nodes * len(self.spheres)),
-                            ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f))):
+                            ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f)),
+                            ("pressure_volume", self.pressure_volume)):
             if count:
                 elements[kind] = count
         return {
@@ -296,6 +300,37 @@ def hexagon(radius, rings):
     h = radius / rings
     return lattice((0.0, 0.0, 0.0), (h, 0.0, 0.0), (h / 2, h * math.sqrt(3) / 2, 0.0),
                    lambda a, b: abs(a) <= rings and abs(b) <= rings and abs(a + b) <= rings, -rings, rings)
+
+
+def geodesic_sphere(radius, frequency):
+    """The icosahedron's 20 faces cut into frequency^2 triangles each, points projected onto the
+    sphere; points shared by faces are merged by position (rounded to 1e-12 of the radius)."""
+    phi = (1 + math.sqrt(5)) / 2
+    pairs = [(s1, s2 * phi) for s1 in (-1.0, 1.0) for s2 in (-1.0, 1.0)]
+    corners = [(a, b, 0.0) for a, b in pairs] + [(0.0, a, b) for a, b in pairs] + [(b, 0.0, a) for a, b in pairs]
+    edge = 2.0
+    faces = [(i, j, k) for i in range(12) for j in range(i + 1, 12) for k in range(j + 1, 12)
+             if all(abs(dist(corners[p], corners[q]) - edge) < 1e-9 for p, q in ((i, j), (j, k), (i, k)))]
+    n, index, points, triangles = frequency, {}, [], []
+
+    def point(f, i, j):
+        a, b, c = (corners[v] for v in f)
+        p = [((n - i - j) * a[d] + i * b[d] + j * c[d]) / n for d in range(3)]
+        length = math.sqrt(sum(x * x for x in p))
+        q = tuple(radius * x / length for x in p)
+        key = tuple(round(x / radius * 1e12) for x in q)
+        if key not in index:
+            index[key] = len(points)
+            points.append(q)
+        return index[key]
+
+    for f in faces:
+        for j in range(n):
+            for i in range(n - j):
+                triangles.append((point(f, i, j), point(f, i + 1, j), point(f, i, j + 1)))
+                if i + j + 2 <= n:
+                    triangles.append((point(f, i + 1, j), point(f, i + 1, j + 1), point(f, i, j + 1)))
+    return points, triangles
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,6 +446,16 @@ def jumper():
     return m
 
 
+def balloon():
+    # radius 5 cm, spacing 1 cm: frequency round(0.05 / sin(72 deg) / 0.01) = 5
+    m = Model()
+    points, tris = geodesic_sphere(0.05, 5)
+    nodes = m.shell(points, tris, rho=1000, thickness=0.5e-3, bending="hinge")
+    m.fixed_components = [(v, c) for v in nodes for c in range(3) if abs(m.x[v][c]) < 1e-6]
+    m.pressure_volume = len(tris)
+    return m
+
+
 def tripod():
     m = Model()
     legs, n, h, spread = 3, 21, 0.06, 0.04
@@ -438,6 +483,7 @@ EXAMPLES = {
     "star_roller": star_roller,
     "jumper": jumper,
     "tripod": tripod,
+    "balloon": balloon,
 }
 
 

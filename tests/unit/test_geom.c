@@ -456,6 +456,65 @@ static void test_disc(Tally *t)
     }
 }
 
+/* Edges of a closed mesh: each must be used once in each direction (closed, consistently
+ * turned); returns the number of edges, or -1. */
+static long closed_edges(const GeomMesh *m)
+{
+    long n = 3L * m->n_tris, found = 0;
+    for (long a = 0; a < n; a++) {
+        int p = m->tri[a], q = m->tri[a / 3 * 3 + (a + 1) % 3], back = 0;
+        for (long b = 0; b < n; b++)
+            back += m->tri[b] == q && m->tri[b / 3 * 3 + (b + 1) % 3] == p;
+        if (back != 1)
+            return -1;
+        found++;
+    }
+    return found / 2;
+}
+
+/* The geodesic sphere: 10 n^2 + 2 nodes on the sphere, 20 n^2 triangles turning outward, a
+ * closed surface (every edge used once each way, V - E + F = 2) whose area approaches 4 pi r^2. */
+static void test_sphere(Tally *t)
+{
+    const double c[3] = {0.5, -1, 2};
+    for (int k = 0; k < 3; k++) {
+        double r = (double[]){1.0, 0.05, 2.0}[k], s = (double[]){2.0, 0.01, 0.5}[k];
+        GeomMesh m;
+        const char *e = geom_sphere(c, r, s, &m);
+        check(t, e == NULL, "sphere r=%g spacing %g: generated", r, s);
+        if (e)
+            continue;
+        long n = lround(r / sin(2 * PI / 5) / s);
+        n = n < 1 ? 1 : n;
+        check(t, m.n_nodes == 10 * n * n + 2 && m.n_tris == 20 * n * n, "sphere r=%g: %d nodes, %d triangles (n = %ld)", r,
+              m.n_nodes, m.n_tris, n);
+        double worst = 0, area = 0;
+        int inward = 0;
+        for (int i = 0; i < m.n_nodes; i++)
+            worst = fmax(worst, fabs(hypot(hypot(m.x[3 * i] - c[0], m.x[3 * i + 1] - c[1]), m.x[3 * i + 2] - c[2]) - r));
+        for (int f = 0; f < m.n_tris; f++) {
+            const double *a = &m.x[3 * m.tri[3 * f]], *b = &m.x[3 * m.tri[3 * f + 1]], *d = &m.x[3 * m.tri[3 * f + 2]];
+            double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, v[3] = {d[0] - a[0], d[1] - a[1], d[2] - a[2]};
+            double nrm[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+            area += 0.5 * sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+            inward += nrm[0] * (a[0] - c[0]) + nrm[1] * (a[1] - c[1]) + nrm[2] * (a[2] - c[2]) <= 0;
+        }
+        check(t, worst < 1e-12 * r, "sphere r=%g: every node on the sphere (worst %.1e)", r, worst);
+        check(t, inward == 0, "sphere r=%g: every triangle faces outward (%d inward)", r, inward);
+        long edges = m.n_nodes <= 1000 ? closed_edges(&m) : 30 * n * n;
+        check(t, edges == 30 * n * n && m.n_nodes - edges + m.n_tris == 2,
+              "sphere r=%g: closed, consistently turned, V - E + F = 2 (%ld edges)", r, edges);
+        /* inscribed polyhedra fall short of the sphere's area by O(h^2) */
+        check(t, area < 4 * PI * r * r && area > 4 * PI * r * r * (1 - 0.7 / (double)(n * n)),
+              "sphere r=%g: area %.6g below 4 pi r^2 = %.6g by %.2e relative", r, area, 4 * PI * r * r,
+              1 - area / (4 * PI * r * r));
+        geom_mesh_free(&m);
+    }
+    GeomMesh m;
+    check(t, geom_sphere(c, -1, 0.1, &m) != NULL && m.x == NULL, "sphere of negative radius rejected");
+    check(t, geom_sphere(c, 1, 1e-300, &m) != NULL && m.x == NULL, "sphere with tiny spacing rejected");
+}
+
 static void test_round_errors(Tally *t)
 {
     const double c[3] = {0, 0, 0}, bad[3] = {INFINITY, 0, 0};
@@ -1001,6 +1060,7 @@ int main(void)
     test_rectangle_errors(&t);
     test_hexagon(&t);
     test_disc(&t);
+    test_sphere(&t);
     test_round_errors(&t);
     test_generator_sweep(&t);
     test_line_polyline(&t);

@@ -25,6 +25,7 @@ static const char *model_text =
     "use std.contact;\n"
     "use std.fluids;\n"
     "use std.loads;\n"
+    "use std.shells;\n"
     "param stiff = 3 N/m;\n"
     "param tilt = 5 deg;\n"
     "let w = 2 Hz;\n"
@@ -34,6 +35,12 @@ static const char *model_text =
     "              thickness = 1 mm; material = m; }\n"
     "shell sheet { mesh = rectangle(3 cm, 2 cm, 1 cm, pattern = random, seed = 5, origin = (0, 0.2, 0) m);\n"
     "              thickness = 1 mm; material = m; bending = midedge; }\n"
+    "shell ball { mesh = sphere(10 cm, 6 cm, center = (0, 0.5, 0) m); thickness = 1 mm; material = m; }\n"
+    /* pressure: -p V on the closed sphere, the follower force (whose p a schedule drives) on the
+     * open plate, and the follower force applied by hand over a selection of triangles */
+    "pressure ball = 2 kPa;\n"
+    "pressure plate = 1 kPa * (1 + 0.5 * sin(2 * pi * w * t));\n"
+    "apply pressure_force(sheet.triangles where x < 1 cm; p = 500 Pa);\n"
     "fn soft(u) = u / (1 + abs(u));\n"
     "energy piecewise(node a, node b; k, l0) {\n"
     "  let d = norm(b.x - a.x);\n"
