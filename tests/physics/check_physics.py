@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tap  # noqa: E402
@@ -24,7 +23,7 @@ def run_logged(model, *args, env=None, output="--quiet"):
     """Runs MODEL (under DIR, or an absolute path) with extra environment variables `env` and
     `output` (--quiet, --verbose, or None for the run summary); returns (the finished process,
     with its stdout and stderr, probe rows, output dir)."""
-    out = tempfile.mkdtemp(prefix="srd_phys_")
+    out = tap.scratch("phys_")
     p = subprocess.run([srdc, "run", os.path.join(here, model), "--out", out, *([output] if output else []), *args],
                        capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     rows = []
@@ -138,7 +137,7 @@ def peaks(rows):
 template = open(os.path.join(here, "oscillator_methods.srd")).read()
 tolerances = {"implicit_midpoint": 1e-8, "newmark": 1e-8, "verlet": 1e-8, "euler": 1.6e-4, "rk4": 1e-8}
 for method in ["implicit_euler", "implicit_midpoint", "newmark", "verlet", "euler", "rk4"]:
-    path = os.path.join(tempfile.mkdtemp(prefix="srd_osc_"), "osc_%s.srd" % method)
+    path = os.path.join(tap.scratch("osc_"), "osc_%s.srd" % method)
     with open(path, "w") as f:
         f.write(template.replace("METHOD", method).replace("use std.springs;", "use std.springs;"))
     code, rows, _ = run(path)
@@ -225,7 +224,7 @@ for model, expected in (("natural_arc.srd", (0.0, 0.0, 0.05)), ("natural_junctio
 # the kinetic scale) and ends below -1% of it.
 template = open(os.path.join(here, "swinging_rod.srd")).read()
 for method in ("implicit_midpoint", "implicit_euler"):
-    path = os.path.join(tempfile.mkdtemp(prefix="srd_swing_"), "swing_%s.srd" % method)
+    path = os.path.join(tap.scratch("swing_"), "swing_%s.srd" % method)
     with open(path, "w") as f:
         f.write(template.replace("METHOD", method))
     code, rows, out = run(path)
@@ -405,7 +404,7 @@ for fluid in (1000, 1500, 1200):
 
 # Viscous drag reads the implicit step's velocity: an explicit method is refused with a hint
 # rather than silently leaving the drag out.
-path = os.path.join(tempfile.mkdtemp(prefix="srd_visc_rk4_"), "sinking_rk4.srd")
+path = os.path.join(tap.scratch("visc_rk4_"), "sinking_rk4.srd")
 with open(path, "w") as f:
     f.write(open(os.path.join(here, "sinking_rod.srd")).read().replace("implicit_euler", "rk4"))
 p, _, _ = run_logged(path)
@@ -432,7 +431,7 @@ cases = [("implicit_midpoint", 0.2, 0.01, 1e-4), ("newmark", 0.2, 0.01, 1e-4), (
          ("verlet", 0.2, 0.01, 1e-3), ("euler", 0.2, 0.01, 1e-3), ("implicit_euler", 0.2, 0.01, 1e-3),
          ("implicit_midpoint", 0.5, 0, 1e-4), ("implicit_midpoint", 0, 0.02, 1e-4)]
 for method, alpha, beta, tol in cases:
-    path = os.path.join(tempfile.mkdtemp(prefix="srd_damped_"), "damped_%s.srd" % method)
+    path = os.path.join(tap.scratch("damped_"), "damped_%s.srd" % method)
     with open(path, "w") as f:
         f.write(template.replace("METHOD", method).replace("ALPHA", "%g /s" % alpha).replace("BETA", "%g s" % beta))
     code, rows, _ = run(path)

@@ -357,12 +357,12 @@ static void compare_stretch(Harness *h, srd_kernel_fn fn)
 /* Builds the same module as an object file, links it as a shared library and compares. */
 static void compare_aot(ModelKernels *mk, const srd_model *m)
 {
-    char dir[] = "/tmp/srd_aot_XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!tap_mkdtemp(dir, sizeof dir, "srd_aot_")) {
         check(&tally, 0, "temporary directory for the AOT comparison");
         return;
     }
-    char obj[256], so[256], cmd[1024], err[512];
+    char obj[600], so[600], cmd[1400], err[512];
     snprintf(obj, sizeof obj, "%s/k.o", dir);
     snprintf(so, sizeof so, "%s/k.so", dir);
     LLVMContextRef C = LLVMContextCreate();
@@ -715,12 +715,12 @@ static void mid_cap(double u, double v, double *p)
 
 static void midedge_checks(void)
 {
-    char dir[] = "/tmp/srd_midedge_XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!tap_mkdtemp(dir, sizeof dir, "srd_midedge_")) {
         check(&tally, 0, "temporary directory for the mid-edge meshes");
         return;
     }
-    char tube[256], cap[256], text[4096];
+    char tube[600], cap[600], text[4096];
     snprintf(tube, sizeof tube, "%s/tube.obj", dir);
     snprintf(cap, sizeof cap, "%s/cap.obj", dir);
     /* A quarter of a cylinder of radius 2 cm, 3 cm long, and a spherical cap of radius 3 cm
@@ -847,8 +847,8 @@ static void midedge_checks(void)
  * its kernels compute exactly what the freshly compiled ones do. */
 static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_model *m)
 {
-    char dir[] = "/tmp/srd_cache_XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!tap_mkdtemp(dir, sizeof dir, "srd_cache_")) {
         check(&tally, 0, "temporary directory for the cache test");
         return;
     }
@@ -886,7 +886,7 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
     check(&tally, worst == 0, "kernels from the cache give bit-identical results (largest difference %.1e)", worst);
     kernels_free(&a);
     kernels_free(&b);
-    char cmd[256];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         check(&tally, 0, "cache directory removed");
@@ -1007,8 +1007,8 @@ static void check_stdlib_coverage(void)
           "variant too (%d missing)", twisting, n);
 
     /* The check can fail: a library with an element nobody applied. */
-    char tmp[] = "/tmp/srd_kinds_XXXXXX", path[sizeof tmp + 16];
-    if (!mkdtemp(tmp)) {
+    char tmp[512], path[600];
+    if (!tap_mkdtemp(tmp, sizeof tmp, "srd_kinds_")) {
         check(&tally, 0, "temporary directory for the coverage self-test");
         return;
     }
