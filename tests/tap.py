@@ -1,5 +1,11 @@
-"""tap.py — the ok / not ok lines the Python test scripts print, and their exit status."""
+"""tap.py — the ok / not ok lines the Python test scripts print, their exit status, and the
+temporary directories they work in."""
+import atexit
+import os
+import shutil
+import signal
 import sys
+import tempfile
 
 failures = 0
 checks = 0
@@ -22,3 +28,28 @@ def summary():
 def finish():
     """Prints the summary and exits 1 if any check failed, else 0."""
     sys.exit(1 if summary() else 0)
+
+
+_root = None
+
+
+def _remove_root():
+    if os.environ.get("SRD_KEEP_TEMP"):
+        print("# SRD_KEEP_TEMP: the runs' files are kept in " + _root)
+    else:
+        shutil.rmtree(_root, ignore_errors=True)
+
+
+def scratch(prefix="run_"):
+    """A new empty directory for one run's files. All of them live in one directory per script,
+    made on first use under $TMPDIR (srd_<script>_...) and removed when the script ends, however
+    it ends: normally, after failed checks, on an exception or on SIGTERM (ctest's timeout).
+    SRD_KEEP_TEMP=1 keeps it, for looking at the runs of a failing check."""
+    global _root
+    if _root is None:
+        name = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+        _root = tempfile.mkdtemp(prefix="srd_%s_" % name)
+        atexit.register(_remove_root)
+        # exit through sys.exit, which runs the atexit handlers
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    return tempfile.mkdtemp(prefix=prefix, dir=_root)

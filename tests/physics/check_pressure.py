@@ -29,11 +29,14 @@ from vtk_frame import frame_points  # noqa: E402
 
 
 def run(srdc, path, out, *args):
-    """`srdc run`: the process and its probe rows (None when it failed)."""
+    """`srdc run`: the process and its probe rows, of the simulation or else of the static
+    equilibrium (None when it failed)."""
     shutil.rmtree(out, ignore_errors=True)
     r = subprocess.run([srdc, "run", path, "--out", out, "--quiet", *args],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     probes = os.path.join(out, "probes.csv")
+    if not os.path.exists(probes):
+        probes = os.path.join(out, "static_probes.csv")
     rows = list(csv.DictReader(open(probes))) if r.returncode == 0 and os.path.exists(probes) else None
     if r.returncode != 0:
         print("# " + r.stderr.strip().replace("\n", "\n# "))

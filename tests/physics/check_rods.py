@@ -15,7 +15,6 @@ import csv
 import glob
 import math
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from tap import check  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
 rods = os.path.join(here, "rods")
-work = tempfile.mkdtemp(prefix="srd_rods_")  # every run's files; removed when all checks pass
+work = tap.scratch("rods_")  # every run's files; removed at exit (SRD_KEEP_TEMP=1 keeps them)
 
 
 def note(text):
@@ -534,8 +533,6 @@ check(p.returncode == 0 and len(orders) >= 1 and all(o >= 1.8 for o in orders),
       "Newton converges quadratically on the 20 MPa rod cantilever, one load step (%d iterations; orders %s, each >= 1.8)"
       % (len(res), ", ".join("%.2f" % o for o in orders)))
 
-if tap.summary():
-    print("# the runs are kept in " + work)
-else:
-    shutil.rmtree(work, ignore_errors=True)
+if tap.summary() and not os.environ.get("SRD_KEEP_TEMP"):
+    print("# SRD_KEEP_TEMP=1 keeps the runs' files")
 sys.exit(1 if tap.failures else 0)

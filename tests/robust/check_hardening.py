@@ -3,19 +3,17 @@
 kernel cache entries are detected, discarded and rebuilt; special files are refused; counts,
 step numbers and memory are checked before a run starts; `dt` in a load is the time step."""
 import os
-import shutil
 import stat
 import struct
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tap  # noqa: E402
 from tap import check  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
-scratch = tempfile.mkdtemp(prefix="srd_hard_")
+scratch = tap.scratch("hard_")  # removed at exit
 CACHE_HEADER = 64  # bytes before the object file in a cache entry (compiler/jit.c)
 
 
@@ -211,5 +209,4 @@ check(p.returncode == 4 and "modal analysis" in p.stderr,
       "memory: the modes of the same rod (dense, n^2) are refused with exit 4 (exit %d): %s"
       % (p.returncode, p.stderr.strip().splitlines()[0] if p.stderr else ""))
 
-shutil.rmtree(scratch, ignore_errors=True)
 tap.finish()

@@ -746,8 +746,8 @@ static void test_curves(Tally *t)
 /* importers                                                                                   */
 
 typedef struct TempDir {
-    char path[64];
-    char file[128];
+    char path[512];
+    char file[600];
 } TempDir;
 
 static const char *write_file(TempDir *d, const char *name, const char *text, size_t len)
@@ -1039,8 +1039,7 @@ static void remove_temp_dir(TempDir *d)
 static void test_importers(Tally *t)
 {
     TempDir d;
-    snprintf(d.path, sizeof d.path, "/tmp/srd_test_geom_XXXXXX");
-    if (!mkdtemp(d.path)) {
+    if (!tap_mkdtemp(d.path, sizeof d.path, "srd_test_geom_")) {
         check(t, false, "create a temporary directory");
         return;
     }

@@ -1,6 +1,9 @@
 /* test_kernels.c — the generated kernels of standard and user elements against central
- * finite differences on random configurations, energy Hessians for symmetry, the stretch
- * kernel against a plain C implementation, and the JIT against the AOT object file. */
+ * finite differences on random configurations (also the planar variants, where edges have no
+ * twist), energy Hessians for symmetry, the stretch kernel against a plain C implementation,
+ * and the JIT against the AOT object file. Every element kind in stdlib/ must be among those
+ * checked: see "The FD list" below. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,7 +22,13 @@
 
 static Tally tally;
 
-/* Every kind of element the kernel compiler must handle, in one model with no fixed DOFs. */
+/* The FD list. Every kind of element the kernel compiler must handle, in one model with no
+ * fixed DOFs: each element set of this model is checked against central differences, and
+ * every `energy` and `force` of stdlib/ must be among them (check_stdlib_coverage fails the
+ * suite otherwise). To check a new stdlib element, add one `apply` line for it below, on nodes
+ * where it acts (a contact within delta of its surface); elements that elaboration creates
+ * (stretch, bend_twist, hinge, midedge, ground contact) come with the objects and blocks here.
+ * Kinds with a planar variant (those reading an edge's twist) are checked in planar_text too. */
 static const char *model_text =
     "use std.springs;\n"
     "use std.contact;\n"
@@ -119,7 +128,14 @@ typedef struct Harness {
     srd_batch_owner    batch;
     double            *q, *q0, *v0, params[8];
     double             t, dt;
+    bool               steps; /* configurations as the runtime's steps (randomize_step) */
 } Harness;
+
+/* DOF d at the reference configuration: the node's coordinate, 0 for a twist or xi. */
+static double reference_dof(const srd_model *m, int d)
+{
+    return m->dof_kind[d] <= SRD_DOF_NODE_Z ? m->x0[3 * m->dof_owner[d] + m->dof_kind[d]] : 0;
+}
 
 /* A harness for element set `set` of m with kernel ks: dense storage, the model's params,
  * DOF vectors at zero. Returns srd_batch_build's status. */
@@ -134,6 +150,8 @@ static int harness_open(Harness *h, const srd_model *m, const KernelSet *ks, int
     h->q = calloc((size_t)m->n_dofs, sizeof(double));
     h->q0 = calloc((size_t)m->n_dofs, sizeof(double));
     h->v0 = calloc((size_t)m->n_dofs, sizeof(double));
+    for (int d = 0; d < m->n_dofs; d++) /* the batch's state belongs to the reference */
+        h->q0[d] = reference_dof(m, d);
     for (int p = 0; p < m->n_params && p < 8; p++)
         h->params[p] = m->params[p].value;
     h->dt = 1e-3;
@@ -149,14 +167,25 @@ static void harness_close(Harness *h)
     srd_system_free(&h->sys);
 }
 
+/* Residual and Jacobian arrays for the harness's kernels: the free DOFs' entries, then the
+ * scratch slots where kernels drop those of fixed DOFs. */
+static double *grad_alloc(const Harness *h)
+{
+    return calloc(srd_system_grad_len(&h->sys), sizeof(double));
+}
+
+static double *jac_alloc(const Harness *h)
+{
+    return calloc(srd_system_jac_len(&h->sys), sizeof(double));
+}
+
 /* Energy, residual and Jacobian of one element set at the harness's state. */
 static void evaluate(Harness *h, srd_kernel_fn fn, double *energy, double *grad, double *jac)
 {
-    int n = h->sys.n_free;
     *energy = 0;
-    memset(grad, 0, sizeof(double) * (size_t)(n + 1));
+    memset(grad, 0, sizeof(double) * srd_system_grad_len(&h->sys));
     if (jac)
-        memset(jac, 0, sizeof(double) * ((size_t)n * (size_t)n + 1));
+        memset(jac, 0, sizeof(double) * srd_system_jac_len(&h->sys));
     srd_eval_ctx ctx = { h->q, h->q0, h->v0, h->params, h->t, h->dt, energy, grad, jac };
     fn(&ctx, &h->batch.b);
 }
@@ -172,12 +201,39 @@ static void randomize(Harness *h, unsigned *seed, double amp)
 {
     const srd_model *m = h->m;
     for (int d = 0; d < m->n_dofs; d++) {
-        double base = m->dof_kind[d] <= SRD_DOF_NODE_Z ? m->x0[3 * m->dof_owner[d] + m->dof_kind[d]] : 0;
-        h->q[d] = base + amp * (2 * uniform(seed) - 1);
+        h->q[d] = reference_dof(m, d) + amp * (2 * uniform(seed) - 1);
         h->q0[d] = h->q[d] + amp * (2 * uniform(seed) - 1);
         h->v0[d] = 2 * uniform(seed) - 1;
     }
     h->t = uniform(seed);
+}
+
+/* A configuration as the runtime meets it within a step: the step starts at q0, the free DOFs
+ * moved by up to `amp` from the reference, with the batch's state (reference directors and
+ * twists) carried there from the previous step's start as srd_batch_advance_state carries it
+ * after an accepted step; q moves the free DOFs by up to `amp` again. Fixed DOFs keep their
+ * reference values, so a planar model's configurations stay in the x-z plane (randomize
+ * would move every y, which a planar run never does). */
+static void randomize_step(Harness *h, unsigned *seed, double amp)
+{
+    const srd_model *m = h->m;
+    double *start = malloc(sizeof(double) * (size_t)m->n_dofs);
+    memcpy(start, h->q0, sizeof(double) * (size_t)m->n_dofs);
+    for (int d = 0; d < m->n_dofs; d++) {
+        bool free_dof = h->sys.free_index[d] >= 0;
+        h->q0[d] = reference_dof(m, d) + (free_dof ? amp * (2 * uniform(seed) - 1) : 0);
+        h->q[d] = h->q0[d] + (free_dof ? amp * (2 * uniform(seed) - 1) : 0);
+        h->v0[d] = free_dof ? 2 * uniform(seed) - 1 : 0;
+    }
+    srd_batch_advance_state(&h->batch, m, h->set, &h->ks->info, start, h->q0);
+    free(start);
+    h->t = uniform(seed);
+}
+
+/* The next random configuration of the harness's kind. */
+static void next_config(Harness *h, unsigned *seed, double amp)
+{
+    (h->steps ? randomize_step : randomize)(h, seed, amp);
 }
 
 static double max_abs(const double *v, int n)
@@ -195,8 +251,7 @@ static void fd_check(Harness *h, srd_kernel_fn fn, unsigned seed, int configs, d
                      double *worst_sym)
 {
     int n = h->sys.n_free;
-    double *g = malloc(sizeof(double) * (size_t)(n + 1)), *J = malloc(sizeof(double) * ((size_t)n * (size_t)n + 1));
-    double *gp = malloc(sizeof(double) * (size_t)(n + 1)), *gfd = malloc(sizeof(double) * (size_t)(n + 1));
+    double *g = grad_alloc(h), *J = jac_alloc(h), *gp = grad_alloc(h), *gfd = grad_alloc(h);
     int *dof_of_free = malloc(sizeof(int) * (size_t)n);
     for (int d = 0; d < h->m->n_dofs; d++)
         if (h->sys.free_index[d] >= 0)
@@ -204,7 +259,7 @@ static void fd_check(Harness *h, srd_kernel_fn fn, unsigned seed, int configs, d
     *worst_g = *worst_j = *worst_sym = 0;
     bool is_force = h->ks->lowered.is_force;
     for (int c = 0; c < configs; c++) {
-        randomize(h, &seed, 2e-3);
+        next_config(h, &seed, 2e-3);
         double E, Ep;
         evaluate(h, fn, &E, g, J);
         double gscale = max_abs(g, n) + 1e-300, jscale = max_abs(J, n * n) + 1e-300;
@@ -268,7 +323,7 @@ static void compare_stretch(Harness *h, srd_kernel_fn fn)
     unsigned seed = 11;
     double worst = 0;
     int n = h->sys.n_free;
-    double *g = calloc((size_t)n + 1, sizeof(double)), *J = calloc((size_t)n * (size_t)n + 1, sizeof(double));
+    double *g = grad_alloc(h), *J = jac_alloc(h);
     for (int c = 0; c < 100; c++) {
         randomize(h, &seed, 2e-3);
         double E;
@@ -309,12 +364,12 @@ static void compare_stretch(Harness *h, srd_kernel_fn fn)
 /* Builds the same module as an object file, links it as a shared library and compares. */
 static void compare_aot(ModelKernels *mk, const srd_model *m)
 {
-    char dir[] = "/tmp/srd_aot_XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!tap_mkdtemp(dir, sizeof dir, "srd_aot_")) {
         check(&tally, 0, "temporary directory for the AOT comparison");
         return;
     }
-    char obj[256], so[256], cmd[1024], err[512];
+    char obj[600], so[600], cmd[1400], err[512];
     snprintf(obj, sizeof obj, "%s/k.o", dir);
     snprintf(so, sizeof so, "%s/k.so", dir);
     LLVMContextRef C = LLVMContextCreate();
@@ -347,8 +402,7 @@ static void compare_aot(ModelKernels *mk, const srd_model *m)
         harness_open(&h, m, &mk->sets[s], s);
         unsigned seed = 5;
         int n = h.sys.n_free;
-        double *g1 = malloc(sizeof(double) * (size_t)(n + 1)), *g2 = malloc(sizeof(double) * (size_t)(n + 1));
-        double *J1 = malloc(sizeof(double) * ((size_t)n * n + 1)), *J2 = malloc(sizeof(double) * ((size_t)n * n + 1));
+        double *g1 = grad_alloc(&h), *g2 = grad_alloc(&h), *J1 = jac_alloc(&h), *J2 = jac_alloc(&h);
         for (int c = 0; c < 10; c++) {
             randomize(&h, &seed, 2e-3);
             double E1, E2;
@@ -668,12 +722,12 @@ static void mid_cap(double u, double v, double *p)
 
 static void midedge_checks(void)
 {
-    char dir[] = "/tmp/srd_midedge_XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!tap_mkdtemp(dir, sizeof dir, "srd_midedge_")) {
         check(&tally, 0, "temporary directory for the mid-edge meshes");
         return;
     }
-    char tube[256], cap[256], text[4096];
+    char tube[600], cap[600], text[4096];
     snprintf(tube, sizeof tube, "%s/tube.obj", dir);
     snprintf(cap, sizeof cap, "%s/cap.obj", dir);
     /* A quarter of a cylinder of radius 2 cm, 3 cm long, and a spherical cap of radius 3 cm
@@ -800,8 +854,8 @@ static void midedge_checks(void)
  * its kernels compute exactly what the freshly compiled ones do. */
 static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_model *m)
 {
-    char dir[] = "/tmp/srd_cache_XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!tap_mkdtemp(dir, sizeof dir, "srd_cache_")) {
         check(&tally, 0, "temporary directory for the cache test");
         return;
     }
@@ -821,8 +875,7 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
         unsigned seed = 9;
         randomize(&h, &seed, 2e-3);
         int n = h.sys.n_free;
-        double *g1 = calloc((size_t)n + 1, sizeof(double)), *g2 = calloc((size_t)n + 1, sizeof(double));
-        double *J1 = calloc((size_t)n * n + 1, sizeof(double)), *J2 = calloc((size_t)n * n + 1, sizeof(double));
+        double *g1 = grad_alloc(&h), *g2 = grad_alloc(&h), *J1 = jac_alloc(&h), *J2 = jac_alloc(&h);
         double E1, E2;
         evaluate(&h, fresh->sets[s].fn, &E1, g1, J1);
         evaluate(&h, b.sets[s].fn, &E2, g2, J2);
@@ -840,11 +893,232 @@ static void compare_cache(ModelKernels *fresh, const Program *prog, const srd_mo
     check(&tally, worst == 0, "kernels from the cache give bit-identical results (largest difference %.1e)", worst);
     kernels_free(&a);
     kernels_free(&b);
-    char cmd[256];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         check(&tally, 0, "cache directory removed");
     unsetenv("SRD_CACHE");
+}
+
+/* ---- The FD list against stdlib/: which kinds were checked, and which the library has ---- */
+
+enum { MAX_KINDS = 128, KIND_NAME = 64 };
+
+/* A set of element kind names, each with the module it comes from (stdlib kinds) or "". */
+typedef struct KindList {
+    int  n;
+    char name[MAX_KINDS][KIND_NAME], module[MAX_KINDS][KIND_NAME];
+} KindList;
+
+static bool kinds_has(const KindList *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->name[i], name))
+            return true;
+    return false;
+}
+
+static void kinds_add(KindList *l, const char *name, const char *module)
+{
+    if (kinds_has(l, name))
+        return;
+    if (l->n == MAX_KINDS) { /* a kind left out would escape the coverage check */
+        check(&tally, 0, "room for element kind %s (raise MAX_KINDS above %d)", name, MAX_KINDS);
+        return;
+    }
+    snprintf(l->name[l->n], KIND_NAME, "%s", name);
+    snprintf(l->module[l->n], KIND_NAME, "%s", module);
+    l->n++;
+}
+
+/* Kinds checked against central differences in the general model, kinds whose kernel reads an
+ * edge's twist there (they have a planar variant, with the twist fixed at 0), and kinds
+ * checked in the planar model. */
+static KindList fd_checked, reads_twist, fd_checked_planar;
+
+static bool lowered_reads_twist(const LoweredElement *le)
+{
+    for (int k = 0; k < le->nd; k++)
+        if (le->dofs[k].comp == 3)
+            return true;
+    return false;
+}
+
+/* Every `energy` and `force` defined by the modules in `dir` (each *.srd file, loaded as
+ * `use std.NAME;`), with its module. Returns false when a module does not parse. */
+static bool stdlib_kinds(const char *dir, KindList *out)
+{
+    memset(out, 0, sizeof *out);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool ok = true;
+    struct dirent *ent;
+    while ((ent = readdir(d))) {
+        size_t len = strlen(ent->d_name);
+        if (len <= 4 || len >= KIND_NAME || strcmp(ent->d_name + len - 4, ".srd"))
+            continue;
+        char module[KIND_NAME], text[KIND_NAME + 16];
+        snprintf(module, sizeof module, "%.*s", (int)(len - 4), ent->d_name);
+        snprintf(text, sizeof text, "use std.%s;\n", module);
+        Arena arena;
+        arena_init(&arena);
+        Program prog = { 0 };
+        if (parse_program_text(&arena, "kinds.srd", text, strlen(text), dir, &prog)) {
+            for (int i = 0; i < prog.n_stmts; i++)
+                if (prog.stmts[i]->kind == ST_ENERGY || prog.stmts[i]->kind == ST_FORCE)
+                    kinds_add(out, prog.stmts[i]->name, module);
+        } else {
+            ok = false;
+        }
+        arena_free(&arena);
+    }
+    closedir(d);
+    diag_flush(stdout);
+    return ok;
+}
+
+/* The stdlib kinds of `lib` that `checked` lacks, among those `among` holds (all when NULL). */
+static int kinds_missing(const KindList *lib, const KindList *among, const KindList *checked, KindList *missing)
+{
+    memset(missing, 0, sizeof *missing);
+    for (int i = 0; i < lib->n; i++)
+        if ((!among || kinds_has(among, lib->name[i])) && !kinds_has(checked, lib->name[i]))
+            kinds_add(missing, lib->name[i], lib->module[i]);
+    return missing->n;
+}
+
+static void print_missing(const KindList *missing, const char *where)
+{
+    for (int i = 0; i < missing->n; i++)
+        printf("# %s (std.%s) has no finite-difference check: %s\n", missing->name[i], missing->module[i], where);
+}
+
+/* The suite fails when an element kind of stdlib/ has no central-difference check, or a kind
+ * with a planar variant has none in the planar model. Then the check is shown to fail: a
+ * module directory holding an element that model_text does not apply must be reported. */
+static void check_stdlib_coverage(void)
+{
+    KindList lib, missing;
+    const char *dir = parse_stdlib_dir();
+    bool parsed = stdlib_kinds(dir, &lib);
+    check(&tally, parsed && kinds_has(&lib, "stretch") && kinds_has(&lib, "ground_contact"),
+          "stdlib/ (%s) parses and lists %d element kinds, stretch and ground_contact among them", dir, lib.n);
+    int n = kinds_missing(&lib, NULL, &fd_checked, &missing);
+    print_missing(&missing, "apply it in model_text of tests/unit/test_kernels.c");
+    check(&tally, n == 0, "every one of the %d element kinds in stdlib/ is checked against central differences "
+          "(%d missing)", lib.n, n);
+    int twisting = 0;
+    for (int i = 0; i < lib.n; i++)
+        twisting += kinds_has(&reads_twist, lib.name[i]);
+    n = kinds_missing(&lib, &reads_twist, &fd_checked_planar, &missing);
+    print_missing(&missing, "its planar variant needs an instance in planar_text of tests/unit/test_kernels.c");
+    check(&tally, twisting > 0 && n == 0, "the %d stdlib kinds that read an edge's twist are checked in their planar "
+          "variant too (%d missing)", twisting, n);
+
+    /* The check can fail: a library with an element nobody applied. */
+    char tmp[512], path[600];
+    if (!tap_mkdtemp(tmp, sizeof tmp, "srd_kinds_")) {
+        check(&tally, 0, "temporary directory for the coverage self-test");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/extra.srd", tmp);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("energy unchecked_spring(node a, node b; k) = 0.5 * k * norm(b.x - a.x)^2;\n", f);
+        fclose(f);
+    }
+    KindList extra;
+    parsed = f && stdlib_kinds(tmp, &extra);
+    n = kinds_missing(&extra, NULL, &fd_checked, &missing);
+    check(&tally, parsed && n == 1 && !strcmp(missing.name[0], "unchecked_spring"),
+          "a stdlib module with an element that has no finite-difference check is reported (%d missing)", n);
+    unlink(path);
+    rmdir(tmp);
+}
+
+/* ---- The kernels of one model against central differences ---- */
+
+/* A planar rod network (theta fixed at 0: edges have no twist DOF, and the kernels of kinds
+ * that read one are lowered with the constant 0): a clamped rod with natural curvature, a
+ * rectangular strip joined to its middle (a junction of three edges, two of them running
+ * against the stencil: signs -1), and a closed ring of elliptic section. Fixed DOFs: every
+ * node's y and the clamped nodes. */
+static const char *planar_text =
+    "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
+    "rod arm { path = polyline((0, 0, 0) m, (0.05, 0, 0.01) m, (0.1, 0, -0.02) m); nodes = 9; radius = 1 mm;\n"
+    "          material = m; curvature = (20 /m, 0); }\n"
+    "rod strip { path = line((0.09, 0, 0.05) m, (0.05, 0, 0.01) m); nodes = 5; section = rectangular(18 mm, 1.7 mm);\n"
+    "            material = m; }\n"
+    "rod ring { path = circle((0.2, 0, 0) m, 2 cm, axis = (0, 1, 0)); nodes = 10; section = elliptic(1 mm, 2 mm);\n"
+    "           material = m; }\n"
+    "join strip.end, arm.node(4);\n"
+    "clamp arm.start;\n"
+    "planar;\n";
+
+/* Checks element set s of m: gradient and Hessian (energies) or Jacobian (forces) against
+ * five-point central differences on 100 configurations, relative to the largest entry, to
+ * 1e-6 (step 1e-6 m: truncation O(h^4) and rounding eps E / h are both far below it), and
+ * energy Hessians for symmetry to 1e-12. With `steps`, configurations are the runtime's
+ * (randomize_step). The kind is recorded in `checked`. */
+static void fd_check_set(const ModelKernels *mk, const srd_model *m, int s, const char *label, bool steps,
+                         KindList *checked)
+{
+    const KernelSet *ks = &mk->sets[s];
+    Harness h;
+    int built = harness_open(&h, m, ks, s);
+    h.steps = steps;
+    const char *kind = ks->lowered.kind;
+    check(&tally, built == 0 && m->sets[s].n > 0 && h.sys.n_free > 0, "%s%s: batch of %d instances, %d free DOFs",
+          label, kind, m->sets[s].n, h.sys.n_free);
+    printf("# %s%s: %d stencil DOFs, ops value %d, gradient %d, %s %d, chunks %d\n", label, kind, ks->lowered.nd,
+           ks->lowered.ops_value, ks->lowered.ops_grad, ks->lowered.is_force ? "Jacobian" : "Hessian",
+           ks->lowered.ops_jac, ks->chunks);
+    double wg, wj, ws;
+    fd_check(&h, ks->fn, 1000u + (unsigned)s, 100, &wg, &wj, &ws);
+    if (!ks->lowered.is_force) {
+        check(&tally, wg < 1e-6, "%s%s: gradient matches central differences on 100 configurations (worst %.2e, tol 1e-6)",
+              label, kind, wg);
+        check(&tally, ws < 1e-12, "%s%s: Hessian is symmetric (worst %.2e, tol 1e-12)", label, kind, ws);
+    }
+    check(&tally, wj < 1e-6, "%s%s: %s matches central differences of the residual (worst %.2e, tol 1e-6)", label,
+          kind, ks->lowered.is_force ? "Jacobian" : "Hessian", wj);
+    if (!strcmp(kind, "stretch") && !steps)
+        compare_stretch(&h, ks->fn);
+    if (built == 0 && m->sets[s].n > 0 && h.sys.n_free > 0)
+        kinds_add(checked, kind, "");
+    harness_close(&h);
+}
+
+/* The planar variants: planar_text's kernels against central differences on configurations
+ * in the x-z plane. Its kernels must not read a twist (lowered as 0), and every kind that reads
+ * one in the general model must be here. */
+static void planar_checks(void)
+{
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    bool parsed = parse_program_text(&arena, "planar.srd", planar_text, strlen(planar_text), parse_stdlib_dir(), &prog);
+    srd_model *m = parsed ? elab_program(&prog, &arena, "planar.srd") : NULL;
+    diag_flush(stdout);
+    ModelKernels mk;
+    char err[512] = "";
+    bool ok = m && m->planar && kernels_lower(&mk, &prog, m, true, err, sizeof err);
+    ok = ok && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
+    check(&tally, ok, "planar test model elaborates and its kernels JIT-compile (%s)", ok ? "ok" : err);
+    if (ok) {
+        for (int s = 0; s < mk.n; s++) {
+            if (!mk.sets[s].fn)
+                continue;
+            check(&tally, !lowered_reads_twist(&mk.sets[s].lowered), "planar %s: the kernel reads no twist DOF",
+                  mk.sets[s].lowered.kind);
+            fd_check_set(&mk, m, s, "planar ", true, &fd_checked_planar);
+        }
+        kernels_free(&mk);
+    }
+    if (m)
+        srd_model_free(m);
+    arena_free(&arena);
 }
 
 int main(void)
@@ -868,28 +1142,14 @@ int main(void)
         return 1;
     printf("# lower %.2f ms, codegen %.2f ms, jit %.2f ms\n", mk.ms_lower, mk.ms_codegen, mk.ms_jit);
     for (int s = 0; s < mk.n; s++) {
-        KernelSet *ks = &mk.sets[s];
-        if (!ks->fn)
+        if (!mk.sets[s].fn)
             continue;
-        Harness h;
-        int built = harness_open(&h, m, ks, s);
-        check(&tally, built == 0, "%s: batch of %d instances", ks->lowered.kind, m->sets[s].n);
-        printf("# %s: %d stencil DOFs, ops value %d, gradient %d, %s %d, chunks %d\n", ks->lowered.kind,
-               ks->lowered.nd, ks->lowered.ops_value, ks->lowered.ops_grad,
-               ks->lowered.is_force ? "Jacobian" : "Hessian", ks->lowered.ops_jac, ks->chunks);
-        double wg, wj, ws;
-        fd_check(&h, ks->fn, 1000u + (unsigned)s, 100, &wg, &wj, &ws);
-        if (!ks->lowered.is_force) {
-            check(&tally, wg < 1e-6, "%s: gradient matches central differences on 100 configurations (worst %.2e, tol 1e-6)",
-                  ks->lowered.kind, wg);
-            check(&tally, ws < 1e-12, "%s: Hessian is symmetric (worst %.2e, tol 1e-12)", ks->lowered.kind, ws);
-        }
-        check(&tally, wj < 1e-6, "%s: %s matches central differences of the residual (worst %.2e, tol 1e-6)",
-              ks->lowered.kind, ks->lowered.is_force ? "Jacobian" : "Hessian", wj);
-        if (!strcmp(ks->lowered.kind, "stretch"))
-            compare_stretch(&h, ks->fn);
-        harness_close(&h);
+        fd_check_set(&mk, m, s, "", false, &fd_checked);
+        if (lowered_reads_twist(&mk.sets[s].lowered))
+            kinds_add(&reads_twist, mk.sets[s].lowered.kind, "");
     }
+    planar_checks();
+    check_stdlib_coverage();
     compare_aot(&mk, m);
     midedge_checks();
     compare_cache(&mk, &prog, m);

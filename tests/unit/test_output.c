@@ -158,10 +158,10 @@ int main(void)
 {
     arena_init(&arena);
     Tally t = { 0, 0 };
-    char dir[] = "/tmp/srd_test_output_XXXXXX";
+    char dir[256];
     srd_model *m = small_rod();
     check(&t, m != NULL, "the test model elaborates");
-    if (m && mkdtemp(dir)) {
+    if (m && tap_mkdtemp(dir, sizeof dir, "srd_test_output_")) {
         test_series_is_linear(&t, m, dir);
         test_failed_frame(&t, m, dir);
         test_outfile_full_disk(&t, dir);
