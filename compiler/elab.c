@@ -1189,7 +1189,7 @@ static void exec_for(Elab *e, Stmt *s)
         int before = diag_error_count();
         exec_stmts(e, s->body, s->n_body);
         e->scope = saved;
-        if (++e->work > ELAB_MAX_WORK)
+        if (++e->work > elab_work_limit())
             elab_over_budget(e, s->range->loc);
         if (diag_error_count() > before + 20)
             break; /* one broken iteration is enough to show */

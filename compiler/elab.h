@@ -226,6 +226,11 @@ enum { ELAB_MAX_EVAL_DEPTH = 500 };
 /* The total work of elaboration, in loop iterations plus evaluated expression nodes (about
  * 2 s and at most a few hundred MB): nested loops multiply, each below its own cap. */
 #define ELAB_MAX_WORK 10000000LL
+/* Lowers the work budget of every later elaboration in this process (0 restores
+ * ELAB_MAX_WORK). The fuzz targets use it: under the sanitizers the full budget takes longer
+ * than their per-input timeout, and the budget itself is tested at its real value. */
+void elab_set_work_limit(long long limit);
+long long elab_work_limit(void);
 /* Function calls whose values are kept (struct FnMemo in eval.c): enough for any program that
  * repeats its calls, while one whose calls all differ stops adding at a few tens of MB. */
 enum { ELAB_MAX_MEMO = 65536 };

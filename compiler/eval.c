@@ -1289,7 +1289,7 @@ Value eval_expr(Elab *e, Expr *x)
 {
     if (e->eval_depth >= ELAB_MAX_EVAL_DEPTH)
         return too_deep(e, x);
-    if (++e->work > ELAB_MAX_WORK) {
+    if (++e->work > elab_work_limit()) {
         if (e->loop_depth == 0)
             elab_over_budget(e, x->loc);
         return value_error();
@@ -1300,10 +1300,16 @@ Value eval_expr(Elab *e, Expr *x)
     return check_finite(x, v);
 }
 
+static long long work_limit = ELAB_MAX_WORK;
+
+void elab_set_work_limit(long long limit) { work_limit = limit > 0 ? limit : ELAB_MAX_WORK; }
+
+long long elab_work_limit(void) { return work_limit; }
+
 void elab_over_budget(Elab *e, SrcLoc loc)
 {
     if (!e->over_budget) {
-        Diag *d = diag_error(loc, "elaboration takes too long here: more than %lld steps in total", ELAB_MAX_WORK);
+        Diag *d = diag_error(loc, "elaboration takes too long here: more than %lld steps in total", elab_work_limit());
         diag_hint(d, "every loop iteration and every evaluated operation is a step, and nested loops "
                      "multiply their counts: make the loops shorter or fewer");
     }
