@@ -808,6 +808,70 @@ static void exec_load(Elab *e, Stmt *s)
     }
 }
 
+/* The nodes a prescribed motion drives: whole nodes only. */
+static Sel *motion_nodes(Elab *e, Stmt *s, const char *what)
+{
+    Sel *sel = operand_sel(e, s->target, what);
+    if (!sel)
+        return NULL;
+    if (sel->component != COMP_ALL) {
+        Diag *d = diag_error(s->target->loc, "`%s` drives whole nodes, not one component", what);
+        diag_hint(d, "give the motion as a vector: `move sel = (0, 0, 1 cm * sin(2*pi*1 Hz*t));`");
+        return NULL;
+    }
+    return select_nodes(e, sel);
+}
+
+/* The axis of a `rotate`: `about` and a dimensionless 3-vector that is not zero. */
+static bool rotation_axis(Elab *e, Stmt *s, double *axis)
+{
+    if (strcmp(s->name, "about")) {
+        Diag *d = diag_error(s->name_loc, "expected `about` after the selection of `rotate`, found `%s`", s->name);
+        diag_hint(d, "write `rotate arm.start about (0, 0, 1) = 30 deg * ramp(t, 0 s, 1 s);`");
+        return false;
+    }
+    Value a = eval_expr(e, s->every);
+    if (a.kind == V_ERR)
+        return false;
+    double len = a.kind == V_NUM && a.n == 3 && a.known ? sqrt(a.v[0] * a.v[0] + a.v[1] * a.v[1] + a.v[2] * a.v[2]) : 0;
+    if (!(len > 0) || !dims_eq(a.dims, dims_of(0, 0, 0, 0))) {
+        char have[128];
+        value_describe(&a, have, sizeof have);
+        Diag *d = diag_error(s->every->loc, "the axis of a rotation must be a nonzero dimensionless 3-vector known "
+                                            "when the model is built, but this is %s", have);
+        diag_hint(d, "for example `about (0, 0, 1)`");
+        return false;
+    }
+    for (int c = 0; c < 3; c++)
+        axis[c] = a.v[c] / len;
+    return true;
+}
+
+/* `move sel = u;` (a displacement from the reference, a length 3-vector) and `rotate sel about
+ * axis = angle;`: the nodes become constraints whose values follow the expression of time. */
+static void exec_motion(Elab *e, Stmt *s)
+{
+    bool rotate = s->kind == ST_ROTATE;
+    const char *what = rotate ? "rotate" : "move";
+    static const PropSpec move_spec = { BK_COUNT, "a prescribed displacement", P_NUM, 3, 1, 0, 0, 0, true, true, NULL, "" };
+    static const PropSpec turn_spec = { BK_COUNT, "a prescribed angle", P_NUM, 1, 0, 0, 0, 0, true, true, NULL, "" };
+    const PropSpec *spec = rotate ? &turn_spec : &move_spec;
+    PendingMotion pm = { rotate ? SRD_MOTION_ROTATE : SRD_MOTION_MOVE, NULL, -1, { 0, 0, 0 }, s->loc };
+    pm.nodes = motion_nodes(e, s, what);
+    if (!pm.nodes || (rotate && !rotation_axis(e, s, pm.axis)))
+        return;
+    Value v = eval_expr(e, s->value);
+    if (v.kind == V_ERR)
+        return;
+    bool shaped = v.kind == V_NUM && v.n == spec->n && (v.any_dims || dims_eq(v.dims, props_dims(spec)));
+    if (!(shaped && !v.known) && !check_prop(e, spec, v, s->value, NULL))
+        return;
+    pm.expr = elab_remember_expr(e, s->value);
+    for (int i = 0; i < pm.nodes->n; i++)
+        fix_node(e, pm.nodes->items[i], 7);
+    DPUSH(e->motions, pm);
+}
+
 typedef struct ActTarget {
     const char *name;
     int         n;
@@ -1129,6 +1193,8 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_CLAMP: exec_clamp(e, s); break;
     case ST_FIX: exec_fix(e, s); break;
     case ST_LOAD: exec_load(e, s); break;
+    case ST_MOVE: exec_motion(e, s); break;
+    case ST_ROTATE: exec_motion(e, s); break;
     case ST_ACTUATE: exec_actuate(e, s); break;
     case ST_APPLY: exec_apply(e, s); break;
     case ST_FOR: exec_for(e, s); break;
@@ -1223,6 +1289,7 @@ static void elab_free(Elab *e)
     free(e->acts.a);
     free(e->applies.a);
     free(e->clamps.a);
+    free(e->motions.a);
     free(e->body_mass.a);
     free(e->tri_edge.a);
 }

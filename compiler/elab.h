@@ -113,6 +113,15 @@ typedef struct PendingApply {
     double     *data;    /* parameter values */
 } PendingApply;
 
+/* `move sel = u(t);` or `rotate sel about axis = angle(t);`: the region's DOFs follow it. */
+typedef struct PendingMotion {
+    int    kind;        /* SRD_MOTION_* */
+    Sel   *nodes;
+    int    expr;
+    double axis[3];
+    SrcLoc loc;
+} PendingMotion;
+
 typedef struct ClampRecord {
     Sel   *nodes;
     SrcLoc loc;
@@ -170,6 +179,7 @@ typedef struct Elab {
     DARRAY(PendingAct) acts;
     DARRAY(PendingApply) applies;
     DARRAY(ClampRecord) clamps;
+    DARRAY(PendingMotion) motions;
     DARRAY(double) body_mass; /* per node: point masses of bodies */
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */

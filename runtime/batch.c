@@ -473,6 +473,17 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
     free(tau);
 }
 
+double *srd_initial_directors(const srd_model *m) { return initial_directors(m); }
+
+void srd_transport_director(const double *d, const double *t0, const double *t1, double *out)
+{
+    transport(d, t0, t1, out);
+    double along = srd_dot3(out, t1);
+    for (int c = 0; c < 3; c++)
+        out[c] -= along * t1[c];
+    normalize3(out);
+}
+
 void srd_batch_free(srd_batch_owner *bo)
 {
     free(bo->dofs);

@@ -53,5 +53,11 @@ int  srd_batch_build(srd_batch_owner *out, const srd_model *m, int set, const sr
 void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                              const double *q_start, const double *q_end);
 void srd_batch_free(srd_batch_owner *bo);
+/* The reference director d1 of every edge at the reference configuration (3 per edge, in the
+ * edge's own orientation; the caller frees it): what the element state starts from. */
+double *srd_initial_directors(const srd_model *m);
+/* A director carried from unit tangent t0 to t1 by parallel transport, kept unit and normal to
+ * t1: the step the element state takes (srd_batch_advance_state). */
+void srd_transport_director(const double *d, const double *t0, const double *t1, double *out);
 
 #endif

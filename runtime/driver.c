@@ -62,7 +62,12 @@ static int open_probes(Probes *pr, const char *dir, const srd_analysis *a)
         return -1;
     srd_outfile_printf(&pr->out, "t");
     for (int i = 0; i < a->n_probes; i++) {
-        if (a->probes[i].dof >= 0)
+        const char *n = a->probes[i].name;
+        if (a->probes[i].kind == SRD_PROBE_REACTION)
+            srd_outfile_printf(&pr->out, ",%s.fx,%s.fy,%s.fz,%s.mx,%s.my,%s.mz", n, n, n, n, n, n);
+        else if (a->probes[i].kind == SRD_PROBE_CONTACT)
+            srd_outfile_printf(&pr->out, ",%s.fx,%s.fy,%s.fz", n, n, n);
+        else if (a->probes[i].dof >= 0)
             srd_outfile_printf(&pr->out, ",%s", a->probes[i].name);
         else
             srd_outfile_printf(&pr->out, ",%s.x,%s.y,%s.z", a->probes[i].name, a->probes[i].name, a->probes[i].name);
@@ -71,21 +76,90 @@ static int open_probes(Probes *pr, const char *dir, const srd_analysis *a)
     return srd_outfile_flush(&pr->out);
 }
 
+/* The total force and moment (about the probe's first node, where it is now) that the
+ * constraints exert on the probe's region: node reactions, and twist reactions as moments
+ * about their edges. */
+static void region_reaction(const srd_model *m, const srd_probe *p, const double *q, const double *r, double *fm)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    const double *o = &q[m->node_dof[p->node]];
+    memset(fm, 0, 6 * sizeof(double));
+    for (int i = 0; i < p->n_nodes; i++) {
+        int d = m->node_dof[p->nodes[i]];
+        in[p->nodes[i]] = 1;
+        double arm[3] = { q[d] - o[0], q[d + 1] - o[1], q[d + 2] - o[2] };
+        for (int c = 0; c < 3; c++)
+            fm[c] += r[d + c];
+        fm[3] += arm[1] * r[d + 2] - arm[2] * r[d + 1];
+        fm[4] += arm[2] * r[d] - arm[0] * r[d + 2];
+        fm[5] += arm[0] * r[d + 1] - arm[1] * r[d];
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->edge_nodes[2 * e], b = m->edge_nodes[2 * e + 1], tw = m->edge_twist[e];
+        if (tw < 0 || !in[a] || !in[b])
+            continue;
+        double t[3], len = 0;
+        for (int c = 0; c < 3; c++) {
+            t[c] = q[m->node_dof[b] + c] - q[m->node_dof[a] + c];
+            len += t[c] * t[c];
+        }
+        for (int c = 0; c < 3; c++)
+            fm[3 + c] += r[tw] * t[c] / sqrt(len);
+    }
+    free(in);
+}
+
+/* The force values of the probes that ask for them: reactions (n_dofs) when any does. */
+static double *probe_reactions(srd_sim *s, const srd_analysis *a)
+{
+    for (int i = 0; i < a->n_probes; i++)
+        if (a->probes[i].kind == SRD_PROBE_REACTION) {
+            double *r = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
+            srd_sim_reactions(s, r);
+            return r;
+        }
+    return NULL;
+}
+
+static void write_force_probe(Probes *pr, srd_sim *s, const srd_probe *p, const double *reactions)
+{
+    const srd_model *m = s->m;
+    double fm[6] = { 0 };
+    if (p->kind == SRD_PROBE_REACTION) {
+        region_reaction(m, p, s->q, reactions, fm);
+    } else {
+        double *f = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        srd_sim_contact_forces(s, p->target, f);
+        for (int i = 0; i < m->n_nodes; i++)
+            for (int c = 0; c < 3; c++)
+                fm[c] += f[m->node_dof[i] + c];
+        free(f);
+    }
+    for (int c = 0; c < (p->kind == SRD_PROBE_REACTION ? 6 : 3); c++)
+        srd_outfile_printf(&pr->out, ",%.12g", fm[c]);
+}
+
 /* One row of probes.csv, flushed so that a run that stops keeps every row it took; 0, or -1
  * when the file cannot be written. */
-static int write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, const double *q, double t)
+static int write_probes(Probes *pr, srd_sim *s, const srd_analysis *a)
 {
     if (!pr->out.f)
         return 0;
-    srd_outfile_printf(&pr->out, "%.9g", t);
+    const srd_model *m = s->m;
+    const double *q = s->q;
+    double *reactions = probe_reactions(s, a);
+    srd_outfile_printf(&pr->out, "%.9g", s->t);
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
-        if (p->dof >= 0)
+        if (p->kind != SRD_PROBE_STATE)
+            write_force_probe(pr, s, p, reactions);
+        else if (p->dof >= 0)
             srd_outfile_printf(&pr->out, ",%.12g", q[p->dof]);
         else
             for (int c = 0; c < 3; c++)
                 srd_outfile_printf(&pr->out, ",%.12g", q[m->node_dof[p->node] + c]);
     }
+    free(reactions);
     srd_outfile_printf(&pr->out, "\n");
     return srd_outfile_flush(&pr->out);
 }
@@ -98,6 +172,28 @@ static double probe_period(const srd_analysis *a, double dt)
     for (int i = 0; i < a->n_probes; i++)
         period = fmin(period, a->probes[i].every > 0 ? a->probes[i].every : dt);
     return period;
+}
+
+/* A frame with every point field: net force, and the reactions and contact forces of the models
+ * that have constraints or contact. */
+static int write_frame(srd_sim *s, srd_vtk_series *vtk, bool dynamic)
+{
+    const srd_model *m = s->m;
+    size_t n = (size_t)m->n_dofs + 1;
+    double *force = srd_xcalloc(n, sizeof(double));
+    double *reaction = m->n_fixed ? srd_xcalloc(n, sizeof(double)) : NULL;
+    double *contact = m->has_ground || m->n_obstacles ? srd_xcalloc(n, sizeof(double)) : NULL;
+    srd_sim_net_force(s, force);
+    if (reaction)
+        srd_sim_reactions(s, reaction);
+    if (contact)
+        srd_sim_contact_forces(s, -2, contact);
+    srd_vtk_fields f = { dynamic ? s->v : NULL, force, reaction, contact };
+    int status = srd_vtk_write_fields(vtk, m, s->q, &f, dynamic ? s->t : 0);
+    free(force);
+    free(reaction);
+    free(contact);
+    return status;
 }
 
 static void report_failure(const srd_sim *s, int code)
@@ -135,12 +231,9 @@ static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probe
         report_failure(s, code);
         return SRD_EXIT_NUMERIC;
     }
-    if (write_probes(pr, m, a, s->q, 0) != 0)
+    if (write_probes(pr, s, a) != 0)
         return report_outfile(&pr->out);
-    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_sim_net_force(s, force);
-    int bad = vtk && srd_vtk_write(vtk, m, s->q, NULL, force, 0) != 0;
-    free(force);
+    int bad = vtk && write_frame(s, vtk, false) != 0;
     if (bad)
         return report_frames(vtk);
     printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
@@ -256,16 +349,14 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     int steps = (int)ceil(duration / s->dt - 1e-9);
     double out_every = a->output_every > 0 ? a->output_every : s->dt, probe_every = probe_period(a, s->dt);
     double next_out = 0, next_energy = 0, t0 = srd_seconds();
-    double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     /* Kinetic, potential and total energy at the output cadence: conservation is how one
      * judges an undamped run. */
     srd_outfile ef;
-    if (srd_outfile_open(&ef, o->out, "energy.csv") != 0) {
-        free(force);
+    if (srd_outfile_open(&ef, o->out, "energy.csv") != 0)
         return report_outfile(&ef);
-    }
     srd_outfile_printf(&ef, "t,kinetic,potential,total\n");
     srd_method method = (srd_method)srd_method_from_name(a->method);
+    s->dynamic = 1; /* the first frame's reactions include the prescribed accelerations too */
     srd_contact_stats contact;
     srd_contact_stats_init(&contact, m, ground_height);
     int status = SRD_EXIT_OK;
@@ -278,8 +369,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
             break;
         }
         if (vtk && s->t >= next_out - 1e-6 * s->dt) {
-            srd_sim_net_force(s, force);
-            if (srd_vtk_write(vtk, m, s->q, s->v, force, s->t) != 0) {
+            if (write_frame(s, vtk, true) != 0) {
                 status = report_frames(vtk);
                 break;
             }
@@ -295,7 +385,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
             next_energy += out_every;
         }
         if (s->t >= pr->next - 1e-6 * s->dt) {
-            if (write_probes(pr, m, a, s->q, s->t) != 0) {
+            if (write_probes(pr, s, a) != 0) {
                 status = report_outfile(&pr->out);
                 break;
             }
@@ -305,7 +395,6 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
         if (!o->quiet)
             progress(k, steps);
     }
-    free(force);
     if (srd_outfile_close(&ef) != 0 && status == SRD_EXIT_OK)
         status = report_outfile(&ef);
     double wall = srd_seconds() - t0;
@@ -334,6 +423,7 @@ static int run_analysis(srd_sim *s, const srd_model *m, const srd_analysis *a, c
         fprintf(stderr, "%s: error: cannot write to %s: %s\n", prog_name, o->out, strerror(errno));
         return SRD_EXIT_IO;
     }
+    vtk.binary = a->output_binary;
     if (open_probes(&pr, o->out, a) != 0) {
         srd_outfile_close(&pr.out);
         srd_vtk_close(&vtk);

@@ -17,8 +17,11 @@ static void free_analysis(srd_analysis *a)
     free(a->solver);
     free(a->output_format);
     free(a->output_name);
-    for (int i = 0; i < a->n_probes; i++)
+    for (int i = 0; i < a->n_probes; i++) {
         free(a->probes[i].name);
+        free(a->probes[i].nodes);
+        free(a->probes[i].target_name);
+    }
     free(a->probes);
 }
 
@@ -80,8 +83,15 @@ void srd_model_free(srd_model *m)
         free(m->actuations[i].s);
     }
     free(m->actuations);
-    for (int i = 0; i < m->n_obstacles; i++)
+    for (int i = 0; i < m->n_motions; i++) {
+        free(m->motions[i].nodes);
+        free(m->motions[i].edges);
+    }
+    free(m->motions);
+    for (int i = 0; i < m->n_obstacles; i++) {
         free(m->obstacles[i].shape);
+        free(m->obstacles[i].name);
+    }
     free(m->obstacles);
     free_analysis(&m->simulate);
     free_analysis(&m->statics);
