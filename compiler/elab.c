@@ -249,6 +249,8 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
         char u[64];
         dims_format(want, u, sizeof u);
         diag_hint(d, "add a unit, for example `%s`", u);
+    } else if (!owner && p->doc[0]) {
+        diag_hint(d, "%s", p->doc); /* statements (load, move) give their hint as the doc */
     }
     return false;
 }
@@ -833,8 +835,13 @@ static bool rotation_axis(Elab *e, Stmt *s, double *axis)
     Value a = eval_expr(e, s->every);
     if (a.kind == V_ERR)
         return false;
-    double len = a.kind == V_NUM && a.n == 3 && a.known ? sqrt(a.v[0] * a.v[0] + a.v[1] * a.v[1] + a.v[2] * a.v[2]) : 0;
-    if (!(len > 0) || !dims_eq(a.dims, dims_of(0, 0, 0, 0))) {
+    bool vector = a.kind == V_NUM && a.n == 3 && a.known && dims_eq(a.dims, dims_of(0, 0, 0, 0));
+    double len = vector ? sqrt(a.v[0] * a.v[0] + a.v[1] * a.v[1] + a.v[2] * a.v[2]) : 0;
+    if (vector && !(len > 0)) {
+        diag_error(s->every->loc, "the axis of a rotation must not be the zero vector");
+        return false;
+    }
+    if (!vector) {
         char have[128];
         value_describe(&a, have, sizeof have);
         Diag *d = diag_error(s->every->loc, "the axis of a rotation must be a nonzero dimensionless 3-vector known "
@@ -853,14 +860,27 @@ static void exec_motion(Elab *e, Stmt *s)
 {
     bool rotate = s->kind == ST_ROTATE;
     const char *what = rotate ? "rotate" : "move";
-    static const PropSpec move_spec = { BK_COUNT, "a prescribed displacement", P_NUM, 3, 1, 0, 0, 0, true, true, NULL, "" };
-    static const PropSpec turn_spec = { BK_COUNT, "a prescribed angle", P_NUM, 1, 0, 0, 0, 0, true, true, NULL, "" };
+    static const PropSpec move_spec = { BK_COUNT, "a prescribed displacement", P_NUM, 3, 1, 0, 0, 0, true, true, NULL,
+                                        "`move` gives the displacement from the reference position, for example "
+                                        "`(0 m, 0 m, 1 cm * sin(2*pi*1 Hz*t))`" };
+    static const PropSpec turn_spec = { BK_COUNT, "a prescribed angle", P_NUM, 1, 0, 0, 0, 0, true, true, NULL,
+                                        "`rotate` gives the angle, for example `30 deg * ramp(t, 0 s, 1 s)`" };
     const PropSpec *spec = rotate ? &turn_spec : &move_spec;
     PendingMotion pm = { rotate ? SRD_MOTION_ROTATE : SRD_MOTION_MOVE, NULL, -1, { 0, 0, 0 }, s->loc };
     pm.nodes = motion_nodes(e, s, what);
     if (!pm.nodes || (rotate && !rotation_axis(e, s, pm.axis)))
         return;
+    /* A move may vary over the nodes: x, y, z are each node's reference position. */
+    Binding *saved = e->scope;
+    static const char *axes[3] = { "x", "y", "z" };
+    for (int c = 0; c < 3 && !rotate; c++) {
+        Value pv = value_num(NAN, dims_of(1, 0, 0, 0));
+        pv.known = false;
+        pv.param = "position";
+        scope_bind(e, axes[c], pv, s->loc, BIND_BUILTIN);
+    }
     Value v = eval_expr(e, s->value);
+    e->scope = saved;
     if (v.kind == V_ERR)
         return;
     bool shaped = v.kind == V_NUM && v.n == spec->n && (v.any_dims || dims_eq(v.dims, props_dims(spec)));

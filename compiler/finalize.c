@@ -1085,7 +1085,7 @@ static bool copy_motions(Fin *f)
 
 /* A reaction probe: the region of its selection, moments about its first node. A region that
  * no constraint holds has no reaction: asking for one is a mistake. */
-static bool reaction_probe(Fin *f, srd_probe *p)
+static bool reaction_probe(Fin *f, srd_probe *p, SrcLoc loc)
 {
     srd_model *m = f->m;
     int *seeds = srd_xcalloc((size_t)p->n_nodes + 1, sizeof(int));
@@ -1099,19 +1099,19 @@ static bool reaction_probe(Fin *f, srd_probe *p)
         for (int c = 0; c < 3; c++)
             if (m->dof_fixed[m->node_dof[p->nodes[i]] + c])
                 return true;
-    Diag *d = diag_error(NO_LOC, "probe `%s` asks for the reaction of nodes that no constraint holds", p->name);
+    Diag *d = diag_error(loc, "probe `%s` asks for the reaction of nodes that no constraint holds", p->name);
     diag_hint(d, "`reaction(sel)` reads the force of a `clamp`, `fix`, `move` or `rotate` on sel");
     return false;
 }
 
 /* contact_force(ground) or contact_force(NAME) of a named obstacle. */
-static bool contact_probe(const srd_model *m, srd_probe *p)
+static bool contact_probe(const srd_model *m, srd_probe *p, SrcLoc loc)
 {
     if (!strcmp(p->target_name, "ground")) {
         p->target = -1;
         if (m->has_ground)
             return true;
-        Diag *d = diag_error(NO_LOC, "probe `%s` reads the ground's contact force, but the model has no ground", p->name);
+        Diag *d = diag_error(loc, "probe `%s` reads the ground's contact force, but the model has no ground", p->name);
         diag_hint(d, "add a `ground { ... }` block");
         return false;
     }
@@ -1125,7 +1125,7 @@ static bool contact_probe(const srd_model *m, srd_probe *p)
         if (m->obstacles[k].name && n < 256)
             names[n++] = m->obstacles[k].name;
     }
-    Diag *d = diag_error(NO_LOC, "probe `%s`: no obstacle is called `%s`", p->name, p->target_name);
+    Diag *d = diag_error(loc, "probe `%s`: no obstacle is called `%s`", p->name, p->target_name);
     const char *close = diag_closest(p->target_name, names, n);
     if (close)
         diag_hint(d, "did you mean `%s`?", close);
@@ -1134,16 +1134,17 @@ static bool contact_probe(const srd_model *m, srd_probe *p)
     return false;
 }
 
-static bool copy_probes(Fin *f, srd_analysis *a)
+static bool copy_probes(Fin *f, srd_analysis *a, const SrcLoc *locs)
 {
     srd_model *m = f->m;
     bool ok = true;
     for (int i = 0; i < a->n_probes; i++) {
         srd_probe *p = &a->probes[i];
+        SrcLoc loc = i < 256 ? locs[i] : NO_LOC;
         if (p->kind == SRD_PROBE_REACTION) {
-            ok &= reaction_probe(f, p);
+            ok &= reaction_probe(f, p, loc);
         } else if (p->kind == SRD_PROBE_CONTACT) {
-            ok &= contact_probe(m, p);
+            ok &= contact_probe(m, p, loc);
         } else if (p->node >= 0) {
             p->node = f->map[p->node];
             p->dof = p->component >= 0 && p->component < 3 ? m->node_dof[p->node] + p->component : -1;
@@ -1196,9 +1197,9 @@ void elab_finalize(Elab *e)
     ok &= copy_motions(&f);
     for (int i = 0; i < e->acts.n; i++)
         ok &= resolve_actuation(&f, &e->acts.a[i]);
-    ok &= copy_probes(&f, &m->simulate);
-    ok &= copy_probes(&f, &m->statics);
-    ok &= copy_probes(&f, &m->modes);
+    ok &= copy_probes(&f, &m->simulate, e->probe_locs[0]);
+    ok &= copy_probes(&f, &m->statics, e->probe_locs[1]);
+    ok &= copy_probes(&f, &m->modes, e->probe_locs[2]);
     free(needs_twist);
     free(needs_xi);
     free(f.map);

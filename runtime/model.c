@@ -243,6 +243,8 @@ void srd_model_print(const srd_model *m, FILE *out)
     fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
             count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
     fprintf(out, "  fixed DOFs     %d\n", m->n_fixed);
+    if (m->n_motions)
+        fprintf(out, "  motions        %d (their DOFs are among the fixed ones, driven in time)\n", m->n_motions);
     fprintf(out, "  total mass     %.6g kg\n", srd_model_total_mass(m));
     fprintf(out, "  bandwidth      %d in declaration order, %d after ordering\n", m->bandwidth_natural,
             m->bandwidth);

@@ -5,7 +5,9 @@ Each check states its tolerance and why it holds."""
 import csv
 import math
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -83,6 +85,36 @@ if rows:
     # 0.015 N: 1e-7 of the total.
     check(max(abs(total[k] - R[k]) for k in range(3)) <= 1e-7 * scale_f,
           "cantilever: the VTK `reaction` field sums to the probe's force")
+
+# 1b. The same frame written `binary` (appended raw arrays): every array, read back through its
+# offset and 64-bit size header, equals the text frame's to its 9 (points: 12) digits.
+def binary_arrays(path):
+    data = open(path, "rb").read()
+    head, raw = data.split(b'<AppendedData encoding="raw">', 1)
+    raw = raw[raw.index(b"_") + 1:]
+    arrays = []
+    for tag in re.findall(rb"<DataArray [^>]*/>", head):
+        kind = re.search(rb'type="(\w+)"', tag).group(1)
+        name = re.search(rb'Name="(\w+)"', tag)
+        at = int(re.search(rb'offset="(\d+)"', tag).group(1))
+        size = struct.unpack("<Q", raw[at:at + 8])[0]
+        fmt = {b"Float64": "d", b"Int32": "i", b"UInt8": "B"}[kind]
+        count = size // struct.calcsize(fmt)
+        arrays.append((name.group(1).decode() if name else None,
+                       list(struct.unpack("<%d%s" % (count, fmt), raw[at + 8:at + 8 + size]))))
+    return arrays
+
+
+text = open(os.path.join(here, "cantilever_reaction.srd")).read().replace('output vtk "sag"', 'output vtk "sag" binary')
+code, _, _, bout = run("cantilever_binary.srd", text)
+check(code == 0, "cantilever, binary frames: runs")
+if code == 0 and rows:
+    ascii_frame = frame_arrays(os.path.join(out, "sag_000000.vtu"))
+    binary_frame = binary_arrays(os.path.join(bout, "sag_000000.vtu"))
+    same = [a[0] for a in ascii_frame] == [b[0] for b in binary_frame] and all(
+        len(a[1]) == len(b[1]) and all(abs(x - y) <= 1e-8 * max(1.0, abs(x)) for x, y in zip(a[1], b[1]))
+        for a, b in zip(ascii_frame, binary_frame))
+    check(same, "binary frame holds the text frame's %d arrays" % len(ascii_frame))
 
 # 2. Contact forces at rest: the ground carries a rod's weight and a named sphere a body's
 # (x and y fixed, so contact alone holds them up). Each of the 11 rod nodes has a free-row
