@@ -892,6 +892,29 @@ static void exec_motion(Elab *e, Stmt *s)
     DPUSH(e->motions, pm);
 }
 
+/* `release sel at T;`: the constraints on the region of sel stop at time T (a known time). */
+static void exec_release(Elab *e, Stmt *s)
+{
+    if (strcmp(s->name, "at")) {
+        Diag *d = diag_error(s->name_loc, "expected `at` after the selection of `release`, found `%s`", s->name);
+        diag_hint(d, "write `release arm.start at 0.5 s;`");
+        return;
+    }
+    Sel *sel = operand_sel(e, s->target, "release");
+    Value v = eval_expr(e, s->value);
+    if (!sel || v.kind == V_ERR)
+        return;
+    if (v.kind != V_NUM || v.n != 1 || !v.known || !dims_eq(v.dims, dims_of(0, 0, 1, 0)) || !(v.v[0] >= 0)) {
+        char have[128];
+        value_describe(&v, have, sizeof have);
+        Diag *d = diag_error(s->value->loc, "a release needs a time known when the model is built, but this is %s", have);
+        diag_hint(d, "for example `release arm.start at 0.5 s;`");
+        return;
+    }
+    PendingRelease r = { select_nodes(e, sel), v.v[0], s->loc };
+    DPUSH(e->releases, r);
+}
+
 typedef struct ActTarget {
     const char *name;
     int         n;
@@ -1215,6 +1238,7 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_LOAD: exec_load(e, s); break;
     case ST_MOVE: exec_motion(e, s); break;
     case ST_ROTATE: exec_motion(e, s); break;
+    case ST_RELEASE: exec_release(e, s); break;
     case ST_ACTUATE: exec_actuate(e, s); break;
     case ST_APPLY: exec_apply(e, s); break;
     case ST_FOR: exec_for(e, s); break;
@@ -1310,6 +1334,7 @@ static void elab_free(Elab *e)
     free(e->applies.a);
     free(e->clamps.a);
     free(e->motions.a);
+    free(e->releases.a);
     free(e->body_mass.a);
     free(e->tri_edge.a);
 }

@@ -122,6 +122,13 @@ typedef struct PendingMotion {
     SrcLoc loc;
 } PendingMotion;
 
+/* `release sel at T;` */
+typedef struct PendingRelease {
+    Sel   *nodes;
+    double time;
+    SrcLoc loc;
+} PendingRelease;
+
 typedef struct ClampRecord {
     Sel   *nodes;
     SrcLoc loc;
@@ -180,6 +187,7 @@ typedef struct Elab {
     DARRAY(PendingApply) applies;
     DARRAY(ClampRecord) clamps;
     DARRAY(PendingMotion) motions;
+    DARRAY(PendingRelease) releases;
     DARRAY(double) body_mass; /* per node: point masses of bodies */
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */

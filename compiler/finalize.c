@@ -1083,6 +1083,53 @@ static bool copy_motions(Fin *f)
     return ok;
 }
 
+/* The constrained DOFs of a region: its nodes' and the rotations of the edges inside it. */
+static int region_constrained_dofs(const srd_model *m, const int *nodes, int n, int **out)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    int *dofs = srd_xcalloc(3 * (size_t)n + 2 * (size_t)m->n_edges + 1, sizeof(int)), k = 0;
+    for (int i = 0; i < n; i++) {
+        in[nodes[i]] = 1;
+        for (int c = 0; c < 3; c++)
+            if (m->dof_fixed[m->node_dof[nodes[i]] + c])
+                dofs[k++] = m->node_dof[nodes[i]] + c;
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int rot[2] = { m->edge_twist[e], m->edge_xi[e] };
+        for (int j = 0; j < 2; j++)
+            if (in[m->edge_nodes[2 * e]] && in[m->edge_nodes[2 * e + 1]] && rot[j] >= 0 && m->dof_fixed[rot[j]])
+                dofs[k++] = rot[j];
+    }
+    free(in);
+    *out = dofs;
+    return k;
+}
+
+/* Releases: the constrained DOFs of each selection's region, freed at the given time. */
+static bool copy_releases(Fin *f)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    m->releases = srd_xcalloc((size_t)e->releases.n + 1, sizeof *m->releases);
+    bool ok = true;
+    for (int k = 0; k < e->releases.n; k++) {
+        const PendingRelease *pr = &e->releases.a[k];
+        int *seeds = mapped_nodes(f, pr->nodes), *region;
+        int n = constrained_region(m, seeds, pr->nodes->n, &region);
+        srd_release *r = &m->releases[m->n_releases++];
+        r->time = pr->time;
+        r->n_dofs = region_constrained_dofs(m, region, n, &r->dofs);
+        free(seeds);
+        free(region);
+        if (!r->n_dofs) {
+            Diag *d = diag_error(pr->loc, "this release frees nothing: no constraint holds these nodes");
+            diag_hint(d, "`release` ends a `clamp`, `fix`, `move` or `rotate` of the same nodes");
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 /* A reaction probe: the region of its selection, moments about its first node. A region that
  * no constraint holds has no reaction: asking for one is a mistake. */
 static bool reaction_probe(Fin *f, srd_probe *p, SrcLoc loc)
@@ -1195,6 +1242,7 @@ void elab_finalize(Elab *e)
     ok &= apply_fixes(&f);
     copy_loads(&f);
     ok &= copy_motions(&f);
+    ok &= copy_releases(&f);
     for (int i = 0; i < e->acts.n; i++)
         ok &= resolve_actuation(&f, &e->acts.a[i]);
     ok &= copy_probes(&f, &m->simulate, e->probe_locs[0]);

@@ -61,7 +61,7 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 %token KW_ENERGY "energy" KW_FORCE "force" KW_APPLY "apply" KW_FOR "for" KW_IN "in"
 %token KW_OVER "over" KW_WHERE "where" KW_SIMULATE "simulate" KW_STATIC "static"
 %token KW_MODES "modes" KW_OUTPUT "output" KW_PROBE "probe" KW_EVERY "every"
-%token KW_MOVE "move" KW_ROTATE "rotate"
+%token KW_MOVE "move" KW_ROTATE "rotate" KW_RELEASE "release"
 %token KW_RETURN "return" KW_PLANAR "planar"
 %token DOTDOT ".." DOTDOTEQ "..=" LE "<=" GE ">=" EQ "==" NE "!=" AND "&&" OR "||"
 
@@ -131,6 +131,9 @@ stmt
     | KW_FIX expr ';'               { $$ = ast_stmt(ctx, ST_FIX, L(@$)); $$->target = $2; }
     | KW_LOAD expr '=' expr ';'     { $$ = ast_stmt(ctx, ST_LOAD, L(@$)); $$->target = $2; $$->value = $4; }
     | KW_MOVE expr '=' expr ';'     { $$ = ast_stmt(ctx, ST_MOVE, L(@$)); $$->target = $2; $$->value = $4; }
+    | KW_RELEASE expr IDENT expr ';'
+                                    { $$ = ast_stmt(ctx, ST_RELEASE, L(@$)); $$->target = $2; $$->name = $3; $$->name_loc = L(@3);
+                                      $$->value = $4; }
     | KW_ROTATE expr IDENT expr '=' expr ';'
                                     { $$ = ast_stmt(ctx, ST_ROTATE, L(@$)); $$->target = $2; $$->name = $3; $$->name_loc = L(@3);
                                       $$->every = $4; $$->value = $6; }
@@ -575,7 +578,7 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
 
 static const char *statement_words[] = {
     "use", "param", "let", "fn", "material", "rod", "shell", "body", "join", "clamp", "fix", "load",
-    "move", "rotate", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle", "contact", "actuate",
+    "move", "rotate", "release", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle", "contact", "actuate",
     "energy", "force", "apply", "for", "simulate", "static", "modes", "planar",
 };
 

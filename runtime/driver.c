@@ -300,6 +300,7 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
             srd_vtk_series vtk;
             double *q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
             if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
+                vtk.binary = a->output_binary;
                 for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
                     double amp = 0;
                     for (int i = 0; i < m->n_nodes; i++)

@@ -88,6 +88,9 @@ void srd_model_free(srd_model *m)
         free(m->motions[i].edges);
     }
     free(m->motions);
+    for (int i = 0; i < m->n_releases; i++)
+        free(m->releases[i].dofs);
+    free(m->releases);
     for (int i = 0; i < m->n_obstacles; i++) {
         free(m->obstacles[i].shape);
         free(m->obstacles[i].name);

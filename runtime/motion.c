@@ -30,6 +30,9 @@ void srd_motion_init(srd_sim *s)
 {
     const srd_model *m = s->m;
     s->prescribed_acc = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    s->fixed = srd_xcalloc((size_t)m->n_dofs + 1, 1);
+    memcpy(s->fixed, m->dof_fixed, (size_t)m->n_dofs);
+    s->released = srd_xcalloc((size_t)m->n_releases + 1, 1);
     int n = 0;
     for (int k = 0; k < m->n_motions; k++)
         n += m->motions[k].n_edges;
@@ -54,6 +57,8 @@ void srd_motion_init(srd_sim *s)
 void srd_motion_free(srd_sim *s)
 {
     free(s->prescribed_acc);
+    free(s->fixed);
+    free(s->released);
     free(s->frame_d1);
     free(s->frame_t);
     free(s->frame_m0);
@@ -65,7 +70,7 @@ static void impose_move(srd_sim *s, const srd_motion *mo, const double *u, doubl
     const srd_model *m = s->m;
     for (int i = 0; i < mo->n_nodes; i++) {
         int d = m->node_dof[mo->nodes[i]];
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 3 && s->fixed[d]; c++) { /* a released node moves freely */
             q[d + c] = m->x0[3 * mo->nodes[i] + c] + scale * u[9 * i + c];
             if (v)
                 v[d + c] = scale * u[9 * i + 3 + c];
@@ -105,6 +110,8 @@ static void impose_rotation(srd_sim *s, const srd_motion *mo, int first_frame, c
     for (int i = 0; i < mo->n_nodes; i++) {
         int d = m->node_dof[mo->nodes[i]];
         double r0[3], r[3], ar[3], aar[3];
+        if (!s->fixed[d])
+            continue;
         srd_sub3(&m->x0[3 * mo->nodes[i]], mo->center, r0);
         rotate3(mo->axis, w[0], r0, r);
         srd_cross3(mo->axis, r, ar);
@@ -117,7 +124,8 @@ static void impose_rotation(srd_sim *s, const srd_motion *mo, int first_frame, c
         }
     }
     for (int i = 0; i < mo->n_edges; i++)
-        impose_frame(s, first_frame + i, mo->edges[i], mo, w, q, v);
+        if (s->fixed[m->edge_twist[mo->edges[i]]])
+            impose_frame(s, first_frame + i, mo->edges[i], mo, w, q, v);
 }
 
 void srd_motion_impose(srd_sim *s, double t, double scale, double *q, double *v)

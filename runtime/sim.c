@@ -79,6 +79,42 @@ static void characteristic_scales(srd_sim *s)
     s->length_scale = size > 0 ? size : 1;
 }
 
+static int is_damped(const srd_sim *s)
+{
+    return s->m->damping_alpha > 0 || s->m->damping_beta > 0;
+}
+
+/* The buffers sized by the free DOFs, for the current system. */
+static void allocate_free_vectors(srd_sim *s)
+{
+    const srd_system *sys = &s->solver.sys;
+    size_t n_free = (size_t)sys->n_free + 1;
+    s->res = srd_xcalloc(srd_system_grad_len(sys), sizeof(double));
+    s->res_nc = srd_xcalloc(srd_system_grad_len(sys), sizeof(double));
+    s->res_nc_start = srd_xcalloc(n_free, sizeof(double));
+    s->dq = srd_xcalloc(n_free, sizeof(double));
+    if (is_damped(s)) {
+        s->damping_x = srd_xcalloc(n_free, sizeof(double));
+        s->damping_y = srd_xcalloc(n_free, sizeof(double));
+    }
+    if (s->m->damping_beta > 0) {
+        s->damping_k = srd_xcalloc((size_t)srd_system_storage(sys) + 1, sizeof(double));
+        s->damping_kv0 = srd_xcalloc(n_free, sizeof(double));
+    }
+}
+
+static void free_free_vectors(srd_sim *s)
+{
+    free(s->res);
+    free(s->res_nc);
+    free(s->res_nc_start);
+    free(s->dq);
+    free(s->damping_x);
+    free(s->damping_y);
+    free(s->damping_k);
+    free(s->damping_kv0);
+}
+
 /* Vectors of n_dofs doubles the sim and its integrators keep (q, v, residuals, scratch). */
 enum { SIM_VECTORS_PER_DOF = 24 };
 
@@ -147,18 +183,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->inertia_a = 0;
     s->stiffness_b = 1;
     s->fext = srd_xcalloc(n, sizeof(double));
-    if (m->damping_alpha > 0 || m->damping_beta > 0) {
-        s->damping_x = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-        s->damping_y = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    }
-    if (m->damping_beta > 0) {
-        s->damping_k = srd_xcalloc((size_t)srd_system_storage(&s->solver.sys) + 1, sizeof(double));
-        s->damping_kv0 = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    }
-    s->res = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
-    s->res_nc = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
-    s->res_nc_start = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    s->dq = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    allocate_free_vectors(s);
     s->params = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
     for (int p = 0; p < m->n_params; p++)
         s->params[p] = m->params[p].value;
@@ -216,26 +241,9 @@ void srd_sim_free(srd_sim *s)
     free(s->qeval);
     free(s->work);
     free(s->fext);
-    free(s->damping_k);
-    free(s->damping_kv0);
-    free(s->damping_x);
-    free(s->damping_y);
-    free(s->res);
-    free(s->res_nc);
-    free(s->res_nc_start);
-    free(s->dq);
+    free_free_vectors(s);
     free(s->params);
     memset(s, 0, sizeof *s);
-}
-
-/* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
- *   static:  grad E(q) - lambda fext
- *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
- * Returns the incremental potential whose gradient that residual is (meaningful when every
- * element is an energy): E(q_b) / b - lambda fext.q (+ a/2 |q - qhat|_M^2). */
-static int is_damped(const srd_sim *s)
-{
-    return s->m->damping_alpha > 0 || s->m->damping_beta > 0;
 }
 
 /* Rayleigh damping in an implicit step: adds (alpha M + beta K0) (c1 (q - q0) + c0 v0) to the
@@ -269,6 +277,11 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
     return potential;
 }
 
+/* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
+ *   static:  grad E(q) - lambda fext
+ *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
+ * Returns the incremental potential whose gradient that residual is (meaningful when every
+ * element is an energy): E(q_b) / b - lambda fext.q (+ a/2 |q - qhat|_M^2). */
 static double assemble(srd_sim *s, const double *q, int with_jacobian)
 {
     const srd_model *m = s->m;
@@ -585,7 +598,8 @@ static void exact_prescribed_rates(srd_sim *s, srd_method method)
             for (int k = 0; k < s->m->motions[i].n_nodes; k++) {
                 int d = s->m->node_dof[s->m->motions[i].nodes[k]];
                 for (int c = 0; c < 3; c++)
-                    s->a0[d + c] = s->prescribed_acc[d + c];
+                    if (s->fixed[d + c])
+                        s->a0[d + c] = s->prescribed_acc[d + c];
             }
 }
 
@@ -684,9 +698,38 @@ static int explicit_step(srd_sim *s, srd_method method)
     return code;
 }
 
+void srd_sim_release(srd_sim *s, int k)
+{
+    const srd_model *m = s->m;
+    const srd_release *r = &m->releases[k];
+    s->released[k] = 1;
+    for (int i = 0; i < r->n_dofs; i++)
+        s->fixed[r->dofs[i]] = 0;
+    srd_solver_kind kind = s->solver.kind;
+    int symmetric = s->solver.symmetric;
+    srd_assembler_free(s->assembler);
+    srd_solver_free(&s->solver);
+    srd_solver_plan_fixed(&s->solver, m, s->fixed, kind, symmetric);
+    srd_solver_allocate(&s->solver);
+    for (int j = 0; j < m->n_sets; j++)
+        srd_batch_remap(&s->kernels[j].batch, &s->solver.sys);
+    free_free_vectors(s);
+    allocate_free_vectors(s);
+    s->assembler = srd_assembler_new(s, srd_assembly_threads());
+}
+
+/* Releases whose time has come: the step that starts at or after their time runs free. */
+static void release_due(srd_sim *s)
+{
+    for (int k = 0; k < s->m->n_releases; k++)
+        if (!s->released[k] && s->t >= s->m->releases[k].time - 1e-6 * s->dt)
+            srd_sim_release(s, k);
+}
+
 int srd_step(srd_sim *s, srd_method method, int max_halvings)
 {
     s->dynamic = 1; /* reactions include inertia from here on, whatever the method */
+    release_due(s);
     if (method >= SRD_SYMPLECTIC_EULER)
         return explicit_step(s, method);
     if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
@@ -896,7 +939,7 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
     for (int k = 0; k < m->n_sets; k++)
         full_gradient(s, k, 0, m->sets[k].n, reaction);
     for (int d = 0; d < m->n_dofs; d++) {
-        if (!m->dof_fixed[d]) {
+        if (!s->fixed[d]) {
             reaction[d] = 0;
             continue;
         }

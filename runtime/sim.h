@@ -68,6 +68,8 @@ typedef struct srd_sim {
      * rotated rod edge the reference director and tangent at the last accepted state and the
      * material director at the reference. */
     double          *prescribed_acc;
+    unsigned char   *fixed;       /* n_dofs: constrained now (the model's, less what was released) */
+    unsigned char   *released;    /* per model release: done */
     int              n_frames;
     double          *frame_d1, *frame_t, *frame_m0;
 } srd_sim;
@@ -115,6 +117,10 @@ void srd_motion_init(srd_sim *s);
 void srd_motion_free(srd_sim *s);
 void srd_motion_impose(srd_sim *s, double t, double scale, double *q, double *v);
 void srd_motion_commit(srd_sim *s, const double *q);
+
+/* Frees the model's release k: its DOFs join the Newton system from now on (the solver, the
+ * element batches' maps and the assembly buffers are rebuilt; state and data stay). */
+void srd_sim_release(srd_sim *s, int k);
 
 /* The force each constraint exerts on its DOFs (n_dofs values, 0 on free DOFs): the residual
  * of the constrained rows, grad E(q) - fext, plus M a for the prescribed acceleration a in a

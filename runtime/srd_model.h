@@ -99,6 +99,14 @@ typedef struct srd_probe {
  * rotation by an angle about `axis` through `center` (rotate). */
 enum { SRD_MOTION_MOVE, SRD_MOTION_ROTATE };
 
+/* `release sel at T;`: from time T on, a simulation treats these constrained DOFs as free
+ * (clamps, fixes and motions of the region stop holding them). */
+typedef struct srd_release {
+    double time;
+    int    n_dofs;
+    int   *dofs;
+} srd_release;
+
 typedef struct srd_motion {
     int    kind;        /* SRD_MOTION_* */
     int    expr;        /* run-time expression: displacement (3-vector) or angle */
@@ -181,6 +189,8 @@ typedef struct srd_model {
     srd_actuation *actuations;
     int     n_motions;
     srd_motion *motions;
+    int     n_releases;
+    srd_release *releases;
 
     /* environment */
     double  gravity[3];
