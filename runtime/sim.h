@@ -106,7 +106,7 @@ int srd_method_from_name(const char *name);
 int srd_step(srd_sim *s, srd_method method, int max_halvings);
 
 /* Net force on every DOF at the current configuration: external minus elastic (zero on
- * fixed DOFs, whose reactions are not computed). force has n_dofs entries. */
+ * constrained DOFs, whose forces srd_sim_reactions gives). force has n_dofs entries. */
 void srd_sim_net_force(srd_sim *s, double *force);
 
 /* Prescribed motion (motion.c). srd_motion_impose sets the driven DOFs of q (and of v when not
