@@ -246,8 +246,9 @@ void srd_model_print(const srd_model *m, FILE *out)
     fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
             count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
     fprintf(out, "  fixed DOFs     %d\n", m->n_fixed);
-    if (m->n_motions)
-        fprintf(out, "  motions        %d (their DOFs are among the fixed ones, driven in time)\n", m->n_motions);
+    if (m->n_motions || m->n_releases)
+        fprintf(out, "  motions        %d, releases %d (their DOFs are among the fixed ones)\n", m->n_motions,
+                m->n_releases);
     fprintf(out, "  total mass     %.6g kg\n", srd_model_total_mass(m));
     fprintf(out, "  bandwidth      %d in declaration order, %d after ordering\n", m->bandwidth_natural,
             m->bandwidth);
@@ -362,8 +363,8 @@ void srd_model_print_json(const srd_model *m, FILE *out)
             fprintf(out, ", \"max\": %.17g", m->params[i].hi);
         fprintf(out, "}");
     }
-    fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"obstacles\": %d", m->n_loads, m->n_actuations,
-            m->n_obstacles);
+    fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"motions\": %d,\n  \"releases\": %d,\n  \"obstacles\": %d",
+            m->n_loads, m->n_actuations, m->n_motions, m->n_releases, m->n_obstacles);
     fprintf(out, ",\n  \"gravity\": [%.17g, %.17g, %.17g]", m->gravity[0], m->gravity[1], m->gravity[2]);
     fprintf(out, ",\n  \"environment\": {\"medium\": %s, \"viscous\": %s, \"damping\": %s, \"rft\": %s, "
                  "\"drag\": %s, \"ground\": %s, \"self_contact\": %s}",
