@@ -90,6 +90,7 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     srd_obstacle o;
     memset(&o, 0, sizeof o);
     o.shape = strdup(shapes[k]);
+    o.name = s->name ? strdup(s->name) : NULL;
     memcpy(o.center, prop_get(pv, "center")->v, sizeof o.center);
     o.radius = prop_num(pv, "radius", 0);
     const Value *size = prop_get(pv, "size");
@@ -242,12 +243,64 @@ static void read_output(Elab *e, Stmt *s, srd_analysis *a)
         diag_hint(d, "write a name such as \"arm\"; `srdc run --out DIR` chooses the directory");
         return;
     }
+    if (s->subkind && (strcmp(s->subkind, "binary") || strcmp(s->name, "vtk"))) {
+        Diag *d = diag_error(s->subkind_loc, "unknown output option `%s`", s->subkind);
+        diag_hint(d, "the one option is `binary`, for vtk: `output vtk \"frames\" binary every 10 ms;`");
+        return;
+    }
     double every = 0;
     if (s->every && !time_value(e, s->every, "an output period", &every))
         return;
+    a->output_binary = s->subkind != NULL;
     a->output_format = strdup(s->name);
     a->output_name = strdup(s->str);
     a->output_every = every;
+}
+
+/* `reaction(sel)` and `contact_force(ground | obstacle)`: probes of forces. Returns false when
+ * the target is neither (an ordinary probe). */
+static bool force_probe(Elab *e, const Stmt *s, srd_probe *p)
+{
+    const Expr *x = s->target;
+    bool reaction = x->kind == EX_CALL && !strcmp(x->str, "reaction");
+    bool contact = x->kind == EX_CALL && !strcmp(x->str, "contact_force");
+    if (!reaction && !contact)
+        return false;
+    p->kind = reaction ? SRD_PROBE_REACTION : SRD_PROBE_CONTACT;
+    if (x->n_args != 1 || x->arg_names[0]) {
+        Diag *d = diag_error(x->loc, "`%s` takes one argument", x->str);
+        diag_hint(d, reaction ? "for example `probe R = reaction(finger.start);`" : "for example `probe F = contact_force(ground);`");
+        p->kind = -1;
+        return true;
+    }
+    if (contact) {
+        if (x->args[0]->kind != EX_NAME) {
+            Diag *d = diag_error(x->args[0]->loc, "`contact_force` takes `ground` or the name of an obstacle");
+            diag_hint(d, "name the obstacle where it is declared: `obstacle sphere ball { ... }`");
+            p->kind = -1;
+        } else {
+            p->target_name = strdup(x->args[0]->str);
+        }
+        return true;
+    }
+    Value v = eval_expr(e, x->args[0]);
+    if (v.kind == V_ERR) {
+        p->kind = -1;
+        return true;
+    }
+    if (v.kind != V_SEL || v.sel->component != COMP_ALL || (v.sel->kind != SEL_NODE && v.sel->kind != SEL_EDGE)) {
+        char have[128];
+        value_describe(&v, have, sizeof have);
+        Diag *d = diag_error(x->args[0]->loc, "`reaction` needs nodes held by a constraint, but this is %s", have);
+        diag_hint(d, "for example `reaction(finger.start)` or `reaction(plate.nodes where x <= 0 m)`");
+        p->kind = -1;
+        return true;
+    }
+    Sel *nodes = select_nodes(e, v.sel);
+    p->n_nodes = nodes->n;
+    p->nodes = malloc(sizeof(int) * (size_t)(nodes->n + 1));
+    memcpy(p->nodes, nodes->items, sizeof(int) * (size_t)nodes->n);
+    return true;
 }
 
 static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
@@ -261,6 +314,22 @@ static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
         }
     if (a->n_probes < 256)
         locs[a->n_probes] = s->name_loc;
+    srd_probe fp;
+    memset(&fp, 0, sizeof fp);
+    if (force_probe(e, s, &fp)) {
+        double every = 0;
+        if (fp.kind < 0 || (s->every && !time_value(e, s->every, "a probe period", &every))) {
+            free(fp.nodes);
+            free(fp.target_name);
+            return;
+        }
+        fp.name = strdup(s->name);
+        fp.dof = fp.node = fp.component = -1;
+        fp.every = every;
+        a->probes = elab_grow(a->probes, sizeof *a->probes * (size_t)(a->n_probes + 1));
+        a->probes[a->n_probes++] = fp;
+        return;
+    }
     Value v = eval_expr(e, s->target);
     if (v.kind == V_ERR)
         return;

@@ -264,6 +264,8 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
         char u[64];
         dims_format(want, u, sizeof u);
         diag_hint(d, "add a unit, for example `%s`", u);
+    } else if (!owner && p->doc[0]) {
+        diag_hint(d, "%s", p->doc); /* statements (load, move) give their hint as the doc */
     }
     return false;
 }
@@ -879,6 +881,111 @@ static void exec_pressure(Elab *e, Stmt *s)
     DPUSH(e->pressures, pp);
 }
 
+/* The nodes a prescribed motion drives: whole nodes only. */
+static Sel *motion_nodes(Elab *e, Stmt *s, const char *what)
+{
+    Sel *sel = operand_sel(e, s->target, what);
+    if (!sel)
+        return NULL;
+    if (sel->component != COMP_ALL) {
+        Diag *d = diag_error(s->target->loc, "`%s` drives whole nodes, not one component", what);
+        diag_hint(d, "give the motion as a vector: `move sel = (0, 0, 1 cm * sin(2*pi*1 Hz*t));`");
+        return NULL;
+    }
+    return select_nodes(e, sel);
+}
+
+/* The axis of a `rotate`: `about` and a dimensionless 3-vector that is not zero. */
+static bool rotation_axis(Elab *e, Stmt *s, double *axis)
+{
+    if (strcmp(s->name, "about")) {
+        Diag *d = diag_error(s->name_loc, "expected `about` after the selection of `rotate`, found `%s`", s->name);
+        diag_hint(d, "write `rotate arm.start about (0, 0, 1) = 30 deg * ramp(t, 0 s, 1 s);`");
+        return false;
+    }
+    Value a = eval_expr(e, s->every);
+    if (a.kind == V_ERR)
+        return false;
+    bool vector = a.kind == V_NUM && a.n == 3 && a.known && dims_eq(a.dims, dims_of(0, 0, 0, 0));
+    double len = vector ? sqrt(a.v[0] * a.v[0] + a.v[1] * a.v[1] + a.v[2] * a.v[2]) : 0;
+    if (vector && !(len > 0)) {
+        diag_error(s->every->loc, "the axis of a rotation must not be the zero vector");
+        return false;
+    }
+    if (!vector) {
+        char have[128];
+        value_describe(&a, have, sizeof have);
+        Diag *d = diag_error(s->every->loc, "the axis of a rotation must be a nonzero dimensionless 3-vector known "
+                                            "when the model is built, but this is %s", have);
+        diag_hint(d, "for example `about (0, 0, 1)`");
+        return false;
+    }
+    for (int c = 0; c < 3; c++)
+        axis[c] = a.v[c] / len;
+    return true;
+}
+
+/* `move sel = u;` (a displacement from the reference, a length 3-vector) and `rotate sel about
+ * axis = angle;`: the nodes become constraints whose values follow the expression of time. */
+static void exec_motion(Elab *e, Stmt *s)
+{
+    bool rotate = s->kind == ST_ROTATE;
+    const char *what = rotate ? "rotate" : "move";
+    static const PropSpec move_spec = { BK_COUNT, "a prescribed displacement", P_NUM, 3, 1, 0, 0, 0, true, true, NULL,
+                                        "`move` gives the displacement from the reference position, for example "
+                                        "`(0 m, 0 m, 1 cm * sin(2*pi*1 Hz*t))`" };
+    static const PropSpec turn_spec = { BK_COUNT, "a prescribed angle", P_NUM, 1, 0, 0, 0, 0, true, true, NULL,
+                                        "`rotate` gives the angle, for example `30 deg * ramp(t, 0 s, 1 s)`" };
+    const PropSpec *spec = rotate ? &turn_spec : &move_spec;
+    PendingMotion pm = { rotate ? SRD_MOTION_ROTATE : SRD_MOTION_MOVE, NULL, -1, { 0, 0, 0 }, s->loc };
+    pm.nodes = motion_nodes(e, s, what);
+    if (!pm.nodes || (rotate && !rotation_axis(e, s, pm.axis)))
+        return;
+    /* A move may vary over the nodes: x, y, z are each node's reference position. */
+    Binding *saved = e->scope;
+    static const char *axes[3] = { "x", "y", "z" };
+    for (int c = 0; c < 3 && !rotate; c++) {
+        Value pv = value_num(NAN, dims_of(1, 0, 0, 0));
+        pv.known = false;
+        pv.param = "position";
+        scope_bind(e, axes[c], pv, s->loc, BIND_BUILTIN);
+    }
+    Value v = eval_expr(e, s->value);
+    e->scope = saved;
+    if (v.kind == V_ERR)
+        return;
+    bool shaped = v.kind == V_NUM && v.n == spec->n && (v.any_dims || dims_eq(v.dims, props_dims(spec)));
+    if (!(shaped && !v.known) && !check_prop(e, spec, v, s->value, NULL))
+        return;
+    pm.expr = elab_remember_expr(e, s->value);
+    for (int i = 0; i < pm.nodes->n; i++)
+        fix_node(e, pm.nodes->items[i], 7);
+    DPUSH(e->motions, pm);
+}
+
+/* `release sel at T;`: the constraints on the region of sel stop at time T (a known time). */
+static void exec_release(Elab *e, Stmt *s)
+{
+    if (strcmp(s->name, "at")) {
+        Diag *d = diag_error(s->name_loc, "expected `at` after the selection of `release`, found `%s`", s->name);
+        diag_hint(d, "write `release arm.start at 0.5 s;`");
+        return;
+    }
+    Sel *sel = operand_sel(e, s->target, "release");
+    Value v = eval_expr(e, s->value);
+    if (!sel || v.kind == V_ERR)
+        return;
+    if (v.kind != V_NUM || v.n != 1 || !v.known || !dims_eq(v.dims, dims_of(0, 0, 1, 0)) || !(v.v[0] >= 0)) {
+        char have[128];
+        value_describe(&v, have, sizeof have);
+        Diag *d = diag_error(s->value->loc, "a release needs a time known when the model is built, but this is %s", have);
+        diag_hint(d, "for example `release arm.start at 0.5 s;`");
+        return;
+    }
+    PendingRelease r = { select_nodes(e, sel), v.v[0], s->loc };
+    DPUSH(e->releases, r);
+}
+
 typedef struct ActTarget {
     const char *name;
     int         n;
@@ -1249,6 +1356,9 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_FIX: exec_fix(e, s); break;
     case ST_LOAD: exec_load(e, s); break;
     case ST_PRESSURE: exec_pressure(e, s); break;
+    case ST_MOVE: exec_motion(e, s); break;
+    case ST_ROTATE: exec_motion(e, s); break;
+    case ST_RELEASE: exec_release(e, s); break;
     case ST_ACTUATE: exec_actuate(e, s); break;
     case ST_APPLY: exec_apply(e, s); break;
     case ST_FOR: exec_for(e, s); break;
@@ -1344,6 +1454,8 @@ static void elab_free(Elab *e)
     free(e->applies.a);
     free(e->pressures.a);
     free(e->clamps.a);
+    free(e->motions.a);
+    free(e->releases.a);
     free(e->body_mass.a);
     free(e->tri_edge.a);
     elab_free_names(e);

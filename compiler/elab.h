@@ -130,6 +130,22 @@ typedef struct PendingPressure {
     SrcLoc loc;
 } PendingPressure;
 
+/* `move sel = u(t);` or `rotate sel about axis = angle(t);`: the region's DOFs follow it. */
+typedef struct PendingMotion {
+    int    kind;        /* SRD_MOTION_* */
+    Sel   *nodes;
+    int    expr;
+    double axis[3];
+    SrcLoc loc;
+} PendingMotion;
+
+/* `release sel at T;` */
+typedef struct PendingRelease {
+    Sel   *nodes;
+    double time;
+    SrcLoc loc;
+} PendingRelease;
+
 typedef struct ClampRecord {
     Sel   *nodes;
     SrcLoc loc;
@@ -188,6 +204,8 @@ typedef struct Elab {
     DARRAY(PendingApply) applies;
     DARRAY(PendingPressure) pressures;
     DARRAY(ClampRecord) clamps;
+    DARRAY(PendingMotion) motions;
+    DARRAY(PendingRelease) releases;
     DARRAY(double) body_mass; /* per node: point masses of bodies */
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */

@@ -1067,13 +1067,221 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
     return true;
 }
 
-static bool copy_probes(Fin *f, srd_analysis *a)
+/* ---- constrained regions: prescribed motion and reactions ---- */
+
+static bool node_held(const srd_model *m, int node)
+{
+    const unsigned char *fx = &m->dof_fixed[m->node_dof[node]];
+    return fx[0] && fx[1] && fx[2];
+}
+
+/* The region a constraint statement acts on: the seed nodes (model indices) and every node
+ * joined to them through edges whose two ends are held in full. So a clamped rod end's region
+ * holds its next node too, and a clamp along a line is one region. Returns the node count;
+ * *out (ascending) is the caller's. */
+static int constrained_region(const srd_model *m, const int *seeds, int n_seeds, int **out)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    int *list = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(int)), n = 0;
+    for (int i = 0; i < n_seeds; i++)
+        if (!in[seeds[i]]) {
+            in[seeds[i]] = 1;
+            list[n++] = seeds[i];
+        }
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int e = 0; e < m->n_edges; e++) {
+            int a = m->edge_nodes[2 * e], b = m->edge_nodes[2 * e + 1];
+            if (in[a] == in[b] || !node_held(m, a) || !node_held(m, b))
+                continue;
+            int add = in[a] ? b : a;
+            in[add] = 1;
+            list[n++] = add;
+            grew = true;
+        }
+    }
+    n = 0;
+    for (int i = 0; i < m->n_nodes; i++)
+        if (in[i])
+            list[n++] = i;
+    free(in);
+    *out = list;
+    return n;
+}
+
+/* The model nodes of a selection made before joins merged nodes. */
+static int *mapped_nodes(const Fin *f, const Sel *sel)
+{
+    int *nodes = srd_xcalloc((size_t)sel->n + 1, sizeof(int));
+    for (int i = 0; i < sel->n; i++)
+        nodes[i] = f->map[sel->items[i]];
+    return nodes;
+}
+
+/* Rod edges with both ends in the region (ascending node list): a rotation turns their frames,
+ * so their twists are driven too. */
+static int region_edges(Fin *f, const int *nodes, int n, int **out)
+{
+    srd_model *m = f->m;
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    for (int i = 0; i < n; i++)
+        in[nodes[i]] = 1;
+    int *edges = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int)), k = 0;
+    for (int e = 0; e < m->n_edges; e++)
+        if (in[m->edge_nodes[2 * e]] && in[m->edge_nodes[2 * e + 1]] && m->edge_twist[e] >= 0) {
+            fix_dof(m, m->edge_twist[e]);
+            edges[k++] = e;
+        }
+    free(in);
+    *out = edges;
+    return k;
+}
+
+/* Prescribed motions: each drives the whole constrained region of its selection. A node can
+ * follow one motion only. */
+static bool copy_motions(Fin *f)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    m->motions = srd_xcalloc((size_t)e->motions.n + 1, sizeof *m->motions);
+    int *owner = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(int));
+    bool ok = true;
+    for (int k = 0; k < e->motions.n && ok; k++) {
+        const PendingMotion *pm = &e->motions.a[k];
+        srd_motion *mo = &m->motions[m->n_motions++];
+        int *seeds = mapped_nodes(f, pm->nodes);
+        mo->kind = pm->kind;
+        mo->expr = pm->expr;
+        memcpy(mo->axis, pm->axis, sizeof mo->axis);
+        memcpy(mo->center, &m->x0[3 * seeds[0]], sizeof mo->center);
+        mo->n_nodes = constrained_region(m, seeds, pm->nodes->n, &mo->nodes);
+        free(seeds);
+        if (mo->kind == SRD_MOTION_ROTATE)
+            mo->n_edges = region_edges(f, mo->nodes, mo->n_nodes, &mo->edges);
+        for (int i = 0; i < mo->n_nodes && ok; i++) {
+            if (owner[mo->nodes[i]]) {
+                Diag *d = diag_error(pm->loc, "this motion drives a node that the motion on line %d already drives",
+                                     e->motions.a[owner[mo->nodes[i]] - 1].loc.line);
+                diag_hint(d, "a node follows one `move` or `rotate`; a clamped rod end moves with its next node");
+                ok = false;
+            }
+            owner[mo->nodes[i]] = k + 1;
+        }
+    }
+    free(owner);
+    return ok;
+}
+
+/* The constrained DOFs of a region: its nodes' and the rotations of the edges inside it. */
+static int region_constrained_dofs(const srd_model *m, const int *nodes, int n, int **out)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    int *dofs = srd_xcalloc(3 * (size_t)n + 2 * (size_t)m->n_edges + 1, sizeof(int)), k = 0;
+    for (int i = 0; i < n; i++) {
+        in[nodes[i]] = 1;
+        for (int c = 0; c < 3; c++)
+            if (m->dof_fixed[m->node_dof[nodes[i]] + c])
+                dofs[k++] = m->node_dof[nodes[i]] + c;
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int rot[2] = { m->edge_twist[e], m->edge_xi[e] };
+        for (int j = 0; j < 2; j++)
+            if (in[m->edge_nodes[2 * e]] && in[m->edge_nodes[2 * e + 1]] && rot[j] >= 0 && m->dof_fixed[rot[j]])
+                dofs[k++] = rot[j];
+    }
+    free(in);
+    *out = dofs;
+    return k;
+}
+
+/* Releases: the constrained DOFs of each selection's region, freed at the given time. */
+static bool copy_releases(Fin *f)
+{
+    Elab *e = f->e;
+    srd_model *m = f->m;
+    m->releases = srd_xcalloc((size_t)e->releases.n + 1, sizeof *m->releases);
+    bool ok = true;
+    for (int k = 0; k < e->releases.n; k++) {
+        const PendingRelease *pr = &e->releases.a[k];
+        int *seeds = mapped_nodes(f, pr->nodes), *region;
+        int n = constrained_region(m, seeds, pr->nodes->n, &region);
+        srd_release *r = &m->releases[m->n_releases++];
+        r->time = pr->time;
+        r->n_dofs = region_constrained_dofs(m, region, n, &r->dofs);
+        free(seeds);
+        free(region);
+        if (!r->n_dofs) {
+            Diag *d = diag_error(pr->loc, "this release frees nothing: no constraint holds these nodes");
+            diag_hint(d, "`release` ends a `clamp`, `fix`, `move` or `rotate` of the same nodes");
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* A reaction probe: the region of its selection, moments about its first node. A region that
+ * no constraint holds has no reaction: asking for one is a mistake. */
+static bool reaction_probe(Fin *f, srd_probe *p, SrcLoc loc)
+{
+    srd_model *m = f->m;
+    int *seeds = srd_xcalloc((size_t)p->n_nodes + 1, sizeof(int));
+    for (int i = 0; i < p->n_nodes; i++)
+        seeds[i] = f->map[p->nodes[i]];
+    free(p->nodes);
+    p->node = seeds[0];
+    p->n_nodes = constrained_region(m, seeds, p->n_nodes, &p->nodes);
+    free(seeds);
+    for (int i = 0; i < p->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            if (m->dof_fixed[m->node_dof[p->nodes[i]] + c])
+                return true;
+    Diag *d = diag_error(loc, "probe `%s` asks for the reaction of nodes that no constraint holds", p->name);
+    diag_hint(d, "`reaction(sel)` reads the force of a `clamp`, `fix`, `move` or `rotate` on sel");
+    return false;
+}
+
+/* contact_force(ground) or contact_force(NAME) of a named obstacle. */
+static bool contact_probe(const srd_model *m, srd_probe *p, SrcLoc loc)
+{
+    if (!strcmp(p->target_name, "ground")) {
+        p->target = -1;
+        if (m->has_ground)
+            return true;
+        Diag *d = diag_error(loc, "probe `%s` reads the ground's contact force, but the model has no ground", p->name);
+        diag_hint(d, "add a `ground { ... }` block");
+        return false;
+    }
+    const char *names[256];
+    int n = 0;
+    for (int k = 0; k < m->n_obstacles; k++) {
+        if (m->obstacles[k].name && !strcmp(m->obstacles[k].name, p->target_name)) {
+            p->target = k;
+            return true;
+        }
+        if (m->obstacles[k].name && n < 256)
+            names[n++] = m->obstacles[k].name;
+    }
+    Diag *d = diag_error(loc, "probe `%s`: no obstacle is called `%s`", p->name, p->target_name);
+    const char *close = diag_closest(p->target_name, names, n);
+    if (close)
+        diag_hint(d, "did you mean `%s`?", close);
+    else
+        diag_hint(d, "`contact_force` takes `ground` or the name of an obstacle: `obstacle sphere ball { ... }`");
+    return false;
+}
+
+static bool copy_probes(Fin *f, srd_analysis *a, const SrcLoc *locs)
 {
     srd_model *m = f->m;
     bool ok = true;
     for (int i = 0; i < a->n_probes; i++) {
         srd_probe *p = &a->probes[i];
-        if (p->node >= 0) {
+        SrcLoc loc = i < 256 ? locs[i] : NO_LOC;
+        if (p->kind == SRD_PROBE_REACTION) {
+            ok &= reaction_probe(f, p, loc);
+        } else if (p->kind == SRD_PROBE_CONTACT) {
+            ok &= contact_probe(m, p, loc);
+        } else if (p->node >= 0) {
             p->node = f->map[p->node];
             p->dof = p->component >= 0 && p->component < 3 ? m->node_dof[p->node] + p->component : -1;
         } else {
@@ -1124,11 +1332,13 @@ void elab_finalize(Elab *e)
     lump_masses(&f);
     ok &= apply_fixes(&f);
     copy_loads(&f);
+    ok &= copy_motions(&f);
+    ok &= copy_releases(&f);
     for (int i = 0; i < e->acts.n; i++)
         ok &= resolve_actuation(&f, &e->acts.a[i]);
-    ok &= copy_probes(&f, &m->simulate);
-    ok &= copy_probes(&f, &m->statics);
-    ok &= copy_probes(&f, &m->modes);
+    ok &= copy_probes(&f, &m->simulate, e->probe_locs[0]);
+    ok &= copy_probes(&f, &m->statics, e->probe_locs[1]);
+    ok &= copy_probes(&f, &m->modes, e->probe_locs[2]);
     free(needs_twist);
     free(needs_xi);
     free(f.map);

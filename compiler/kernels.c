@@ -188,17 +188,28 @@ static bool dt_has_meaning(const srd_model *m, const LoweredElement *le, const E
     return false;
 }
 
+/* The prescribed motion whose expression is `expr`, or -1. */
+static int motion_of_expr(const srd_model *m, int expr)
+{
+    for (int k = 0; k < m->n_motions; k++)
+        if (m->motions[k].expr == expr)
+            return k;
+    return -1;
+}
+
 static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_model *m, int actuation, int expr,
                                int n_out, char *err, size_t err_n)
 {
     ScheduleKernel *sk = &mk->schedules[mk->n_schedules];
     char kind[64], msg[512];
+    int motion = actuation >= 0 ? -1 : motion_of_expr(m, expr);
     if (actuation >= 0)
         snprintf(kind, sizeof kind, "schedule_actuation%d", actuation);
     else
-        snprintf(kind, sizeof kind, "schedule_load%d", expr);
-    if (!lower_schedule(prog, m, kind, elab_run_expr(m, expr), n_out, &sk->lowered, msg, sizeof msg)) {
-        snprintf(err, err_n, "%s: %s", actuation >= 0 ? "actuation" : "time-dependent load", msg);
+        snprintf(kind, sizeof kind, "schedule_%s%d", motion >= 0 ? "motion" : "load", expr);
+    if (!lower_schedule(prog, m, kind, elab_run_expr(m, expr), n_out, motion >= 0, &sk->lowered, msg, sizeof msg)) {
+        snprintf(err, err_n, "%s: %s", actuation >= 0 ? "actuation" : motion >= 0 ? "prescribed motion" : "time-dependent load",
+                 msg);
         return false;
     }
     sk->actuation = actuation;
@@ -210,7 +221,7 @@ static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_
 /* One schedule per actuation, and one per distinct expression of time-dependent loads. */
 static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_model *m, char *err, size_t err_n)
 {
-    mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads) + 1, sizeof *mk->schedules);
+    mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads + m->n_motions) + 1, sizeof *mk->schedules);
     for (int k = 0; k < m->n_actuations; k++)
         if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr,
                                 !strcmp(m->actuations[k].target, "curvature") ? 2 : 1, err, err_n))
@@ -222,6 +233,10 @@ static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_mod
         if (expr >= 0 && !seen && !lower_one_schedule(mk, prog, m, -1, expr, 3, err, err_n))
             return false;
     }
+    for (int k = 0; k < m->n_motions; k++)
+        if (!lower_one_schedule(mk, prog, m, -1, m->motions[k].expr, m->motions[k].kind == SRD_MOTION_MOVE ? 3 : 1, err,
+                                err_n))
+            return false;
     return true;
 }
 
@@ -262,7 +277,7 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
         return false;
     if (m->has_ground && m->ground_height_expr >= 0) {
         char msg[512];
-        if (!lower_schedule(prog, m, "schedule_ground_height", elab_run_expr(m, m->ground_height_expr), 1,
+        if (!lower_schedule(prog, m, "schedule_ground_height", elab_run_expr(m, m->ground_height_expr), 1, false,
                             &mk->ground_height, msg, sizeof msg)) {
             snprintf(err, err_n, "ground height: %s", msg);
             return false;

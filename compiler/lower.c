@@ -1155,8 +1155,24 @@ void lowered_free(LoweredElement *le)
     memset(le, 0, sizeof *le);
 }
 
-bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *run, int n_out,
-                    LoweredElement *out, char *err, size_t err_n)
+/* The first and second derivatives of the n values in r with respect to time, after them:
+ * prescribed motion needs the velocity and acceleration it implies, exactly. */
+static void time_rates(Lower *L, Sym *r, int n)
+{
+    ExprId t = input(L, KIN_TIME, 0);
+    int wrt = dag_node(L->d, t)->index;
+    ExprId d1[3], d2[3];
+    diff_jacobian(L->d, r->c, n, &wrt, 1, d1);
+    diff_jacobian(L->d, d1, n, &wrt, 1, d2);
+    for (int c = 0; c < n; c++) {
+        r->c[n + c] = d1[c];
+        r->c[2 * n + c] = d2[c];
+    }
+    r->n = 3 * n;
+}
+
+bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *run, int n_value,
+                    bool rates, LoweredElement *out, char *err, size_t err_n)
 {
     const Expr *value = run->expr;
     memset(out, 0, sizeof *out);
@@ -1168,8 +1184,11 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
     for (int c = 0; c < SCHEDULE_N_DATA; c++)
         bind(&L, columns[c], sym_scalar(input(&L, KIN_DATA, c)), NULL);
     Sym r = lower_expr(&L, value);
-    if (!L.failed && (r.kind != SY_NUM || r.n != n_out))
-        fail(&L, "line %d: the value does not have %d component%s", value->loc.line, n_out, n_out == 1 ? "" : "s");
+    if (!L.failed && (r.kind != SY_NUM || r.n != n_value))
+        fail(&L, "line %d: the value does not have %d component%s", value->loc.line, n_value, n_value == 1 ? "" : "s");
+    if (!L.failed && rates)
+        time_rates(&L, &r, n_value);
+    int n_out = rates ? 3 * n_value : n_value;
     unbind_to(&L, NULL);
     memo_free(&L);
     if (L.failed) {

@@ -71,8 +71,10 @@ enum { SCHEDULE_N_DATA = 4 };
 
 /* Lowers a run-time expression (with the values it captured) of t, the params and the instance's s, x, y, z (an actuation
  * value or a time-dependent load) as a kernel whose n_out "residual" rows are the value's
- * components: the gradient-only kernel of kind `kind` adds them at the batch's res indices. */
-bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *value, int n_out,
+ * components: the gradient-only kernel of kind `kind` adds them at the batch's res indices. With
+ * `rates` (prescribed motion) the value's first and second time derivatives follow it, so the
+ * kernel has 3 n_out rows. */
+bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *value, int n_out, bool rates,
                     LoweredElement *out, char *err, size_t err_n);
 
 #endif

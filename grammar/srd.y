@@ -62,6 +62,7 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 %token KW_ENERGY "energy" KW_FORCE "force" KW_APPLY "apply" KW_FOR "for" KW_IN "in"
 %token KW_OVER "over" KW_WHERE "where" KW_SIMULATE "simulate" KW_STATIC "static"
 %token KW_MODES "modes" KW_OUTPUT "output" KW_PROBE "probe" KW_EVERY "every"
+%token KW_MOVE "move" KW_ROTATE "rotate" KW_RELEASE "release"
 %token KW_RETURN "return" KW_PLANAR "planar"
 %token DOTDOT ".." DOTDOTEQ "..=" LE "<=" GE ">=" EQ "==" NE "!=" AND "&&" OR "||"
 
@@ -131,6 +132,13 @@ stmt
     | KW_FIX expr ';'               { $$ = ast_stmt(ctx, ST_FIX, L(@$)); $$->target = $2; }
     | KW_LOAD expr '=' expr ';'     { $$ = ast_stmt(ctx, ST_LOAD, L(@$)); $$->target = $2; $$->value = $4; }
     | KW_PRESSURE expr '=' expr ';' { $$ = ast_stmt(ctx, ST_PRESSURE, L(@$)); $$->target = $2; $$->value = $4; }
+    | KW_MOVE expr '=' expr ';'     { $$ = ast_stmt(ctx, ST_MOVE, L(@$)); $$->target = $2; $$->value = $4; }
+    | KW_RELEASE expr IDENT expr ';'
+                                    { $$ = ast_stmt(ctx, ST_RELEASE, L(@$)); $$->target = $2; $$->name = $3; $$->name_loc = L(@3);
+                                      $$->value = $4; }
+    | KW_ROTATE expr IDENT expr '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_ROTATE, L(@$)); $$->target = $2; $$->name = $3; $$->name_loc = L(@3);
+                                      $$->every = $4; $$->value = $6; }
     | KW_ACTUATE postfix '=' expr ';'
                                     { $$ = ast_stmt(ctx, ST_ACTUATE, L(@$)); $$->target = $2; $$->value = $4; }
     | KW_ACTUATE postfix KW_OVER IDENT KW_IN range '=' expr ';'
@@ -231,6 +239,12 @@ item
     | KW_OUTPUT IDENT STRING ';'    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3); }
     | KW_OUTPUT IDENT STRING KW_EVERY expr ';'
                                     { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3); $$->every = $5; }
+    | KW_OUTPUT IDENT STRING IDENT ';'
+                                    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3);
+                                      $$->subkind = $4; $$->subkind_loc = L(@4); }
+    | KW_OUTPUT IDENT STRING IDENT KW_EVERY expr ';'
+                                    { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3);
+                                      $$->subkind = $4; $$->subkind_loc = L(@4); $$->every = $6; }
     | KW_PROBE IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; }
     | KW_PROBE IDENT '=' expr KW_EVERY expr ';'
                                     { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; $$->every = $6; }
@@ -341,6 +355,9 @@ primary
     | IDENT                         { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = $1; }
     | IDENT '(' opt_args ')'        { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true; set_call_args(ctx, $$, $3); ast_nest(ctx, $$); }
     | KW_CLAMP '(' opt_args ')'     { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = "clamp"; $$->has_args = true; set_call_args(ctx, $$, $3); ast_nest(ctx, $$); }
+    | IDENT '(' KW_GROUND ')'       { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true;
+                                      Expr *g = ast_expr(ctx, EX_NAME, L(@3)); g->str = "ground";
+                                      set_call_args(ctx, $$, vec_new(ctx, g)); ast_nest(ctx, $$); }
     | '(' expr ')'                  { $$ = $2; $$->loc = L(@$); }
     | '(' expr ',' expr_list ')'    { $$ = ast_expr(ctx, EX_VEC, L(@$));
                                       PtrVec *v = vec_new(ctx, $2);
@@ -569,8 +586,8 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
 
 static const char *statement_words[] = {
     "use", "param", "let", "fn", "material", "rod", "shell", "body", "join", "clamp", "fix", "load",
-    "pressure", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle", "contact",
-    "actuate",
+    "pressure", "move", "rotate", "release", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground",
+    "obstacle", "contact", "actuate",
     "energy", "force", "apply", "for", "simulate", "static", "modes", "planar",
 };
 

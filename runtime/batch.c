@@ -45,11 +45,16 @@ static void measure_band(srd_system *s, const srd_model *m)
 
 void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout)
 {
+    srd_system_init_fixed(s, m, m->dof_fixed, layout);
+}
+
+void srd_system_init_fixed(srd_system *s, const srd_model *m, const unsigned char *fixed, srd_jac_layout layout)
+{
     memset(s, 0, sizeof *s);
     s->layout = layout;
     s->free_index = srd_xcalloc((size_t)m->n_dofs, sizeof(int));
     for (int d = 0; d < m->n_dofs; d++)
-        s->free_index[d] = m->dof_fixed[d] ? -1 : s->n_free++;
+        s->free_index[d] = fixed[d] ? -1 : s->n_free++;
     measure_band(s, m);
     switch (layout) {
     case SRD_JAC_DENSE: s->ldab = s->n_free; break;
@@ -282,6 +287,27 @@ static double state_value(const srd_model *m, const srd_elemset *set, const srd_
     return 0;
 }
 
+/* The residual rows and Jacobian positions of every stencil DOF in the system's numbering
+ * (scratch slots for constrained DOFs and entries outside the stored band). */
+static void remap(srd_batch_owner *out, const srd_system *sys, int n, int nd)
+{
+    long long scratch = srd_system_storage(sys);
+    for (int i = 0; i < n; i++) {
+        int free_idx[64];
+        for (int k = 0; k < nd; k++) {
+            free_idx[k] = sys->free_index[out->dofs[i * nd + k]];
+            out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free + k % SRD_SCRATCH;
+        }
+        for (int k = 0; k < nd; k++)
+            for (int l = 0; l < nd; l++) {
+                long long pos = srd_system_position(sys, free_idx[k], free_idx[l]);
+                out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch + (k * nd + l) % SRD_SCRATCH;
+            }
+    }
+}
+
+void srd_batch_remap(srd_batch_owner *bo, const srd_system *sys) { remap(bo, sys, bo->b.n, bo->b.n_dofs); }
+
 int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, const srd_kernel_info *info,
                     const srd_system *sys)
 {
@@ -308,7 +334,6 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
         if (info->state_kind[k] == SRD_STATE_TAU0 || info->state_kind[k] == SRD_STATE_TAU_REF)
             tau = edge_taus(m, m->x0);
     for (int i = 0; i < n; i++) {
-        int free_idx[64];
         for (int k = 0; k < nd; k++) {
             int dof = stencil_model_dof(m, set, info, i, k, rank);
             /* A DOF the model lacks (an edge without a twist angle) has no value to read. */
@@ -319,15 +344,7 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
                 return -1;
             }
             out->dofs[i * nd + k] = dof;
-            free_idx[k] = sys->free_index[dof];
-            out->res[i * nd + k] = free_idx[k] >= 0 ? free_idx[k] : sys->n_free + k % SRD_SCRATCH;
         }
-        long long scratch = srd_system_storage(sys);
-        for (int k = 0; k < nd; k++)
-            for (int l = 0; l < nd; l++) {
-                long long pos = srd_system_position(sys, free_idx[k], free_idx[l]);
-                out->jac_pos[((long long)i * nd + k) * nd + l] = pos >= 0 ? pos : scratch + (k * nd + l) % SRD_SCRATCH;
-            }
         for (int k = 0; k < info->n_state; k++)
             out->state[i * info->n_state + k] = state_value(m, set, info, i, k, rank, d1, tau);
     }
@@ -340,6 +357,7 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     free(rt);
     free(d1);
     free(tau);
+    remap(out, sys, n, nd);
     out->b.n = n;
     out->b.n_dofs = nd;
     out->b.n_data = set->n_data;
@@ -471,6 +489,17 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
     free(x0);
     free(x1);
     free(tau);
+}
+
+double *srd_initial_directors(const srd_model *m) { return initial_directors(m); }
+
+void srd_transport_director(const double *d, const double *t0, const double *t1, double *out)
+{
+    transport(d, t0, t1, out);
+    double along = srd_dot3(out, t1);
+    for (int c = 0; c < 3; c++)
+        out[c] -= along * t1[c];
+    normalize3(out);
 }
 
 void srd_batch_free(srd_batch_owner *bo)

@@ -23,6 +23,8 @@ typedef struct srd_system {
 
 /* Numbers the free DOFs and measures the band of the reduced system. */
 void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout);
+/* The same with another set of constrained DOFs than the model's (after a release). */
+void srd_system_init_fixed(srd_system *s, const srd_model *m, const unsigned char *fixed, srd_jac_layout layout);
 void srd_system_free(srd_system *s);
 /* Position of entry (row, col) of the reduced Jacobian, or -1 if it is not stored. */
 long long srd_system_position(const srd_system *s, int row, int col);
@@ -53,5 +55,14 @@ int  srd_batch_build(srd_batch_owner *out, const srd_model *m, int set, const sr
 void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                              const double *q_start, const double *q_end);
 void srd_batch_free(srd_batch_owner *bo);
+/* Recomputes the residual rows and Jacobian positions for another system (a release frees
+ * DOFs); DOFs, data and state stay. */
+void srd_batch_remap(srd_batch_owner *bo, const srd_system *sys);
+/* The reference director d1 of every edge at the reference configuration (3 per edge, in the
+ * edge's own orientation; the caller frees it): what the element state starts from. */
+double *srd_initial_directors(const srd_model *m);
+/* A director carried from unit tangent t0 to t1 by parallel transport, kept unit and normal to
+ * t1: the step the element state takes (srd_batch_advance_state). */
+void srd_transport_director(const double *d, const double *t0, const double *t1, double *out);
 
 #endif

@@ -108,7 +108,12 @@ static int open_probes(Probes *pr, const char *dir, const srd_model *m, const sr
     note_written(probe_file(m, a));
     srd_outfile_printf(&pr->out, a == &m->modes ? "mode" : "t");
     for (int i = 0; i < a->n_probes; i++) {
-        if (a->probes[i].dof >= 0)
+        const char *n = a->probes[i].name;
+        if (a->probes[i].kind == SRD_PROBE_REACTION)
+            srd_outfile_printf(&pr->out, ",%s.fx,%s.fy,%s.fz,%s.mx,%s.my,%s.mz", n, n, n, n, n, n);
+        else if (a->probes[i].kind == SRD_PROBE_CONTACT)
+            srd_outfile_printf(&pr->out, ",%s.fx,%s.fy,%s.fz", n, n, n);
+        else if (a->probes[i].dof >= 0)
             srd_outfile_printf(&pr->out, ",%s", a->probes[i].name);
         else
             srd_outfile_printf(&pr->out, ",%s.x,%s.y,%s.z", a->probes[i].name, a->probes[i].name, a->probes[i].name);
@@ -117,21 +122,90 @@ static int open_probes(Probes *pr, const char *dir, const srd_model *m, const sr
     return srd_outfile_flush(&pr->out);
 }
 
-/* One row of probes.csv, flushed so that a run that stops keeps every row it took; 0, or -1
- * when the file cannot be written. */
-static int write_probes(Probes *pr, const srd_model *m, const srd_analysis *a, const double *q, double t)
+/* The total force and moment (about the probe's first node, where it is now) that the
+ * constraints exert on the probe's region: node reactions, and twist reactions as moments
+ * about their edges. */
+static void region_reaction(const srd_model *m, const srd_probe *p, const double *q, const double *r, double *fm)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    const double *o = &q[m->node_dof[p->node]];
+    memset(fm, 0, 6 * sizeof(double));
+    for (int i = 0; i < p->n_nodes; i++) {
+        int d = m->node_dof[p->nodes[i]];
+        in[p->nodes[i]] = 1;
+        double arm[3] = { q[d] - o[0], q[d + 1] - o[1], q[d + 2] - o[2] };
+        for (int c = 0; c < 3; c++)
+            fm[c] += r[d + c];
+        fm[3] += arm[1] * r[d + 2] - arm[2] * r[d + 1];
+        fm[4] += arm[2] * r[d] - arm[0] * r[d + 2];
+        fm[5] += arm[0] * r[d + 1] - arm[1] * r[d];
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->edge_nodes[2 * e], b = m->edge_nodes[2 * e + 1], tw = m->edge_twist[e];
+        if (tw < 0 || !in[a] || !in[b])
+            continue;
+        double t[3], len = 0;
+        for (int c = 0; c < 3; c++) {
+            t[c] = q[m->node_dof[b] + c] - q[m->node_dof[a] + c];
+            len += t[c] * t[c];
+        }
+        for (int c = 0; c < 3; c++)
+            fm[3 + c] += r[tw] * t[c] / sqrt(len);
+    }
+    free(in);
+}
+
+/* The force values of the probes that ask for them: reactions (n_dofs) when any does. */
+static double *probe_reactions(srd_sim *s, const srd_analysis *a)
+{
+    for (int i = 0; i < a->n_probes; i++)
+        if (a->probes[i].kind == SRD_PROBE_REACTION) {
+            double *r = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
+            srd_sim_reactions(s, r);
+            return r;
+        }
+    return NULL;
+}
+
+static void write_force_probe(Probes *pr, srd_sim *s, const srd_probe *p, const double *reactions)
+{
+    const srd_model *m = s->m;
+    double fm[6] = { 0 };
+    if (p->kind == SRD_PROBE_REACTION) {
+        region_reaction(m, p, s->q, reactions, fm);
+    } else {
+        double *f = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        srd_sim_contact_forces(s, p->target, f);
+        for (int i = 0; i < m->n_nodes; i++)
+            for (int c = 0; c < 3; c++)
+                fm[c] += f[m->node_dof[i] + c];
+        free(f);
+    }
+    for (int c = 0; c < (p->kind == SRD_PROBE_REACTION ? 6 : 3); c++)
+        srd_outfile_printf(&pr->out, ",%.12g", fm[c]);
+}
+
+/* One row of probes: positions from q at time (or mode number) t, forces from the sim's
+ * state; flushed so that a run that stops keeps every row it took; 0, or -1 when the file
+ * cannot be written. */
+static int write_probes(Probes *pr, srd_sim *s, const srd_analysis *a, const double *q, double t)
 {
     if (!pr->out.f)
         return 0;
+    const srd_model *m = s->m;
+    double *reactions = probe_reactions(s, a);
     srd_outfile_printf(&pr->out, "%.9g", t);
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
-        if (p->dof >= 0)
+        if (p->kind != SRD_PROBE_STATE)
+            write_force_probe(pr, s, p, reactions);
+        else if (p->dof >= 0)
             srd_outfile_printf(&pr->out, ",%.12g", q[p->dof]);
         else
             for (int c = 0; c < 3; c++)
                 srd_outfile_printf(&pr->out, ",%.12g", q[m->node_dof[p->node] + c]);
     }
+    free(reactions);
     srd_outfile_printf(&pr->out, "\n");
     return srd_outfile_flush(&pr->out);
 }
@@ -215,19 +289,38 @@ typedef struct Outputs {
     Probes         pr;
 } Outputs;
 
+/* A VTK frame with every point field: velocities v (or NULL) and, when `forces`, the net
+ * force, and the reactions and contact forces of models that have constraints or contact. */
+static int write_vtk_frame(Outputs *out, srd_sim *s, const double *q, const double *v, double t, bool forces)
+{
+    const srd_model *m = s->m;
+    size_t n = (size_t)m->n_dofs + 1;
+    double *force = forces ? srd_xcalloc(n, sizeof(double)) : NULL;
+    double *reaction = forces && m->n_fixed ? srd_xcalloc(n, sizeof(double)) : NULL;
+    double *contact = forces && (m->has_ground || m->n_obstacles) ? srd_xcalloc(n, sizeof(double)) : NULL;
+    if (force)
+        srd_sim_net_force(s, force);
+    if (reaction)
+        srd_sim_reactions(s, reaction);
+    if (contact)
+        srd_sim_contact_forces(s, -2, contact);
+    srd_vtk_fields f = { v, force, reaction, contact };
+    int bad = srd_vtk_write_fields(&out->vtk, m, q, &f, t) != 0;
+    free(force);
+    free(reaction);
+    free(contact);
+    return bad ? report_frames(&out->vtk) : SRD_EXIT_OK;
+}
+
 /* One frame of the block's VTK series or CSV table, with velocities v (or NULL) and, when
- * `net_force`, the net force on every node; 0, or the I/O exit status after a message. */
-static int write_frame(Outputs *out, srd_sim *s, const double *q, const double *v, double t, bool net_force)
+ * `forces`, the force fields; 0, or the I/O exit status after a message. */
+static int write_frame(Outputs *out, srd_sim *s, const double *q, const double *v, double t, bool forces)
 {
     const srd_model *m = s->m;
     if (out->has_vtk) {
-        double *force = net_force ? srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)) : NULL;
-        if (force)
-            srd_sim_net_force(s, force);
-        int bad = srd_vtk_write(&out->vtk, m, q, v, force, t) != 0;
-        free(force);
-        if (bad)
-            return report_frames(&out->vtk);
+        int status = write_vtk_frame(out, s, q, v, t, forces);
+        if (status != SRD_EXIT_OK)
+            return status;
     }
     if (out->csv.f && srd_csv_frames_write(&out->csv, m, q, t) != 0)
         return report_outfile(&out->csv);
@@ -245,7 +338,7 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
         report_failure(s, code);
         return SRD_EXIT_NUMERIC;
     }
-    if (write_probes(&out->pr, m, a, s->q, 0) != 0)
+    if (write_probes(&out->pr, s, a, s->q, 0) != 0)
         return report_outfile(&out->pr.out);
     int status = write_frame(out, s, s->q, NULL, 0, true);
     if (status == SRD_EXIT_OK && !o->quiet)
@@ -316,7 +409,7 @@ static int write_mode_shapes(srd_sim *s, Outputs *out, const double *modes, int 
         for (int d = 0; d < m->n_dofs; d++)
             q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * shape[d];
         status = write_frame(out, s, q, NULL, k + 1, false);
-        if (status == SRD_EXIT_OK && write_probes(&out->pr, m, &m->modes, shape, k + 1) != 0)
+        if (status == SRD_EXIT_OK && write_probes(&out->pr, s, &m->modes, shape, k + 1) != 0)
             status = report_outfile(&out->pr.out);
     }
     free(q);
@@ -497,7 +590,7 @@ static int step_outputs(Dynamic *d, long k)
         d->next_out += d->out_every;
     }
     if (status == SRD_EXIT_OK && s->t >= d->out->pr.next - 1e-6 * s->dt) {
-        if (write_probes(&d->out->pr, d->m, a, s->q, s->t) != 0)
+        if (write_probes(&d->out->pr, s, a, s->q, s->t) != 0)
             status = report_outfile(&d->out->pr.out);
         d->out->pr.next += d->probe_every;
     }
@@ -524,6 +617,7 @@ static int start_dynamic(Dynamic *d, srd_kernel_fn ground_height)
     d->every_frame = a->output_format != NULL;
     d->last_save = srd_seconds();
     srd_contact_stats_init(&d->contact, d->m, ground_height);
+    s->dynamic = 1; /* the first frame's reactions include the prescribed accelerations too */
     if (d->o->resume)
         return resume_dynamic(d);
     if (srd_outfile_open(&d->energy, d->o->out, "energy.csv") != 0)
@@ -587,6 +681,7 @@ static int open_outputs(Outputs *out, const srd_model *m, const srd_analysis *a,
         return SRD_EXIT_IO;
     }
     out->has_vtk = a->output_format && !strcmp(a->output_format, "vtk");
+    out->vtk.binary = a->output_binary;
     if (resume)
         return SRD_EXIT_OK;
     if (a->output_format && !strcmp(a->output_format, "csv")) {

@@ -18,8 +18,11 @@ static void free_analysis(srd_analysis *a)
     free(a->solver);
     free(a->output_format);
     free(a->output_name);
-    for (int i = 0; i < a->n_probes; i++)
+    for (int i = 0; i < a->n_probes; i++) {
         free(a->probes[i].name);
+        free(a->probes[i].nodes);
+        free(a->probes[i].target_name);
+    }
     free(a->probes);
 }
 
@@ -81,8 +84,18 @@ void srd_model_free(srd_model *m)
         free(m->actuations[i].s);
     }
     free(m->actuations);
-    for (int i = 0; i < m->n_obstacles; i++)
+    for (int i = 0; i < m->n_motions; i++) {
+        free(m->motions[i].nodes);
+        free(m->motions[i].edges);
+    }
+    free(m->motions);
+    for (int i = 0; i < m->n_releases; i++)
+        free(m->releases[i].dofs);
+    free(m->releases);
+    for (int i = 0; i < m->n_obstacles; i++) {
         free(m->obstacles[i].shape);
+        free(m->obstacles[i].name);
+    }
     free(m->obstacles);
     free_analysis(&m->simulate);
     free_analysis(&m->statics);
@@ -234,6 +247,9 @@ void srd_model_print(const srd_model *m, FILE *out)
     fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
             count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
     fprintf(out, "  fixed DOFs     %d\n", m->n_fixed);
+    if (m->n_motions || m->n_releases)
+        fprintf(out, "  motions        %d, releases %d (their DOFs are among the fixed ones)\n", m->n_motions,
+                m->n_releases);
     fprintf(out, "  total mass     %.6g kg\n", srd_model_total_mass(m));
     fprintf(out, "  bandwidth      %d in declaration order, %d after ordering\n", m->bandwidth_natural,
             m->bandwidth);
@@ -348,8 +364,8 @@ void srd_model_print_json(const srd_model *m, FILE *out)
             fprintf(out, ", \"max\": %.17g", m->params[i].hi);
         fprintf(out, "}");
     }
-    fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"obstacles\": %d", m->n_loads, m->n_actuations,
-            m->n_obstacles);
+    fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"motions\": %d,\n  \"releases\": %d,\n  \"obstacles\": %d",
+            m->n_loads, m->n_actuations, m->n_motions, m->n_releases, m->n_obstacles);
     fprintf(out, ",\n  \"gravity\": [%.17g, %.17g, %.17g]", m->gravity[0], m->gravity[1], m->gravity[2]);
     fprintf(out, ",\n  \"environment\": {\"medium\": %s, \"viscous\": %s, \"damping\": %s, \"rft\": %s, "
                  "\"drag\": %s, \"ground\": %s, \"self_contact\": %s}",

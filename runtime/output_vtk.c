@@ -1,6 +1,9 @@
 /* output_vtk.c — VTK XML frames and the ParaView series file. */
 #include "output_vtk.h"
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,57 +19,6 @@ int srd_vtk_open(srd_vtk_series *s, const char *dir, const char *name)
     s->dir = srd_xstrdup(dir);
     s->name = srd_xstrdup(name);
     return s->dir && s->name ? 0 : -1;
-}
-
-static void write_cells(FILE *f, const srd_model *m, int n_bodies)
-{
-    fprintf(f, "      <Cells>\n        <DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n");
-    for (int e = 0; e < m->n_edges; e++)
-        if (m->edge_is_rod[e])
-            fprintf(f, "%d %d\n", m->edge_nodes[2 * e], m->edge_nodes[2 * e + 1]);
-    for (int t = 0; t < m->n_tris; t++)
-        fprintf(f, "%d %d %d\n", m->tri_nodes[3 * t], m->tri_nodes[3 * t + 1], m->tri_nodes[3 * t + 2]);
-    for (int o = 0; o < m->n_objects; o++)
-        if (m->objects[o].kind == SRD_OBJ_BODY)
-            fprintf(f, "%d\n", m->objects[o].nodes[0]);
-    fprintf(f, "        </DataArray>\n        <DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">\n");
-    int offset = 0;
-    for (int e = 0; e < m->n_edges; e++)
-        if (m->edge_is_rod[e])
-            fprintf(f, "%d\n", offset += 2);
-    for (int t = 0; t < m->n_tris; t++)
-        fprintf(f, "%d\n", offset += 3);
-    for (int b = 0; b < n_bodies; b++)
-        fprintf(f, "%d\n", offset += 1);
-    fprintf(f, "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n");
-    for (int e = 0; e < m->n_edges; e++)
-        if (m->edge_is_rod[e])
-            fprintf(f, "3\n");
-    for (int t = 0; t < m->n_tris; t++)
-        fprintf(f, "5\n");
-    for (int b = 0; b < n_bodies; b++)
-        fprintf(f, "1\n");
-    fprintf(f, "        </DataArray>\n      </Cells>\n");
-}
-
-/* Per cell: the rod radius (half the thickness for shells) and the twist angle of rod edges. */
-static void write_cell_data(FILE *f, const srd_model *m, const double *q, int n_bodies)
-{
-    fprintf(f, "      <CellData Scalars=\"radius\">\n        <DataArray type=\"Float64\" Name=\"radius\" format=\"ascii\">\n");
-    for (int e = 0; e < m->n_edges; e++)
-        if (m->edge_is_rod[e])
-            fprintf(f, "%.9g\n", m->objects[m->edge_object[e]].radius);
-    for (int t = 0; t < m->n_tris; t++)
-        fprintf(f, "%.9g\n", 0.5 * m->objects[m->tri_object[t]].thickness);
-    for (int b = 0; b < n_bodies; b++)
-        fprintf(f, "0\n");
-    fprintf(f, "        </DataArray>\n        <DataArray type=\"Float64\" Name=\"twist\" format=\"ascii\">\n");
-    for (int e = 0; e < m->n_edges; e++)
-        if (m->edge_is_rod[e])
-            fprintf(f, "%.9g\n", m->edge_twist[e] >= 0 ? q[m->edge_twist[e]] : 0.0);
-    for (int t = 0; t < m->n_tris + n_bodies; t++)
-        fprintf(f, "0\n");
-    fprintf(f, "        </DataArray>\n      </CellData>\n");
 }
 
 /* Remembers which file failed and why, for the caller's message; returns -1. */
@@ -109,52 +61,301 @@ static int pvd_append(srd_vtk_series *s, double t)
     return 0;
 }
 
-static void write_node_vectors(FILE *f, const srd_model *m, const char *name, const double *values)
+/* ---- frames: every field is an array, written as text or appended raw binary ---- */
+
+enum { VTK_F64, VTK_I32, VTK_U8 };
+
+typedef struct VtkArray {
+    const char *name;   /* NULL: the points' coordinates */
+    int         type, ncomp;
+    size_t      n;      /* values (tuples times components) */
+    void       *data;
+} VtkArray;
+
+typedef struct VtkFrame {
+    VtkArray a[24];
+    int      n;
+    int      first_cells, first_point_data, first_cell_data; /* where each section starts */
+    size_t   n_points, n_cells;
+} VtkFrame;
+
+static void *add_array(VtkFrame *fr, const char *name, int type, int ncomp, size_t n)
 {
-    fprintf(f, "        <DataArray type=\"Float64\" Name=\"%s\" NumberOfComponents=\"3\" format=\"ascii\">\n", name);
-    for (int i = 0; i < m->n_nodes; i++) {
-        const double *u = values ? &values[m->node_dof[i]] : NULL;
-        fprintf(f, "%.9g %.9g %.9g\n", u ? u[0] : 0.0, u ? u[1] : 0.0, u ? u[2] : 0.0);
+    static const size_t sizes[] = { sizeof(double), sizeof(int32_t), 1 };
+    VtkArray *a = &fr->a[fr->n++];
+    a->name = name;
+    a->type = type;
+    a->ncomp = ncomp;
+    a->n = n;
+    a->data = srd_xcalloc(n + 1, sizes[type]);
+    return a->data;
+}
+
+/* The cells: rod edges and 2-node user elements (springs) as lines, triangles, bodies as
+ * vertices; per cell, the object it belongs to (or -1) and the rod edge, triangle or element
+ * behind it. */
+typedef struct CellList {
+    int n, *nodes, *offsets, *object;
+    unsigned char *type;
+    int *edge, *tri; /* per cell, or -1 */
+} CellList;
+
+static bool drawn_as_line(const srd_elemset *set)
+{
+    static const char *not_drawn[] = { "stretch", "rft_drag", "tangent_follower", "normal_follower" };
+    for (size_t k = 0; k < sizeof not_drawn / sizeof *not_drawn; k++)
+        if (!strcmp(set->kind, not_drawn[k]))
+            return false;
+    return set->n_node == 2 && set->n_edge == 0;
+}
+
+static void add_cell(CellList *c, const int *nodes, int k, int type, int object, int edge, int tri)
+{
+    int at = c->n ? c->offsets[c->n - 1] : 0;
+    memcpy(&c->nodes[at], nodes, sizeof(int) * (size_t)k);
+    c->offsets[c->n] = at + k;
+    c->type[c->n] = (unsigned char)type;
+    c->object[c->n] = object;
+    c->edge[c->n] = edge;
+    c->tri[c->n] = tri;
+    c->n++;
+}
+
+static void list_cells(const srd_model *m, CellList *c)
+{
+    size_t cap = (size_t)m->n_edges + m->n_tris + m->n_objects + 1;
+    for (int k = 0; k < m->n_sets; k++)
+        cap += drawn_as_line(&m->sets[k]) ? (size_t)m->sets[k].n : 0;
+    memset(c, 0, sizeof *c);
+    c->nodes = srd_xcalloc(3 * cap, sizeof(int));
+    c->offsets = srd_xcalloc(cap, sizeof(int));
+    c->object = srd_xcalloc(cap, sizeof(int));
+    c->edge = srd_xcalloc(cap, sizeof(int));
+    c->tri = srd_xcalloc(cap, sizeof(int));
+    c->type = srd_xcalloc(cap, 1);
+    for (int e = 0; e < m->n_edges; e++)
+        if (m->edge_is_rod[e])
+            add_cell(c, &m->edge_nodes[2 * e], 2, 3, m->edge_object[e], e, -1);
+    for (int t = 0; t < m->n_tris; t++)
+        add_cell(c, &m->tri_nodes[3 * t], 3, 5, m->tri_object[t], -1, t);
+    for (int o = 0; o < m->n_objects; o++)
+        if (m->objects[o].kind == SRD_OBJ_BODY)
+            add_cell(c, &m->objects[o].nodes[0], 1, 1, o, -1, -1);
+    for (int k = 0; k < m->n_sets; k++)
+        for (int i = 0; drawn_as_line(&m->sets[k]) && i < m->sets[k].n; i++)
+            add_cell(c, &m->sets[k].nodes[2 * i], 2, 3, -1, -1, -1);
+}
+
+static void free_cells(CellList *c)
+{
+    free(c->nodes);
+    free(c->offsets);
+    free(c->object);
+    free(c->edge);
+    free(c->tri);
+    free(c->type);
+}
+
+static double edge_strain(const srd_model *m, const double *q, int e)
+{
+    const double *a = &q[m->node_dof[m->edge_nodes[2 * e]]], *b = &q[m->node_dof[m->edge_nodes[2 * e + 1]]];
+    double l = sqrt((b[0] - a[0]) * (b[0] - a[0]) + (b[1] - a[1]) * (b[1] - a[1]) + (b[2] - a[2]) * (b[2] - a[2]));
+    return l / m->edge_rest[e] - 1;
+}
+
+static void unit_edge(const srd_model *m, const double *q, int e, double *t)
+{
+    const double *a = &q[m->node_dof[m->edge_nodes[2 * e]]], *b = &q[m->node_dof[m->edge_nodes[2 * e + 1]]];
+    double l = 0;
+    for (int c = 0; c < 3; c++) {
+        t[c] = b[c] - a[c];
+        l += t[c] * t[c];
+    }
+    for (int c = 0; c < 3; c++)
+        t[c] /= sqrt(l);
+}
+
+/* Curvature at the interior nodes of rods: DER's |kappa b| = 2 tan(phi / 2) over the Voronoi
+ * length (half of each adjacent edge at rest), phi the turning angle; 0 elsewhere. */
+static void node_curvature(const srd_model *m, const double *q, double *kappa)
+{
+    for (int o = 0; o < m->n_objects; o++) {
+        const srd_object *ob = &m->objects[o];
+        if (ob->kind != SRD_OBJ_ROD)
+            continue;
+        for (int k = ob->closed ? 0 : 1; k < ob->n_edges; k++) {
+            int e0 = ob->first_edge + (k ? k - 1 : ob->n_edges - 1), e1 = ob->first_edge + k;
+            double t0[3], t1[3], x[3];
+            unit_edge(m, q, e0, t0);
+            unit_edge(m, q, e1, t1);
+            x[0] = t0[1] * t1[2] - t0[2] * t1[1];
+            x[1] = t0[2] * t1[0] - t0[0] * t1[2];
+            x[2] = t0[0] * t1[1] - t0[1] * t1[0];
+            double kb = 2 * sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / (1 + t0[0] * t1[0] + t0[1] * t1[1] + t0[2] * t1[2]);
+            kappa[m->edge_nodes[2 * e1]] = kb / (0.5 * (m->edge_rest[e0] + m->edge_rest[e1]));
+        }
+    }
+}
+
+static void node_vectors(VtkFrame *fr, const srd_model *m, const char *name, const double *values)
+{
+    double *out = add_array(fr, name, VTK_F64, 3, 3 * (size_t)m->n_nodes);
+    for (int i = 0; values && i < m->n_nodes; i++)
+        memcpy(&out[3 * i], &values[m->node_dof[i]], 3 * sizeof(double));
+}
+
+static void point_fields(VtkFrame *fr, const srd_model *m, const double *q, const srd_vtk_fields *f)
+{
+    size_t n = (size_t)m->n_nodes;
+    fr->first_point_data = fr->n;
+    node_vectors(fr, m, "velocity", f->v);
+    node_vectors(fr, m, "force", f->force);
+    if (f->reaction)
+        node_vectors(fr, m, "reaction", f->reaction);
+    if (f->contact)
+        node_vectors(fr, m, "contact_force", f->contact);
+    node_curvature(m, q, add_array(fr, "curvature", VTK_F64, 1, n));
+    int32_t *id = add_array(fr, "object_id", VTK_I32, 1, n);
+    for (size_t i = 0; i < n; i++)
+        id[i] = m->node_object[i];
+}
+
+static void cell_fields(VtkFrame *fr, const srd_model *m, const double *q, const CellList *c)
+{
+    size_t n = (size_t)c->n;
+    fr->first_cell_data = fr->n;
+    double *radius = add_array(fr, "radius", VTK_F64, 1, n), *thick = add_array(fr, "thickness", VTK_F64, 1, n);
+    double *twist = add_array(fr, "twist", VTK_F64, 1, n), *strain = add_array(fr, "strain", VTK_F64, 1, n);
+    int32_t *id = add_array(fr, "object_id", VTK_I32, 1, n);
+    for (size_t k = 0; k < n; k++) {
+        int e = c->edge[k], t = c->tri[k];
+        id[k] = c->object[k];
+        if (e >= 0) {
+            radius[k] = m->objects[m->edge_object[e]].radius;
+            twist[k] = m->edge_twist[e] >= 0 ? q[m->edge_twist[e]] : 0.0;
+            strain[k] = edge_strain(m, q, e);
+        } else if (t >= 0) {
+            thick[k] = m->objects[m->tri_object[t]].thickness;
+            for (int j = 0; j < 3; j++)
+                strain[k] += edge_strain(m, q, m->tri_edges[3 * t + j]) / 3;
+        }
+    }
+}
+
+static void build_frame(VtkFrame *fr, const srd_model *m, const double *q, const srd_vtk_fields *f)
+{
+    memset(fr, 0, sizeof *fr);
+    fr->n_points = (size_t)m->n_nodes;
+    double *x = add_array(fr, NULL, VTK_F64, 3, 3 * fr->n_points);
+    for (int i = 0; i < m->n_nodes; i++)
+        memcpy(&x[3 * i], &q[m->node_dof[i]], 3 * sizeof(double));
+    CellList c;
+    list_cells(m, &c);
+    fr->n_cells = (size_t)c.n;
+    fr->first_cells = fr->n;
+    size_t len = c.n ? (size_t)c.offsets[c.n - 1] : 0;
+    memcpy(add_array(fr, "connectivity", VTK_I32, 1, len), c.nodes, sizeof(int32_t) * len);
+    memcpy(add_array(fr, "offsets", VTK_I32, 1, fr->n_cells), c.offsets, sizeof(int32_t) * fr->n_cells);
+    memcpy(add_array(fr, "types", VTK_U8, 1, fr->n_cells), c.type, fr->n_cells);
+    point_fields(fr, m, q, f);
+    cell_fields(fr, m, q, &c);
+    free_cells(&c);
+}
+
+static void free_frame(VtkFrame *fr)
+{
+    for (int k = 0; k < fr->n; k++)
+        free(fr->a[k].data);
+}
+
+static size_t array_bytes(const VtkArray *a)
+{
+    return a->n * (a->type == VTK_F64 ? sizeof(double) : a->type == VTK_I32 ? sizeof(int32_t) : 1);
+}
+
+/* One DataArray: its values as text, or a reference into the appended block at *offset. */
+static void write_array(FILE *f, const VtkArray *a, bool binary, size_t *offset)
+{
+    static const char *types[] = { "Float64", "Int32", "UInt8" };
+    fprintf(f, "        <DataArray type=\"%s\"", types[a->type]);
+    if (a->name)
+        fprintf(f, " Name=\"%s\"", a->name);
+    if (a->ncomp > 1)
+        fprintf(f, " NumberOfComponents=\"%d\"", a->ncomp);
+    if (binary) {
+        fprintf(f, " format=\"appended\" offset=\"%zu\"/>\n", *offset);
+        *offset += sizeof(uint64_t) + array_bytes(a);
+        return;
+    }
+    fprintf(f, " format=\"ascii\">\n");
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->type == VTK_F64)
+            fprintf(f, a->name ? "%.9g" : "%.12g", ((const double *)a->data)[i]);
+        else
+            fprintf(f, "%d", a->type == VTK_I32 ? ((const int32_t *)a->data)[i] : ((const unsigned char *)a->data)[i]);
+        fputc((i + 1) % (size_t)a->ncomp ? ' ' : '\n', f);
     }
     fprintf(f, "        </DataArray>\n");
 }
 
-static void write_frame(FILE *f, const srd_model *m, const double *q, const double *v, const double *force)
+static void write_section(FILE *f, const VtkFrame *fr, int lo, int hi, bool binary, size_t *offset)
 {
-    int n_bodies = 0;
-    for (int o = 0; o < m->n_objects; o++)
-        n_bodies += m->objects[o].kind == SRD_OBJ_BODY;
-    int n_rod_edges = 0;
-    for (int e = 0; e < m->n_edges; e++)
-        n_rod_edges += m->edge_is_rod[e];
-    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
-               "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"%d\" NumberOfCells=\"%d\">\n",
-            m->n_nodes, n_rod_edges + m->n_tris + n_bodies);
-    fprintf(f, "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n");
-    for (int i = 0; i < m->n_nodes; i++) {
-        const double *x = &q[m->node_dof[i]];
-        fprintf(f, "%.12g %.12g %.12g\n", x[0], x[1], x[2]);
+    for (int k = lo; k < hi; k++)
+        write_array(f, &fr->a[k], binary, offset);
+}
+
+/* Appended raw data: each array as a 64-bit byte count and its bytes, in the machine's
+ * (little-endian on every platform srd builds for) byte order. */
+static void write_appended(FILE *f, const VtkFrame *fr)
+{
+    fprintf(f, "  <AppendedData encoding=\"raw\">\n   _");
+    for (int k = 0; k < fr->n; k++) {
+        uint64_t bytes = array_bytes(&fr->a[k]);
+        fwrite(&bytes, sizeof bytes, 1, f);
+        fwrite(fr->a[k].data, 1, bytes, f);
     }
-    fprintf(f, "        </DataArray>\n      </Points>\n");
-    write_cells(f, m, n_bodies);
-    fprintf(f, "      <PointData Vectors=\"velocity\">\n");
-    write_node_vectors(f, m, "velocity", v);
-    write_node_vectors(f, m, "force", force);
-    fprintf(f, "      </PointData>\n");
-    write_cell_data(f, m, q, n_bodies);
-    fprintf(f, "    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+    fprintf(f, "\n  </AppendedData>\n");
+}
+
+static void write_frame(FILE *f, const srd_model *m, const double *q, const srd_vtk_fields *fields, bool binary)
+{
+    VtkFrame fr;
+    build_frame(&fr, m, q, fields);
+    size_t offset = 0;
+    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+               "header_type=\"UInt64\">\n  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n",
+            fr.n_points, fr.n_cells);
+    fprintf(f, "      <Points>\n");
+    write_section(f, &fr, 0, fr.first_cells, binary, &offset);
+    fprintf(f, "      </Points>\n      <Cells>\n");
+    write_section(f, &fr, fr.first_cells, fr.first_point_data, binary, &offset);
+    fprintf(f, "      </Cells>\n      <PointData Vectors=\"velocity\">\n");
+    write_section(f, &fr, fr.first_point_data, fr.first_cell_data, binary, &offset);
+    fprintf(f, "      </PointData>\n      <CellData Scalars=\"radius\">\n");
+    write_section(f, &fr, fr.first_cell_data, fr.n, binary, &offset);
+    fprintf(f, "      </CellData>\n    </Piece>\n  </UnstructuredGrid>\n");
+    if (binary)
+        write_appended(f, &fr);
+    fprintf(f, "</VTKFile>\n");
+    free_frame(&fr);
 }
 
 int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, const double *force,
                   double t)
 {
+    srd_vtk_fields f = { v, force, NULL, NULL };
+    return srd_vtk_write_fields(s, m, q, &f, t);
+}
+
+int srd_vtk_write_fields(srd_vtk_series *s, const srd_model *m, const double *q, const srd_vtk_fields *fields, double t)
+{
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s_%06d.vtu", s->dir, s->name, s->frames);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fopen(tmp, "wb");
     if (!f)
         return fail(s, tmp);
-    write_frame(f, m, q, v, force);
+    write_frame(f, m, q, fields, s->binary);
     int bad = ferror(f);
     bad |= fclose(f);
     /* Renamed only when complete: a frame cut short by a full disk or a kill never shows

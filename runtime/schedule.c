@@ -131,6 +131,30 @@ static void build_loads(srd_schedule *sc, const srd_model *m, int expr)
     build_batch(sc);
 }
 
+/* A move is evaluated at each node it drives (its value may depend on x, y, z); a rotation once,
+ * at its centre. Each gives the value and its two time derivatives. */
+static void build_motion(srd_schedule *sc, const srd_model *m, int k)
+{
+    const srd_motion *mo = &m->motions[k];
+    sc->motion = k;
+    sc->n = mo->kind == SRD_MOTION_MOVE ? mo->n_nodes : 1;
+    sc->n_out = mo->kind == SRD_MOTION_MOVE ? 9 : 3;
+    sc->data = srd_xcalloc((size_t)sc->n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
+    for (int i = 0; i < sc->n; i++)
+        for (int c = 0; c < 3; c++)
+            sc->data[i * SRD_SCHEDULE_N_DATA + SRD_SCHEDULE_X + c] =
+                mo->kind == SRD_MOTION_MOVE ? m->x0[3 * mo->nodes[i] + c] : mo->center[c];
+    build_batch(sc);
+}
+
+static int motion_of_expr(const srd_model *m, int expr)
+{
+    for (int k = 0; k < m->n_motions; k++)
+        if (m->motions[k].expr == expr)
+            return k;
+    return -1;
+}
+
 void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_kernel_fn *fns,
                          const int *actuation, const int *expr, double *const *set_data, const double *fext)
 {
@@ -144,8 +168,11 @@ void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_
         sc->fn = fns[k];
         sc->actuation = actuation[k];
         sc->expr = expr[k];
+        sc->motion = -1;
         if (sc->actuation >= 0) {
             build_actuation(sc, m, &m->actuations[sc->actuation], set_data);
+        } else if (motion_of_expr(m, sc->expr) >= 0) {
+            build_motion(sc, m, motion_of_expr(m, sc->expr));
         } else {
             build_loads(sc, m, sc->expr);
             S->has_loads = 1;
@@ -181,6 +208,8 @@ void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *par
         memcpy(fext, S->fext_const, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < S->n; k++) {
         srd_schedule *sc = &S->a[k];
+        if (sc->motion >= 0)
+            continue; /* positions, not forces: srd_schedules_motion */
         memset(sc->out, 0, sizeof(double) * (size_t)sc->n * (size_t)sc->n_out);
         srd_eval_ctx ctx = { NULL, NULL, NULL, params, t, dt, NULL, sc->out, NULL };
         sc->fn(&ctx, &sc->b);
@@ -192,6 +221,20 @@ void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *par
             for (int c = 0; c < 3; c++)
                 fext[m->node_dof[sc->targets[i]] + c] += sc->out[3 * i + c];
     }
+}
+
+const double *srd_schedules_motion(srd_schedules *S, int k, const double *params, double t, double dt)
+{
+    for (int j = 0; j < S->n; j++) {
+        srd_schedule *sc = &S->a[j];
+        if (sc->motion != k)
+            continue;
+        memset(sc->out, 0, sizeof(double) * (size_t)sc->n * (size_t)sc->n_out);
+        srd_eval_ctx ctx = { NULL, NULL, NULL, params, t, dt, NULL, sc->out, NULL };
+        sc->fn(&ctx, &sc->b);
+        return sc->out;
+    }
+    return NULL;
 }
 
 void srd_schedules_free(srd_schedules *S)

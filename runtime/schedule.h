@@ -14,6 +14,7 @@ typedef struct srd_schedule {
     srd_kernel_fn  fn;          /* adds the n_out components of instance i at out[i * n_out + k] */
     int            actuation;   /* index into the model's actuations, or -1 */
     int            expr;        /* loads: the run-time expression, or -1 */
+    int            motion;      /* prescribed motion: index into the model's motions, or -1 */
     int            n, n_out;
     int           *targets;     /* actuation: element instances; loads: model nodes */
     int            columns[4];  /* data columns written (E: every stiffness column) */
@@ -43,6 +44,10 @@ void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_
 void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt,
                          double *const *set_data, double *fext);
 void srd_schedules_free(srd_schedules *S);
+/* Evaluates the schedule of prescribed motion k at time t (value, then its first and second
+ * time derivatives: 9 numbers per node of a move, 3 for a rotation) and returns them, or NULL
+ * when the motion has no schedule. */
+const double *srd_schedules_motion(srd_schedules *S, int k, const double *params, double t, double dt);
 /* True when actuating `target` (curvature, twist, rest_length, angle, E) writes data column
  * `column`: such columns must stay run-time inputs of the element kernels. */
 int  srd_actuation_drives(const char *target, const char *column);

@@ -79,6 +79,42 @@ static void characteristic_scales(srd_sim *s)
     s->length_scale = size > 0 ? size : 1;
 }
 
+static int is_damped(const srd_sim *s)
+{
+    return s->m->damping_alpha > 0 || s->m->damping_beta > 0;
+}
+
+/* The buffers sized by the free DOFs, for the current system. */
+static void allocate_free_vectors(srd_sim *s)
+{
+    const srd_system *sys = &s->solver.sys;
+    size_t n_free = (size_t)sys->n_free + 1;
+    s->res = srd_xcalloc(srd_system_grad_len(sys), sizeof(double));
+    s->res_nc = srd_xcalloc(srd_system_grad_len(sys), sizeof(double));
+    s->res_nc_start = srd_xcalloc(n_free, sizeof(double));
+    s->dq = srd_xcalloc(n_free, sizeof(double));
+    if (is_damped(s)) {
+        s->damping_x = srd_xcalloc(n_free, sizeof(double));
+        s->damping_y = srd_xcalloc(n_free, sizeof(double));
+    }
+    if (s->m->damping_beta > 0) {
+        s->damping_k = srd_xcalloc((size_t)srd_system_storage(sys) + 1, sizeof(double));
+        s->damping_kv0 = srd_xcalloc(n_free, sizeof(double));
+    }
+}
+
+static void free_free_vectors(srd_sim *s)
+{
+    free(s->res);
+    free(s->res_nc);
+    free(s->res_nc_start);
+    free(s->dq);
+    free(s->damping_x);
+    free(s->damping_y);
+    free(s->damping_k);
+    free(s->damping_kv0);
+}
+
 /* Vectors of n_dofs doubles the sim and its integrators keep (q, v, residuals, scratch). */
 enum { SIM_VECTORS_PER_DOF = 24 };
 
@@ -147,18 +183,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->inertia_a = 0;
     s->stiffness_b = 1;
     s->fext = srd_xcalloc(n, sizeof(double));
-    if (m->damping_alpha > 0 || m->damping_beta > 0) {
-        s->damping_x = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-        s->damping_y = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    }
-    if (m->damping_beta > 0) {
-        s->damping_k = srd_xcalloc((size_t)srd_system_storage(&s->solver.sys) + 1, sizeof(double));
-        s->damping_kv0 = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    }
-    s->res = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
-    s->res_nc = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
-    s->res_nc_start = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
-    s->dq = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(double));
+    allocate_free_vectors(s);
     s->params = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
     for (int p = 0; p < m->n_params; p++)
         s->params[p] = m->params[p].value;
@@ -172,6 +197,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     s->line_search = 1;
     external_forces(s);
     characteristic_scales(s);
+    srd_motion_init(s);
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
     return 0;
 }
@@ -191,11 +217,13 @@ void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const in
         s->set_data[k] = s->kernels[k].batch.data;
     srd_schedules_build(&s->schedules, s->m, n, fns, actuation, expr, s->set_data, s->fext);
     apply_schedules(s, s->t);
+    srd_motion_impose(s, s->t, 1, s->q, s->v);
 }
 
 void srd_sim_free(srd_sim *s)
 {
     srd_assembler_free(s->assembler);
+    srd_motion_free(s);
     srd_schedules_free(&s->schedules);
     free(s->set_data);
     if (s->kernels)
@@ -213,26 +241,9 @@ void srd_sim_free(srd_sim *s)
     free(s->qeval);
     free(s->work);
     free(s->fext);
-    free(s->damping_k);
-    free(s->damping_kv0);
-    free(s->damping_x);
-    free(s->damping_y);
-    free(s->res);
-    free(s->res_nc);
-    free(s->res_nc_start);
-    free(s->dq);
+    free_free_vectors(s);
     free(s->params);
     memset(s, 0, sizeof *s);
-}
-
-/* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
- *   static:  grad E(q) - lambda fext
- *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
- * Returns the incremental potential whose gradient that residual is (meaningful when every
- * element is an energy): E(q_b) / b - lambda fext.q (+ a/2 |q - qhat|_M^2). */
-static int is_damped(const srd_sim *s)
-{
-    return s->m->damping_alpha > 0 || s->m->damping_beta > 0;
 }
 
 /* Rayleigh damping in an implicit step: adds (alpha M + beta K0) (c1 (q - q0) + c0 v0) to the
@@ -266,6 +277,11 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
     return potential;
 }
 
+/* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
+ *   static:  grad E(q) - lambda fext
+ *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
+ * Returns the incremental potential whose gradient that residual is (meaningful when every
+ * element is an energy): E(q_b) / b - lambda fext.q (+ a/2 |q - qhat|_M^2). */
 static double assemble(srd_sim *s, const double *q, int with_jacobian)
 {
     const srd_model *m = s->m;
@@ -577,6 +593,24 @@ static void advance_state(srd_sim *s)
 {
     for (int k = 0; k < s->m->n_sets; k++)
         srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, s->q0, s->q);
+    srd_motion_commit(s, s->q);
+}
+
+/* After an implicit step: the driven DOFs' velocities and (Newmark) accelerations are the
+ * motion's own, not the scheme's difference quotients. */
+static void exact_prescribed_rates(srd_sim *s, srd_method method)
+{
+    if (!s->m->n_motions)
+        return;
+    srd_motion_impose(s, s->t, 1, s->q, s->v);
+    if (method == SRD_NEWMARK)
+        for (int i = 0; i < s->m->n_motions; i++)
+            for (int k = 0; k < s->m->motions[i].n_nodes; k++) {
+                int d = s->m->node_dof[s->m->motions[i].nodes[k]];
+                for (int c = 0; c < 3; c++)
+                    if (s->fixed[d + c])
+                        s->a0[d + c] = s->prescribed_acc[d + c];
+            }
 }
 
 /* One implicit substep from the current state over s->dt. */
@@ -589,6 +623,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     memcpy(s->work, s->a0, bytes);
     s->t += s->dt;
     apply_schedules(s, s->t);
+    srd_motion_impose(s, s->t, 1, s->q, NULL);
     prepare_implicit(s, method);
     if (is_damped(s))
         prepare_damping(s, method);
@@ -609,6 +644,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
         return code;
     }
     finish_implicit(s, method);
+    exact_prescribed_rates(s, method);
     advance_state(s);
     return 0;
 }
@@ -629,12 +665,14 @@ static int explicit_step(srd_sim *s, srd_method method)
             s->v[d] += dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
+        srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
     } else if (method == SRD_VERLET) {
         code = acceleration(s, s->t, s->q, s->v, acc);
         for (int d = 0; d < n; d++) {
             s->v[d] += 0.5 * dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
+        srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
         code |= acceleration(s, s->t + dt, s->q, s->v, acc);
         for (int d = 0; d < n; d++)
             s->v[d] += 0.5 * dt * acc[d];
@@ -648,6 +686,7 @@ static int explicit_step(srd_sim *s, srd_method method)
                 qs[d] = s->q0[d] + (st ? c[st] * dt * kq[(st - 1) * n + d] : 0);
             for (int d = 0; d < n; d++)
                 kq[st * n + d] = s->v0[d] + (st ? c[st] * dt * kv[(st - 1) * n + d] : 0);
+            srd_motion_impose(s, s->t + c[st] * dt, 1, qs, &kq[st * n]); /* the stage's driven DOFs */
             code = acceleration(s, s->t + c[st] * dt, qs, &kq[st * n], &kv[st * n]);
         }
         for (int d = 0; d < n; d++) {
@@ -657,6 +696,7 @@ static int explicit_step(srd_sim *s, srd_method method)
         free(kq);
         free(kv);
         free(qs);
+        srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
     }
     s->t += dt;
     s->steps++;
@@ -668,11 +708,40 @@ static int explicit_step(srd_sim *s, srd_method method)
     return code;
 }
 
+void srd_sim_release(srd_sim *s, int k)
+{
+    const srd_model *m = s->m;
+    const srd_release *r = &m->releases[k];
+    s->released[k] = 1;
+    for (int i = 0; i < r->n_dofs; i++)
+        s->fixed[r->dofs[i]] = 0;
+    srd_solver_kind kind = s->solver.kind;
+    int symmetric = s->solver.symmetric;
+    srd_assembler_free(s->assembler);
+    srd_solver_free(&s->solver);
+    srd_solver_plan_fixed(&s->solver, m, s->fixed, kind, symmetric);
+    srd_solver_allocate(&s->solver);
+    for (int j = 0; j < m->n_sets; j++)
+        srd_batch_remap(&s->kernels[j].batch, &s->solver.sys);
+    free_free_vectors(s);
+    allocate_free_vectors(s);
+    s->assembler = srd_assembler_new(s, srd_assembly_threads());
+}
+
+/* Releases whose time has come: the step that starts at or after their time runs free. */
+static void release_due(srd_sim *s)
+{
+    for (int k = 0; k < s->m->n_releases; k++)
+        if (!s->released[k] && s->t >= s->m->releases[k].time - 1e-6 * s->dt)
+            srd_sim_release(s, k);
+}
+
 int srd_step(srd_sim *s, srd_method method, int max_halvings)
 {
+    s->dynamic = 1; /* reactions include inertia from here on, whatever the method */
+    release_due(s);
     if (method >= SRD_SYMPLECTIC_EULER)
         return explicit_step(s, method);
-    s->dynamic = 1;
     if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
         acceleration(s, s->t, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
     double dt = s->dt, t_end = s->t + dt;
@@ -771,6 +840,7 @@ int srd_static(srd_sim *s, int load_steps)
     for (int k = 1; k <= load_steps && code == 0; k++) {
         s->load_factor = (double)k / load_steps;
         scale_natural_shapes(s, saved, s->load_factor);
+        srd_motion_impose(s, s->t, s->load_factor, s->q, NULL);
         code = srd_newton(s);
         s->steps++;
     }
@@ -890,4 +960,81 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     free(support);
     free(dof_of_free);
     return status;
+}
+
+/* Adds the gradient of the elements of set k over instances [lo, hi) at the current state to g,
+ * with a row for every DOF (fixed ones included): the batch's residual map is swapped for its
+ * DOF map. Forces add minus the force. */
+static void full_gradient(srd_sim *s, int k, int lo, int hi, double *g)
+{
+    const srd_sim_kernel *sk = &s->kernels[k];
+    if ((!s->dynamic && sk->info.needs_time_step) || hi <= lo)
+        return;
+    srd_elem_batch part = sk->batch.b;
+    part.n = hi - lo;
+    part.dofs += (size_t)lo * part.n_dofs;
+    part.res = part.dofs;
+    part.data += (size_t)lo * part.n_data;
+    part.state += (size_t)lo * part.n_state;
+    double energy = 0;
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
+    sk->gradient(&ctx, &part);
+}
+
+void srd_sim_reactions(srd_sim *s, double *reaction)
+{
+    const srd_model *m = s->m;
+    apply_schedules(s, s->t);
+    memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
+    for (int k = 0; k < m->n_sets; k++)
+        full_gradient(s, k, 0, m->sets[k].n, reaction);
+    for (int d = 0; d < m->n_dofs; d++) {
+        if (!s->fixed[d]) {
+            reaction[d] = 0;
+            continue;
+        }
+        reaction[d] -= s->load_factor * s->fext[d];
+        if (s->dynamic)
+            reaction[d] += m->dof_mass[d] * s->prescribed_acc[d];
+    }
+}
+
+/* The contact sets of the ground (target -1) or of obstacle `target`: the kinds, and which
+ * instances (obstacles of one shape share a set, each holding one instance per node). */
+static bool contact_instances(const srd_model *m, int k, int target, int *lo, int *hi)
+{
+    const char *kind = m->sets[k].kind;
+    static const char *ground[] = { "ground_contact", "ground_friction", "surface_contact", "surface_friction" };
+    *lo = 0;
+    *hi = m->sets[k].n;
+    if (target == -1 || target == -2)
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(kind, ground[i]))
+                return true;
+    for (int j = 0, same = 0; j < m->n_obstacles; j++) {
+        size_t len = strlen(m->obstacles[j].shape);
+        if (strncmp(kind, m->obstacles[j].shape, len) || (strcmp(kind + len, "_contact") && strcmp(kind + len, "_friction")))
+            continue;
+        if (target == -2 || target == j) {
+            *lo = target == -2 ? 0 : same * m->n_nodes;
+            *hi = target == -2 ? m->sets[k].n : *lo + m->n_nodes;
+            return true;
+        }
+        same++;
+    }
+    return false;
+}
+
+void srd_sim_contact_forces(srd_sim *s, int target, double *force)
+{
+    const srd_model *m = s->m;
+    double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    for (int k = 0; k < m->n_sets; k++) {
+        int lo, hi;
+        if (contact_instances(m, k, target, &lo, &hi))
+            full_gradient(s, k, lo, hi, g);
+    }
+    for (int d = 0; d < m->n_dofs; d++)
+        force[d] -= g[d];
+    free(g);
 }

@@ -65,6 +65,14 @@ typedef struct srd_sim {
     FILE            *log;        /* when set, every Newton iteration is reported here */
     double           time_assembly, time_solve; /* seconds in the kernels and in LAPACK */
     struct srd_assembler *assembler; /* helper threads for assembly, or NULL */
+    /* Prescribed motion (motion.c): the accelerations of driven DOFs (0 on fixed ones), and per
+     * rotated rod edge the reference director and tangent at the last accepted state and the
+     * material director at the reference. */
+    double          *prescribed_acc;
+    unsigned char   *fixed;       /* n_dofs: constrained now (the model's, less what was released) */
+    unsigned char   *released;    /* per model release: done */
+    int              n_frames;
+    double          *frame_d1, *frame_t, *frame_m0;
 } srd_sim;
 
 /* fns[s] is the compiled kernel of element set s, gradients[s] its gradient-only variant (the
@@ -105,8 +113,29 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings);
 void srd_sim_start_here(srd_sim *s);
 
 /* Net force on every DOF at the current configuration: external minus elastic (zero on
- * fixed DOFs, whose reactions are not computed). force has n_dofs entries. */
+ * constrained DOFs, whose forces srd_sim_reactions gives). force has n_dofs entries. */
 void srd_sim_net_force(srd_sim *s, double *force);
+
+/* Prescribed motion (motion.c). srd_motion_impose sets the driven DOFs of q (and of v when not
+ * NULL) to their values at time t, the motion scaled by `scale` (static load steps ramp it),
+ * and their accelerations in s->prescribed_acc. srd_motion_commit carries the rotated edges'
+ * frames to configuration q after an accepted step. */
+void srd_motion_init(srd_sim *s);
+void srd_motion_free(srd_sim *s);
+void srd_motion_impose(srd_sim *s, double t, double scale, double *q, double *v);
+void srd_motion_commit(srd_sim *s, const double *q);
+
+/* Frees the model's release k: its DOFs join the Newton system from now on (the solver, the
+ * element batches' maps and the assembly buffers are rebuilt; state and data stay). */
+void srd_sim_release(srd_sim *s, int k);
+
+/* The force each constraint exerts on its DOFs (n_dofs values, 0 on free DOFs): the residual
+ * of the constrained rows, grad E(q) - fext, plus M a for the prescribed acceleration a in a
+ * simulation. A twist entry is a moment about its edge. */
+void srd_sim_reactions(srd_sim *s, double *reaction);
+/* Adds the force that the ground (target -1) or obstacle `target` exerts on each node to
+ * force (n_dofs values): contact, and friction in a simulation. target -2: all of them. */
+void srd_sim_contact_forces(srd_sim *s, int target, double *force);
 
 /* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */
 double srd_kinetic_energy(const srd_sim *s);

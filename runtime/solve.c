@@ -42,16 +42,22 @@ static size_t work_size(const srd_system *sys)
 
 void srd_solver_plan(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric)
 {
+    srd_solver_plan_fixed(s, m, m->dof_fixed, kind, symmetric);
+}
+
+void srd_solver_plan_fixed(srd_solver *s, const srd_model *m, const unsigned char *fixed, srd_solver_kind kind,
+                           int symmetric)
+{
     memset(s, 0, sizeof *s);
     blas_single_thread();
     /* The band width is only known after numbering the free DOFs, so measure first. */
-    srd_system_init(&s->sys, m, SRD_JAC_DENSE);
+    srd_system_init_fixed(&s->sys, m, fixed, SRD_JAC_DENSE);
     if (kind == SRD_SOLVER_AUTO)
         kind = band_pays_off(s->sys.n_free, s->sys.kl > s->sys.ku ? s->sys.kl : s->sys.ku) ? SRD_SOLVER_BANDED
                                                                                             : SRD_SOLVER_DENSE;
     if (kind == SRD_SOLVER_BANDED) {
         srd_system_free(&s->sys);
-        srd_system_init(&s->sys, m, symmetric ? SRD_JAC_BAND_SYM : SRD_JAC_BAND);
+        srd_system_init_fixed(&s->sys, m, fixed, symmetric ? SRD_JAC_BAND_SYM : SRD_JAC_BAND);
     }
     s->kind = kind;
     s->symmetric = symmetric != 0;

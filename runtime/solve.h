@@ -28,6 +28,9 @@ void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, in
  * chosen and measured (nothing of the Jacobian's size allocated), then the storage. */
 void   srd_solver_plan(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
 double srd_solver_bytes(const srd_solver *s); /* what srd_solver_allocate will take */
+/* srd_solver_plan with another set of constrained DOFs than the model's. */
+void   srd_solver_plan_fixed(srd_solver *s, const srd_model *m, const unsigned char *fixed, srd_solver_kind kind,
+                             int symmetric);
 void   srd_solver_allocate(srd_solver *s);
 void srd_solver_free(srd_solver *s);
 /* Clears the Jacobian storage (and its scratch slots). */

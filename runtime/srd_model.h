@@ -70,19 +70,52 @@ typedef struct srd_actuation {
 
 typedef struct srd_obstacle {
     char  *shape;       /* sphere, box, cylinder */
+    char  *name;        /* as declared, or NULL */
     double center[3], size[3], radius;
     double axis[3];     /* cylinder: unit axis */
     double length;      /* cylinder: between the flat caps; 0 for an endless one */
     double stiffness, delta, friction, slip_velocity;
 } srd_obstacle;
 
+/* What a probe records: a DOF or node position; the reaction (force and moment) the
+ * constraints exert on a region; the contact force of the ground or an obstacle. */
+enum { SRD_PROBE_STATE, SRD_PROBE_REACTION, SRD_PROBE_CONTACT };
+
 typedef struct srd_probe {
     char  *name;
+    int    kind;        /* SRD_PROBE_* */
     int    dof;         /* DOF probed, or -1 for a node vector */
-    int    node;
+    int    node;        /* state: the node; reaction: the point moments are taken about */
     int    component;   /* 0..2 or -1 for the full vector */
     double every;
+    int    n_nodes;     /* reaction: the constrained region (nodes and the edges between them) */
+    int   *nodes;
+    int    target;      /* contact: -1 the ground, k obstacle k */
+    char  *target_name; /* contact: "ground" or the obstacle's name, as written */
 } srd_probe;
+
+/* Prescribed motion: the DOFs of `nodes` (and the twists of `edges`) are constraints whose
+ * values follow run-time expression `expr`: a displacement from the reference (move), or a
+ * rotation by an angle about `axis` through `center` (rotate). */
+enum { SRD_MOTION_MOVE, SRD_MOTION_ROTATE };
+
+/* `release sel at T;`: from time T on, a simulation treats these constrained DOFs as free
+ * (clamps, fixes and motions of the region stop holding them). */
+typedef struct srd_release {
+    double time;
+    int    n_dofs;
+    int   *dofs;
+} srd_release;
+
+typedef struct srd_motion {
+    int    kind;        /* SRD_MOTION_* */
+    int    expr;        /* run-time expression: displacement (3-vector) or angle */
+    int    n_nodes;
+    int   *nodes;
+    int    n_edges;     /* rotate: rod edges inside the region, whose frames turn with it */
+    int   *edges;
+    double axis[3], center[3];
+} srd_motion;
 
 /* Limits of the integer settings of analyses, checked where they are read (the front end for
  * the model's values, the run options for --dt and --duration). Each is far above any useful
@@ -103,6 +136,7 @@ typedef struct srd_analysis {
     int    mode_count;
     char  *output_format, *output_name;
     double output_every;
+    int    output_binary; /* vtk: arrays as appended raw binary */
     int    n_probes;
     srd_probe *probes;
 } srd_analysis;
@@ -154,6 +188,10 @@ typedef struct srd_model {
     srd_load *loads;
     int     n_actuations;
     srd_actuation *actuations;
+    int     n_motions;
+    srd_motion *motions;
+    int     n_releases;
+    srd_release *releases;
 
     /* environment */
     double  gravity[3];
