@@ -198,6 +198,36 @@ static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1
 static const char *hinge_data[] = { "kb", "phi_bar", "natural_from_reference" };
 static const char *mid_data[] = { "kb", "nu", "rest_area" };
 
+static int other_end(const srd_model *m, int edge, int node)
+{
+    return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
+}
+
+
+/* The length of rod a stretching spring stands for beyond its own: a clamped rod end holds
+ * both nodes of its end edge, so that edge cannot stretch although it stands for the first
+ * edge-length of rod; the next edge of the rod reaches back to the wall and stands for both
+ * (DER's clamp makes the first edge rigid: an O(l) error in every clamped rod's stretch). */
+static double stretch_extension(const Fin *f, int edge)
+{
+    const srd_model *m = f->m;
+    const ElabObj *o = &f->e->objs.a[m->edge_object[edge]];
+    if (o->kind != SRD_OBJ_ROD || o->n_edges < 2)
+        return 0;
+    double ext = 0;
+    int ends[2] = { o->first_edge, o->first_edge + o->n_edges - 1 };
+    for (int k = 0; k < 2; k++) {
+        int w = ends[k];
+        unsigned char bits = f->e->edge_fix.a[w];
+        if (w == edge || !(bits & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)))
+            continue;
+        int inner = other_end(m, w, m->edge_nodes[2 * w + ((bits & EDGE_WALL_AT_SECOND) ? 1 : 0)]);
+        if (inner == m->edge_nodes[2 * edge] || inner == m->edge_nodes[2 * edge + 1])
+            ext += m->edge_rest[w];
+    }
+    return ext;
+}
+
 static void add_stretch(Fin *f)
 {
     srd_model *m = f->m;
@@ -211,6 +241,9 @@ static void add_stretch(Fin *f)
         /* Shell edges: a triangular spring lattice matches the membrane stiffness E h
          * with ks = sqrt(3)/2 E h l (energy 1/2 ks eps^2 l). */
         double ks = o->kind == SRD_OBJ_ROD ? o->EA : SQRT3 / 2 * o->E * o->thickness * l;
+        /* Spread over the length it stands for: the energy 1/2 ks eps^2 l then has the
+         * compliance of that length, EA / (l + extension) per unit elongation. */
+        ks *= l / (l + stretch_extension(f, i));
         double data[2] = { l, ks };
         srd_elemset_add(&m->sets[f->set_stretch], &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
     }
@@ -270,11 +303,6 @@ static Incidence frame_edges(Fin *f, unsigned char *frame)
     free(fill);
     free(rod_at);
     return inc;
-}
-
-static int other_end(const srd_model *m, int edge, int node)
-{
-    return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
 }
 
 /* Marks every model node a `clamp` statement selected. */

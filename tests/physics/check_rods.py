@@ -502,6 +502,43 @@ if len(drops) == 2:
              rich / guided - 1))
 
 # ---------------------------------------------------------------------------------------------
+# 6b. Axial stretch next to a clamp (hanging_rod.srd: a vertical rod under its own weight,
+# E = 1 MPa). The continuum's tip drops by its stretch, rho g L^2 / (2 E). The clamp holds
+# the first two nodes, so the first edge cannot stretch; the second edge's spring stands for
+# the rod from the wall to its far node (stiffness EA / 2l), as the bending spring at node 1
+# stands for 3l/2. Every edge carries the weight below its middle, so the chain's stretch is
+# exact except next to the wall, where node 1's own weight goes straight into the clamp:
+# the discrete tip is rho g (L^2 / 2 - l^2) / E, an error of -2 (l/L)^2 (-0.125% at 41 nodes;
+# with the rigid first edge it was (1 - l/L)^2 - 1, -4.94%). Checked: the discrete closed
+# form to 1e-8 (the solve is linear; the probe's 12 digits of z = -0.1 m resolve 1e-13 m, 2e-9
+# of the stretch), the order from 21/41/81 nodes within
+# 1.99-2.01, and the continuum within 0.13% at 41 nodes and 0.1% from 51 nodes on.
+stretch = {}
+reference = 1200 * 9.81 * L ** 2 / (2 * 1e6)
+for n in (21, 41, 51, 81):
+    code, rows, _, _ = run("hanging_rod.srd", replace=[("nodes = 41;", "nodes = %d;" % n)])
+    if code != 0 or not rows:
+        check(False, "hanging rod, %d nodes: static solve succeeds" % n)
+        continue
+    stretch[n] = -float(rows[-1]["tip"]) - L
+    l = L / (n - 1)
+    discrete = 1200 * 9.81 * (L ** 2 / 2 - l ** 2) / 1e6
+    check(abs(stretch[n] / discrete - 1) <= 1e-8,
+          "hanging rod, %d nodes: tip stretch %.9e m = rho g (L^2/2 - l^2) / E = %.9e m (%+.1e, tol 1e-8); "
+          "%+.4f%% from the continuum %.6e m" % (n, stretch[n], discrete, stretch[n] / discrete - 1,
+                                                  100 * (stretch[n] / reference - 1), reference))
+if len(stretch) == 4:
+    err = {n: stretch[n] / reference - 1 for n in stretch}
+    order = math.log(err[21] / err[41]) / math.log(2) if err[41] else 0
+    order2 = math.log(err[41] / err[81]) / math.log(2) if err[81] else 0
+    check(1.99 <= order <= 2.01 and 1.99 <= order2 <= 2.01,
+          "hanging rod: stretch error %+.4f%% (21 nodes), %+.4f%% (41), %+.4f%% (81): order %.3f and %.3f "
+          "(second order, 1.99-2.01)" % (100 * err[21], 100 * err[41], 100 * err[81], order, order2))
+    check(abs(err[41]) <= 1.3e-3 and abs(err[51]) <= 1e-3,
+          "hanging rod: %+.4f%% at 41 nodes (tol 0.13%%), %+.4f%% at 51 nodes (tol 0.1%%) from rho g L^2 / 2E"
+          % (100 * err[41], 100 * err[51]))
+
+# ---------------------------------------------------------------------------------------------
 # 7. Newton's method on a geometrically nonlinear rod: the 20 MPa cantilever (tip deflection
 # 27% of L) in one load step, 50 nodes. Exact Hessians: once the iterates are near the
 # solution (relative residual below 1e-2 from there on) the order estimated from consecutive
