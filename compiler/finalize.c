@@ -189,7 +189,9 @@ static double rest_area(const srd_model *m, int t)
 
 /* ---- elements ---- */
 
-static const char *stretch_data[] = { "rest_length", "ks" };
+/* `span_fraction`: the rest length over the length of rod the spring stands for (1/2 next to a
+ * clamp, else 1), for the runtime's strain check; the kernel does not read it. */
+static const char *stretch_data[] = { "rest_length", "ks", "span_fraction" };
 /* `natural_from_reference` = 1: the natural curvature, twist or angle is that of the
  * reference configuration (stress-free), computed by the runtime from x0; 0: the values
  * given in the file (absolute). Junctions are always stress-free in the reference. */
@@ -234,7 +236,7 @@ static void add_stretch(Fin *f)
     Elab *e = f->e;
     if (!m->n_edges)
         return;
-    f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 2, stretch_data);
+    f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 3, stretch_data);
     for (int i = 0; i < m->n_edges; i++) {
         const ElabObj *o = &e->objs.a[m->edge_object[i]];
         double l = m->edge_rest[i];
@@ -243,8 +245,8 @@ static void add_stretch(Fin *f)
         double ks = o->kind == SRD_OBJ_ROD ? o->EA : SQRT3 / 2 * o->E * o->thickness * l;
         /* Spread over the length it stands for: the energy 1/2 ks eps^2 l then has the
          * compliance of that length, EA / (l + extension) per unit elongation. */
-        ks *= l / (l + stretch_extension(f, i));
-        double data[2] = { l, ks };
+        double fraction = l / (l + stretch_extension(f, i));
+        double data[3] = { l, ks * fraction, fraction };
         srd_elemset_add(&m->sets[f->set_stretch], &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
     }
 }

@@ -15,6 +15,7 @@
 #include "output_vtk.h"
 #include "parallel.h"
 #include "sim.h"
+#include "watch.h"
 
 /* Messages start with the program's name: srdc, or the built simulator's. */
 static const char *prog_name = "srdc";
@@ -113,6 +114,36 @@ static void report_failure(const srd_sim *s, int code)
                     "not held (a free rigid motion makes the system singular)\n");
 }
 
+/* A spring stretched beyond the range of linear elasticity is reported once per run. */
+static bool strain_warned;
+
+static void watch_strain(const srd_sim *s, double t)
+{
+    if (strain_warned)
+        return;
+    srd_strain w = srd_max_strain(s, s->q);
+    if (w.strain <= SRD_STRAIN_LIMIT)
+        return;
+    strain_warned = true;
+    fprintf(stderr, "%s: warning: `%s` is strained by %.1f %% at t = %.6g s, but its stretching is linear-elastic "
+                    "(Hooke's law), a model for strains below about %.0f %%\n  hint: the results are not those of "
+                    "a real material; check the loads and units, or use a stiffer material\n", prog_name,
+            w.object >= 0 ? s->m->objects[w.object].name : "a junction", 100 * w.strain, t, 100 * SRD_STRAIN_LIMIT);
+}
+
+/* The stable time step of an explicit method from Gershgorin's bound on the highest natural
+ * frequency at the start (0 for implicit methods); warns when dt is above it. */
+static double check_stable_dt(srd_sim *s, srd_method method)
+{
+    double stable = srd_stable_dt(method, method >= SRD_SYMPLECTIC_EULER ? srd_max_frequency_bound(s) : 0);
+    if (stable > 0 && s->dt > stable)
+        fprintf(stderr, "%s: warning: dt = %.3g s is above the stable time step of this explicit method, about "
+                        "%.3g s (%s / w_max, with w_max <= %.4g rad/s by Gershgorin's bound on M^-1 K at the start)"
+                        "\n  hint: use dt below %.3g s, or an implicit method\n", prog_name, s->dt, stable,
+                method == SRD_RK4 ? "2.83" : "2", (method == SRD_RK4 ? 2 * sqrt(2.0) : 2.0) / stable, stable);
+    return stable;
+}
+
 static void progress(double done, double total)
 {
     if (!isatty(STDERR_FILENO))
@@ -135,6 +166,7 @@ static int run_static(srd_sim *s, const srd_model *m, srd_vtk_series *vtk, Probe
         report_failure(s, code);
         return SRD_EXIT_NUMERIC;
     }
+    watch_strain(s, 0);
     if (write_probes(pr, m, a, s->q, 0) != 0)
         return report_outfile(&pr->out);
     double *force = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
@@ -269,10 +301,13 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     srd_contact_stats contact;
     srd_contact_stats_init(&contact, m, ground_height);
     int status = SRD_EXIT_OK;
+    double stable = check_stable_dt(s, method);
     for (int k = 0; k <= steps; k++) {
         int code = k > 0 ? srd_step(s, method, 6) : 0;
         if (code) {
             report_failure(s, code);
+            if (stable > 0)
+                fprintf(stderr, "  stable time step estimate: %.3g s (dt = %.3g s)\n", stable, s->dt);
             fprintf(stderr, "  frames written so far are in %s\n", o->out);
             status = SRD_EXIT_NUMERIC;
             break;
@@ -301,6 +336,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
             }
             pr->next += probe_every;
         }
+        watch_strain(s, s->t);
         srd_contact_stats_sample(&contact, m, s->q, s->params, s->t);
         if (!o->quiet)
             progress(k, steps);
@@ -400,6 +436,7 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
      * a simulation from the reference configuration. */
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
     int status = SRD_EXIT_OK;
+    strain_warned = false;
     char err[512];
     srd_sim s;
     memset(&s, 0, sizeof s);

@@ -683,6 +683,11 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
     return code;
 }
 
+void srd_sim_stiffness(srd_sim *s)
+{
+    net_force_residual(s, s->q, 1);
+}
+
 void srd_sim_net_force(srd_sim *s, double *force)
 {
     const srd_model *m = s->m;

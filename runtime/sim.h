@@ -101,6 +101,10 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings);
  * fixed DOFs, whose reactions are not computed). force has n_dofs entries. */
 void srd_sim_net_force(srd_sim *s, double *force);
 
+/* Assembles the stiffness (the Hessian of the energy, with forces' Jacobians) at the current
+ * configuration into the solver's Jacobian storage; the residual is overwritten too. */
+void srd_sim_stiffness(srd_sim *s);
+
 /* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */
 double srd_kinetic_energy(const srd_sim *s);
 double srd_potential_energy(srd_sim *s);

@@ -5,6 +5,7 @@ import csv
 import glob
 import math
 import re
+import shutil
 import xml.etree.ElementTree as ET
 import os
 import subprocess
@@ -908,5 +909,47 @@ check(t is not None, "star_roller example runs at dt = 2.5 ms")
 if t is not None:
     check(abs(t - pitch) <= 0.1 * pitch, "star_roller, dt = 2.5 ms: converges and rolls one limb (turns %.1f degrees, "
           "51.4 tol 10%%)" % t)
+
+# 33. Strain outside linear elasticity (issue 15 item 12): a soft rod (EA = 3.14 N) pulled by
+# 1000 N stretches by F / EA = 318.31, i.e. 31831 %; stretching springs obey Hooke's law, so
+# the run warns, once per run (its static and simulate blocks both stretch the rod), naming the
+# rod and the strain (read to 0.1 %, the printed digits). The PneuNet example with its 175 N
+# pull (strain 2.8e-3) must not warn.
+p, _, out = run_logged("overstretched.srd")
+found = re.findall(r"warning: `(\w+)` is strained by ([0-9.]+) %", p.stderr)
+check(p.returncode == 0 and len(found) == 1 and found[0][0] == "beam" and
+      abs(float(found[0][1]) / (100 * 1000 / (1e6 * math.pi * 1e-6)) - 1) <= 1e-3,
+      "1000 N on a soft rod: one warning naming `beam` strained by %s %% (F / EA = %.1f %%, tol 0.1 %%)"
+      % (found[0][1] if found else "-", 100 * 1000 / (1e6 * math.pi * 1e-6)))
+shutil.rmtree(out, ignore_errors=True)
+p, _, out = run_logged(os.path.abspath(os.path.join(examples, "pneunet.srd")), "-p", "tip_force=1")
+check(p.returncode == 0 and "warning" not in p.stderr,
+      "pneunet with the 175 N pull (strain 3e-3): no warning (stderr: %r)" % p.stderr[:200])
+
+# 34. The stable time step of explicit methods (issue 15 item 11): Verlet is stable for
+# dt < 2 / w_max. For the fixed-free chain of section 6, w_max = 2 sqrt(k/m) sin((2n - 1) pi /
+# (2 (2n + 1))), so 2 / w_max = 0.08306 s. The runtime bounds w_max by Gershgorin's theorem on
+# M^-1/2 K M^-1/2 (2 sqrt(k/m): the row sum of an interior bead), which is never below w_max:
+# its estimate is 0.08165 s, sin(15 pi / 34) = 0.983 of the closed form (checked within 0.95..1).
+# At dt = 0.2 s the run warns at the start, blows up, and repeats the estimate in the failure
+# report; at dt = 0.05 s it neither warns nor fails.
+n, k, m = 8, 30.0, 0.2
+exact = 2 / (2 * math.sqrt(k / m) * math.sin((2 * n - 1) * math.pi / (2 * (2 * n + 1))))
+shutil.rmtree(out, ignore_errors=True)
+p, _, out = run_logged("chain_explicit.srd")
+warned = re.findall(r"warning: dt = [0-9.e+-]+ s is above the stable time step of this explicit method, about "
+                    r"([0-9.e+-]+) s", p.stderr)
+failed = re.findall(r"stable time step estimate: ([0-9.e+-]+) s", p.stderr)
+check(p.returncode == 2 and len(warned) == 1 and len(failed) == 1 and
+      0.95 <= float(warned[0]) / exact <= 1 and warned[0] == failed[0],
+      "explicit chain at dt = 0.2 s: warns with the stable step %s s at the start and at the failure (exit %d); "
+      "2 / w_max = %.5f s (ratio %.3f, tol 0.95..1)" % (warned[0] if warned else "-", p.returncode, exact,
+                                                          float(warned[0]) / exact if warned else 0))
+shutil.rmtree(out, ignore_errors=True)
+p, _, out = run_logged("chain_explicit.srd", "--dt", "0.05", "--duration", "5")
+check(p.returncode == 0 and "warning" not in p.stderr,
+      "explicit chain at dt = 0.05 s (below 2 / w_max): runs without a warning")
+
+shutil.rmtree(out, ignore_errors=True)
 
 tap.finish()
