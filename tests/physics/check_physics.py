@@ -302,28 +302,37 @@ if code == 0 and rows:
 else:
     check(False, "tripod example runs")
 
-# 15. Friction on an incline (std.contact's smooth Coulomb law, mu = 0.3, slip velocity 1 mm/s).
-# At 25 deg (tan > mu) the block slides with a = g (sin - mu cos): measured from its distance
-# along the slope at 0, 0.5 and 1 s (a = (s1 - 2 s_half + s0) / 0.25) to 2%. At 10 deg it
-# sticks: the smooth law lets it creep at (2 / K2) atanh(tan / mu) with K2 = 15 / slip velocity,
-# 0.09 mm/s; the check allows 1.5 times that over the second.
-g, mu, slip = 9.81, 0.3, 1e-3
-for degrees in (25, 10):
-    code, rows, _ = run("incline.srd", "-p", "slope=%ddeg" % degrees)
+# 15. Friction on an incline (std.contact's smooth Coulomb law, the default slip velocity
+# v_s = 10 um/s). Positions are measured along the slope (the block also sinks a few um into
+# the penalty along the normal). Where tan < mu the block slides with a = g (sin - mu cos):
+# measured from its positions at 0, 0.5 and 1 s (a = (s1 - 2 s_half + s0) / 0.25) to 2%: mu =
+# 0.3 at 25 deg and, 0.4 deg past the threshold tan = mu, mu = 0.5 at 27 deg. Where tan < mu it
+# sticks, creeping at the smooth law's (2 v_s / 15) atanh(tan / mu) (friction balances the
+# slope's pull at that speed; the block reaches it within microseconds): checked to 1% over the
+# last 0.5 s at 10 deg with mu = 0.3 (0.90 um/s) and at 26 deg with mu = 0.5 (2.9 um/s).
+# Standing robots must stand (issue 15 item 9): at 10 deg with mu = 0.5 the creep is below
+# 1 um/s (the law allows 0.49 um/s; at the old default of 1 mm/s it was 49 um/s).
+g, slip = 9.81, 10e-6
+for degrees, mu in ((25, 0.3), (10, 0.3), (27, 0.5), (26, 0.5), (10, 0.5)):
+    code, rows, out = run("incline.srd", "-p", "slope=%ddeg" % degrees, "-p", "mu=%g" % mu)
+    shutil.rmtree(out, ignore_errors=True)
     if code != 0 or len(rows) < 101:
-        check(False, "incline %d deg: simulation runs" % degrees)
+        check(False, "incline %d deg, mu = %g: simulation runs" % (degrees, mu))
         continue
-    dist = [math.hypot(float(r["x"]), float(r["z"])) for r in rows]
     th = math.radians(degrees)
-    if degrees == 25:
+    dist = [-(float(r["x"]) * math.cos(th) + float(r["z"]) * math.sin(th)) for r in rows]
+    if math.tan(th) > mu:
         a = (dist[100] - 2 * dist[50] + dist[0]) / 0.25
         want = g * (math.sin(th) - mu * math.cos(th))
-        check(abs(a - want) <= 0.02 * want, "incline 25 deg: slides with %.4f m/s^2 vs g (sin - mu cos) = %.4f m/s^2 "
-              "(tol 2%%)" % (a, want))
-    else:
-        creep = 2 * slip / 15 * math.atanh(math.tan(th) / mu)
-        check(dist[100] <= 1.5 * creep, "incline 10 deg: sticks (moves %.3e m in 1 s; the smooth law's creep allows "
-              "%.3e m)" % (dist[100], 1.5 * creep))
+        check(abs(a - want) <= 0.02 * want, "incline %d deg, mu = %g: slides with %.4f m/s^2 vs g (sin - mu cos) = "
+              "%.4f m/s^2 (tol 2%%)" % (degrees, mu, a, want))
+        continue
+    creep = (dist[100] - dist[50]) / 0.5
+    law = 2 * slip / 15 * math.atanh(math.tan(th) / mu)
+    check(abs(creep / law - 1) <= 0.01, "incline %d deg, mu = %g: sticks, creeping %.4e m/s over the last 0.5 s vs "
+          "the smooth law's (2 v_s / 15) atanh(tan / mu) = %.4e m/s (tol 1%%)" % (degrees, mu, creep, law))
+    if (degrees, mu) == (10, 0.5):
+        check(creep < 1e-6, "incline 10 deg, mu = 0.5: a body at rest creeps %.3e m/s, below 1 um/s" % creep)
 
 # 16. The rod_drop example (MAT-DiSMech 7.1, E = 2 MPa): the rod falls 5 cm onto the ground and
 # comes to rest lying on it: at t = 1 s both ends are within the contact distance delta = 1 mm
