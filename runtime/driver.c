@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "contact.h"
 #include "files.h"
+#include "modeshape.h"
 #include "output_vtk.h"
 #include "parallel.h"
 #include "sim.h"
@@ -226,26 +227,27 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
     if (status == SRD_EXIT_OK && srd_outfile_open(&csv, out, "modes.csv") != 0)
         status = report_outfile(&csv);
     if (status == SRD_EXIT_OK) {
-        srd_outfile_printf(&csv, "mode,frequency_hz\n");
+        srd_outfile_printf(&csv, "mode,frequency_hz,label\n");
         printf("natural frequencies:\n");
+        double w_bound = srd_max_frequency_bound(s);
         for (int k = 0; k < count; k++) {
-            srd_outfile_printf(&csv, "%d,%.12g\n", k + 1, freq[k]);
-            printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
+            char label[32];
+            srd_mode_label(m, s->q, &modes[(size_t)k * m->n_dofs], 2 * 3.14159265358979323846 * freq[k], w_bound, label, sizeof label);
+            srd_outfile_printf(&csv, "%d,%.12g,%s\n", k + 1, freq[k], label);
+            printf("  mode %d: %.6g Hz  %s\n", k + 1, freq[k], label);
         }
         if (srd_outfile_close(&csv) != 0)
             status = report_outfile(&csv);
-        /* Mode shapes as frames: each mode scaled to a tenth of the model's size. */
+        /* Mode shapes as frames, every DOF of a mode scaled alike (srd_mode_display_scale). */
         if (a->output_format && !strcmp(a->output_format, "vtk")) {
             srd_vtk_series vtk;
             double *q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
             if (srd_vtk_open(&vtk, out, a->output_name) == 0) {
                 for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
-                    double amp = 0;
-                    for (int i = 0; i < m->n_nodes; i++)
-                        for (int c = 0; c < 3; c++)
-                            amp = fmax(amp, fabs(modes[(size_t)k * m->n_dofs + m->node_dof[i] + c]));
+                    const double *mode = &modes[(size_t)k * m->n_dofs];
+                    double scale = srd_mode_display_scale(m, mode, s->length_scale);
                     for (int d = 0; d < m->n_dofs; d++)
-                        q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * modes[(size_t)k * m->n_dofs + d];
+                        q[d] = s->q[d] + scale * mode[d];
                     if (srd_vtk_write(&vtk, m, q, NULL, NULL, k + 1) != 0)
                         status = report_frames(&vtk);
                 }
