@@ -20,7 +20,7 @@ typedef struct Fin {
     int       *map;       /* pre-merge node -> model node */
     int       *hinge_inst;/* hinge -> instance in the hinge set, or -1 */
     int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
-    int        set_stretch, set_bend, set_hinge, set_mid;
+    int        set_stretch, set_bend, set_hinge, set_mid, set_wall;
     const PendingAct **act_src; /* per model actuation: the statement it came from */
     unsigned char *clamped;   /* per model node: 1 when a `clamp` statement selected it */
 } Fin;
@@ -199,6 +199,7 @@ static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1
                                    "natural_from_reference" };
 static const char *hinge_data[] = { "kb", "phi_bar", "natural_from_reference" };
 static const char *mid_data[] = { "kb", "nu", "rest_area" };
+static const char *wall_data[] = { "kb", "nx", "ny", "nz" };
 
 static int other_end(const srd_model *m, int edge, int node)
 {
@@ -401,6 +402,53 @@ static void add_bend_twist(Fin *f, unsigned char *needs_twist)
                 add_bend_pair(f, c, inc.edges[i], inc.edges[j]);
     free(inc.start);
     free(inc.edges);
+}
+
+/* Triangles on each edge (1: a boundary edge). */
+static int *triangles_per_edge(const srd_model *m)
+{
+    int *count = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    for (int t = 0; t < 3 * m->n_tris; t++)
+        count[m->tri_edges[t]]++;
+    return count;
+}
+
+/* A wall hinge at corner k of triangle t: its edge (opposite corner k) lies on the boundary with
+ * both nodes clamped, its apex is free. */
+static void add_wall_hinge(Fin *f, int t, int k, double kb)
+{
+    srd_model *m = f->m;
+    const int *v = &m->tri_nodes[3 * t];
+    int nodes[3] = { v[(k + 1) % 3], v[(k + 2) % 3], v[k] };
+    double e[3], g[3], n[3];
+    srd_sub3(&m->x0[3 * nodes[1]], &m->x0[3 * nodes[0]], e);
+    srd_sub3(&m->x0[3 * nodes[2]], &m->x0[3 * nodes[0]], g);
+    srd_cross3(e, g, n);
+    double len = sqrt(srd_dot3(n, n));
+    double data[4] = { 2 * kb, n[0] / len, n[1] / len, n[2] / len };
+    if (f->set_wall < 0)
+        f->set_wall = srd_model_elemset(m, "hinge_wall", 3, 1, 4, wall_data);
+    srd_elemset_add(&m->sets[f->set_wall], nodes, &m->tri_edges[3 * t + k], NULL, data, m->tri_object[t]);
+}
+
+/* Hinges act across interior edges only, so a clamp that holds a boundary line of a hinge shell
+ * (`clamp s.nodes where x <= 0`) would pin it, not clamp it: each clamped boundary edge gets a
+ * wall hinge that holds its triangle's plane. */
+static void add_wall_hinges(Fin *f)
+{
+    srd_model *m = f->m;
+    int *count = triangles_per_edge(m);
+    for (int t = 0; t < m->n_tris; t++) {
+        const ElabObj *o = &f->e->objs.a[m->tri_object[t]];
+        if (o->bending != SRD_BEND_HINGE)
+            continue;
+        const int *v = &m->tri_nodes[3 * t];
+        for (int k = 0; k < 3; k++)
+            if (count[m->tri_edges[3 * t + k]] == 1 && f->clamped[v[(k + 1) % 3]] && f->clamped[v[(k + 2) % 3]] &&
+                !f->clamped[v[k]])
+                add_wall_hinge(f, t, k, 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12);
+    }
+    free(count);
 }
 
 static void add_shell_bending(Fin *f, unsigned char *needs_xi)
@@ -1038,7 +1086,7 @@ void elab_finalize(Elab *e)
     f.e = e;
     f.m = e->model;
     f.n0 = e->node_obj.n;
-    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = -1;
+    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = f.set_wall = -1;
     bool ok = merge_nodes(&f);
     copy_objects(&f);
     ok &= copy_edges(&f);
@@ -1053,6 +1101,7 @@ void elab_finalize(Elab *e)
     add_stretch(&f);
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
+    add_wall_hinges(&f);
     ok &= add_user_elements(&f, needs_twist);
     add_ground(&f);
     add_obstacles(&f);
