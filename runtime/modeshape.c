@@ -91,7 +91,7 @@ void srd_mode_label(const srd_model *m, const double *q, const double *mode, dou
     Shares sh = mode_shares(m, q, mode);
     double total = sh.twist + sh.axial + sum3(sh.across) + sum3(sh.off);
     int c = largest(sh.across), r = largest(sh.rod_dir), o = largest(sh.off);
-    if (!(w >= 1e-5 * w_bound) || !(total > 0))
+    if (!(w > 1e-5 * w_bound) || !(total > 0))
         snprintf(out, n, "rigid");
     else if (sh.twist >= 0.5 * total)
         snprintf(out, n, "torsion");
