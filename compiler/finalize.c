@@ -954,13 +954,14 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
     Elab *e = f->e;
     srd_model *m = f->m;
     const ElabObj *o = &e->objs.a[pa->obj];
-    int sets[4];
+    int sets[5];
     int n_sets = 0;
     if (!strcmp(pa->target, "E")) {
         sets[n_sets++] = f->set_stretch;
         sets[n_sets++] = f->set_bend;
         sets[n_sets++] = f->set_hinge;
         sets[n_sets++] = f->set_mid;
+        sets[n_sets++] = f->set_wall;
     } else if (!strcmp(pa->target, "rest_length")) {
         sets[n_sets++] = f->set_stretch;
     } else if (!strcmp(pa->target, "angle")) {
