@@ -136,12 +136,14 @@ static void watch_strain(const srd_sim *s, double t)
  * frequency at the start (0 for implicit methods); warns when dt is above it. */
 static double check_stable_dt(srd_sim *s, srd_method method)
 {
-    double stable = srd_stable_dt(method, method >= SRD_SYMPLECTIC_EULER ? srd_max_frequency_bound(s) : 0);
+    if (method < SRD_SYMPLECTIC_EULER)
+        return 0;
+    double w = srd_max_frequency_bound(s), stable = srd_stable_dt(method, w);
     if (stable > 0 && s->dt > stable)
         fprintf(stderr, "%s: warning: dt = %.3g s is above the stable time step of this explicit method, about "
                         "%.3g s (%s / w_max, with w_max <= %.4g rad/s by Gershgorin's bound on M^-1 K at the start)"
                         "\n  hint: use dt below %.3g s, or an implicit method\n", prog_name, s->dt, stable,
-                method == SRD_RK4 ? "2.83" : "2", (method == SRD_RK4 ? 2 * sqrt(2.0) : 2.0) / stable, stable);
+                method == SRD_RK4 ? "2.83" : "2", w, stable);
     return stable;
 }
 
@@ -232,7 +234,8 @@ static int run_modes(srd_sim *s, const srd_model *m, const char *out)
         double w_bound = srd_max_frequency_bound(s);
         for (int k = 0; k < count; k++) {
             char label[32];
-            srd_mode_label(m, s->q, &modes[(size_t)k * m->n_dofs], 2 * 3.14159265358979323846 * freq[k], w_bound, label, sizeof label);
+            double w = 2 * 3.14159265358979323846 * freq[k];
+            srd_mode_label(m, s->q, &modes[(size_t)k * m->n_dofs], w, w_bound, label, sizeof label);
             srd_outfile_printf(&csv, "%d,%.12g,%s\n", k + 1, freq[k], label);
             printf("  mode %d: %.6g Hz  %s\n", k + 1, freq[k], label);
         }
