@@ -20,7 +20,7 @@ typedef struct Fin {
     int       *map;       /* pre-merge node -> model node */
     int       *hinge_inst;/* hinge -> instance in the hinge set, or -1 */
     int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
-    int        set_stretch, set_bend, set_hinge, set_mid;
+    int        set_stretch, set_bend, set_hinge, set_mid, set_wall;
     const PendingAct **act_src; /* per model actuation: the statement it came from */
     unsigned char *clamped;   /* per model node: 1 when a `clamp` statement selected it */
 } Fin;
@@ -189,7 +189,9 @@ static double rest_area(const srd_model *m, int t)
 
 /* ---- elements ---- */
 
-static const char *stretch_data[] = { "rest_length", "ks" };
+/* `span_fraction`: the rest length over the length of rod the spring stands for (1/2 next to a
+ * clamp, else 1), for the runtime's strain check; the kernel does not read it. */
+static const char *stretch_data[] = { "rest_length", "ks", "span_fraction" };
 /* `natural_from_reference` = 1: the natural curvature, twist or angle is that of the
  * reference configuration (stress-free), computed by the runtime from x0; 0: the values
  * given in the file (absolute). Junctions are always stress-free in the reference. */
@@ -197,6 +199,37 @@ static const char *bend_data[] = { "voronoi_length", "EI1", "EI2", "GJ", "kappa1
                                    "natural_from_reference" };
 static const char *hinge_data[] = { "kb", "phi_bar", "natural_from_reference" };
 static const char *mid_data[] = { "kb", "nu", "rest_area" };
+static const char *wall_data[] = { "kb", "nx", "ny", "nz" };
+
+static int other_end(const srd_model *m, int edge, int node)
+{
+    return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
+}
+
+
+/* The length of rod a stretching spring stands for beyond its own: a clamped rod end holds
+ * both nodes of its end edge, so that edge cannot stretch although it stands for the first
+ * edge-length of rod; the next edge of the rod reaches back to the wall and stands for both
+ * (DER's clamp makes the first edge rigid: an O(l) error in every clamped rod's stretch). */
+static double stretch_extension(const Fin *f, int edge)
+{
+    const srd_model *m = f->m;
+    const ElabObj *o = &f->e->objs.a[m->edge_object[edge]];
+    if (o->kind != SRD_OBJ_ROD || o->n_edges < 2)
+        return 0;
+    double ext = 0;
+    int ends[2] = { o->first_edge, o->first_edge + o->n_edges - 1 };
+    for (int k = 0; k < 2; k++) {
+        int w = ends[k];
+        unsigned char bits = f->e->edge_fix.a[w];
+        if (w == edge || !(bits & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)))
+            continue;
+        int inner = other_end(m, w, m->edge_nodes[2 * w + ((bits & EDGE_WALL_AT_SECOND) ? 1 : 0)]);
+        if (inner == m->edge_nodes[2 * edge] || inner == m->edge_nodes[2 * edge + 1])
+            ext += m->edge_rest[w];
+    }
+    return ext;
+}
 
 /* A shell edge's ks (energy 1/2 ks eps^2 l). The lattice value makes a triangular spring lattice
  * of equilateral cells as stiff in-plane as a membrane of stiffness E h; MAT-DiSMech's code
@@ -215,12 +248,15 @@ static void add_stretch(Fin *f)
     Elab *e = f->e;
     if (!m->n_edges)
         return;
-    f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 2, stretch_data);
+    f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 3, stretch_data);
     for (int i = 0; i < m->n_edges; i++) {
         const ElabObj *o = &e->objs.a[m->edge_object[i]];
         double l = m->edge_rest[i];
         double ks = o->kind == SRD_OBJ_ROD ? o->EA : shell_ks(o, l);
-        double data[2] = { l, ks };
+        /* Spread over the length it stands for: the energy 1/2 ks eps^2 l then has the
+         * compliance of that length, EA / (l + extension) per unit elongation. */
+        double fraction = l / (l + stretch_extension(f, i));
+        double data[3] = { l, ks * fraction, fraction };
         srd_elemset_add(&m->sets[f->set_stretch], &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
     }
 }
@@ -279,11 +315,6 @@ static Incidence frame_edges(Fin *f, unsigned char *frame)
     free(fill);
     free(rod_at);
     return inc;
-}
-
-static int other_end(const srd_model *m, int edge, int node)
-{
-    return m->edge_nodes[2 * edge] == node ? m->edge_nodes[2 * edge + 1] : m->edge_nodes[2 * edge];
 }
 
 /* Marks every model node a `clamp` statement selected. */
@@ -380,6 +411,53 @@ static void add_bend_twist(Fin *f, unsigned char *needs_twist)
                 add_bend_pair(f, c, inc.edges[i], inc.edges[j]);
     free(inc.start);
     free(inc.edges);
+}
+
+/* Triangles on each edge (1: a boundary edge). */
+static int *triangles_per_edge(const srd_model *m)
+{
+    int *count = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    for (int t = 0; t < 3 * m->n_tris; t++)
+        count[m->tri_edges[t]]++;
+    return count;
+}
+
+/* A wall hinge at corner k of triangle t: its edge (opposite corner k) lies on the boundary with
+ * both nodes clamped, its apex is free. */
+static void add_wall_hinge(Fin *f, int t, int k, double kb)
+{
+    srd_model *m = f->m;
+    const int *v = &m->tri_nodes[3 * t];
+    int nodes[3] = { v[(k + 1) % 3], v[(k + 2) % 3], v[k] };
+    double e[3], g[3], n[3];
+    srd_sub3(&m->x0[3 * nodes[1]], &m->x0[3 * nodes[0]], e);
+    srd_sub3(&m->x0[3 * nodes[2]], &m->x0[3 * nodes[0]], g);
+    srd_cross3(e, g, n);
+    double len = sqrt(srd_dot3(n, n));
+    double data[4] = { 2 * kb, n[0] / len, n[1] / len, n[2] / len };
+    if (f->set_wall < 0)
+        f->set_wall = srd_model_elemset(m, "hinge_wall", 3, 1, 4, wall_data);
+    srd_elemset_add(&m->sets[f->set_wall], nodes, &m->tri_edges[3 * t + k], NULL, data, m->tri_object[t]);
+}
+
+/* Hinges act across interior edges only, so a clamp that holds a boundary line of a hinge shell
+ * (`clamp s.nodes where x <= 0`) would pin it, not clamp it: each clamped boundary edge gets a
+ * wall hinge that holds its triangle's plane. */
+static void add_wall_hinges(Fin *f)
+{
+    srd_model *m = f->m;
+    int *count = triangles_per_edge(m);
+    for (int t = 0; t < m->n_tris; t++) {
+        const ElabObj *o = &f->e->objs.a[m->tri_object[t]];
+        if (o->bending != SRD_BEND_HINGE)
+            continue;
+        const int *v = &m->tri_nodes[3 * t];
+        for (int k = 0; k < 3; k++)
+            if (count[m->tri_edges[3 * t + k]] == 1 && f->clamped[v[(k + 1) % 3]] && f->clamped[v[(k + 2) % 3]] &&
+                !f->clamped[v[k]])
+                add_wall_hinge(f, t, k, 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12);
+    }
+    free(count);
 }
 
 static void add_shell_bending(Fin *f, unsigned char *needs_xi)
@@ -965,13 +1043,14 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
     Elab *e = f->e;
     srd_model *m = f->m;
     const ElabObj *o = &e->objs.a[pa->obj];
-    int sets[4];
+    int sets[5];
     int n_sets = 0;
     if (!strcmp(pa->target, "E")) {
         sets[n_sets++] = f->set_stretch;
         sets[n_sets++] = f->set_bend;
         sets[n_sets++] = f->set_hinge;
         sets[n_sets++] = f->set_mid;
+        sets[n_sets++] = f->set_wall;
     } else if (!strcmp(pa->target, "rest_length")) {
         sets[n_sets++] = f->set_stretch;
     } else if (!strcmp(pa->target, "angle")) {
@@ -1305,7 +1384,7 @@ void elab_finalize(Elab *e)
     f.e = e;
     f.m = e->model;
     f.n0 = e->node_obj.n;
-    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = -1;
+    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = f.set_wall = -1;
     bool ok = merge_nodes(&f);
     copy_objects(&f);
     ok &= copy_edges(&f);
@@ -1320,6 +1399,7 @@ void elab_finalize(Elab *e)
     add_stretch(&f);
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
+    add_wall_hinges(&f);
     ok &= add_user_elements(&f, needs_twist);
     for (int i = 0; i < e->pressures.n; i++)
         add_pressure(&f, &e->pressures.a[i]);

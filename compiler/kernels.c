@@ -17,8 +17,8 @@ static const char *standard_module(const char *kind)
 {
     if (!strcmp(kind, "stretch") || !strcmp(kind, "bend_twist"))
         return "rods";
-    if (!strcmp(kind, "hinge") || !strcmp(kind, "midedge") || !strcmp(kind, "pressure_force") ||
-        !strcmp(kind, "pressure_volume"))
+    if (!strcmp(kind, "hinge") || !strcmp(kind, "hinge_wall") || !strcmp(kind, "midedge") ||
+        !strcmp(kind, "pressure_force") || !strcmp(kind, "pressure_volume"))
         return "shells";
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction") || !strcmp(kind, "sphere_contact") ||
         !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction") ||

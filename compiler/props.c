@@ -52,7 +52,7 @@ static const PropSpec props[] = {
     NUM(BK_GROUND, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
     NUM(BK_GROUND, "delta", 1, 1, 0, 0, true, true, "contact distance where the penalty starts"),
     NUM(BK_GROUND, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
-    NUM(BK_GROUND, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 1 mm/s)"),
+    NUM(BK_GROUND, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 10 um/s)"),
 
     NUM(BK_OBSTACLE, "center", 3, 1, 0, 0, true, true, "centre"),
     NUM(BK_OBSTACLE, "radius", 1, 1, 0, 0, false, true, "radius (sphere, cylinder)"),
@@ -62,12 +62,12 @@ static const PropSpec props[] = {
     NUM(BK_OBSTACLE, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
     NUM(BK_OBSTACLE, "delta", 1, 1, 0, 0, true, true, "contact distance"),
     NUM(BK_OBSTACLE, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
-    NUM(BK_OBSTACLE, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 1 mm/s)"),
+    NUM(BK_OBSTACLE, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 10 um/s)"),
 
     NUM(BK_CONTACT, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
     NUM(BK_CONTACT, "delta", 1, 1, 0, 0, true, true, "contact distance"),
     NUM(BK_CONTACT, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
-    NUM(BK_CONTACT, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 1 mm/s)"),
+    NUM(BK_CONTACT, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 10 um/s)"),
 
     WORD(BK_SIMULATE, "method", "implicit_euler implicit_midpoint newmark euler verlet rk4", "time integrator"),
     NUM(BK_SIMULATE, "dt", 1, 0, 0, 1, true, false, "time step"),

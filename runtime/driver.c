@@ -14,9 +14,11 @@
 #include "checkpoint.h"
 #include "files.h"
 #include "output_csv.h"
+#include "modeshape.h"
 #include "output_vtk.h"
 #include "parallel.h"
 #include "sim.h"
+#include "watch.h"
 
 /* Messages start with the program's name: srdc, or the built simulator's. */
 static const char *prog_name = "srdc";
@@ -252,6 +254,38 @@ static void report_explicit_failure(const srd_sim *s)
                     "`dt`, or `method = implicit_euler;`\n");
 }
 
+/* A spring stretched beyond the range of linear elasticity is reported once per run. */
+static bool strain_warned;
+
+static void watch_strain(const srd_sim *s, double t)
+{
+    if (strain_warned)
+        return;
+    srd_strain w = srd_max_strain(s, s->q);
+    if (w.strain <= SRD_STRAIN_LIMIT)
+        return;
+    strain_warned = true;
+    fprintf(stderr, "%s: warning: `%s` is strained by %.1f %% at t = %.6g s, but its stretching is linear-elastic "
+                    "(Hooke's law), a model for strains below about %.0f %%\n  hint: the results are not those of "
+                    "a real material; check the loads and units, or use a stiffer material\n", prog_name,
+            w.object >= 0 ? s->m->objects[w.object].name : "a junction", 100 * w.strain, t, 100 * SRD_STRAIN_LIMIT);
+}
+
+/* The stable time step of an explicit method from Gershgorin's bound on the highest natural
+ * frequency at the start (0 for implicit methods); warns when dt is above it. */
+static double check_stable_dt(srd_sim *s, srd_method method)
+{
+    if (method < SRD_SYMPLECTIC_EULER)
+        return 0;
+    double w = srd_max_frequency_bound(s), stable = srd_stable_dt(method, w);
+    if (stable > 0 && s->dt > stable)
+        fprintf(stderr, "%s: warning: dt = %.3g s is above the stable time step of this explicit method, about "
+                        "%.3g s (%s / w_max, with w_max <= %.4g rad/s by Gershgorin's bound on M^-1 K at the start)"
+                        "\n  hint: use dt below %.3g s, or an implicit method\n", prog_name, s->dt, stable,
+                method == SRD_RK4 ? "2.83" : "2", w, stable);
+    return stable;
+}
+
 /* "ETA 3m05s": the time left, from the pace of the steps taken so far in this run. */
 static void format_eta(double seconds, char *buf, size_t n)
 {
@@ -338,6 +372,7 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
         report_failure(s, code);
         return SRD_EXIT_NUMERIC;
     }
+    watch_strain(s, 0);
     if (write_probes(&out->pr, s, a, s->q, 0) != 0)
         return report_outfile(&out->pr.out);
     int status = write_frame(out, s, s->q, NULL, 0, true);
@@ -376,25 +411,32 @@ static bool modes_fit(int n_free, int count, int n_dofs)
 
 
 /* modes.csv (and the terminal, unless --quiet): the frequencies in Hz. */
-static int write_frequencies(const double *freq, int count, const srd_run_options *o)
+/* modes.csv and the printed list: each mode's frequency and what kind of motion it is. */
+static int write_frequencies(srd_sim *s, const double *freq, const double *modes, int count, const srd_run_options *o)
 {
+    const srd_model *m = s->m;
     srd_outfile csv = { 0 };
     if (srd_outfile_open(&csv, o->out, "modes.csv") != 0)
         return report_outfile(&csv);
     note_written("modes.csv");
-    srd_outfile_printf(&csv, "mode,frequency_hz\n");
+    srd_outfile_printf(&csv, "mode,frequency_hz,label\n");
     if (!o->quiet)
         printf("natural frequencies:\n");
+    double w_bound = srd_max_frequency_bound(s);
     for (int k = 0; k < count; k++) {
-        srd_outfile_printf(&csv, "%d,%.12g\n", k + 1, freq[k]);
+        char label[32];
+        double w = 2 * 3.14159265358979323846 * freq[k];
+        srd_mode_label(m, s->q, &modes[(size_t)k * m->n_dofs], w, w_bound, label, sizeof label);
+        srd_outfile_printf(&csv, "%d,%.12g,%s\n", k + 1, freq[k], label);
         if (!o->quiet)
-            printf("  mode %d: %.6g Hz\n", k + 1, freq[k]);
+            printf("  mode %d: %.6g Hz  %s\n", k + 1, freq[k], label);
     }
     return srd_outfile_close(&csv) != 0 ? report_outfile(&csv) : SRD_EXIT_OK;
 }
 
-/* Mode shapes as frames, each scaled to a tenth of the model's size and numbered from 1, and
- * as probes: one row per mode with the probed components of the mass-normalised shape. */
+/* Mode shapes as frames, every DOF of a mode scaled alike (srd_mode_display_scale) and numbered
+ * from 1, and as probes: one row per mode with the probed components of the mass-normalised
+ * shape. */
 static int write_mode_shapes(srd_sim *s, Outputs *out, const double *modes, int count)
 {
     const srd_model *m = s->m;
@@ -402,12 +444,9 @@ static int write_mode_shapes(srd_sim *s, Outputs *out, const double *modes, int 
     int status = SRD_EXIT_OK;
     for (int k = 0; k < count && status == SRD_EXIT_OK; k++) {
         const double *shape = &modes[(size_t)k * m->n_dofs];
-        double amp = 0;
-        for (int i = 0; i < m->n_nodes; i++)
-            for (int c = 0; c < 3; c++)
-                amp = fmax(amp, fabs(shape[m->node_dof[i] + c]));
+        double scale = srd_mode_display_scale(m, shape, s->length_scale);
         for (int d = 0; d < m->n_dofs; d++)
-            q[d] = s->q[d] + (amp > 0 ? 0.1 * s->length_scale / amp : 0) * shape[d];
+            q[d] = s->q[d] + scale * shape[d];
         status = write_frame(out, s, q, NULL, k + 1, false);
         if (status == SRD_EXIT_OK && write_probes(&out->pr, s, &m->modes, shape, k + 1) != 0)
             status = report_outfile(&out->pr.out);
@@ -431,7 +470,7 @@ static int run_modes(srd_sim *s, const srd_model *m, Outputs *out, const srd_run
         status = SRD_EXIT_NUMERIC;
     }
     if (status == SRD_EXIT_OK)
-        status = write_frequencies(freq, count, o);
+        status = write_frequencies(s, freq, modes, count, o);
     if (status == SRD_EXIT_OK)
         status = write_mode_shapes(s, out, modes, count);
     free(freq);
@@ -472,6 +511,7 @@ typedef struct Dynamic {
     bool                   every_frame;     /* checkpoint at every frame (the block has an `output`) */
     double                 last_save;       /* wall clock of the last checkpoint */
     uint64_t               fingerprint;
+    double                 stable;          /* stable time step of an explicit method, else 0 */
 } Dynamic;
 
 /* The contact statistics as the checkpoint stores them, and back. */
@@ -618,6 +658,7 @@ static int start_dynamic(Dynamic *d, srd_kernel_fn ground_height)
     d->last_save = srd_seconds();
     srd_contact_stats_init(&d->contact, d->m, ground_height);
     s->dynamic = 1; /* the first frame's reactions include the prescribed accelerations too */
+    d->stable = check_stable_dt(s, d->method);
     if (d->o->resume)
         return resume_dynamic(d);
     if (srd_outfile_open(&d->energy, d->o->out, "energy.csv") != 0)
@@ -654,11 +695,14 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
                 report_explicit_failure(s);
             else
                 report_failure(s, code);
+            if (d.stable > 0)
+                fprintf(stderr, "  stable time step estimate: %.3g s (dt = %.3g s)\n", d.stable, s->dt);
             fprintf(stderr, "  frames written so far are in %s\n", o->out);
             status = SRD_EXIT_NUMERIC;
             break;
         }
         status = step_outputs(&d, k);
+        watch_strain(s, s->t);
         if (!o->quiet)
             progress(k, d.steps, d.first, t0);
     }
@@ -825,6 +869,7 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
     int status = SRD_EXIT_OK;
     double *equilibrium = NULL;
+    strain_warned = false;
     srd_sim s;
     memset(&s, 0, sizeof s);
     for (int k = 0; k < 3 && status == SRD_EXIT_OK; k++) {

@@ -775,6 +775,11 @@ void srd_sim_start_here(srd_sim *s)
     s->load_factor = 1;
 }
 
+void srd_sim_stiffness(srd_sim *s)
+{
+    net_force_residual(s, s->q, 1);
+}
+
 void srd_sim_net_force(srd_sim *s, double *force)
 {
     const srd_model *m = s->m;

@@ -137,6 +137,10 @@ void srd_sim_reactions(srd_sim *s, double *reaction);
  * force (n_dofs values): contact, and friction in a simulation. target -2: all of them. */
 void srd_sim_contact_forces(srd_sim *s, int target, double *force);
 
+/* Assembles the stiffness (the Hessian of the energy, with forces' Jacobians) at the current
+ * configuration into the solver's Jacobian storage; the residual is overwritten too. */
+void srd_sim_stiffness(srd_sim *s);
+
 /* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */
 double srd_kinetic_energy(const srd_sim *s);
 double srd_potential_energy(srd_sim *s);
