@@ -6,8 +6,9 @@
 # input). Crash inputs are kept in $SRD_FUZZ_ARTIFACTS (default ./fuzz-artifacts), with the
 # .srd program each fuzz_gen input stands for.
 #   The suite runs 60 s (tests/CMakeLists.txt, SRD_FUZZ_SECONDS). Before a release, run
-# 2 x 30 minutes and record the result in tests/fuzz/README.md:
-#   sh tests/fuzz/run_fuzz.sh build-asan/tests/fuzz_front build-asan/tests/fuzz_gen \
+# 2 x 30 minutes and record the result in tests/fuzz/README.md (SRD_FUZZ_PARALLEL=1 runs the
+# two targets at once, one per core: 30 minutes of wall time):
+#   SRD_FUZZ_PARALLEL=1 sh tests/fuzz/run_fuzz.sh build-asan/tests/fuzz_front build-asan/tests/fuzz_gen \
 #       build-asan/tests/gen_seeds 3600 tests examples
 front=$1
 gen=$2
@@ -32,10 +33,20 @@ fuzz() {
         -artifact_prefix="$artifacts/$(basename "$1")-" -print_final_stats=1 "$2"
 }
 
-fuzz "$front" front
-status=$?
-fuzz "$gen" gen
-gen_status=$?
+if [ "$SRD_FUZZ_PARALLEL" = 1 ]; then
+    fuzz "$front" front > front.log 2>&1 &
+    front_pid=$!
+    fuzz "$gen" gen > gen.log 2>&1
+    gen_status=$?
+    wait $front_pid
+    status=$?
+    cat front.log gen.log
+else
+    fuzz "$front" front
+    status=$?
+    fuzz "$gen" gen
+    gen_status=$?
+fi
 for input in "$artifacts"/fuzz_gen-*; do
     case $input in *.srd|*'*') continue ;; esac
     [ -f "$input.srd" ] || "$seeds" --show "$input" > "$input.srd"
