@@ -881,6 +881,20 @@ static void exec_pressure(Elab *e, Stmt *s)
     DPUSH(e->pressures, pp);
 }
 
+/* Binds x, y, z to each node's reference position, a value known only per node: expressions
+ * that vary over a selection (motions, actuations) are kept as run-time expressions. The caller
+ * restores e->scope. */
+static void bind_node_position(Elab *e, SrcLoc loc)
+{
+    static const char *axes[3] = { "x", "y", "z" };
+    for (int c = 0; c < 3; c++) {
+        Value pv = value_num(NAN, dims_of(1, 0, 0, 0));
+        pv.known = false;
+        pv.param = "position";
+        scope_bind(e, axes[c], pv, loc, BIND_BUILTIN);
+    }
+}
+
 /* The nodes a prescribed motion drives: whole nodes only. */
 static Sel *motion_nodes(Elab *e, Stmt *s, const char *what)
 {
@@ -943,13 +957,8 @@ static void exec_motion(Elab *e, Stmt *s)
         return;
     /* A move may vary over the nodes: x, y, z are each node's reference position. */
     Binding *saved = e->scope;
-    static const char *axes[3] = { "x", "y", "z" };
-    for (int c = 0; c < 3 && !rotate; c++) {
-        Value pv = value_num(NAN, dims_of(1, 0, 0, 0));
-        pv.known = false;
-        pv.param = "position";
-        scope_bind(e, axes[c], pv, s->loc, BIND_BUILTIN);
-    }
+    if (!rotate)
+        bind_node_position(e, s->loc);
     Value v = eval_expr(e, s->value);
     e->scope = saved;
     if (v.kind == V_ERR)
@@ -1090,13 +1099,7 @@ static void exec_actuate(Elab *e, Stmt *s)
     sv.known = false;
     sv.param = "s";
     scope_bind(e, "s", sv, s->loc, BIND_BUILTIN);
-    static const char *axes[3] = { "x", "y", "z" };
-    for (int c = 0; c < 3; c++) {
-        Value pv = value_num(NAN, dims_of(1, 0, 0, 0));
-        pv.known = false;
-        pv.param = "position";
-        scope_bind(e, axes[c], pv, s->loc, BIND_BUILTIN);
-    }
+    bind_node_position(e, s->loc);
     Value v = eval_expr(e, s->value);
     e->scope = saved;
     if (v.kind == V_ERR)

@@ -3,13 +3,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "elab.h"
+#include "fuzz_common.h"
 #include "parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A tenth of the real work budget: about a second per input under the sanitizers, well inside
- * the per-input timeout; the budget's own error is tested at its real value (lang.bad). */
-enum { FUZZ_WORK_LIMIT = 1000000 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,12 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         srd_model *m = elab_program(&prog, &arena, "fuzz.srd");
         srd_model_free(m);
     }
-    FILE *null = fopen("/dev/null", "w");
-    if (null) {
-        diag_flush(null);
-        fclose(null);
-    }
-    diag_reset();
+    fuzz_discard_diagnostics();
     arena_free(&arena);
     return 0;
 }

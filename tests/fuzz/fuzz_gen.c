@@ -5,15 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "elab.h"
+#include "fuzz_common.h"
 #include "gen.h"
 #include "lower.h"
 #include "parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A tenth of the real work budget: about a second per input under the sanitizers, well inside
- * the per-input timeout; the budget's own error is tested at its real value (lang.bad). */
-enum { FUZZ_WORK_LIMIT = 1000000 };
 
 /* Lowers every element set whose kind the program defines (its own energies and forces, and
  * the standard ones it `use`s); sets of kinds it does not define need the standard library
@@ -45,12 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             lower_defined(&prog, m);
         srd_model_free(m);
     }
-    FILE *null = fopen("/dev/null", "w");
-    if (null) {
-        diag_flush(null);
-        fclose(null);
-    }
-    diag_reset();
+    fuzz_discard_diagnostics();
     arena_free(&arena);
     free(text);
     return 0;
