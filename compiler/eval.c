@@ -372,10 +372,27 @@ static Value eval_compare(Elab *e, Expr *x, Value a, Value b)
     return merge_meta(value_num(res, DIMLESS), &a, &b);
 }
 
+/* `15.7/m` divides by a name `m` (the scanner reads a unit after a slash only after a space,
+ * so that `1/s` with a variable `s` keeps dividing): when there is no such name but a unit,
+ * say how to write the unit. */
+static bool unit_after_slash(Elab *e, Expr *x, Value b)
+{
+    Unit u;
+    char bad[48];
+    if (x->op != OP_DIV || b.kind != V_WORD || x->b->kind != EX_NAME || !units_parse(b.str, &u, bad, sizeof bad))
+        return false;
+    Diag *d = diag_error(x->b->loc, "unknown name `%s`; a unit after `/` needs a space before the slash", b.str);
+    const char *num = x->a->kind == EX_NUM ? arena_printf(e->arena, "%.15g", x->a->num) : "2";
+    diag_hint(d, "write `%s /%s`; without the space, `%s/%s` divides by a name `%s`", num, b.str, num, b.str, b.str);
+    return true;
+}
+
 static Value eval_binary(Elab *e, Expr *x)
 {
     Value a = eval_expr(e, x->a);
     Value b = eval_expr(e, x->b);
+    if (unit_after_slash(e, x, b))
+        return value_error();
     bool ok_a = require_num(e, a, x->a);
     bool ok_b = require_num(e, b, x->b);
     if (!ok_a || !ok_b)
@@ -485,6 +502,8 @@ static Value eval_unit(Elab *e, Expr *x)
         const char *close = diag_closest(bad, names, n);
         if (scope_lookup(e, bad) || find_object(e, bad) >= 0)
             diag_hint(d, "to multiply by `%s`, write `*` between the factors", bad);
+        else if (units_hint(bad))
+            diag_hint(d, "%s", units_hint(bad));
         else if (close)
             diag_hint(d, "did you mean `%s`?", close);
         else
