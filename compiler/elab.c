@@ -513,7 +513,24 @@ const char *elab_closest_param(const srd_model *m, const char *name)
 /* The override of `name`, if one was given: its value replaces the default. Returns 1 when
  * applied, 0 when there is none, -1 after reporting a malformed value or one of the wrong
  * dimension (the default stays, so that uses of the param add no errors). */
-static int override_param(Elab *e, const char *name, Value *v)
+/* The example of a hint for `-p name=...`: the default in the unit the param was declared
+ * with (`param freq = 2 Hz;` gives `2Hz`), else in SI with frequencies in Hz. A unit like 1/m
+ * is written `/m`: glued to a number, `1/m` would read as the number 21. */
+static void example_value(char *buf, size_t n, const Expr *decl, const Value *v)
+{
+    if (decl->kind == EX_UNIT && decl->a->kind == EX_NUM && decl->unit.scale != 0) {
+        snprintf(buf, n, "%g%s", v->v[0] / decl->unit.scale, decl->str);
+        return;
+    }
+    char unit[64];
+    dims_format(v->dims, unit, sizeof unit);
+    if (!strcmp(unit, "1/s"))
+        snprintf(unit, sizeof unit, "Hz");
+    const char *u = !strcmp(unit, "1") ? "" : !strncmp(unit, "1/", 2) ? unit + 1 : unit;
+    snprintf(buf, n, "%g%s", v->v[0], u);
+}
+
+static int override_param(Elab *e, const char *name, const Expr *decl, Value *v)
 {
     for (int i = 0; i < e->n_overrides; i++) {
         const char *spec = e->overrides[i], *eq = strchr(spec, '=');
@@ -533,9 +550,9 @@ static int override_param(Elab *e, const char *name, Value *v)
             dims_describe(given, have, sizeof have);
             dims_describe(v->dims, need, sizeof need);
             Diag *d = diag_error(NO_LOC, "`-p %s`: param `%s` is %s, but this is %s", spec, name, need, have);
-            char unit[64];
-            dims_format(v->dims, unit, sizeof unit);
-            diag_hint(d, "give the value with a unit, for example `-p %s=%g%s`", name, v->v[0], unit);
+            char example[96];
+            example_value(example, sizeof example, decl, v);
+            diag_hint(d, "give the value with a unit, for example `-p %s=%s`", name, example);
         }
         if (read == QUANTITY_OK && !isfinite(x)) {
             diag_error(NO_LOC, "`-p %s`: the value is beyond the range of double precision (about 1.8e308 in SI "
@@ -570,7 +587,7 @@ static void exec_param(Elab *e, Stmt *s)
                    v.param);
         return;
     }
-    int overridden = override_param(e, s->name, &v);
+    int overridden = override_param(e, s->name, s->value, &v);
     double lo = -INFINITY, hi = INFINITY;
     if (s->range) {
         Value a = eval_expr(e, s->range->lo), b = eval_expr(e, s->range->hi);

@@ -87,5 +87,16 @@ check_run(p.returncode == 2 and hist and len(hist.group(1).split()) == 3,
 check(abs(last - top) <= 0.006 * top, "Newton failure: largest residual %.3e is the last history entry %.2e" % (top, last))
 check("load_steps" in p.stderr, "Newton failure in a static solve: load_steps advised")
 
+# 4. A -p value without its unit: the hint gives the default in the unit the param was declared
+# with (not `freq=11/s`, which reads as the number 11), Hz for a frequency declared in SI, and
+# `/m` glued for a unit per metre.
+hints = model("hints.srd", "param freq = 2 Hz;\nparam E0 = 15 MPa;\nlet f = 3 /s;\nparam rate = f;\n"
+              "param k = 3 /m * 2;\n")
+p = run(srdc, "check", hints)
+check_run(p.returncode == 0, "hint model checks", p)
+p = run(srdc, "run", hints, "--quiet", "-p", "freq=2", "-p", "E0=3", "-p", "rate=1", "-p", "k=1")
+for want in ("`-p freq=2Hz`", "`-p E0=15MPa`", "`-p rate=3Hz`", "`-p k=6/m`"):
+    check_run(p.returncode == 1 and want in p.stderr, "-p without a unit: the hint gives %s" % want, p)
+
 shutil.rmtree(work, ignore_errors=True)
 finish()
