@@ -268,6 +268,15 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
     return false;
 }
 
+/* A param that sets the discretisation: run and sweep elaborate the model again for each of its
+ * values, and a built simulator refuses new values (its DOF count is compiled in). */
+static void mark_shaping_param(Elab *e, const char *name)
+{
+    for (int k = 0; k < e->model->n_params; k++)
+        if (!strcmp(e->model->params[k].name, name))
+            e->model->params[k].shapes = 1;
+}
+
 /* Checks one property value against its spec. */
 static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char *owner)
 {
@@ -296,7 +305,10 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         }
         if (v.kind != V_NUM || v.n != 1 || !v.known || v.v[0] != floor(v.v[0]) || v.v[0] < 1 ||
             (!v.any_dims && !dims_is_dimless(v.dims))) {
-            if (v.kind == V_NUM && v.known && v.n == 1 && v.v[0] == floor(v.v[0]) && dims_is_dimless(v.dims))
+            if (v.kind == V_NUM && v.known && v.n == 1 && dims_is_dimless(v.dims) && v.param)
+                diag_error(x->loc, "`%s` must be a positive integer, but param `%s` makes it %g", p->name, v.param,
+                           v.v[0]);
+            else if (v.kind == V_NUM && v.known && v.n == 1 && v.v[0] == floor(v.v[0]) && dims_is_dimless(v.dims))
                 diag_error(x->loc, "`%s` must be a positive integer, but it is %g", p->name, v.v[0]);
             else if (v.kind == V_NUM && !v.known)
                 ; /* reported below */
@@ -306,7 +318,10 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
                 return false;
         }
         break;
-    case P_WORD: return check_word(e, p, v, x);
+    case P_WORD:
+        if (v.kind == V_WORD && v.param && p->discrete)
+            mark_shaping_param(e, v.param);
+        return check_word(e, p, v, x);
     case P_MATERIAL:
         if (v.kind != V_MATERIAL) {
             if (v.kind == V_WORD) {
@@ -366,6 +381,10 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
             diag_hint(d, "to change it over time, use `actuate`");
         return false;
+    }
+    if (v.param && p->discrete) {
+        mark_shaping_param(e, v.param);
+        return true;
     }
     if (v.param && !p->runtime_ok && strcmp(v.param, "t")) {
         Diag *d = diag_error(x->loc, "`%s` shapes the discrete model and cannot depend on the run-time param `%s`",
@@ -615,10 +634,11 @@ static void exec_param(Elab *e, Stmt *s)
         if (v.v[0] < lo || v.v[0] > hi) {
             char unit[64];
             dims_format(v.dims, unit, sizeof unit);
-            const char *u = strcmp(unit, "1") ? unit : "";
-            Diag *dg = diag_error(s->value->loc, "the %s of `%s` (%g %s) is outside its range",
-                                  overridden == 1 ? "value given with -p" : "default", s->name, v.v[0], u);
-            diag_hint(dg, "the range is %g %s to %g %s", lo, u, hi, u);
+            bool unitless = !strcmp(unit, "1");
+            const char *sp = unitless ? "" : " ", *u = unitless ? "" : unit;
+            Diag *dg = diag_error(s->value->loc, "the %s of `%s` (%g%s%s) is outside its range",
+                                  overridden == 1 ? "value given with -p" : "default", s->name, v.v[0], sp, u);
+            diag_hint(dg, "the range is %g%s%s to %g%s%s", lo, sp, u, hi, sp, u);
             /* still declared below, so that its uses add no errors */
         }
     }
@@ -638,6 +658,7 @@ static void exec_param(Elab *e, Stmt *s)
     memcpy(p->dims, v.dims.e, sizeof p->dims);
     p->lo = lo;
     p->hi = hi;
+    p->shapes = 0;
 }
 
 static void exec_let(Elab *e, Stmt *s)
@@ -667,7 +688,7 @@ static const char *decl_name(Elab *e, Stmt *s)
 
 static void exec_gravity(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "", false };
     Value v = eval_expr(e, s->value);
     if (e->model->has_gravity) {
         Diag *d = diag_error(s->loc, "`gravity` is set twice");
@@ -819,7 +840,7 @@ int elab_remember_expr(Elab *e, Expr *x)
 
 static void exec_load(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "", false };
     Sel *sel = operand_sel(e, s->target, "load");
     Value v = eval_expr(e, s->value);
     if (!sel || v.kind == V_ERR)
@@ -882,7 +903,7 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
 
 static void exec_pressure(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "", false };
     Sel *tris = pressure_triangles(e, s->target);
     Value v = eval_expr(e, s->value);
     if (!tris || v.kind == V_ERR)

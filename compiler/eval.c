@@ -407,11 +407,29 @@ static Value eval_binary(Elab *e, Expr *x)
     }
 }
 
+/* `fine ? midedge : hinge`: a choice between words (a bending model, a mesh pattern) made by
+ * a condition known when the model is built, so that a param can select it. The word keeps
+ * the condition's param: the property it sets knows what it depends on. */
+static Value choose_word(Elab *e, Expr *x, Value c, Value a, Value b)
+{
+    if (!require_num(e, c, x->a))
+        return value_error();
+    if (c.n != 1 || !c.known) {
+        diag_error(x->a->loc, "a choice between words needs a scalar condition known when the model is built");
+        return value_error();
+    }
+    Value r = c.v[0] != 0 ? a : b;
+    r.param = c.param;
+    return r;
+}
+
 static Value eval_cond(Elab *e, Expr *x)
 {
     Value c = eval_expr(e, x->a);
     Value a = eval_expr(e, x->b);
     Value b = eval_expr(e, x->c);
+    if (a.kind == V_WORD && b.kind == V_WORD)
+        return choose_word(e, x, c, a, b);
     bool ok_c = require_num(e, c, x->a);
     bool ok_a = require_num(e, a, x->b);
     bool ok_b = require_num(e, b, x->c);
