@@ -128,6 +128,8 @@ if len(errors) == 3:
     check(errors[0] > errors[1] > errors[2] and errors[2] < 2e-3,
           "tips converge to Euler-Bernoulli: errors %.2e, %.2e, %.2e (41 nodes within 0.2 %%)" % tuple(errors))
     check(1.8 < order < 2.2, "observed order %.2f is 2" % order)
+d = run(srdc, "dump", cant, "--json")
+check_run(d.returncode == 0 and '"discretisation": true' in d.stdout, "dump --json marks `n` as a discretisation param", d)
 exe = os.path.join(work, "cant_sim")
 b = run(srdc, "build", cant, "-o", exe, "--quiet")
 p = run(exe, "-p", "n=21", "--quiet", "--out", os.path.join(work, "cant_out")) if b.returncode == 0 else b
