@@ -172,6 +172,31 @@ static const char *line_text(int file, int line, int *len)
     return p;
 }
 
+enum { EXCERPT_MAX = 256, EXCERPT_WIDTH = 160 }; /* a line longer than EXCERPT_MAX shows EXCERPT_WIDTH columns */
+
+/* The part of a line to show: all of it when short, else a window around column col (1-based),
+ * clang-style, so that a 10,000-column line prints as a hundred. Never splits a UTF-8
+ * sequence. */
+static void excerpt_window(const char *text, int len, int col, int *from, int *to)
+{
+    *from = 0;
+    *to = len;
+    if (len <= EXCERPT_MAX)
+        return;
+    int start = col - 1 - EXCERPT_WIDTH / 2;
+    if (start > len - EXCERPT_WIDTH)
+        start = len - EXCERPT_WIDTH;
+    if (start < 0)
+        start = 0;
+    while (start > 0 && ((unsigned char)text[start] & 0xC0) == 0x80)
+        start--;
+    int end = start + EXCERPT_WIDTH;
+    while (end < len && ((unsigned char)text[end] & 0xC0) == 0x80)
+        end++;
+    *from = start;
+    *to = end;
+}
+
 static void print_source_excerpt(FILE *out, SrcLoc loc)
 {
     if (loc.file < 0 || loc.line <= 0)
@@ -180,14 +205,18 @@ static void print_source_excerpt(FILE *out, SrcLoc loc)
     const char *text = line_text(loc.file, loc.line, &len);
     if (loc.line > 1 && len == 0 && loc.col <= 1)
         return;
-    fprintf(out, "%5d | %.*s\n      | ", loc.line, len, text);
-    int col = loc.col < 1 ? 1 : loc.col;
+    int col = loc.col < 1 ? 1 : loc.col, from, to;
+    excerpt_window(text, len, col, &from, &to);
+    const char *head = from > 0 ? "..." : "", *tail = to < len ? "..." : "";
+    fprintf(out, "%5d | %s%.*s%s\n      | %s", loc.line, head, to - from, text + from, tail, from > 0 ? "   " : "");
     /* Reproduce tabs so the caret lines up however the terminal expands them. */
-    for (int i = 0; i < col - 1 && i < len; i++)
+    for (int i = from; i < col - 1 && i < to; i++)
         fputc(text[i] == '\t' ? '\t' : ' ', out);
     for (int i = len; i < col - 1; i++)
         fputc(' ', out);
     int last = loc.end_line == loc.line ? loc.end_col : len;
+    if (last > to)
+        last = to;
     if (last < col)
         last = col;
     fputc('^', out);

@@ -270,6 +270,15 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
     return false;
 }
 
+/* A param that sets the discretisation: run and sweep elaborate the model again for each of its
+ * values, and a built simulator refuses new values (its DOF count is compiled in). */
+static void mark_shaping_param(Elab *e, const char *name)
+{
+    for (int k = 0; k < e->model->n_params; k++)
+        if (!strcmp(e->model->params[k].name, name))
+            e->model->params[k].shapes = 1;
+}
+
 /* Checks one property value against its spec. */
 static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char *owner)
 {
@@ -298,7 +307,10 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         }
         if (v.kind != V_NUM || v.n != 1 || !v.known || v.v[0] != floor(v.v[0]) || v.v[0] < 1 ||
             (!v.any_dims && !dims_is_dimless(v.dims))) {
-            if (v.kind == V_NUM && v.known && v.n == 1 && v.v[0] == floor(v.v[0]) && dims_is_dimless(v.dims))
+            if (v.kind == V_NUM && v.known && v.n == 1 && dims_is_dimless(v.dims) && v.param)
+                diag_error(x->loc, "`%s` must be a positive integer, but param `%s` makes it %g", p->name, v.param,
+                           v.v[0]);
+            else if (v.kind == V_NUM && v.known && v.n == 1 && v.v[0] == floor(v.v[0]) && dims_is_dimless(v.dims))
                 diag_error(x->loc, "`%s` must be a positive integer, but it is %g", p->name, v.v[0]);
             else if (v.kind == V_NUM && !v.known)
                 ; /* reported below */
@@ -308,7 +320,10 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
                 return false;
         }
         break;
-    case P_WORD: return check_word(e, p, v, x);
+    case P_WORD:
+        if (v.kind == V_WORD && v.param && p->discrete)
+            mark_shaping_param(e, v.param);
+        return check_word(e, p, v, x);
     case P_MATERIAL:
         if (v.kind != V_MATERIAL) {
             if (v.kind == V_WORD) {
@@ -368,6 +383,10 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
             diag_hint(d, "to change it over time, use `actuate`");
         return false;
+    }
+    if (v.param && p->discrete) {
+        mark_shaping_param(e, v.param);
+        return true;
     }
     if (v.param && !p->runtime_ok && strcmp(v.param, "t")) {
         Diag *d = diag_error(x->loc, "`%s` shapes the discrete model and cannot depend on the run-time param `%s`",
@@ -515,7 +534,24 @@ const char *elab_closest_param(const srd_model *m, const char *name)
 /* The override of `name`, if one was given: its value replaces the default. Returns 1 when
  * applied, 0 when there is none, -1 after reporting a malformed value or one of the wrong
  * dimension (the default stays, so that uses of the param add no errors). */
-static int override_param(Elab *e, const char *name, Value *v)
+/* The example of a hint for `-p name=...`: the default in the unit the param was declared
+ * with (`param freq = 2 Hz;` gives `2Hz`), else in SI with frequencies in Hz. A unit like 1/m
+ * is written `/m`: glued to a number, `1/m` would read as the number 21. */
+static void example_value(char *buf, size_t n, const Expr *decl, const Value *v)
+{
+    if (decl->kind == EX_UNIT && decl->a->kind == EX_NUM && decl->unit.scale != 0) {
+        snprintf(buf, n, "%g%s", v->v[0] / decl->unit.scale, decl->str);
+        return;
+    }
+    char unit[64];
+    dims_format(v->dims, unit, sizeof unit);
+    if (!strcmp(unit, "1/s"))
+        snprintf(unit, sizeof unit, "Hz");
+    const char *u = !strcmp(unit, "1") ? "" : !strncmp(unit, "1/", 2) ? unit + 1 : unit;
+    snprintf(buf, n, "%g%s", v->v[0], u);
+}
+
+static int override_param(Elab *e, const char *name, const Expr *decl, Value *v)
 {
     for (int i = 0; i < e->n_overrides; i++) {
         const char *spec = e->overrides[i], *eq = strchr(spec, '=');
@@ -535,9 +571,9 @@ static int override_param(Elab *e, const char *name, Value *v)
             dims_describe(given, have, sizeof have);
             dims_describe(v->dims, need, sizeof need);
             Diag *d = diag_error(NO_LOC, "`-p %s`: param `%s` is %s, but this is %s", spec, name, need, have);
-            char unit[64];
-            dims_format(v->dims, unit, sizeof unit);
-            diag_hint(d, "give the value with a unit, for example `-p %s=%g%s`", name, v->v[0], unit);
+            char example[96];
+            example_value(example, sizeof example, decl, v);
+            diag_hint(d, "give the value with a unit, for example `-p %s=%s`", name, example);
         }
         if (read == QUANTITY_OK && !isfinite(x)) {
             diag_error(NO_LOC, "`-p %s`: the value is beyond the range of double precision (about 1.8e308 in SI "
@@ -572,7 +608,7 @@ static void exec_param(Elab *e, Stmt *s)
                    v.param);
         return;
     }
-    int overridden = override_param(e, s->name, &v);
+    int overridden = override_param(e, s->name, s->value, &v);
     double lo = -INFINITY, hi = INFINITY;
     if (s->range) {
         Value a = eval_expr(e, s->range->lo), b = eval_expr(e, s->range->hi);
@@ -600,10 +636,11 @@ static void exec_param(Elab *e, Stmt *s)
         if (v.v[0] < lo || v.v[0] > hi) {
             char unit[64];
             dims_format(v.dims, unit, sizeof unit);
-            const char *u = strcmp(unit, "1") ? unit : "";
-            Diag *dg = diag_error(s->value->loc, "the %s of `%s` (%g %s) is outside its range",
-                                  overridden == 1 ? "value given with -p" : "default", s->name, v.v[0], u);
-            diag_hint(dg, "the range is %g %s to %g %s", lo, u, hi, u);
+            bool unitless = !strcmp(unit, "1");
+            const char *sp = unitless ? "" : " ", *u = unitless ? "" : unit;
+            Diag *dg = diag_error(s->value->loc, "the %s of `%s` (%g%s%s) is outside its range",
+                                  overridden == 1 ? "value given with -p" : "default", s->name, v.v[0], sp, u);
+            diag_hint(dg, "the range is %g%s%s to %g%s%s", lo, sp, u, hi, sp, u);
             /* still declared below, so that its uses add no errors */
         }
     }
@@ -623,6 +660,7 @@ static void exec_param(Elab *e, Stmt *s)
     memcpy(p->dims, v.dims.e, sizeof p->dims);
     p->lo = lo;
     p->hi = hi;
+    p->shapes = 0;
 }
 
 static void exec_let(Elab *e, Stmt *s)
@@ -652,7 +690,7 @@ static const char *decl_name(Elab *e, Stmt *s)
 
 static void exec_gravity(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "", false };
     Value v = eval_expr(e, s->value);
     if (e->model->has_gravity) {
         Diag *d = diag_error(s->loc, "`gravity` is set twice");
@@ -804,7 +842,7 @@ int elab_remember_expr(Elab *e, Expr *x)
 
 static void exec_load(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "", false };
     Sel *sel = operand_sel(e, s->target, "load");
     Value v = eval_expr(e, s->value);
     if (!sel || v.kind == V_ERR)
@@ -867,7 +905,7 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
 
 static void exec_pressure(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "" };
+    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "", false };
     Sel *tris = pressure_triangles(e, s->target);
     Value v = eval_expr(e, s->value);
     if (!tris || v.kind == V_ERR)
@@ -947,9 +985,9 @@ static void exec_motion(Elab *e, Stmt *s)
     const char *what = rotate ? "rotate" : "move";
     static const PropSpec move_spec = { BK_COUNT, "a prescribed displacement", P_NUM, 3, 1, 0, 0, 0, true, true, NULL,
                                         "`move` gives the displacement from the reference position, for example "
-                                        "`(0 m, 0 m, 1 cm * sin(2*pi*1 Hz*t))`" };
+                                        "`(0 m, 0 m, 1 cm * sin(2*pi*1 Hz*t))`", false };
     static const PropSpec turn_spec = { BK_COUNT, "a prescribed angle", P_NUM, 1, 0, 0, 0, 0, true, true, NULL,
-                                        "`rotate` gives the angle, for example `30 deg * ramp(t, 0 s, 1 s)`" };
+                                        "`rotate` gives the angle, for example `30 deg * ramp(t, 0 s, 1 s)`", false };
     const PropSpec *spec = rotate ? &turn_spec : &move_spec;
     PendingMotion pm = { rotate ? SRD_MOTION_ROTATE : SRD_MOTION_MOVE, NULL, -1, { 0, 0, 0 }, s->loc };
     pm.nodes = motion_nodes(e, s, what);

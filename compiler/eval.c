@@ -372,10 +372,27 @@ static Value eval_compare(Elab *e, Expr *x, Value a, Value b)
     return merge_meta(value_num(res, DIMLESS), &a, &b);
 }
 
+/* `15.7/m` divides by a name `m` (the scanner reads a unit after a slash only after a space,
+ * so that `1/s` with a variable `s` keeps dividing): when there is no such name but a unit,
+ * say how to write the unit. */
+static bool unit_after_slash(Elab *e, Expr *x, Value b)
+{
+    Unit u;
+    char bad[48];
+    if (x->op != OP_DIV || b.kind != V_WORD || x->b->kind != EX_NAME || !units_parse(b.str, &u, bad, sizeof bad))
+        return false;
+    Diag *d = diag_error(x->b->loc, "unknown name `%s`; a unit after `/` needs a space before the slash", b.str);
+    const char *num = x->a->kind == EX_NUM ? arena_printf(e->arena, "%.15g", x->a->num) : "2";
+    diag_hint(d, "write `%s /%s`; without the space, `%s/%s` divides by a name `%s`", num, b.str, num, b.str, b.str);
+    return true;
+}
+
 static Value eval_binary(Elab *e, Expr *x)
 {
     Value a = eval_expr(e, x->a);
     Value b = eval_expr(e, x->b);
+    if (unit_after_slash(e, x, b))
+        return value_error();
     bool ok_a = require_num(e, a, x->a);
     bool ok_b = require_num(e, b, x->b);
     if (!ok_a || !ok_b)
@@ -390,11 +407,29 @@ static Value eval_binary(Elab *e, Expr *x)
     }
 }
 
+/* `fine ? midedge : hinge`: a choice between words (a bending model, a mesh pattern) made by
+ * a condition known when the model is built, so that a param can select it. The word keeps
+ * the condition's param: the property it sets knows what it depends on. */
+static Value choose_word(Elab *e, Expr *x, Value c, Value a, Value b)
+{
+    if (!require_num(e, c, x->a))
+        return value_error();
+    if (c.n != 1 || !c.known) {
+        diag_error(x->a->loc, "a choice between words needs a scalar condition known when the model is built");
+        return value_error();
+    }
+    Value r = c.v[0] != 0 ? a : b;
+    r.param = c.param;
+    return r;
+}
+
 static Value eval_cond(Elab *e, Expr *x)
 {
     Value c = eval_expr(e, x->a);
     Value a = eval_expr(e, x->b);
     Value b = eval_expr(e, x->c);
+    if (a.kind == V_WORD && b.kind == V_WORD)
+        return choose_word(e, x, c, a, b);
     bool ok_c = require_num(e, c, x->a);
     bool ok_a = require_num(e, a, x->b);
     bool ok_b = require_num(e, b, x->c);
@@ -485,6 +520,8 @@ static Value eval_unit(Elab *e, Expr *x)
         const char *close = diag_closest(bad, names, n);
         if (scope_lookup(e, bad) || find_object(e, bad) >= 0)
             diag_hint(d, "to multiply by `%s`, write `*` between the factors", bad);
+        else if (units_hint(bad))
+            diag_hint(d, "%s", units_hint(bad));
         else if (close)
             diag_hint(d, "did you mean `%s`?", close);
         else

@@ -117,7 +117,9 @@ static srd_model *elaborate_moved(const char *file, const srd_model *m, Arena *a
         const srd_param *p = &m->params[k];
         size_t n = strlen(p->name) + strlen(p->unit) + 40;
         specs[k] = malloc(n);
-        elab_format_override(specs[k], n, p, moved_value(p));
+        /* A param that sets the discretisation stays: moving it would make another model (a
+         * built simulator refuses new values of it; `srdc run` elaborates each anew). */
+        elab_format_override(specs[k], n, p, p->shapes ? p->value : moved_value(p));
     }
     srd_model *moved = elab_file(arena, prog, file, parse_stdlib_dir(), (const char *const *)specs, m->n_params);
     diag_discard();

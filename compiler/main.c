@@ -120,6 +120,8 @@ static const char *build_help =
     "stiffnesses, loads and the ground exactly as in `srdc run`, and it gives the same results.\n"
     "It takes the options of `srdc run` (-p, --duration, --dt, --out, --quiet, --verbose) and\n"
     "--info (the model summary) and --help (its params with defaults, units and ranges).\n"
+    "A param that sets the discretisation (nodes, spacing, mesh, bending) keeps its built value:\n"
+    "run other values with `srdc run` or `srdc sweep`.\n"
     "The code is tuned for this machine's CPU; --portable targets any x86-64 with AVX2 and FMA.\n"
     "--static links OpenBLAS, LAPACK(E), the Fortran runtime and libgcc into the executable (about\n"
     "27 MB), so that it needs only libc and libm: for machines without OpenBLAS.\n"
@@ -134,7 +136,9 @@ static const char *sweep_help =
     "                 [--dt DT] [--quiet]\n"
     "\n"
     "Builds FILE into a simulator once (as `srdc build`), then runs it for every combination of\n"
-    "the given param values, N runs at a time (default: the number of processors). RANGE is\n"
+    "the given param values, N runs at a time (default: the number of processors). A param that\n"
+    "sets the discretisation (`nodes = n;`, a spacing, a mesh, a bending model) makes a new model\n"
+    "per value: then each run is `srdc run FILE -p ...` instead of one simulator. RANGE is\n"
     "  a..b:lin:n    n values evenly spaced from a to b\n"
     "  a..b:log:n    n values evenly spaced in log from a to b (a, b > 0)\n"
     "  v1,v2,...     the listed values\n"
@@ -148,7 +152,8 @@ static const char *sweep_help =
     "\n"
     "examples:\n"
     "  srdc sweep examples/cantilever_rod.srd -p youngs=1MPa..1GPa:log:16 -j 2\n"
-    "  srdc sweep examples/pneunet.srd -p kappa0=5/m,10/m,20/m -p tip_force=0,1 --out pneunet_sweep\n";
+    "  srdc sweep examples/pneunet.srd -p kappa0=5/m,10/m,20/m -p tip_force=0,1 --out pneunet_sweep\n"
+    "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
 static int print_help(const char *cmd)
 {

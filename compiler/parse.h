@@ -13,6 +13,8 @@ typedef struct ParseCtx {
     int    prev_line, prev_col; /* end of the last token returned, for "expected `;`" */
     int    cur_line, cur_col;
     int    lex_error_line;      /* line of the last lexical error: no syntax error piles on it */
+    int    reserved_name;       /* token of a keyword used as a name (reported once): its later uses
+                                   add no errors */
 } ParseCtx;
 
 typedef struct LexExtra {

@@ -2,10 +2,12 @@
 #include "props.h"
 #include <string.h>
 
-#define NUM(b, name, n, l, m, t, req, rt, doc) { b, name, P_NUM, n, l, m, t, 0, req, rt, NULL, doc }
-#define TEMP(b, name, req, rt, doc) { b, name, P_NUM, 1, 0, 0, 0, 1, req, rt, NULL, doc }
-#define WORD(b, name, words, doc) { b, name, P_WORD, 1, 0, 0, 0, 0, false, false, words, doc }
-#define OTHER(b, name, shape, req, doc) { b, name, shape, 1, 0, 0, 0, 0, req, false, NULL, doc }
+#define NUM(b, name, n, l, m, t, req, rt, doc) { b, name, P_NUM, n, l, m, t, 0, req, rt, NULL, doc, false }
+#define TEMP(b, name, req, rt, doc) { b, name, P_NUM, 1, 0, 0, 0, 1, req, rt, NULL, doc, false }
+#define WORD(b, name, words, doc) { b, name, P_WORD, 1, 0, 0, 0, 0, false, false, words, doc, false }
+#define OTHER(b, name, shape, req, doc) { b, name, shape, 1, 0, 0, 0, 0, req, false, NULL, doc, false }
+/* Properties of the discretisation: a param may set them (a mesh-convergence sweep). */
+#define DISCRETE(b, name, shape, l, req, words, doc) { b, name, shape, 1, l, 0, 0, 0, req, false, words, doc, true }
 
 static const PropSpec props[] = {
     NUM(BK_MATERIAL, "E", 1, -1, 1, -2, true, true, "Young's modulus"),
@@ -14,8 +16,8 @@ static const PropSpec props[] = {
     NUM(BK_MATERIAL, "G", 1, -1, 1, -2, false, true, "shear modulus (default E / (2 (1 + nu)))"),
 
     OTHER(BK_ROD, "path", P_PATH, true, "centreline: line, polyline, arc, circle or helix"),
-    OTHER(BK_ROD, "nodes", P_INT, false, "number of nodes (or give spacing)"),
-    NUM(BK_ROD, "spacing", 1, 1, 0, 0, false, false, "target edge length (or give nodes)"),
+    DISCRETE(BK_ROD, "nodes", P_INT, 0, false, NULL, "number of nodes (or give spacing)"),
+    DISCRETE(BK_ROD, "spacing", P_NUM, 1, false, NULL, "target edge length (or give nodes)"),
     OTHER(BK_ROD, "material", P_MATERIAL, true, "material name"),
     NUM(BK_ROD, "radius", 1, 1, 0, 0, false, true, "radius of a circular cross-section"),
     OTHER(BK_ROD, "section", P_SECTION, false, "cross-section: circular(r), elliptic(a, b), rectangular(w, h)"),
@@ -25,10 +27,10 @@ static const PropSpec props[] = {
     NUM(BK_ROD, "EI", 1, 3, 1, -2, false, true, "bending stiffness (default E I)"),
     NUM(BK_ROD, "GJ", 1, 3, 1, -2, false, true, "twisting stiffness (default G J)"),
 
-    OTHER(BK_SHELL, "mesh", P_MESH, true, "rectangle, hexagon, disc, sphere, obj or dismech"),
+    DISCRETE(BK_SHELL, "mesh", P_MESH, 0, true, NULL, "rectangle, hexagon, disc, sphere, obj or dismech"),
     NUM(BK_SHELL, "thickness", 1, 1, 0, 0, true, true, "shell thickness"),
     OTHER(BK_SHELL, "material", P_MATERIAL, true, "material name"),
-    WORD(BK_SHELL, "bending", "hinge midedge", "bending model (default hinge)"),
+    DISCRETE(BK_SHELL, "bending", P_WORD, 0, false, "hinge midedge", "bending model (default hinge)"),
     WORD(BK_SHELL, "stretching", "lattice dismech_midedge",
          "edge stretching stiffness: lattice, (sqrt(3)/2) E h l (default), or dismech_midedge, 2 E h l / (1 - nu^2)"),
     NUM(BK_SHELL, "angle", 1, 0, 0, 0, false, true, "natural hinge angle (default 0: flat)"),

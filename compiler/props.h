@@ -25,6 +25,8 @@ typedef struct PropSpec {
     bool        runtime_ok; /* may depend on a run-time param */
     const char *words;      /* P_WORD: space-separated choices */
     const char *doc;
+    bool        discrete;   /* sets the discretisation: may depend on a param, and the model is
+                               then elaborated again for each value (run, sweep) */
 } PropSpec;
 
 const PropSpec *props_find(BlockKind b, const char *name);

@@ -33,6 +33,7 @@ typedef struct Sweep {
     Axis     axes[MAX_SWEPT];
     int      n_runs;
     double  *runs;     /* n_runs * n_axes, SI */
+    bool     rerun;    /* runs are `srdc run` (a swept param sets the discretisation) */
 } Sweep;
 
 static int find_param(const srd_model *m, const char *name, size_t len)
@@ -252,6 +253,16 @@ static const char *status_name(int code)
     }
 }
 
+/* The first swept param that sets the discretisation (nodes, spacing, mesh, bending), or NULL:
+ * its values make models with other DOF counts, which one built simulator cannot run. */
+static const srd_param *shaping_axis(const Sweep *sw)
+{
+    for (int a = 0; a < sw->n_axes; a++)
+        if (sw->m->params[sw->axes[a].param].shapes)
+            return &sw->m->params[sw->axes[a].param];
+    return NULL;
+}
+
 static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, int r)
 {
     char dir[4200], log[4300];
@@ -259,10 +270,14 @@ static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, 
     snprintf(log, sizeof log, "%s/log.txt", dir);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return -1;
-    char *argv[2 * MAX_SWEPT + 12];
+    char *argv[2 * MAX_SWEPT + 14];
     char values[MAX_SWEPT][256];
     int n = 0;
     argv[n++] = (char *)exe;
+    if (sw->rerun) { /* srdc itself: `srdc run FILE -p ...` elaborates each row's model */
+        argv[n++] = (char *)"run";
+        argv[n++] = (char *)o->file;
+    }
     for (int a = 0; a < sw->n_axes; a++) {
         elab_format_override(values[a], sizeof values[a], &sw->m->params[sw->axes[a].param],
                              sw->runs[r * sw->n_axes + a]);
@@ -423,6 +438,18 @@ static int run_all(const Sweep *sw, const SweepOptions *o, const char *exe, int 
     return failed;
 }
 
+/* The path of this srdc executable, to run `srdc run` per row. */
+static bool self_path(char *buf, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", buf, n - 1);
+    if (len <= 0) {
+        fprintf(stderr, "srdc: error: cannot find the srdc executable to run each model: %s\n", strerror(errno));
+        return false;
+    }
+    buf[len] = 0;
+    return true;
+}
+
 int sweep_model(const SweepOptions *o)
 {
     Arena arena;
@@ -459,12 +486,19 @@ int sweep_model(const SweepOptions *o)
         fprintf(stderr, "srdc: error: cannot create %s: %s\n", o->out, strerror(errno));
         status = SRD_EXIT_IO;
     }
-    if (status == SRD_EXIT_OK) {
+    const srd_param *shaping = status == SRD_EXIT_OK ? shaping_axis(&sw) : NULL;
+    if (shaping)
+        status = self_path(exe, sizeof exe) ? SRD_EXIT_OK : SRD_EXIT_IO;
+    sw.rerun = shaping != NULL;
+    if (status == SRD_EXIT_OK && !shaping) {
         BuildOptions b = { .file = o->file, .output = exe, .quiet = o->quiet };
         status = build_simulator_of(&b, &prog, m);
     }
     if (status == SRD_EXIT_OK) {
-        if (!o->quiet)
+        if (!o->quiet && shaping)
+            printf("sweeping %d runs of %s with `srdc run` (`%s` sets the discretisation, so each run elaborates "
+                   "its own model)\n", sw.n_runs, o->file, shaping->name);
+        else if (!o->quiet)
             printf("sweeping %d runs of %s\n", sw.n_runs, o->file);
         int *codes = calloc((size_t)sw.n_runs + 1, sizeof(int));
         int failed = run_all(&sw, o, exe, codes);

@@ -21,16 +21,29 @@ typedef struct UnitDef {
 
 #define PI_VALUE 3.14159265358979323846
 
+/* The units of the soft-robotics literature (docs/language.md lists them with the papers'
+ * usage). `rpm` is an angular velocity (2 pi rad per minute, as `deg` is pi/180 rad); there
+ * is no electric dimension (V, A) and no offset temperature (degC): see units_hint. */
 static const UnitDef unit_table[] = {
     { "m", 1, 1, 0, 0, 0 },        { "km", 1e3, 1, 0, 0, 0 },     { "cm", 1e-2, 1, 0, 0, 0 },
-    { "mm", 1e-3, 1, 0, 0, 0 },    { "um", 1e-6, 1, 0, 0, 0 },    { "nm", 1e-9, 1, 0, 0, 0 },    { "kg", 1, 0, 1, 0, 0 },
-    { "g", 1e-3, 0, 1, 0, 0 },     { "mg", 1e-6, 0, 1, 0, 0 },    { "s", 1, 0, 0, 1, 0 },
-    { "ms", 1e-3, 0, 0, 1, 0 },    { "us", 1e-6, 0, 0, 1, 0 },    { "min", 60, 0, 0, 1, 0 },
-    { "Hz", 1, 0, 0, -1, 0 },      { "kHz", 1e3, 0, 0, -1, 0 },   { "N", 1, 1, 1, -2, 0 },
-    { "mN", 1e-3, 1, 1, -2, 0 },   { "kN", 1e3, 1, 1, -2, 0 },    { "Pa", 1, -1, 1, -2, 0 },
-    { "kPa", 1e3, -1, 1, -2, 0 },  { "MPa", 1e6, -1, 1, -2, 0 },  { "GPa", 1e9, -1, 1, -2, 0 },
-    { "J", 1, 2, 1, -2, 0 },       { "W", 1, 2, 1, -3, 0 },       { "rad", 1, 0, 0, 0, 0 },
-    { "deg", PI_VALUE / 180, 0, 0, 0, 0 }, { "K", 1, 0, 0, 0, 1 },
+    { "mm", 1e-3, 1, 0, 0, 0 },    { "um", 1e-6, 1, 0, 0, 0 },    { "nm", 1e-9, 1, 0, 0, 0 },
+    { "kg", 1, 0, 1, 0, 0 },       { "g", 1e-3, 0, 1, 0, 0 },     { "mg", 1e-6, 0, 1, 0, 0 },
+    { "s", 1, 0, 0, 1, 0 },        { "ms", 1e-3, 0, 0, 1, 0 },    { "us", 1e-6, 0, 0, 1, 0 },
+    { "min", 60, 0, 0, 1, 0 },     { "h", 3600, 0, 0, 1, 0 },
+    { "Hz", 1, 0, 0, -1, 0 },      { "kHz", 1e3, 0, 0, -1, 0 },
+    { "rpm", 2 * PI_VALUE / 60, 0, 0, -1, 0 },
+    { "N", 1, 1, 1, -2, 0 },       { "uN", 1e-6, 1, 1, -2, 0 },   { "mN", 1e-3, 1, 1, -2, 0 },
+    { "kN", 1e3, 1, 1, -2, 0 },
+    { "Pa", 1, -1, 1, -2, 0 },     { "mPa", 1e-3, -1, 1, -2, 0 }, { "kPa", 1e3, -1, 1, -2, 0 },
+    { "MPa", 1e6, -1, 1, -2, 0 },  { "GPa", 1e9, -1, 1, -2, 0 },  { "bar", 1e5, -1, 1, -2, 0 },
+    { "mbar", 1e2, -1, 1, -2, 0 },
+    /* the pound-force per square inch: 0.45359237 kg * 9.80665 m/s^2 / (0.0254 m)^2 */
+    { "psi", 0.45359237 * 9.80665 / (0.0254 * 0.0254), -1, 1, -2, 0 },
+    { "L", 1e-3, 3, 0, 0, 0 },     { "mL", 1e-6, 3, 0, 0, 0 },    { "uL", 1e-9, 3, 0, 0, 0 },
+    { "cP", 1e-3, -1, 1, -1, 0 },  { "cSt", 1e-6, 2, 0, -1, 0 },
+    { "J", 1, 2, 1, -2, 0 },       { "mJ", 1e-3, 2, 1, -2, 0 },
+    { "W", 1, 2, 1, -3, 0 },       { "mW", 1e-3, 2, 1, -3, 0 },
+    { "rad", 1, 0, 0, 0, 0 },      { "deg", PI_VALUE / 180, 0, 0, 0, 0 }, { "K", 1, 0, 0, 0, 1 },
 };
 enum { N_UNITS = sizeof unit_table / sizeof unit_table[0] };
 
@@ -178,10 +191,37 @@ void dims_describe(Dims d, char *buf, size_t n)
     snprintf(buf, n, "a quantity in %s", u);
 }
 
+/* Bytes of one letter of a unit name at s: an ASCII letter, or the micro sign (U+00B5) or
+ * Greek mu (U+03BC) in UTF-8, which both spell the prefix `u`; 0 for anything else. */
+size_t units_letter(const char *s, size_t len)
+{
+    unsigned char c = (unsigned char)s[0];
+    if (len >= 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+        return 1;
+    if (len >= 2 && ((c == 0xC2 && (unsigned char)s[1] == 0xB5) || (c == 0xCE && (unsigned char)s[1] == 0xBC)))
+        return 2;
+    return 0;
+}
+
+static size_t word_bytes(const char *s, size_t len)
+{
+    size_t n = 0, k;
+    while (n < len && (k = units_letter(s + n, len - n)))
+        n += k;
+    return n;
+}
+
 static const UnitDef *find_unit(const char *name, size_t len)
 {
+    char ascii[16];
+    size_t n = 0;
+    for (size_t i = 0; i < len && n < sizeof ascii; n++) { /* a micro sign reads as `u` */
+        size_t k = units_letter(name + i, len - i);
+        ascii[n] = k == 2 ? 'u' : name[i];
+        i += k ? k : 1;
+    }
     for (int i = 0; i < N_UNITS; i++)
-        if (strlen(unit_table[i].name) == len && !strncmp(unit_table[i].name, name, len))
+        if (strlen(unit_table[i].name) == n && !strncmp(unit_table[i].name, ascii, n))
             return &unit_table[i];
     return NULL;
 }
@@ -190,9 +230,7 @@ static const UnitDef *find_unit(const char *name, size_t len)
 static bool parse_atom(const char **p, double *scale, Dims *dims, char *bad, size_t bad_n)
 {
     const char *s = *p;
-    size_t len = 0;
-    while ((s[len] >= 'a' && s[len] <= 'z') || (s[len] >= 'A' && s[len] <= 'Z'))
-        len++;
+    size_t len = word_bytes(s, strlen(s));
     const UnitDef *u = find_unit(s, len);
     if (!u) {
         snprintf(bad, bad_n, "%.*s", (int)(len < 40 ? len : 40), s);
@@ -274,9 +312,7 @@ const char *const *units_names(int *n)
 
 static size_t atom_length(const char *s, size_t len)
 {
-    size_t n = 0;
-    while (n < len && ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z')))
-        n++;
+    size_t n = word_bytes(s, len);
     size_t word = n;
     if (n < len && s[n] == '^') {
         size_t k = n + 1;
@@ -328,4 +364,28 @@ int units_parse_quantity(const char *text, Dims need, double *si, Dims *have, ch
         return QUANTITY_WRONG_DIMS;
     *si = number * unit.scale;
     return QUANTITY_OK;
+}
+
+/* Units left out on purpose. Temperatures with an offset (degC, degF) do not multiply: 20 degC
+ * is 293.15 K but a change of 1 degC is 1 K, and `2 * 20 degC` has no meaning; electric units
+ * need a dimension (current) that no srd element uses. */
+const char *units_hint(const char *bad)
+{
+    static const struct {
+        const char *name, *hint;
+    } cases[] = {
+        { "degC", "temperatures are in kelvin: write `293.15 K` for 20 degC (a difference of 1 degC is `1 K`)" },
+        { "C", "temperatures are in kelvin: write `293.15 K` for 20 degC (a difference of 1 degC is `1 K`)" },
+        { "degF", "temperatures are in kelvin: (F - 32) * 5/9 + 273.15 K" },
+        { "V", "srd has no electric units: give the mechanical effect (a curvature, a pressure, a force)" },
+        { "A", "srd has no electric units: give the mechanical effect (a curvature, a pressure, a force)" },
+        { "mV", "srd has no electric units: give the mechanical effect (a curvature, a pressure, a force)" },
+        { "mA", "srd has no electric units: give the mechanical effect (a curvature, a pressure, a force)" },
+        { "l", "litres are `L` (and `mL`, `uL`)" },
+        { "ml", "litres are `L` (and `mL`, `uL`)" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(bad, cases[i].name))
+            return cases[i].hint;
+    return NULL;
 }

@@ -52,5 +52,10 @@ int units_parse_quantity(const char *text, Dims need, double *si, Dims *have, ch
 size_t units_token_length(const char *text, size_t len);
 /* All unit names, for hints and documentation. */
 const char *const *units_names(int *n);
+/* Bytes of one letter of a unit name at s (len bytes left): 1 for an ASCII letter, 2 for the
+ * micro sign or Greek mu in UTF-8 (both read as the prefix `u`: `µm` is `um`), else 0. */
+size_t units_letter(const char *s, size_t len);
+/* What to write instead of a unit srd does not have on purpose (`degC`, `V`, ...), or NULL. */
+const char *units_hint(const char *bad);
 
 #endif

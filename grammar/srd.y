@@ -31,6 +31,7 @@ static int symbol_for_char(int c);
 static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const char *msg);
 static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool block);
 static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
+static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
 }
 
 %define api.pure full
@@ -71,7 +72,7 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 %type <vec> stmts items body_stmts expr_list opt_args args idents opt_idents stencil
 %type <vec> named_args
 %type <range> range
-%type <str> dotted prop_key
+%type <str> dotted prop_key reserved_word
 %type <ident> stencil_param named_arg
 %type <kind> env_kw analysis_kw object_kw
 
@@ -191,7 +192,51 @@ stmt
 
 decl_head
     : object_kw IDENT               { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), NULL); $$->name = $2; $$->name_loc = L(@2); }
+    | object_kw reserved_word       { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), NULL); $$->name = $2; $$->name_loc = L(@2);
+                                      reserved_name(ctx, $2, L(@2)); }
     | object_kw IDENT '[' expr ']'  { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), NULL); $$->name = $2; $$->name_loc = L(@2); $$->index = $4; }
+    ;
+
+/* A keyword where an object's name belongs (`rod body`): one error, then the block parses. */
+reserved_word
+    : KW_USE                      { $$ = "use"; }
+    | KW_PARAM                    { $$ = "param"; }
+    | KW_LET                      { $$ = "let"; }
+    | KW_FN                       { $$ = "fn"; }
+    | KW_MATERIAL                 { $$ = "material"; }
+    | KW_ROD                      { $$ = "rod"; }
+    | KW_SHELL                    { $$ = "shell"; }
+    | KW_BODY                     { $$ = "body"; }
+    | KW_JOIN                     { $$ = "join"; }
+    | KW_CLAMP                    { $$ = "clamp"; }
+    | KW_FIX                      { $$ = "fix"; }
+    | KW_LOAD                     { $$ = "load"; }
+    | KW_PRESSURE                 { $$ = "pressure"; }
+    | KW_GRAVITY                  { $$ = "gravity"; }
+    | KW_MEDIUM                   { $$ = "medium"; }
+    | KW_VISCOUS                  { $$ = "viscous"; }
+    | KW_DAMPING                  { $$ = "damping"; }
+    | KW_RFT                      { $$ = "rft"; }
+    | KW_DRAG                     { $$ = "drag"; }
+    | KW_GROUND                   { $$ = "ground"; }
+    | KW_OBSTACLE                 { $$ = "obstacle"; }
+    | KW_CONTACT                  { $$ = "contact"; }
+    | KW_ACTUATE                  { $$ = "actuate"; }
+    | KW_ENERGY                   { $$ = "energy"; }
+    | KW_FORCE                    { $$ = "force"; }
+    | KW_APPLY                    { $$ = "apply"; }
+    | KW_FOR                      { $$ = "for"; }
+    | KW_IN                       { $$ = "in"; }
+    | KW_OVER                     { $$ = "over"; }
+    | KW_WHERE                    { $$ = "where"; }
+    | KW_SIMULATE                 { $$ = "simulate"; }
+    | KW_STATIC                   { $$ = "static"; }
+    | KW_MODES                    { $$ = "modes"; }
+    | KW_OUTPUT                   { $$ = "output"; }
+    | KW_PROBE                    { $$ = "probe"; }
+    | KW_EVERY                    { $$ = "every"; }
+    | KW_RETURN                   { $$ = "return"; }
+    | KW_PLANAR                   { $$ = "planar"; }
     ;
 
 object_kw
@@ -535,6 +580,9 @@ static int yyreport_syntax_error(const yypcontext_t *pctx, yyscan_t scanner, Par
     int n = yypcontext_expected_tokens(pctx, expected, MAX_EXPECTED);
     yysymbol_kind_t got = yypcontext_token(pctx);
     SrcLoc loc = mkloc(ctx, *yypcontext_location(pctx));
+    /* A keyword used as a name was reported where it was declared; its uses add nothing. */
+    if (ctx->reserved_name && (int)got == ctx->reserved_name)
+        return 0;
     /* A lexical error on this line was already reported: the parser's complaint adds nothing. */
     if (ctx->lex_error_line && (loc.line == ctx->lex_error_line || ctx->prev_line == ctx->lex_error_line))
         return 0;
@@ -604,4 +652,21 @@ static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool 
                      "contact, simulate, static and modes");
     else
         diag_hint(d, "statements start with a keyword such as let, rod, clamp, load or gravity");
+}
+
+/* The token of a keyword, from its alias. */
+static int keyword_symbol(const char *word)
+{
+    for (int k = YYSYMBOL_KW_USE; k <= YYSYMBOL_KW_PLANAR; k++)
+        if (!strcmp(yysymbol_name((yysymbol_kind_t)k), word))
+            return k;
+    return 0;
+}
+
+static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc)
+{
+    ctx->syntax_errors++;
+    Diag *d = diag_error(loc, "`%s` is a reserved word and cannot name an object", word);
+    diag_hint(d, "choose another name, such as `%s1` or `my_%s`", word, word);
+    ctx->reserved_name = keyword_symbol(word);
 }

@@ -261,7 +261,8 @@ void srd_model_print(const srd_model *m, FILE *out)
     if (m->n_params) {
         fprintf(out, "  params\n");
         for (int i = 0; i < m->n_params; i++)
-            fprintf(out, "    %-14s %g %s\n", m->params[i].name, m->params[i].value, m->params[i].unit);
+            fprintf(out, "    %-14s %g %s%s\n", m->params[i].name, m->params[i].value, m->params[i].unit,
+                    m->params[i].shapes ? " (sets the discretisation)" : "");
     }
     fprintf(out, "  environment   ");
     if (m->has_gravity)
@@ -362,6 +363,8 @@ void srd_model_print_json(const srd_model *m, FILE *out)
             fprintf(out, ", \"min\": %.17g", m->params[i].lo);
         if (isfinite(m->params[i].hi))
             fprintf(out, ", \"max\": %.17g", m->params[i].hi);
+        if (m->params[i].shapes)
+            fprintf(out, ", \"discretisation\": true");
         fprintf(out, "}");
     }
     fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"motions\": %d,\n  \"releases\": %d,\n  \"obstacles\": %d",

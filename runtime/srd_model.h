@@ -51,6 +51,8 @@ typedef struct srd_param {
     char  *unit;        /* SI unit text, "Pa" */
     signed char dims[4];/* exponents of length, mass, time, temperature */
     double lo, hi;      /* declared range, or -inf/inf */
+    int    shapes;      /* sets the discretisation (nodes, spacing, mesh, bending): a new value
+                           means a new model, not new inputs to the same kernels */
 } srd_param;
 
 typedef struct srd_load {

@@ -77,10 +77,28 @@ static void print_params(FILE *out)
             srd_built.params[0].value, strcmp(srd_built.params[0].unit, "1") ? srd_built.params[0].unit : "");
 }
 
+/* A param that sets the discretisation (nodes, spacing, mesh, bending) changes the DOF count
+ * compiled into this simulator: say so by name, and what runs such a value. */
+static bool shaping_unchanged(const srd_model *m)
+{
+    for (int k = 0; k < m->n_params && k < srd_built.n_params; k++)
+        if (m->params[k].shapes && m->params[k].value != srd_built.params[k].value) {
+            fprintf(stderr,
+                    "%s: error: param `%s` sets the discretisation (nodes, spacing, mesh or bending), which this "
+                    "simulator has compiled in\nhint: run other values with `srdc run %s -p %s=...`, or sweep them "
+                    "with `srdc sweep`, which elaborates a model for each\n",
+                    name, m->params[k].name, srd_built.model_path, m->params[k].name);
+            return false;
+        }
+    return true;
+}
+
 /* The model elaborated with new params must have the built structure, and every value compiled
  * in as a constant must be unchanged. */
 static bool matches_build(const srd_model *m)
 {
+    if (!shaping_unchanged(m))
+        return false;
     if (m->n_sets != srd_built.n_sets || m->n_nodes != srd_built.n_nodes || m->n_dofs != srd_built.n_dofs ||
         m->n_actuations != srd_built.n_actuations) {
         fprintf(stderr, "%s: error: the model no longer has the structure it was built with\n", name);

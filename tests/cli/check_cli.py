@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_cli.py SRDC DIR — command-line mistakes and failure reports of `srdc run`, `srdc sweep`
 and built simulators: a param given twice, and what a numerical failure prints."""
+import math
 import os
 import re
 import shutil
@@ -86,6 +87,54 @@ check_run(p.returncode == 2 and hist and len(hist.group(1).split()) == 3,
           "Newton failure: the history has the 3 iterates evaluated", p)
 check(abs(last - top) <= 0.006 * top, "Newton failure: largest residual %.3e is the last history entry %.2e" % (top, last))
 check("load_steps" in p.stderr, "Newton failure in a static solve: load_steps advised")
+
+# 4. A -p value without its unit: the hint gives the default in the unit the param was declared
+# with (not `freq=11/s`, which reads as the number 11), Hz for a frequency declared in SI, and
+# `/m` glued for a unit per metre.
+hints = model("hints.srd", "param freq = 2 Hz;\nparam E0 = 15 MPa;\nlet f = 3 /s;\nparam rate = f;\n"
+              "param k = 3 /m * 2;\n")
+p = run(srdc, "check", hints)
+check_run(p.returncode == 0, "hint model checks", p)
+p = run(srdc, "run", hints, "--quiet", "-p", "freq=2", "-p", "E0=3", "-p", "rate=1", "-p", "k=1")
+for want in ("`-p freq=2Hz`", "`-p E0=15MPa`", "`-p rate=3Hz`", "`-p k=6/m`"):
+    check_run(p.returncode == 1 and want in p.stderr, "-p without a unit: the hint gives %s" % want, p)
+
+# 5. A mesh-convergence study is one sweep: `nodes` is a param, so srdc sweep runs `srdc run`
+# per value (each elaborates its own model). The cantilever's tip under an end load converges
+# to Euler-Bernoulli, P L^3 / (3 E I), at second order. A built simulator refuses a new value.
+CANTILEVER = """param n = 11 in 2 .. 1000;
+material steel { E = 200 GPa; rho = 7800 kg/m^3; }
+rod beam { path = line((0, 0, 0) m, (0.5, 0, 0) m); nodes = n; radius = 5 mm; material = steel; }
+clamp beam.start;
+load beam.end = (0, 0, -1) N;
+static { probe tip = beam.end.z; }
+"""
+cant = model("cant.srd", CANTILEVER)
+sweep_dir = os.path.join(work, "mesh_sweep")
+p = run(srdc, "sweep", cant, "-p", "n=11,21,41", "--out", sweep_dir, "-j", "2", "--quiet")
+check_run(p.returncode == 0, "mesh sweep over nodes = 11, 21, 41 succeeds", p)
+rows = []
+if p.returncode == 0:
+    with open(os.path.join(sweep_dir, "summary.csv")) as f:
+        lines = [line.strip().split(",") for line in f if line.strip()]
+    col = lines[0].index("tip")
+    rows = [(int(float(r[1])), float(r[col])) for r in lines[1:]]
+I = math.pi * 0.005 ** 4 / 4
+exact = -1.0 * 0.5 ** 3 / (3 * 200e9 * I)
+errors = [abs(tip - exact) / abs(exact) for _, tip in rows]
+check(len(rows) == 3 and [n for n, _ in rows] == [11, 21, 41], "the summary has one row per node count: %s" % rows)
+if len(errors) == 3:
+    order = math.log(errors[1] / errors[2]) / math.log(2)
+    check(errors[0] > errors[1] > errors[2] and errors[2] < 2e-3,
+          "tips converge to Euler-Bernoulli: errors %.2e, %.2e, %.2e (41 nodes within 0.2 %%)" % tuple(errors))
+    check(1.8 < order < 2.2, "observed order %.2f is 2" % order)
+d = run(srdc, "dump", cant, "--json")
+check_run(d.returncode == 0 and '"discretisation": true' in d.stdout, "dump --json marks `n` as a discretisation param", d)
+exe = os.path.join(work, "cant_sim")
+b = run(srdc, "build", cant, "-o", exe, "--quiet")
+p = run(exe, "-p", "n=21", "--quiet", "--out", os.path.join(work, "cant_out")) if b.returncode == 0 else b
+check_run(p.returncode == 1 and "param `n` sets the discretisation" in p.stderr and "srdc sweep" in p.stderr,
+          "built simulator: a new node count is refused with a hint", p)
 
 shutil.rmtree(work, ignore_errors=True)
 finish()

@@ -23,21 +23,41 @@ typedef struct Expect {
     int         l, m, t, k;
 } Expect;
 
+static const double PSI = 0.45359237 * 9.80665 / (0.0254 * 0.0254); /* lbf/in^2, exact definition */
+
+/* Each unit's SI factor, written independently of the table in units.c. */
 static const Expect atoms[] = {
     { "m", 1, 1, 0, 0, 0 },           { "km", 1e3, 1, 0, 0, 0 },      { "cm", 1e-2, 1, 0, 0, 0 },
     { "mm", 1e-3, 1, 0, 0, 0 },       { "um", 1e-6, 1, 0, 0, 0 },     { "nm", 1e-9, 1, 0, 0, 0 },
     { "kg", 1, 0, 1, 0, 0 },
     { "g", 1e-3, 0, 1, 0, 0 },        { "mg", 1e-6, 0, 1, 0, 0 },     { "s", 1, 0, 0, 1, 0 },
     { "ms", 1e-3, 0, 0, 1, 0 },       { "us", 1e-6, 0, 0, 1, 0 },     { "min", 60, 0, 0, 1, 0 },
-    { "Hz", 1, 0, 0, -1, 0 },         { "kHz", 1e3, 0, 0, -1, 0 },    { "N", 1, 1, 1, -2, 0 },
+    { "h", 3600, 0, 0, 1, 0 },
+    { "Hz", 1, 0, 0, -1, 0 },         { "kHz", 1e3, 0, 0, -1, 0 },    { "rpm", 2 * PI / 60, 0, 0, -1, 0 },
+    { "N", 1, 1, 1, -2, 0 },          { "uN", 1e-6, 1, 1, -2, 0 },
     { "mN", 1e-3, 1, 1, -2, 0 },      { "kN", 1e3, 1, 1, -2, 0 },     { "Pa", 1, -1, 1, -2, 0 },
+    { "mPa", 1e-3, -1, 1, -2, 0 },
     { "kPa", 1e3, -1, 1, -2, 0 },     { "MPa", 1e6, -1, 1, -2, 0 },   { "GPa", 1e9, -1, 1, -2, 0 },
-    { "J", 1, 2, 1, -2, 0 },          { "W", 1, 2, 1, -3, 0 },        { "rad", 1, 0, 0, 0, 0 },
+    { "bar", 1e5, -1, 1, -2, 0 },     { "mbar", 100, -1, 1, -2, 0 },  { "psi", PSI, -1, 1, -2, 0 },
+    { "L", 1e-3, 3, 0, 0, 0 },        { "mL", 1e-6, 3, 0, 0, 0 },     { "uL", 1e-9, 3, 0, 0, 0 },
+    { "cP", 1e-3, -1, 1, -1, 0 },     { "cSt", 1e-6, 2, 0, -1, 0 },
+    { "J", 1, 2, 1, -2, 0 },          { "mJ", 1e-3, 2, 1, -2, 0 },
+    { "W", 1, 2, 1, -3, 0 },          { "mW", 1e-3, 2, 1, -3, 0 },    { "rad", 1, 0, 0, 0, 0 },
     { "deg", PI / 180, 0, 0, 0, 0 },  { "K", 1, 0, 0, 0, 1 },
 };
 
+/* The compound units of the soft-robotics literature (docs/language.md), with the micro sign
+ * (U+00B5) and Greek mu (U+03BC) spelling the prefix `u`. */
 static const Expect compounds[] = {
-    { "kg/m^3", 1, -3, 1, 0, 0 },         /* density */
+    { "\xC2\xB5m", 1e-6, 1, 0, 0, 0 },      /* µm, micro sign */
+    { "\xCE\xBCm", 1e-6, 1, 0, 0, 0 },      /* μm, Greek mu */
+    { "\xC2\xB5N", 1e-6, 1, 1, -2, 0 },
+    { "\xC2\xB5s", 1e-6, 0, 0, 1, 0 },
+    { "N*mm", 1e-3, 2, 1, -2, 0 },
+    { "mN*m", 1e-3, 2, 1, -2, 0 },
+    { "rad/s", 1, 0, 0, -1, 0 },
+    { "mPa*s", 1e-3, -1, 1, -1, 0 },         /* viscosity, = cP */
+    { "kg/m^3", 1, -3, 1, 0, 0 },
     { "g/cm^3", 1e3, -3, 1, 0, 0 },       /* 1 g/cm^3 = 1000 kg/m^3 */
     { "m/s^2", 1, 1, 0, -2, 0 },          /* acceleration */
     { "m/s", 1, 1, 0, -1, 0 },
@@ -106,7 +126,7 @@ static void test_parse_errors(Tally *t)
         const char *text, *bad;
     } cases[] = {
         { "furlong", "furlong" }, { "pm", "pm" },      { "kg/mx", "mx" },     { "N*foo^2", "foo" },
-        { "Mpa", "Mpa" },         { "hz", "hz" },      { "/parsec", "parsec" }, { "M", "M" },
+        { "Mpa", "Mpa" },         { "hz", "hz" },      { "degC", "degC" },    { "V", "V" },      { "/parsec", "parsec" }, { "M", "M" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Unit u;
@@ -248,6 +268,8 @@ static void test_token_length(Tally *t)
         { "furlong", 7 },    { "Mpa*s", 5 },      { "Mpa*x", 3 },
         /* `^` without digits is not part of the atom. */
         { "m^", 1 },         { "m^-", 1 },
+        /* A micro sign is two bytes of the atom: `2 µm*t` is 2 µm times t. */
+        { "\xC2\xB5m", 3 },    { "N*\xC2\xB5m", 5 }, { "\xCE\xBCm*t", 3 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t got = units_token_length(cases[i].text, strlen(cases[i].text));
@@ -256,6 +278,15 @@ static void test_token_length(Tally *t)
     }
     /* Only the first `len` bytes are looked at. */
     check(t, units_token_length("N*mxyz", 3) == 3, "units_token_length honours len");
+    check(t, units_letter("\xC2", 1) == 0, "half a micro sign is not a letter");
+}
+
+/* Units left out on purpose are explained, not just unknown. */
+static void test_hints(Tally *t)
+{
+    check(t, units_hint("degC") && strstr(units_hint("degC"), "K"), "degC: temperatures are in kelvin");
+    check(t, units_hint("V") && strstr(units_hint("V"), "electric"), "V: no electric units");
+    check(t, !units_hint("furlong"), "no hint for an unknown unit without one");
 }
 
 int main(void)
@@ -267,6 +298,7 @@ int main(void)
     test_exponent_range(&t);
     test_format(&t);
     test_token_length(&t);
+    test_hints(&t);
     printf("# %d checks, %d failed\n", t.run, t.failed);
     return t.failed ? 1 : 0;
 }
