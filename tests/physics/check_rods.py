@@ -174,8 +174,10 @@ def euler_bernoulli(E, length):
 
 # 1a. Convergence at 20 GPa (deflection 3e-4 of L: linear theory) against Euler-Bernoulli at
 # the drawn length L. In linear theory the discrete tip is chain_tip() of the lumped weights
-# exactly; the rest is geometric nonlinearity, of order (w/L)^2 ~ 1e-7, so this is checked to
-# 1e-6. The issue asks for 1% at 200 nodes.
+# exactly; the rest is geometric nonlinearity, of order (w/L)^2 ~ 1e-7 (measured -6.9e-8 at
+# every size), so this is checked to 1.5e-7 (about twice it). The issue asks for 1% at 200
+# nodes; docs/validation.md quotes -0.0126%, which the discrete model fixes (chain_tip, held to
+# 1.5e-7 just before): checked to 0.015% (1.2 times it).
 E = 20e9
 theory = euler_bernoulli(E, L)
 tips = {}
@@ -186,13 +188,13 @@ for n in (50, 100, 200):
         continue
     tips[n] = -tip[2]
     discrete = chain_tip(n, L, weights(n, L, rho * A * g), E * I)
-    check(abs(tips[n] - discrete) <= 1e-6 * discrete,
+    check(abs(tips[n] - discrete) <= 1.5e-7 * discrete,
           "cantilever under gravity, 20 GPa, %d nodes: tip %.6e m = %.6e m of the discrete model in linear theory "
-          "(rel. diff. %.1e, tol 1e-6); error vs w_EB(L) = %.6e m: %+.4f%%"
+          "(rel. diff. %.1e, tol 1.5e-7); error vs w_EB(L) = %.6e m: %+.4f%%"
           % (n, tips[n], discrete, tips[n] / discrete - 1, theory, 100 * (tips[n] / theory - 1)))
     if n == 200:
-        check(abs(tips[n] / theory - 1) <= 1e-2,
-              "cantilever under gravity, 20 GPa, 200 nodes: tip deflection vs Euler-Bernoulli %+.4f%% (tol 1%%)"
+        check(abs(tips[n] / theory - 1) <= 1.5e-4,
+              "cantilever under gravity, 20 GPa, 200 nodes: tip deflection vs Euler-Bernoulli %+.4f%% (tol 0.015%%)"
               % (100 * (tips[n] / theory - 1)))
 if len(tips) == 3:
     h = {n: L / (n - 1) for n in tips}
@@ -208,7 +210,8 @@ if len(tips) == 3:
     # Richardson extrapolation with the order estimated from the three solutions alone (not
     # from the theory): solve (w100 - w50) / (w200 - w100) = (h50^p - h100^p) / (h100^p - h200^p)
     # for p by bisection, then w = w200 + (w200 - w100) / ((h100/h200)^p - 1). The O(l^3)
-    # remainder at these sizes is ~1e-5 relative: checked to 0.1% (the issue's tolerance).
+    # remainder at these sizes is ~1e-5 relative; measured +1.3e-6 (docs/validation.md), checked
+    # to 4e-6 (three times it; the issue asked for 0.1%).
     ratio = (tips[100] - tips[50]) / (tips[200] - tips[100])
     lo, hi = 0.2, 4.0
     for _ in range(100):
@@ -219,14 +222,15 @@ if len(tips) == 3:
             lo = p
     p = (lo + hi) / 2
     rich = tips[200] + (tips[200] - tips[100]) / ((h[100] / h[200]) ** p - 1)
-    check(abs(rich - theory) <= 1e-3 * theory,
+    check(abs(rich - theory) <= 4e-6 * theory,
           "cantilever under gravity: Richardson extrapolation from 100 and 200 nodes with the three-level order "
-          "p = %.4f gives %.6e m vs w_EB = %.6e m (%+.2e relative, tol 1e-3)" % (p, rich, theory, rich / theory - 1))
+          "p = %.4f gives %.6e m vs w_EB = %.6e m (%+.2e relative, tol 4e-6)" % (p, rich, theory, rich / theory - 1))
 
 # 1b. The E sweep at 200 nodes against Euler-Bernoulli and the heavy elastica (the exact
 # large-deflection solution under self-weight, with the rod's axial stretching: 3e-5 at
 # 20 MPa). DER's remaining error is O(l^2): -1.25e-4 in linear theory at 200 nodes
-# (chain_tip against w_EB); the elastica is checked to 2e-4 in z and x. At low E the tip
+# (chain_tip against w_EB); the elastica is checked to 2e-4 in z (measured -1.3e-4 at every
+# E) and 2e-5 in x (measured 6.8e-6 at 20 MPa, quoted 7e-6: three times it). At low E the tip
 # falls short of Euler-Bernoulli by geometric nonlinearity (the rod turns, the load's lever
 # arm shortens): the elastica says by 6.2% at 20 MPa (deflection 28% of L); the check is that
 # srd follows it.
@@ -241,9 +245,9 @@ for E_text, E in moduli:
     xe, ze = elastica(L, q_EI=rho * A * g / (E * I), EA_EI=A / I)
     note("E = %-7s 200 nodes: tip z %.6e m; vs w_EB(L) %+.3f%%; elastica/w_EB(L) - 1 = %+.3f%%"
          % (E_text, z, 100 * (-z / eb - 1), 100 * (-ze / eb - 1)))
-    check(abs(z / ze - 1) <= 2e-4 and abs(x / xe - 1) <= 2e-4,
+    check(abs(z / ze - 1) <= 2e-4 and abs(x / xe - 1) <= 2e-5,
           "E sweep, %s, 200 nodes: tip (%.6e, %.6e) m vs heavy elastica (%.6e, %.6e) m: z %+.1e, x %+.1e relative "
-          "(tol 2e-4)" % (E_text, x, z, xe, ze, z / ze - 1, x / xe - 1))
+          "(tol 2e-4 in z, 2e-5 in x)" % (E_text, x, z, xe, ze, z / ze - 1, x / xe - 1))
     if E_text == "20 MPa":
         check(-z / eb - 1 < -0.05,
               "E sweep, 20 MPa: the tip falls %.2f%% short of Euler-Bernoulli (the elastica: %.2f%%; geometric "
@@ -262,8 +266,9 @@ check(overridden is not None and written is not None and abs(overridden - writte
 # 2. Large deflection under a tip load P = 3 EI / L^2 (the tip turns by 56 degrees). The
 # reference: the elastica with the rod's axial stretching (EA = E A: the axial force
 # stretches it by 7e-6). The ODE reference is first checked against the elliptic-integral
-# solution (inextensible) to 1e-9. The issue asks for tip x and z to 1% (DER's O(l^2) error
-# is about 1e-3 at 51 nodes).
+# solution (inextensible) to 1e-9. The issue asks for tip x and z to 1%; DER's O(l^2) error
+# at 51 nodes is +3.7e-4 in x and -1.25e-3 in z (docs/validation.md): checked to 1e-3 and
+# 2.5e-3 (2-3 times them).
 alpha = 3.0
 xa, za = elastica(1.0, P_EI=alpha)
 xb, zb = elastica_elliptic(alpha)
@@ -274,8 +279,9 @@ code, rows, _, _ = run("cantilever_tip_load.srd")
 if code == 0 and rows:
     x, _, z = last(rows, "tip")
     xe, ze = elastica(L, P_EI=alpha / L ** 2, EA_EI=A / I)
-    check(abs(x / xe - 1) <= 1e-2 and abs(z / ze - 1) <= 1e-2,
-          "tip load, 51 nodes: tip (%.6f, %.6f) m vs the elastica (%.6f, %.6f) m: x %+.1e, z %+.1e relative (tol 1%%)"
+    check(abs(x / xe - 1) <= 1e-3 and abs(z / ze - 1) <= 2.5e-3,
+          "tip load, 51 nodes: tip (%.6f, %.6f) m vs the elastica (%.6f, %.6f) m: x %+.2e, z %+.2e relative (tol 1e-3 "
+          "in x, 2.5e-3 in z)"
           % (x, z, xe, ze, x / xe - 1, z / ze - 1))
 else:
     check(False, "tip load: static solve succeeds")
@@ -283,7 +289,8 @@ else:
 # ---------------------------------------------------------------------------------------------
 # 3. Natural frequencies of the clamped-free rod with 50 nodes, E = 20 GPa:
 # f_k = (beta_k L)^2 / (2 pi L^2) sqrt(EI / (rho A)). DER with lumped masses is O(l^2) off:
-# 8e-4, 2e-3 and 2.3e-3 high for the first three. The issue's tolerance, 1%.
+# 7.8e-4, 2.0e-3 and 2.3e-3 high for the first three (docs/validation.md): each checked to
+# twice its figure (the issue asked for 1%).
 beta = [1.8751040687, 4.6940911330, 7.8547574382]
 n = 50
 E = 20e9
@@ -291,13 +298,15 @@ c = math.sqrt(E * I / (rho * A))
 code, rows, out, _ = run("cantilever_vibration.srd")
 freq = modes(out)
 if len(freq) == 6:
+    mode_tol = (1.6e-3, 4e-3, 4.6e-3)
     for k in range(3):
         fy, fz = freq[2 * k], freq[2 * k + 1]
         exact = beta[k] ** 2 / (2 * math.pi * L ** 2) * c
         # the two bending planes of a round rod: equal to the eigensolver's precision
-        check(abs(fy - exact) <= 1e-2 * exact and abs(fz - exact) <= 1e-2 * exact and abs(fy - fz) <= 1e-6 * fz,
-              "modes, 50 nodes: bending mode %d at %.3f Hz (both planes) vs beam theory %.3f Hz: %+.1e (tol 1%%)"
-              % (k + 1, fz, exact, fz / exact - 1))
+        tol = mode_tol[k]
+        check(abs(fy - exact) <= tol * exact and abs(fz - exact) <= tol * exact and abs(fy - fz) <= 1e-6 * fz,
+              "modes, 50 nodes: bending mode %d at %.3f Hz (both planes) vs beam theory %.3f Hz: %+.1e (tol %.1e)"
+              % (k + 1, fz, exact, fz / exact - 1, tol))
 else:
     check(False, "modes: 6 frequencies written (got %d)" % len(freq))
 
@@ -306,9 +315,11 @@ else:
 # crossings of the mid level (max + min) / 2 over about 10 periods, averaged over upward and
 # downward crossings. Mode 2 (a few % of the tip amplitude, 6.3 times faster) moves single
 # crossings by up to 0.3% of a period; over 10 periods the mean is within 0.1%. Implicit
-# midpoint lengthens the period by (w dt)^2 / 12 = 1e-4 at dt = 0.05 ms. So: within 0.5% of
-# the modal frequency, 1% of beam theory; the mid level within 5% of the static sag
-# (higher modes shift the extremes by a few % of the amplitude). The sag is chain_tip's.
+# midpoint lengthens the period by (w dt)^2 / 12 = 1e-4 at dt = 0.05 ms. Measured (and quoted
+# in docs/validation.md): -4.7e-5 from the modal frequency, +7.3e-4 from beam theory, the mid
+# level 0.12% above the static sag (higher modes shift the extremes). This run is
+# deterministic, so each is checked to about three times its figure: 1.5e-4, 1.5e-3
+# and 0.3%. The sag is chain_tip's.
 if rows:
     t = [float(rw["t"]) for rw in rows]
     zt = [float(rw["tip"]) for rw in rows]
@@ -320,12 +331,13 @@ if rows:
         f_mode = freq[0] if freq else float("nan")
         exact = beta[0] ** 2 / (2 * math.pi * L ** 2) * c
         sag = chain_tip(n, L, weights(n, L, rho * A * g), E * I)
-        check(abs(f_sim - f_mode) <= 5e-3 * f_mode and abs(f_sim - exact) <= 1e-2 * exact,
-              "free vibration, 50 nodes: tip period gives %.3f Hz over %d periods vs modal %.3f Hz (%+.1e, tol 0.5%%) "
-              "and beam theory %.3f Hz (%+.1e, tol 1%%)"
+        check(abs(f_sim - f_mode) <= 1.5e-4 * f_mode and abs(f_sim - exact) <= 1.5e-3 * exact,
+              "free vibration, 50 nodes: tip period gives %.3f Hz over %d periods vs modal %.3f Hz (%+.1e, tol 1.5e-4) "
+              "and beam theory %.3f Hz (%+.1e, tol 1.5e-3)"
               % (f_sim, len(up) - 1, f_mode, f_sim / f_mode - 1, exact, f_sim / exact - 1))
-        check(abs(-mid - sag) <= 0.05 * sag,
-              "free vibration: the tip oscillates about %.4e m vs the static sag %.4e m (tol 5%%)" % (mid, -sag))
+        check(abs(-mid - sag) <= 3e-3 * sag,
+              "free vibration: the tip oscillates about %.4e m vs the static sag %.4e m (%+.2f%%, tol 0.3%%)"
+              % (mid, -sag, 100 * (-mid / sag - 1)))
     else:
         check(False, "free vibration: the tip oscillates (%d upward crossings)" % len(up))
 else:
@@ -359,8 +371,10 @@ else:
 # 4b. Torsional modes with every node held: a fixed-free chain of M = N - 2 twist inertias
 # m = rho J l joined by springs GJ / (3l/2) (to the wall) and GJ / l. Its frequencies are the
 # roots of the chain's tridiagonal eigenproblem, found here by Sturm-sequence bisection to
-# 1e-14 (LAPACK: 1e-10). Its continuum limit is the fixed-free rod of length L:
-# f_j = (2j - 1) / (4 L) sqrt(G / rho), within 1% for the first two modes.
+# 1e-14; srd's eigensolver (LAPACK) reproduces them to 2.4e-12 (docs/validation.md): checked
+# to 1e-11 (four times it). Its continuum limit is the fixed-free rod of length L:
+# f_j = (2j - 1) / (4 L) sqrt(G / rho); the first two modes are -3.8e-5 and -3.4e-4 off it,
+# checked to 1e-4 and 1e-3 (about three times them; the issue asked for 1%).
 def chain_eigenvalues(diag, off, count):
     """The `count` smallest eigenvalues of the symmetric tridiagonal matrix (diag, off)."""
     def below(x):  # eigenvalues below x: sign changes of the Sturm sequence
@@ -392,12 +406,12 @@ if len(freq) == 4:
     off = [-springs[k] / m_twist for k in range(1, M)]
     chain = [math.sqrt(w2) / (2 * math.pi) for w2 in chain_eigenvalues(diag, off, 4)]
     worst = max(abs(a / b - 1) for a, b in zip(freq, chain))
-    check(worst <= 1e-10, "torsional modes: 4 frequencies match the discrete chain's eigenvalues (worst %.1e, tol 1e-10)"
+    check(worst <= 1e-11, "torsional modes: 4 frequencies match the discrete chain's eigenvalues (worst %.1e, tol 1e-11)"
           % worst)
     cont = [(2 * j - 1) / (4 * L) * math.sqrt(G / rho) for j in (1, 2)]
-    check(all(abs(a / b - 1) <= 1e-2 for a, b in zip(freq, cont)),
+    check(all(abs(a / b - 1) <= tol for a, b, tol in zip(freq, cont, (1e-4, 1e-3))),
           "torsional modes: %.1f Hz and %.1f Hz vs (2j - 1) sqrt(G/rho) / (4 L) = %.1f Hz and %.1f Hz "
-          "(%+.1e, %+.1e; tol 1%%)" % (freq[0], freq[1], cont[0], cont[1], freq[0] / cont[0] - 1, freq[1] / cont[1] - 1))
+          "(%+.1e, %+.1e; tol 1e-4, 1e-3)" % (freq[0], freq[1], cont[0], cont[1], freq[0] / cont[0] - 1, freq[1] / cont[1] - 1))
 else:
     check(False, "torsional modes: 4 frequencies written (got %d)" % len(freq))
 
@@ -513,8 +527,9 @@ def rotate(p, angle):
 # turned by 120 degrees: their tips must map onto each other and onto the single arm (shifted
 # by its 0.5 m offset) up to rounding and Newton's tolerance (1e-12 of the load): 1e-9 of the
 # deflection. In linear theory each tip moves chain_tip() under the tip force, with EI1 down
-# and EI2 = 4 EI1 sideways; the deflection is 1% of L, so nonlinearity is allowed 1e-3. The
-# beam's F L^3 / 3 EI is printed for comparison.
+# and EI2 = 4 EI1 sideways; the deflection is 1% of L, so nonlinearity is of order 1e-4:
+# measured -9.3e-5 down and +3.5e-5 sideways (docs/validation.md), checked to 3e-4 (three
+# times the larger). The beam's F L^3 / 3 EI is printed for comparison.
 code, rows, _, _ = run("star_clamped_hub.srd")
 if code == 0 and rows:
     arms = [last(rows, "t%d" % i) for i in range(3)]
@@ -531,9 +546,10 @@ if code == 0 and rows:
     I1, I2 = w * hh ** 3 / 12, hh * w ** 3 / 12
     tip_force = [0.0] * nedges + [F]
     down, side = chain_tip(nedges + 1, L, tip_force, E * I1), chain_tip(nedges + 1, L, tip_force, E * I2)
-    check(abs(-arms[0][2] / down - 1) <= 1e-3 and abs(arms[0][1] / side - 1) <= 1e-3,
-          "star: each tip drops %.6e m (linear discrete %.6e m, EI1; beam %.6e m) and moves %.6e m sideways (%.6e m, "
-          "EI2); tol 1e-3" % (-arms[0][2], down, F * L ** 3 / (3 * E * I1), arms[0][1], side))
+    check(abs(-arms[0][2] / down - 1) <= 3e-4 and abs(arms[0][1] / side - 1) <= 3e-4,
+          "star: each tip drops %.6e m (linear discrete %.6e m, EI1, %+.1e; beam %.6e m) and moves %.6e m sideways "
+          "(%.6e m, EI2, %+.1e); tol 3e-4" % (-arms[0][2], down, -arms[0][2] / down - 1, F * L ** 3 / (3 * E * I1),
+                                              arms[0][1], side, arms[0][1] / side - 1))
 else:
     check(False, "star clamped at the hub: static solve succeeds")
 
