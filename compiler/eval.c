@@ -192,6 +192,8 @@ static int visible_names(Elab *e, const char **out, int max)
 
 static void hint_closest_name(Elab *e, Diag *d, const char *name)
 {
+    if (!d) /* the same error was reported already (a loop body): no hint to look for */
+        return;
     const char *names[512];
     int n = visible_names(e, names, 512);
     const char *close = diag_closest(name, names, n);
@@ -510,11 +512,21 @@ static Value eval_unit(Elab *e, Expr *x)
 {
     Value a = eval_expr(e, x->a);
     char bad[48];
-    if (!units_parse(x->str, &x->unit, bad, sizeof bad)) {
+    /* The unit text is parsed once; later evaluations (loops) reuse x->unit, which a failed
+     * parse leaves unset. */
+    Unit parsed;
+    bool known = x->unit.scale > 0;
+    if (!known && units_parse(x->str, &parsed, bad, sizeof bad)) {
+        x->unit = parsed;
+        known = true;
+    }
+    if (!known) {
         SrcLoc at = x->loc;
         if (at.end_line == at.line && at.end_col - (int)strlen(x->str) + 1 > at.col)
             at.col = at.end_col - (int)strlen(x->str) + 1;
         Diag *d = diag_error(at, "unknown unit `%s`", bad);
+        if (!d) /* reported already, from an earlier turn of a loop */
+            return value_error();
         int n;
         const char *const *names = units_names(&n);
         const char *close = diag_closest(bad, names, n);
@@ -576,10 +588,12 @@ static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle"
                                       "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech",
                                       "circular", "elliptic", "rectangular" };
 
+/* Called for every evaluated call, in loops too: the first letters are compared before the
+ * whole names, so a lookup costs about one string comparison. */
 static const Builtin *find_builtin(const char *name)
 {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-        if (!strcmp(builtins[i].name, name))
+        if (builtins[i].name[0] == name[0] && !strcmp(builtins[i].name, name))
             return &builtins[i];
     return NULL;
 }
@@ -1037,6 +1051,8 @@ static Value eval_call(Elab *e, Expr *x)
     if (is_geometry_fn(x->str))
         return call_geometry(e, x);
     Diag *dg = diag_error(x->loc, "unknown function `%s`", x->str);
+    if (!dg) /* reported already, from an earlier turn of a loop: the hint costs more than the call */
+        return value_error();
     const char *names[128];
     int n = 0;
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)

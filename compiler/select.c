@@ -72,6 +72,8 @@ static void unknown_member(const ElabObj *o, Expr *x)
     const char *const *names = o->kind == SRD_OBJ_ROD ? rod_members : o->kind == SRD_OBJ_SHELL ? shell_members : body_members;
     int n = o->kind == SRD_OBJ_ROD ? 6 : o->kind == SRD_OBJ_SHELL ? 7 : 1;
     Diag *d = diag_error(x->loc, "%s `%s` has no member `%s`", obj_kind_name(o->kind), o->name, x->str);
+    if (!d) /* reported already, from an earlier turn of a loop */
+        return;
     const char *close = diag_closest(x->str, names, n);
     if (close)
         diag_hint(d, "did you mean `%s`?", close);
