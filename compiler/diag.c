@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct Diag {
     Note      notes[4];
     int       n_notes;
     int       seq; /* keeps the order of diagnostics reported at the same position */
+    uint64_t  key; /* hash of position and message (seen_find) */
 };
 
 static SrcFile *files;
@@ -89,20 +91,79 @@ static bool same_loc(SrcLoc a, SrcLoc b)
            a.end_col == b.end_col;
 }
 
+/* The diagnostics recorded so far, by a hash of position and message: loop bodies and functions
+ * repeat their mistakes, and a loop of 10,000 turns can make as many different ones (each naming
+ * its `b[i]`), which a linear search for duplicates made quadratic. Open addressing, NULL empty. */
+static Diag  **seen;
+static size_t  n_seen_slots, n_seen;
+
+static uint64_t diag_key(SrcLoc loc, const char *msg)
+{
+    int parts[5] = { loc.file, loc.line, loc.col, loc.end_line, loc.end_col };
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 5; i++)
+        h = (h ^ (uint64_t)(unsigned)parts[i]) * 0x100000001b3ull;
+    for (const char *c = msg; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    return h;
+}
+
+static Diag *seen_find(SrcLoc loc, const char *msg, uint64_t key)
+{
+    for (size_t i = n_seen_slots ? key & (n_seen_slots - 1) : 0; n_seen_slots && seen[i];
+         i = (i + 1) & (n_seen_slots - 1))
+        if (seen[i]->key == key && same_loc(seen[i]->loc, loc) && !strcmp(seen[i]->msg, msg))
+            return seen[i];
+    return NULL;
+}
+
+static void seen_insert(Diag *d)
+{
+    size_t i = d->key & (n_seen_slots - 1);
+    while (seen[i])
+        i = (i + 1) & (n_seen_slots - 1);
+    seen[i] = d;
+}
+
+static void seen_add(Diag *d)
+{
+    if (2 * (n_seen + 1) > n_seen_slots) {
+        Diag **old = seen;
+        size_t n_old = n_seen_slots;
+        n_seen_slots = n_old ? 2 * n_old : 64;
+        seen = srd_xcalloc(n_seen_slots, sizeof *seen);
+        for (size_t k = 0; k < n_old; k++)
+            if (old[k])
+                seen_insert(old[k]);
+        free(old);
+    }
+    seen_insert(d);
+    n_seen++;
+}
+
+static void seen_clear(void)
+{
+    free(seen);
+    seen = NULL;
+    n_seen_slots = n_seen = 0;
+}
+
 static Diag *diag_new(DiagLevel level, SrcLoc loc, const char *fmt, va_list ap)
 {
     char *msg = vformat(fmt, ap);
     /* Loop bodies and functions are evaluated many times: report each mistake once. */
-    for (int i = 0; i < n_diags; i++)
-        if (same_loc(diags[i]->loc, loc) && !strcmp(diags[i]->msg, msg)) {
-            free(msg);
-            return NULL;
-        }
+    uint64_t key = diag_key(loc, msg);
+    if (seen_find(loc, msg, key)) {
+        free(msg);
+        return NULL;
+    }
     Diag *d = srd_xrealloc(NULL, sizeof *d);
     memset(d, 0, sizeof *d);
     d->level = level;
     d->loc = loc;
     d->msg = msg;
+    d->key = key;
+    seen_add(d);
     d->seq = seq_counter++;
     if (n_diags == cap_diags) {
         cap_diags = cap_diags ? 2 * cap_diags : 16;
@@ -279,6 +340,7 @@ void diag_flush(FILE *out)
         if (d->hint)
             fprintf(out, "hint: %s\n", d->hint);
     }
+    seen_clear();
     for (int i = 0; i < n_diags; i++)
         free_diag(diags[i]);
     n_diags = 0;
@@ -287,6 +349,7 @@ void diag_flush(FILE *out)
 
 void diag_discard(void)
 {
+    seen_clear();
     for (int i = 0; i < n_diags; i++)
         free_diag(diags[i]);
     free(diags);
