@@ -9,6 +9,7 @@
 #include <string.h>
 #include "elab.h"
 #include "parse.h"
+#include "diag_capture.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -27,15 +28,7 @@ static srd_model *build(const char *text)
     srd_model *m = NULL;
     if (parse_program_text(&arena, "elab_test.srd", text, strlen(text), parse_stdlib_dir(), &prog))
         m = elab_program(&prog, &arena, "elab_test.srd");
-    FILE *f = tmpfile();
-    last_diags[0] = 0;
-    if (f) {
-        diag_flush(f);
-        rewind(f);
-        size_t n = fread(last_diags, 1, sizeof last_diags - 1, f);
-        last_diags[n] = 0;
-        fclose(f);
-    }
+    diag_capture(last_diags, sizeof last_diags);
     diag_reset();
     return m;
 }

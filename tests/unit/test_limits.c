@@ -11,6 +11,7 @@
 #include "elab.h"
 #include "lower.h"
 #include "parse.h"
+#include "diag_capture.h"
 #include "tap.h"
 
 static Tally tally;
@@ -62,15 +63,7 @@ static srd_model *build(Text *t)
     srd_model *m = NULL;
     if (parse_program_text(&arena, "limits.srd", t->s, t->len, parse_stdlib_dir(), &prog))
         m = elab_program(&prog, &arena, "limits.srd");
-    FILE *f = tmpfile();
-    diags[0] = 0;
-    if (f) {
-        diag_flush(f);
-        rewind(f);
-        size_t n = fread(diags, 1, sizeof diags - 1, f);
-        diags[n] = 0;
-        fclose(f);
-    }
+    diag_capture(diags, sizeof diags);
     free(t->s);
     memset(t, 0, sizeof *t);
     return m;
