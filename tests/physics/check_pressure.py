@@ -21,10 +21,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tap import check, finish  # noqa: E402
+from tap import check, finish, scratch  # noqa: E402
 from vtk_frame import frame_points  # noqa: E402
 
 
@@ -136,13 +135,10 @@ def main(argv):
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
         sys.exit(2)
     srdc, physics, examples = argv[1:]
-    work = tempfile.mkdtemp(prefix="srd-pressure-")
-    try:
-        sphere_checks(srdc, physics, work)
-        plate_checks(srdc, physics, work)
-        balloon_checks(srdc, examples, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    work = scratch("pressure_")  # removed when the script ends, however it ends
+    sphere_checks(srdc, physics, work)
+    plate_checks(srdc, physics, work)
+    balloon_checks(srdc, examples, work)
     finish()
 
 
