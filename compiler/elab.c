@@ -791,11 +791,10 @@ static void exec_clamp(Elab *e, Stmt *s)
     for (int i = 0; i < nodes->n; i++)
         fix_node(e, nodes->items[i], 7);
     if (sel->rod_end) {
-        /* A clamped rod end also fixes its end edge: direction (the next node) and twist. */
+        /* A clamped rod end also holds its end edge: its direction (the next node slides along
+         * it, finalize.c) and its twist. */
         const ElabObj *o = &e->objs.a[sel->obj];
         int edge = sel->rod_end == 1 ? o->first_edge : o->first_edge + o->n_edges - 1;
-        int other = sel->rod_end == 1 ? o->first_node + 1 : o->first_node + o->n_nodes - 2;
-        fix_node(e, other, 7);
         e->edge_fix.a[edge] |= 1 | (sel->rod_end == 1 ? EDGE_WALL_AT_FIRST : EDGE_WALL_AT_SECOND);
     }
     ClampRecord c = { nodes, s->loc };

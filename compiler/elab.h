@@ -170,7 +170,8 @@ typedef struct RunExpr {
 #define DARRAY(T) struct { T *a; int n, cap; }
 
 /* edge_fix bits of a rod's end edge held by `clamp r.start` / `clamp r.end`: the wall is at the
- * edge's first / second node, and the edge's direction stands for the tangent there. */
+ * edge's first / second node, and the edge's direction stands for the tangent there (its other
+ * node slides along it). */
 enum { EDGE_WALL_AT_FIRST = 4, EDGE_WALL_AT_SECOND = 8 };
 
 typedef struct Elab {

@@ -23,7 +23,10 @@ typedef struct Fin {
     int        set_stretch, set_bend, set_hinge, set_mid, set_wall;
     const PendingAct **act_src; /* per model actuation: the statement it came from */
     unsigned char *clamped;   /* per model node: 1 when a `clamp` statement selected it */
+    int       *slide_of;  /* per model node: its slide, SLIDE_NONE, or SLIDE_HELD (held in full instead) */
 } Fin;
+
+enum { SLIDE_NONE = -1, SLIDE_HELD = -2 };
 
 /* ---- joins ---- */
 
@@ -207,9 +210,10 @@ static int other_end(const srd_model *m, int edge, int node)
 }
 
 
-/* The length of rod a stretching spring stands for beyond its own: a clamped rod end holds
- * both nodes of its end edge, so that edge cannot stretch although it stands for the first
- * edge-length of rod; the next edge of the rod reaches back to the wall and stands for both
+/* The length of rod a stretching spring stands for beyond its own. A clamped rod end's next
+ * node slides along the end edge, which stretches like any other: nothing. Where something else
+ * holds that node in full, the end edge cannot stretch although it stands for the first
+ * edge-length of rod, and the next edge of the rod reaches back to the wall and stands for both
  * (DER's clamp makes the first edge rigid: an O(l) error in every clamped rod's stretch). */
 static double stretch_extension(const Fin *f, int edge)
 {
@@ -225,7 +229,7 @@ static double stretch_extension(const Fin *f, int edge)
         if (w == edge || !(bits & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)))
             continue;
         int inner = other_end(m, w, m->edge_nodes[2 * w + ((bits & EDGE_WALL_AT_SECOND) ? 1 : 0)]);
-        if (inner == m->edge_nodes[2 * edge] || inner == m->edge_nodes[2 * edge + 1])
+        if (f->slide_of[inner] < 0 && (inner == m->edge_nodes[2 * edge] || inner == m->edge_nodes[2 * edge + 1]))
             ext += m->edge_rest[w];
     }
     return ext;
@@ -315,6 +319,93 @@ static Incidence frame_edges(Fin *f, unsigned char *frame)
     free(fill);
     free(rod_at);
     return inc;
+}
+
+/* The fixed components of every model node (the union over the nodes merged into it). */
+static unsigned char *model_node_fix(const Fin *f)
+{
+    unsigned char *bits = srd_xcalloc((size_t)f->m->n_nodes + 1, 1);
+    for (int i = 0; i < f->n0; i++)
+        bits[f->map[i]] |= f->e->node_fix.a[i];
+    return bits;
+}
+
+static bool parallel_axes(const double *a, const double *b) { return fabs(srd_dot3(a, b)) > 1 - 1e-12; }
+
+/* The line a clamped rod end's edge `w` holds its inner node on: the wall node and the unit
+ * direction from it. Returns the inner node. */
+static int wall_line(const Fin *f, int w, int *anchor, double *axis)
+{
+    const srd_model *m = f->m;
+    *anchor = m->edge_nodes[2 * w + ((f->e->edge_fix.a[w] & EDGE_WALL_AT_SECOND) ? 1 : 0)];
+    int inner = other_end(m, w, *anchor);
+    srd_sub3(&m->x0[3 * inner], &m->x0[3 * *anchor], axis);
+    double n = sqrt(srd_dot3(axis, axis));
+    for (int c = 0; c < 3; c++)
+        axis[c] /= n;
+    return inner;
+}
+
+/* Records a slide of `inner`, unless it is held another way: then it is held in full (a node
+ * that `fix` holds in some directions, two clamps along different lines, a line out of a
+ * planar model's plane). */
+static void add_slide(Fin *f, const unsigned char *fix, int inner, int anchor, const double *axis)
+{
+    srd_model *m = f->m;
+    if (f->clamped[inner] || fix[inner] == 7 || f->slide_of[inner] == SLIDE_HELD)
+        return;
+    int k = f->slide_of[inner];
+    if (k >= 0 && parallel_axes(axis, &m->slide_axis[3 * k]))
+        return;
+    if (k >= 0 || fix[inner] || (m->planar && fabs(axis[1]) > 1e-12)) {
+        f->slide_of[inner] = SLIDE_HELD;
+        return;
+    }
+    k = m->n_slides++;
+    m->slide_node[k] = inner;
+    m->slide_anchor[k] = anchor;
+    memcpy(&m->slide_axis[3 * k], axis, 3 * sizeof(double));
+    f->slide_of[inner] = k;
+}
+
+/* Every clamped rod end's next node slides along the end edge. A node held in full instead
+ * loses its slide (it stays in the list with its node set to -1, dropped by drop_held_slides). */
+static void plan_slides(Fin *f)
+{
+    srd_model *m = f->m;
+    unsigned char *fix = model_node_fix(f);
+    f->slide_of = srd_xcalloc((size_t)m->n_nodes + 1, sizeof(int));
+    for (int i = 0; i < m->n_nodes; i++)
+        f->slide_of[i] = SLIDE_NONE;
+    m->slide_node = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    m->slide_anchor = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    m->slide_axis = srd_xcalloc(3 * (size_t)m->n_edges + 1, sizeof(double));
+    for (int w = 0; w < m->n_edges; w++) {
+        if (!(f->e->edge_fix.a[w] & (EDGE_WALL_AT_FIRST | EDGE_WALL_AT_SECOND)))
+            continue;
+        int anchor;
+        double axis[3];
+        int inner = wall_line(f, w, &anchor, axis);
+        add_slide(f, fix, inner, anchor, axis);
+    }
+    free(fix);
+}
+
+/* Removes the slides of nodes that ended up held in full, keeping the order of the rest. */
+static void drop_held_slides(Fin *f)
+{
+    srd_model *m = f->m;
+    int n = 0;
+    for (int k = 0; k < m->n_slides; k++) {
+        int node = m->slide_node[k];
+        if (f->slide_of[node] == SLIDE_HELD)
+            continue;
+        m->slide_node[n] = node;
+        m->slide_anchor[n] = m->slide_anchor[k];
+        memmove(&m->slide_axis[3 * n], &m->slide_axis[3 * k], 3 * sizeof(double));
+        f->slide_of[node] = n++;
+    }
+    m->n_slides = n;
 }
 
 /* Marks every model node a `clamp` statement selected. */
@@ -923,6 +1014,10 @@ static bool apply_fixes(Fin *f)
     if (m->planar)
         for (int i = 0; i < m->n_nodes; i++)
             fix_dof(m, m->node_dof[i] + 1);
+    for (int i = 0; i < m->n_nodes; i++)
+        if (f->slide_of[i] == SLIDE_HELD)
+            for (int c = 0; c < 3; c++)
+                fix_dof(m, m->node_dof[i] + c);
     return ok;
 }
 
@@ -1154,9 +1249,10 @@ static bool node_held(const srd_model *m, int node)
     return fx[0] && fx[1] && fx[2];
 }
 
-/* The region a constraint statement acts on: the seed nodes (model indices) and every node
- * joined to them through edges whose two ends are held in full. So a clamped rod end's region
- * holds its next node too, and a clamp along a line is one region. Returns the node count;
+/* The region a constraint statement acts on: the seed nodes (model indices), every node
+ * joined to them through edges whose two ends are held in full, and the sliding nodes of
+ * clamped rod ends among them. So a clamped rod end's region takes its next node along, and a
+ * clamp along a line is one region. Returns the node count;
  * *out (ascending) is the caller's. */
 static int constrained_region(const srd_model *m, const int *seeds, int n_seeds, int **out)
 {
@@ -1179,6 +1275,8 @@ static int constrained_region(const srd_model *m, const int *seeds, int n_seeds,
             grew = true;
         }
     }
+    for (int k = 0; k < m->n_slides; k++) /* a clamp's sliding node moves with it */
+        in[m->slide_node[k]] |= in[m->slide_anchor[k]];
     n = 0;
     for (int i = 0; i < m->n_nodes; i++)
         if (in[i])
@@ -1396,6 +1494,8 @@ void elab_finalize(Elab *e)
     unsigned char *needs_twist = srd_xcalloc((size_t)m->n_edges + 1, 1);
     unsigned char *needs_xi = srd_xcalloc((size_t)m->n_edges + 1, 1);
     mark_clamped_nodes(&f);
+    plan_slides(&f);
+    drop_held_slides(&f);
     add_stretch(&f);
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
@@ -1426,4 +1526,5 @@ void elab_finalize(Elab *e)
     free(f.frame_rod);
     free(f.act_src);
     free(f.clamped);
+    free(f.slide_of);
 }

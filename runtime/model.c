@@ -88,6 +88,9 @@ void srd_model_free(srd_model *m)
         free(m->motions[i].nodes);
         free(m->motions[i].edges);
     }
+    free(m->slide_node);
+    free(m->slide_anchor);
+    free(m->slide_axis);
     free(m->motions);
     for (int i = 0; i < m->n_releases; i++)
         free(m->releases[i].dofs);
@@ -247,6 +250,8 @@ void srd_model_print(const srd_model *m, FILE *out)
     fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
             count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
     fprintf(out, "  fixed DOFs     %d\n", m->n_fixed);
+    if (m->n_slides)
+        fprintf(out, "  sliding nodes  %d (a clamped rod end's next node, on its end edge's line)\n", m->n_slides);
     if (m->n_motions || m->n_releases)
         fprintf(out, "  motions        %d, releases %d (their DOFs are among the fixed ones)\n", m->n_motions,
                 m->n_releases);
@@ -332,7 +337,8 @@ void srd_model_print_json(const srd_model *m, FILE *out)
             m->n_edges, count_rod_edges(m), m->n_tris);
     fprintf(out, ",\n  \"dofs\": %d,\n  \"dofs_by_kind\": {\"node\": %d, \"twist\": %d, \"midedge\": %d}", m->n_dofs,
             count_dofs(m, SRD_DOF_NODE_X) * 3, count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
-    fprintf(out, ",\n  \"fixed_dofs\": %d,\n  \"total_mass\": %.17g", m->n_fixed, srd_model_total_mass(m));
+    fprintf(out, ",\n  \"fixed_dofs\": %d,\n  \"sliding_nodes\": %d,\n  \"total_mass\": %.17g", m->n_fixed, m->n_slides,
+            srd_model_total_mass(m));
     fprintf(out, ",\n  \"bandwidth\": {\"natural\": %d, \"ordered\": %d}", m->bandwidth_natural, m->bandwidth);
     fprintf(out, ",\n  \"elements\": {");
     for (int i = 0; i < m->n_sets; i++) {

@@ -33,6 +33,8 @@ void srd_motion_init(srd_sim *s)
     s->fixed = srd_xcalloc((size_t)m->n_dofs + 1, 1);
     memcpy(s->fixed, m->dof_fixed, (size_t)m->n_dofs);
     s->released = srd_xcalloc((size_t)m->n_releases + 1, 1);
+    s->slide_axis = srd_xcalloc(3 * (size_t)m->n_slides + 1, sizeof(double));
+    memcpy(s->slide_axis, m->slide_axis, 3 * sizeof(double) * (size_t)m->n_slides);
     int n = 0;
     for (int k = 0; k < m->n_motions; k++)
         n += m->motions[k].n_edges;
@@ -62,6 +64,7 @@ void srd_motion_free(srd_sim *s)
     free(s->frame_d1);
     free(s->frame_t);
     free(s->frame_m0);
+    free(s->slide_axis);
 }
 
 /* A move: each node at its reference position plus the displacement, with its rates. */
@@ -123,6 +126,8 @@ static void impose_rotation(srd_sim *s, const srd_motion *mo, int first_frame, c
             s->prescribed_acc[d + c] = w[2] * ar[c] + w[1] * w[1] * aar[c];
         }
     }
+    srd_slides_turn(s, mo, mo->axis, w[0]);
+    srd_slides_place(s, q, v); /* before the frames: a sliding node's edge turns with its line */
     for (int i = 0; i < mo->n_edges; i++)
         if (s->fixed[m->edge_twist[mo->edges[i]]])
             impose_frame(s, first_frame + i, mo->edges[i], mo, w, q, v);
@@ -141,6 +146,7 @@ void srd_motion_impose(srd_sim *s, double t, double scale, double *q, double *v)
             impose_rotation(s, mo, frame, u, scale, q, v);
         frame += mo->n_edges;
     }
+    srd_slides_place(s, q, v); /* sliding nodes go with their clamps */
 }
 
 void srd_motion_commit(srd_sim *s, const double *q)

@@ -338,6 +338,14 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     return potential;
 }
 
+/* assemble for Newton's method: sliding nodes' rows in their lines' basis (slide.c). */
+static double assemble_reduced(srd_sim *s, const double *q, int with_jacobian)
+{
+    double potential = assemble(s, q, with_jacobian);
+    srd_slides_reduce(s, with_jacobian);
+    return potential;
+}
+
 static double residual_norm(const srd_sim *s)
 {
     double r = 0;
@@ -385,7 +393,7 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2, bool 
     double alpha = 1;
     for (int cut = 0; cut < 12; cut++) {
         advance(s, s->q, alpha, s->trial);
-        double pi1 = assemble(s, s->trial, want_jac && cut == 0);
+        double pi1 = assemble_reduced(s, s->trial, want_jac && cut == 0);
         *pi_at_step = pi1;
         if (!s->conservative)
             for (int f = 0; f < n; f++)
@@ -427,8 +435,9 @@ int srd_newton(srd_sim *s)
      * lacks for another step. */
     bool have_res = false, have_jac = false;
     double pi_q = 0, r_prev = 0;
+    srd_slides_place(s, s->q, NULL);
     for (int it = 0; it < s->max_iterations; it++) {
-        double pi0 = have_res ? pi_q : assemble(s, s->q, 1);
+        double pi0 = have_res ? pi_q : assemble_reduced(s, s->q, 1);
         double r = residual_norm(s);
         st->residual = r;
         record_residual(st, r);
@@ -439,7 +448,7 @@ int srd_newton(srd_sim *s)
         if (r <= s->tolerance * s->force_scale)
             return 0;
         if (have_res && !have_jac)
-            pi0 = assemble(s, s->q, 1);
+            pi0 = assemble_reduced(s, s->q, 1);
         have_res = have_jac = false;
         double r2 = squared_norm(s->res, n), slope = 0;
         for (int f = 0; f < n; f++)
@@ -456,6 +465,7 @@ int srd_newton(srd_sim *s)
         }
         if (!isfinite(full))
             return 2;
+        srd_slides_expand(s, s->dq);
         /* A Newton update below the tolerance in length: the solution is found to that
          * precision, and stiff rods reach rounding error in force before the force test
          * can pass. Take it without a line search (which cannot see decreases that small). */
@@ -464,7 +474,7 @@ int srd_newton(srd_sim *s)
             memcpy(s->q, s->trial, sizeof(double) * (size_t)s->m->n_dofs);
             st->iterations = it + 1;
             s->total_iterations++;
-            assemble(s, s->q, 0);
+            assemble_reduced(s, s->q, 0);
             st->residual = residual_norm(s);
             record_residual(st, st->residual);
             return isfinite(st->residual) ? 0 : 2;
@@ -481,7 +491,7 @@ int srd_newton(srd_sim *s)
         st->iterations = it + 1;
         s->total_iterations++;
     }
-    assemble(s, s->q, 0);
+    assemble_reduced(s, s->q, 0);
     st->residual = residual_norm(s);
     record_residual(st, st->residual);
     return st->residual <= s->tolerance * s->force_scale ? 0 : 1;
@@ -533,6 +543,7 @@ static int acceleration(srd_sim *s, double t, const double *q, const double *v, 
         if (!isfinite(acc[d]))
             return 2;
     }
+    srd_slides_along(s, acc);
     return 0;
 }
 
@@ -788,6 +799,7 @@ void srd_sim_net_force(srd_sim *s, double *force)
         int f = s->solver.sys.free_index[d];
         force[d] = f >= 0 ? -s->res[f] : 0;
     }
+    srd_slides_along(s, force);
 }
 
 double srd_kinetic_energy(const srd_sim *s)
@@ -906,40 +918,71 @@ void srd_sim_report_state(const srd_sim *s, FILE *out, int count)
     free(shown);
 }
 
+/* The rows of the modal problem: the free DOFs less the rows across sliding nodes' lines. */
+static int modal_rows(const srd_sim *s, int **rows)
+{
+    int n = s->solver.sys.n_free, k = 0;
+    unsigned char *across = srd_xcalloc((size_t)n + 1, 1);
+    srd_slides_across(s, across);
+    *rows = srd_xcalloc((size_t)n + 1, sizeof(int));
+    for (int f = 0; f < n; f++)
+        if (!across[f])
+            (*rows)[k++] = f;
+    free(across);
+    return k;
+}
+
+/* M^-1/2 K M^-1/2 over the modal rows, from the assembled (reduced) Jacobian column by column;
+ * mass[i] is row i's. */
+static double *modal_matrix(const srd_sim *s, const int *rows, int n, const double *mass)
+{
+    int nf = s->solver.sys.n_free;
+    double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
+    double *e = srd_xcalloc((size_t)nf + 1, sizeof(double)), *col = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int j = 0; j < n; j++) {
+        e[rows[j]] = 1;
+        srd_solver_multiply(&s->solver, e, col);
+        e[rows[j]] = 0;
+        for (int i = 0; i < n; i++)
+            A[(size_t)j * n + i] = col[rows[i]] / sqrt(mass[i] * mass[j]);
+    }
+    free(e);
+    free(col);
+    return A;
+}
+
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
     const srd_model *m = s->m;
-    int n = s->solver.sys.n_free;
-    if (count > n)
-        count = n;
-    int *dof_of_free = srd_xcalloc((size_t)n + 1, sizeof(int));
+    int nf = s->solver.sys.n_free;
+    int *dof_of_free = srd_xcalloc((size_t)nf + 1, sizeof(int));
     for (int d = 0; d < m->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             dof_of_free[s->solver.sys.free_index[d]] = d;
-    for (int f = 0; f < n; f++)
-        if (!(m->dof_mass[dof_of_free[f]] > 0)) {
+    int *rows, n = modal_rows(s, &rows);
+    if (count > n)
+        count = n;
+    double *mass = srd_xcalloc((size_t)n + 1, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        int d = dof_of_free[rows[i]];
+        mass[i] = m->dof_mass[d];
+        if (!(mass[i] > 0)) {
             char what[160];
-            srd_model_describe_dof(m, dof_of_free[f], what, sizeof what);
+            srd_model_describe_dof(m, d, what, sizeof what);
             snprintf(err, err_n, "modal analysis needs a mass on every free DOF, but %s has none", what);
             free(dof_of_free);
+            free(rows);
+            free(mass);
             return -1;
         }
-    /* K at the current configuration, column by column from the assembled Hessian. */
+    }
+    /* K at the current configuration; symmetric standard form M^-1/2 K M^-1/2 y = w^2 y,
+     * v = M^-1/2 y (a sliding node's mass is the same along every direction). */
     int dynamic = s->dynamic;
     s->dynamic = 0;
-    assemble(s, s->q, 1);
+    assemble_reduced(s, s->q, 1);
     s->dynamic = dynamic;
-    double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
-    double *e = srd_xcalloc((size_t)n + 1, sizeof(double));
-    for (int j = 0; j < n; j++) {
-        e[j] = 1;
-        srd_solver_multiply(&s->solver, e, &A[(size_t)j * n]);
-        e[j] = 0;
-    }
-    /* Symmetric standard form: M^-1/2 K M^-1/2 y = w^2 y, v = M^-1/2 y. */
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++)
-            A[(size_t)j * n + i] /= sqrt(m->dof_mass[dof_of_free[i]] * m->dof_mass[dof_of_free[j]]);
+    double *A = modal_matrix(s, rows, n, mass);
     double *w = srd_xcalloc((size_t)n + 1, sizeof(double));
     double *z = srd_xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));
     int *support = srd_xcalloc(2 * (size_t)n + 2, sizeof(int));
@@ -952,18 +995,25 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
         status = -1;
     } else {
         memset(modes, 0, sizeof(double) * (size_t)count * (size_t)m->n_dofs);
+        double *v = srd_xcalloc((size_t)nf + 1, sizeof(double));
         for (int k = 0; k < count; k++) {
             freq[k] = w[k] > 0 ? sqrt(w[k]) / (2 * 3.14159265358979323846) : 0;
-            for (int f = 0; f < n; f++)
-                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = z[(size_t)k * n + f] / sqrt(m->dof_mass[dof_of_free[f]]);
+            memset(v, 0, sizeof(double) * (size_t)nf);
+            for (int i = 0; i < n; i++)
+                v[rows[i]] = z[(size_t)k * n + i] / sqrt(mass[i]);
+            srd_slides_expand(s, v);
+            for (int f = 0; f < nf; f++)
+                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = v[f];
         }
+        free(v);
     }
     free(A);
-    free(e);
     free(w);
     free(z);
     free(support);
     free(dof_of_free);
+    free(rows);
+    free(mass);
     return status;
 }
 
@@ -993,15 +1043,21 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
     memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < m->n_sets; k++)
         full_gradient(s, k, 0, m->sets[k].n, reaction);
+    for (int d = 0; d < m->n_dofs; d++)
+        reaction[d] -= s->load_factor * s->fext[d];
+    /* A sliding node's reaction is its residual across the line (its line does not move, or
+     * moves with a clamp whose inertia the anchor's own reaction carries). */
+    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_slides_across_part(s, reaction, across);
     for (int d = 0; d < m->n_dofs; d++) {
         if (!s->fixed[d]) {
-            reaction[d] = 0;
+            reaction[d] = across[d];
             continue;
         }
-        reaction[d] -= s->load_factor * s->fext[d];
         if (s->dynamic)
             reaction[d] += m->dof_mass[d] * s->prescribed_acc[d];
     }
+    free(across);
 }
 
 /* The contact sets of the ground (target -1) or of obstacle `target`: the kinds, and which

@@ -73,6 +73,7 @@ typedef struct srd_sim {
     unsigned char   *released;    /* per model release: done */
     int              n_frames;
     double          *frame_d1, *frame_t, *frame_m0;
+    double          *slide_axis;  /* 3 per model slide: its line's direction now (slide.c) */
 } srd_sim;
 
 /* fns[s] is the compiled kernel of element set s, gradients[s] its gradient-only variant (the
@@ -124,6 +125,24 @@ void srd_motion_init(srd_sim *s);
 void srd_motion_free(srd_sim *s);
 void srd_motion_impose(srd_sim *s, double t, double scale, double *q, double *v);
 void srd_motion_commit(srd_sim *s, const double *q);
+
+/* Slides (slide.c): the sliding node of a clamped rod end moves on its line only, while the
+ * clamp holds (its end node held in full). srd_slides_reduce turns the residual (and the
+ * Jacobian) of each sliding node into the line's basis, its rows across the line identity
+ * rows; srd_slides_expand turns a solution of that system (n_free values) back. across gets a
+ * 1 at each row across a line (n_free entries); returns their count. srd_slides_place puts
+ * each sliding node of q (and its velocity in v, when not NULL) on its line, keeping its place
+ * along it; srd_slides_along keeps only the part along the line of each sliding node's entries
+ * of the DOF vector x (a force or an acceleration); srd_slides_across_part writes the part
+ * across it into out. srd_slides_turn turns the lines of the slides whose clamp `mo` drives
+ * by angle about axis from their reference. */
+void srd_slides_reduce(srd_sim *s, int with_jacobian);
+void srd_slides_expand(const srd_sim *s, double *x);
+int  srd_slides_across(const srd_sim *s, unsigned char *across);
+void srd_slides_place(const srd_sim *s, double *q, double *v);
+void srd_slides_along(const srd_sim *s, double *x);
+void srd_slides_across_part(const srd_sim *s, const double *x, double *out);
+void srd_slides_turn(srd_sim *s, const srd_motion *mo, const double *axis, double angle);
 
 /* Frees the model's release k: its DOFs join the Newton system from now on (the solver, the
  * element batches' maps and the assembly buffers are rebuilt; state and data stay). */

@@ -177,6 +177,12 @@ typedef struct srd_model {
     double *dof_mass;
     unsigned char *dof_fixed;
     int     n_fixed;
+    /* Slides: a clamped rod end holds its end node and its end edge's direction, so the edge's
+     * other node moves along that line only (the edge stretches like any other). */
+    int     n_slides;
+    int    *slide_node;      /* the node that slides */
+    int    *slide_anchor;    /* the clamped end node the line goes through */
+    double *slide_axis;      /* 3 * n_slides: the line's unit direction at the reference */
     int     bandwidth_natural; /* half-bandwidth in declaration order */
     int     bandwidth;         /* after the bandwidth-reducing ordering */
 

@@ -45,6 +45,7 @@ class Model:
         self.point_masses = []  # (node, mass)
         self.joins = []         # pairs of nodes
         self.clamped = set()    # nodes
+        self.held_ends = set()  # (end node, next node) of clamped rod ends
         self.ground = None      # None, or whether a flat ground has friction
         self.fluid = set()      # "rft", "drag", "viscous" blocks
         self.spheres = []       # per sphere obstacle: whether it has friction
@@ -101,8 +102,9 @@ class Model:
         self.clamped.update(nodes)
 
     def clamp_rod_start(self, rod_nodes):
-        # the end node, and the next one so that the end edge's direction is held too
-        self.clamped.update(rod_nodes[:2])
+        # the end node, and the end edge's direction and twist: the next node slides along it
+        self.clamped.add(rod_nodes[0])
+        self.held_ends.add((rod_nodes[0], rod_nodes[1]))
 
     # -- derived quantities, in the merged numbering --
 
@@ -173,6 +175,9 @@ class Model:
         inside = lambda e: e[0] in clamped and e[1] in clamped
         if not self.planar:
             fixed += sum(1 for e in rod_edges + sorted(frame_shell) if inside(e))
+            # a clamped rod end's edge keeps its twist; its next node is free to slide
+            fixed += len({frozenset((node[a], node[b])) for a, b in self.held_ends if node[b] not in clamped})
+        sliding = len({node[b] for a, b in self.held_ends if node[b] not in clamped})
         fixed += sum(1 for e, k in shell_edges.items() if self.shells[k][3] == "midedge" and inside(e))
 
         elements = {}
@@ -200,6 +205,7 @@ class Model:
             "dofs_by_kind": {"node": 3 * n_nodes, "twist": twist, "midedge": xi},
             "elements": elements,
             "fixed_dofs": fixed,
+            "sliding_nodes": sliding,
             "planar": self.planar,
             "total_mass": mass,
         }
@@ -517,7 +523,7 @@ def check_example(report, srdc, path, expected):
     report.check(got is not None, f"{name}: srdc dump --json succeeds" + ("" if got else f" ({err})"))
     if got is None:
         return
-    for key in ("planar", "nodes", "edges", "rod_edges", "triangles", "dofs", "fixed_dofs"):
+    for key in ("planar", "nodes", "edges", "rod_edges", "triangles", "dofs", "fixed_dofs", "sliding_nodes"):
         report.check(got.get(key) == expected[key], f"{name}: {key} = {expected[key]} (srdc: {got.get(key)})")
     for kind, count in expected["dofs_by_kind"].items():
         have = got.get("dofs_by_kind", {}).get(kind)

@@ -274,9 +274,10 @@ static void test_fixes(Tally *t)
 {
     int n;
     n = fixed_count(t, "clamp a rod's start", "clamp arm.start;\n");
-    check(t, n == 7, "clamping a rod end fixes its node, the next node and the end edge's twist: 7 (got %d)", n);
+    check(t, n == 4, "clamping a rod end fixes its node and the end edge's twist (the next node slides): 4 (got %d)",
+          n);
     n = fixed_count(t, "clamp both ends", "clamp arm.start;\nclamp arm.end;\n");
-    check(t, n == 14, "both ends: 14 (got %d)", n);
+    check(t, n == 8, "both ends: 8 (got %d)", n);
     n = fixed_count(t, "clamp a middle node", "clamp arm.node(5);\n");
     check(t, n == 3, "a single interior node: 3 (got %d)", n);
     n = fixed_count(t, "clamp nodes where x <= 2 cm", "clamp arm.nodes where x <= 2 cm;\n");
@@ -298,9 +299,21 @@ static void test_fixes(Tally *t)
     snprintf(text, sizeof text, MATERIAL ARM "clamp arm.start;\n");
     srd_model *m = build(text);
     if (m) {
-        int e0 = m->edge_twist[0], n1 = m->node_dof[1];
-        check(t, m->dof_fixed[e0] && m->dof_fixed[n1] && m->dof_fixed[n1 + 2] && !m->dof_fixed[m->edge_twist[1]],
-              "the clamped DOFs are node 0, node 1 and edge 0's twist");
+        int e0 = m->edge_twist[0], n0 = m->node_dof[0], n1 = m->node_dof[1];
+        const double *a = m->slide_axis;
+        double along = (m->x0[3] - m->x0[0]) * a[0] + (m->x0[4] - m->x0[1]) * a[1] + (m->x0[5] - m->x0[2]) * a[2];
+        check(t, m->dof_fixed[e0] && m->dof_fixed[n0] && m->dof_fixed[n0 + 2] && !m->dof_fixed[n1] &&
+                     !m->dof_fixed[n1 + 2] && !m->dof_fixed[m->edge_twist[1]] && m->n_slides == 1 &&
+                     m->slide_node[0] == 1 && m->slide_anchor[0] == 0 && fabs(along - m->edge_rest[0]) < 1e-15,
+              "the clamped DOFs are node 0 and edge 0's twist; node 1 slides along edge 0 from node 0");
+        srd_model_free(m);
+    }
+    /* Something else holding node 1 in part: held in full, no slide. */
+    snprintf(text, sizeof text, MATERIAL ARM "clamp arm.start;\nfix arm.node(1).z;\n");
+    m = build(text);
+    if (m) {
+        check(t, m->n_fixed == 7 && m->n_slides == 0, "clamp plus a fix of node 1's z: node 1 held in full, 7 fixed, "
+              "no slide (got %d, %d)", m->n_fixed, m->n_slides);
         srd_model_free(m);
     }
 
@@ -313,7 +326,8 @@ static void test_fixes(Tally *t)
         for (int i = 0; i < m->n_nodes; i++)
             all_y &= m->dof_fixed[m->node_dof[i] + 1];
         check(t, all_y, "planar: every node's y is fixed");
-        check(t, m->n_fixed == 11 + 4, "planar clamp: 11 y DOFs plus x, z of two nodes (got %d)", m->n_fixed);
+        check(t, m->n_fixed == 11 + 2 && m->n_slides == 1, "planar clamp: 11 y DOFs plus x, z of node 0, node 1 "
+              "sliding (got %d)", m->n_fixed);
         check(t, m->bandwidth <= 8, "planar rod bandwidth (got %d)", m->bandwidth);
         srd_model_free(m);
     }
