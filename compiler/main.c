@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "render_cli.h"
 #include "aot.h"
 #include "clock.h"
 #include "elab.h"
@@ -37,6 +38,8 @@ static const char *usage_text =
     "                      write DIR/summary.csv\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
     "                      write the LLVM IR of the model's element kernels\n"
+    "  render DIR [-o FILE.png] [--frame N|first|last|all] [--view V] [--color FIELD]\n"
+    "                      draw a run's frames (its VTK output in DIR) as PNG pictures\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "options:\n"
@@ -155,6 +158,29 @@ static const char *sweep_help =
     "  srdc sweep examples/pneunet.srd -p kappa0=5/m,10/m,20/m -p tip_force=0,1 --out pneunet_sweep\n"
     "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
+static const char *render_help =
+    "usage: srdc render DIR [-o FILE.png] [--series NAME] [--frame N|first|last|all] [--size WxH]\n"
+    "                       [--view auto|front|side|top|iso] [--color FIELD]\n"
+    "\n"
+    "Draws frames of a run (the VTK series a `run` wrote into DIR) as PNG pictures: rods as\n"
+    "shaded tubes of their radius, shell triangles shaded on both sides, springs as lines,\n"
+    "point bodies as dots, a flat ground as a grid, and the time. The camera fits every frame of\n"
+    "the run, so a series of pictures keeps one view.\n"
+    "\n"
+    "  -o FILE         the picture (default DIR/NAME.png); with --frame all, FILE_000000.png ...\n"
+    "  --series NAME   the series NAME.pvd (default: the one with the most frames)\n"
+    "  --frame F       a frame index, first, last (default) or all\n"
+    "  --size WxH      pixels (default 960x640)\n"
+    "  --view V        auto (default: front for a model in the x-z plane, else a three-quarter\n"
+    "                  view from above), front (along +y), side (along -x), top, iso\n"
+    "  --color FIELD   colour by a field of the frames (velocity, strain, reaction, ...: the\n"
+    "                  magnitude of a vector), over its range in the whole run, with a colour bar;\n"
+    "                  default: one colour per object\n"
+    "\n"
+    "examples:\n"
+    "  srdc run examples/cantilever_rod.srd --out out/c && srdc render out/c\n"
+    "  srdc render out/c --frame all --color velocity -o out/c/frame\n";
+
 static int print_help(const char *cmd)
 {
     if (!cmd)
@@ -171,6 +197,8 @@ static int print_help(const char *cmd)
         fputs(check_help, stdout);
     else if (!strcmp(cmd, "dump"))
         fputs(dump_help, stdout);
+    else if (!strcmp(cmd, "render"))
+        fputs(render_help, stdout);
     else if (!strcmp(cmd, "help"))
         fputs("usage: srdc help [COMMAND]\n\nShows the help of COMMAND, or the list of commands.\n\nexample:\n  srdc help dump\n",
               stdout);
@@ -542,10 +570,12 @@ int main(int argc, char **argv)
         return cmd_build(argc - 2, argv + 2);
     if (!strcmp(cmd, "sweep"))
         return cmd_sweep(argc - 2, argv + 2);
+    if (!strcmp(cmd, "render"))
+        return srd_render_command(argc - 2, argv + 2);
     fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
-        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm and help\n", stderr);
+        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm, render and help\n", stderr);
     return SRD_EXIT_BAD_INPUT;
 }

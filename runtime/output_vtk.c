@@ -208,6 +208,10 @@ static void point_fields(VtkFrame *fr, const srd_model *m, const double *q, cons
 {
     size_t n = (size_t)m->n_nodes;
     fr->first_point_data = fr->n;
+    double *u = add_array(fr, "displacement", VTK_F64, 3, 3 * n);
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++)
+            u[3 * i + c] = q[m->node_dof[i] + c] - m->x0[3 * i + c];
     node_vectors(fr, m, "velocity", f->v);
     node_vectors(fr, m, "force", f->force);
     if (f->reaction)
@@ -317,15 +321,28 @@ static void write_appended(FILE *f, const VtkFrame *fr)
     fprintf(f, "\n  </AppendedData>\n");
 }
 
+/* Data of the whole frame: a flat ground's plane (normal, then a point on it), so that a
+ * picture can draw it. Always text: it is six numbers. */
+static void write_field_data(FILE *f, const srd_model *m)
+{
+    if (!m->has_ground || m->ground_height_expr >= 0)
+        return;
+    fprintf(f, "    <FieldData>\n      <DataArray type=\"Float64\" Name=\"ground\" NumberOfTuples=\"1\" "
+               "NumberOfComponents=\"6\" format=\"ascii\">\n       ");
+    for (int c = 0; c < 6; c++)
+        fprintf(f, " %.12g", c < 3 ? m->ground_normal[c] : m->ground_point[c - 3]);
+    fprintf(f, "\n      </DataArray>\n    </FieldData>\n");
+}
+
 static void write_frame(FILE *f, const srd_model *m, const double *q, const srd_vtk_fields *fields, bool binary)
 {
     VtkFrame fr;
     build_frame(&fr, m, q, fields);
     size_t offset = 0;
     fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
-               "header_type=\"UInt64\">\n  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n",
-            fr.n_points, fr.n_cells);
-    fprintf(f, "      <Points>\n");
+               "header_type=\"UInt64\">\n  <UnstructuredGrid>\n");
+    write_field_data(f, m);
+    fprintf(f, "    <Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n      <Points>\n", fr.n_points, fr.n_cells);
     write_section(f, &fr, 0, fr.first_cells, binary, &offset);
     fprintf(f, "      </Points>\n      <Cells>\n");
     write_section(f, &fr, fr.first_cells, fr.first_point_data, binary, &offset);

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""check_render.py SRDC EXAMPLES_DIR — srdc render: a known scene lands where the camera's
+projection puts it, every example's last frame is drawn whole (not blank, not clipped), a
+series renders frame by frame, and bad requests get clear errors."""
+import math
+import os
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+import png  # noqa: E402
+import tap  # noqa: E402
+from tap import check  # noqa: E402
+
+srdc, examples = sys.argv[1], sys.argv[2]
+BACKGROUND = (247, 247, 245)  # 0.97, 0.97, 0.96 of 255
+
+
+def drawn(pixel):
+    return max(abs(a - b) for a, b in zip(pixel, BACKGROUND)) > 30
+
+
+def model(pixel):
+    """A pixel of the model: its colours are saturated, the ground grid and the labels grey."""
+    return max(pixel) - min(pixel) > 40
+
+
+def srd(*args):
+    return subprocess.run([srdc, *args], capture_output=True, text=True)
+
+
+def drawn_box(rows, test=drawn):
+    """(count, x0, y0, x1, y1) of the pixels that pass test."""
+    xs, ys, count = [], [], 0
+    for y, row in enumerate(rows):
+        for x, p in enumerate(row):
+            if test(p):
+                count += 1
+                xs.append(x)
+                ys.append(y)
+    return (count, min(xs), min(ys), max(xs), max(ys)) if count else (0, 0, 0, 0, 0)
+
+
+# 1. A known scene: a rod along x (0 to 10 cm, radius 2 mm) seen from the front (along +y, z
+# up) at 400 x 300 pixels. The camera fits the bounding box grown by the radius: it looks at
+# its centre from 1.08 R / sin(15 deg) away (R the box's half diagonal, a 30 degree field of
+# view), so the rod spans x = 200 -+ 0.052 f / d pixels and is 2 r f / d thick, f = 150 /
+# tan(15 deg). Checked to 2 pixels (antialiasing, the tube's shaded edge).
+out = tap.scratch("rod_")
+p = srd("run", os.path.join(here, "rod_x.srd"), "--out", out, "--quiet")
+picture = os.path.join(out, "rod.png")
+q = srd("render", out, "--view", "front", "--size", "400x300", "-o", picture)
+check(p.returncode == 0 and q.returncode == 0 and os.path.exists(picture),
+      "the rod renders (%s%s)" % (p.stderr.strip(), q.stderr.strip()))
+if os.path.exists(picture):
+    w, h, rows = png.read(picture)
+    r = 0.002
+    half_diag = 0.5 * math.sqrt((0.1 + 2 * r) ** 2 + 2 * (2 * r) ** 2)
+    dist = 1.08 * half_diag / math.sin(math.radians(15))
+    f = 150 / math.tan(math.radians(15))
+    scale = f / dist
+    row = [x for x in range(w) if drawn(rows[150][x])]
+    col = [y for y in range(h) if drawn(rows[y][200])]
+    want_x = (200 - (0.05 + r) * scale, 200 + (0.05 + r) * scale)
+    want_y = (150 - r * scale, 150 + r * scale)
+    got_x = (row[0], row[-1] + 1) if row else (0, 0)
+    got_y = (col[0], col[-1] + 1) if col else (0, 0)
+    check(w == 400 and h == 300 and all(abs(a - b) <= 2 for a, b in zip(got_x + got_y, want_x + want_y)),
+          "known scene: the rod spans x %.1f..%.1f px (projection %.1f..%.1f) and y %.1f..%.1f px (%.1f..%.1f); "
+          "tol 2 px" % (got_x + want_x + got_y + want_y))
+    count, x0, y0, x1, y1 = drawn_box(rows)
+    check(count and y0 >= want_y[0] - 2 and y1 <= want_y[1] + 2 or count and y0 < 30,  # the time label is drawn too
+          "known scene: nothing but the rod and the time label drawn")
+
+# 2. Every example that writes frames: its last frame (a 0.1 s run) is drawn and fits the
+# picture: the model's pixels (saturated colours; the ground grid may run off the picture)
+# are more than 0.2% of it, span more than a quarter of its width or height (the camera fits
+# the run, not an empty space) and stay off its edges (the whole run fits).
+for name in sorted(os.listdir(examples)):
+    path = os.path.join(examples, name)
+    if not name.endswith(".srd") or "output vtk" not in open(path).read():
+        continue
+    out = tap.scratch(name[:-4] + "_")
+    p = srd("run", path, "--out", out, "--quiet", "--duration", "0.1")
+    picture = os.path.join(out, "last.png")
+    q = srd("render", out, "--size", "320x240", "-o", picture)
+    if p.returncode != 0 or q.returncode != 0 or not os.path.exists(picture):
+        check(False, "%s renders: %s %s" % (name, p.stderr.strip()[-300:], q.stderr.strip()))
+        continue
+    w, h, rows = png.read(picture)
+    count, x0, y0, x1, y1 = drawn_box(rows, model)
+    check(count > 0.002 * w * h and max((x1 - x0) / w, (y1 - y0) / h) > 0.25 and x0 > 0 and x1 < w - 1 and y0 > 0 and
+          y1 < h - 1,
+          "%s: %d pixels drawn (%.1f%%), within (%d, %d)..(%d, %d) of %d x %d" %
+          (name, count, 100 * count / (w * h), x0, y0, x1, y1, w, h))
+
+# 3. A series frame by frame, coloured by a field: one picture per frame.
+out = tap.scratch("series_")
+p = srd("run", os.path.join(examples, "jumper.srd"), "--out", out, "--quiet", "--duration", "0.1")
+frames = sorted(f for f in os.listdir(out) if f.endswith(".vtu") and f.startswith("jumper"))
+q = srd("render", out, "--frame", "all", "--color", "velocity", "--size", "160x120", "-o", os.path.join(out, "f"))
+made = sorted(f for f in os.listdir(out) if f.startswith("f_") and f.endswith(".png"))
+check(q.returncode == 0 and len(frames) > 1 and len(made) == len(frames),
+      "--frame all: %d pictures for %d frames" % (len(made), len(frames)))
+
+# 4. Bad requests: exit 1 with the reason (and what would be right).
+empty = tap.scratch("empty_")
+cases = [(("render", os.path.join(empty, "missing")), "cannot open the run directory"),
+         (("render", empty), "holds no VTK series"),
+         (("render", out, "--color", "speed"), "no field `speed` in the frames; they have: displacement, velocity, force"),
+         (("render", out, "--frame", "100000"), "the series has frames 0 to"),
+         (("render", out, "--view", "below"), "unknown view `below`"),
+         (("render", out, "--size", "10x10"), "WIDTHxHEIGHT"),
+         (("render",), "which run?")]
+for args, message in cases:
+    r = srd(*args)
+    check(r.returncode == 1 and message in r.stderr and "srdc: error:" in r.stderr,
+          "`srdc %s`: exit 1 and says \"%s\" (got %d: %s)" % (" ".join(args[1:]) or "render", message, r.returncode,
+                                                             r.stderr.strip()))
+tap.finish()

@@ -1,0 +1,216 @@
+/* render_cli.c — `srdc render`: finds a run's VTK series, fits the camera to the whole run and
+ * writes the chosen frames as PNG pictures. */
+#include "render_cli.h"
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "alloc.h"
+#include "render.h"
+
+typedef struct Options {
+    const char *dir, *out, *series, *frame;
+    srd_render_options r;
+} Options;
+
+static int usage_error(const char *fmt, const char *what)
+{
+    fprintf(stderr, "srdc: error: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\nhint: see `srdc help render`\n");
+    return 1;
+}
+
+static bool parse_size(const char *s, int *w, int *h)
+{
+    char *end;
+    long a = strtol(s, &end, 10);
+    if (*end != 'x')
+        return false;
+    long b = strtol(end + 1, &end, 10);
+    if (*end || a < 16 || b < 16 || a > 8192 || b > 8192)
+        return false;
+    *w = (int)a;
+    *h = (int)b;
+    return true;
+}
+
+static bool parse_view(const char *s, srd_view_kind *v)
+{
+    static const char *names[] = { "auto", "front", "side", "top", "iso" };
+    for (int k = 0; k < 5; k++)
+        if (!strcmp(s, names[k])) {
+            *v = (srd_view_kind)k;
+            return true;
+        }
+    return false;
+}
+
+/* Reads the options; returns -1 on success, else the exit status of an error. */
+static int parse_options(int argc, char **argv, Options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->frame = "last";
+    o->r = (srd_render_options){ 960, 640, SRD_VIEW_AUTO, NULL, true };
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = !strcmp(a, "-o") || !strcmp(a, "--series") || !strcmp(a, "--frame") || !strcmp(a, "--size") ||
+                     !strcmp(a, "--view") || !strcmp(a, "--color");
+        if (takes && !v)
+            return usage_error("`%s` needs a value", a);
+        if (!strcmp(a, "-o"))
+            o->out = v;
+        else if (!strcmp(a, "--series"))
+            o->series = v;
+        else if (!strcmp(a, "--frame"))
+            o->frame = v;
+        else if (!strcmp(a, "--color"))
+            o->r.color_field = v;
+        else if (!strcmp(a, "--size") && !parse_size(v, &o->r.width, &o->r.height))
+            return usage_error("`--size %s`: write WIDTHxHEIGHT in pixels, 16 to 8192, for example 960x640", v);
+        else if (!strcmp(a, "--view") && !parse_view(v, &o->r.view))
+            return usage_error("unknown view `%s`: auto, front, side, top or iso", v);
+        else if (!takes && a[0] == '-')
+            return usage_error("unknown option `%s`", a);
+        else if (!takes && o->dir)
+            return usage_error("one run directory, but `%s` is a second", a);
+        else if (!takes)
+            o->dir = a;
+        i += takes;
+    }
+    if (!o->dir)
+        return usage_error("%s", "which run? write `srdc render DIR` with the directory of a run's output");
+    return -1;
+}
+
+/* The series to draw: --series NAME, else the one with the most frames in the directory. */
+static char *find_series(const Options *o, char *err, size_t err_n)
+{
+    DIR *d = opendir(o->dir);
+    if (!d) {
+        snprintf(err, err_n, "cannot open the run directory %s: %s", o->dir, strerror(errno));
+        return NULL;
+    }
+    char *best = NULL;
+    int best_n = -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".pvd"))
+            continue;
+        if (o->series && (strncmp(e->d_name, o->series, len - 4) || strlen(o->series) != len - 4))
+            continue;
+        char path[4096], why[256];
+        snprintf(path, sizeof path, "%s/%s", o->dir, e->d_name);
+        srd_series s;
+        int n = srd_series_read(path, &s, why, sizeof why) == 0 ? s.n : 0;
+        srd_series_free(&s);
+        if (n > best_n || (n == best_n && strcmp(path, best) < 0)) {
+            free(best);
+            best = srd_xstrdup(path);
+            best_n = n;
+        }
+    }
+    closedir(d);
+    if (!best)
+        snprintf(err, err_n, o->series ? "%s has no series `%s` (no %s.pvd)" : "%s holds no VTK series (.pvd)",
+                 o->dir, o->series ? o->series : "", o->series ? o->series : "");
+    return best;
+}
+
+/* The frames to draw: "last", "first", "all" or an index. */
+static int frame_range(const char *spec, int n, int *lo, int *hi)
+{
+    char *end;
+    long k = strtol(spec, &end, 10);
+    if (!strcmp(spec, "last"))
+        k = n - 1;
+    else if (!strcmp(spec, "first"))
+        k = 0;
+    else if (!strcmp(spec, "all")) {
+        *lo = 0;
+        *hi = n - 1;
+        return 0;
+    } else if (*end || end == spec || k < 0 || k >= n)
+        return -1;
+    *lo = *hi = (int)k;
+    return 0;
+}
+
+static void output_path(const Options *o, const char *pvd, int k, bool many, char *path, size_t n)
+{
+    const char *base = strrchr(pvd, '/') ? strrchr(pvd, '/') + 1 : pvd;
+    int stem = (int)strlen(base) - 4;
+    if (o->out && !many)
+        snprintf(path, n, "%s", o->out);
+    else if (o->out)
+        snprintf(path, n, "%s_%06d.png", o->out, k);
+    else if (many)
+        snprintf(path, n, "%s/%.*s_%06d.png", o->dir, stem, base, k);
+    else
+        snprintf(path, n, "%s/%.*s.png", o->dir, stem, base);
+}
+
+/* Reads every frame (the camera fits the whole run); -1 with a message on the first bad one. */
+static srd_frame *read_frames(const srd_series *s, char *err, size_t err_n)
+{
+    srd_frame *frames = srd_xcalloc((size_t)s->n, sizeof *frames);
+    for (int k = 0; k < s->n; k++)
+        if (srd_frame_read(s->paths[k], &frames[k], err, err_n) != 0) {
+            for (int j = 0; j < k; j++)
+                srd_frame_free(&frames[j]);
+            free(frames);
+            return NULL;
+        }
+    return frames;
+}
+
+static int draw(const Options *o, const char *pvd, const srd_series *s, srd_frame *frames, char *err, size_t err_n)
+{
+    int lo, hi;
+    if (frame_range(o->frame, s->n, &lo, &hi) != 0) {
+        snprintf(err, err_n, "`--frame %s`: the series has frames 0 to %d (or write first, last, all)", o->frame,
+                 s->n - 1);
+        return -1;
+    }
+    double blo[3], bhi[3], flo = 0, fhi = 1;
+    srd_render_bounds(frames, s->n, blo, bhi);
+    if (o->r.color_field && srd_render_field_range(frames, s->n, o->r.color_field, &flo, &fhi, err, err_n) != 0)
+        return -1;
+    srd_camera cam;
+    srd_render_fit(blo, bhi, o->r.view, (double)o->r.width / o->r.height, &cam);
+    for (int k = lo; k <= hi; k++) {
+        char path[4096];
+        output_path(o, pvd, k, hi > lo, path, sizeof path);
+        if (srd_render_png(&frames[k], s->times[k], &cam, &o->r, flo, fhi, path, err, err_n) != 0)
+            return -1;
+        if (k == hi)
+            printf("wrote %s%s\n", path, hi > lo ? " (and the frames before it)" : "");
+    }
+    return 0;
+}
+
+int srd_render_command(int argc, char **argv)
+{
+    Options o;
+    int status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    char err[2048] = "";
+    char *pvd = find_series(&o, err, sizeof err);
+    srd_series s = { 0 };
+    srd_frame *frames = NULL;
+    status = 1;
+    if (pvd && srd_series_read(pvd, &s, err, sizeof err) == 0 && (frames = read_frames(&s, err, sizeof err)))
+        status = draw(&o, pvd, &s, frames, err, sizeof err) == 0 ? 0 : 1;
+    if (status != 0)
+        fprintf(stderr, "srdc: error: %s\n", err);
+    for (int k = 0; frames && k < s.n; k++)
+        srd_frame_free(&frames[k]);
+    free(frames);
+    srd_series_free(&s);
+    free(pvd);
+    return status;
+}
