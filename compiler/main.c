@@ -38,8 +38,8 @@ static const char *usage_text =
     "                      write DIR/summary.csv\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
     "                      write the LLVM IR of the model's element kernels\n"
-    "  render DIR [-o FILE.png] [--frame N|first|last|all] [--view V] [--color FIELD]\n"
-    "                      draw a run's frames (its VTK output in DIR) as PNG pictures\n"
+    "  render DIR [-o FILE.png|.gif|.mp4] [--frame N|first|last|all] [--view V] [--color FIELD]\n"
+    "                      draw a run's frames (its VTK output in DIR) as pictures or a video\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "options:\n"
@@ -159,7 +159,7 @@ static const char *sweep_help =
     "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
 static const char *render_help =
-    "usage: srdc render DIR [-o FILE.png] [--series NAME] [--frame N|first|last|all] [--size WxH]\n"
+    "usage: srdc render DIR [-o FILE.png|.gif|.mp4] [--series NAME] [--frame N|first|last|all] [--size WxH]\n"
     "                       [--view auto|front|side|top|iso] [--color FIELD]\n"
     "\n"
     "Draws frames of a run (the VTK series a `run` wrote into DIR) as PNG pictures: rods as\n"
@@ -167,7 +167,8 @@ static const char *render_help =
     "point bodies as dots, a flat ground as a grid, and the time. The camera fits every frame of\n"
     "the run, so a series of pictures keeps one view.\n"
     "\n"
-    "  -o FILE         the picture (default DIR/NAME.png); with --frame all, FILE_000000.png ...\n"
+    "  -o FILE         the picture (default DIR/NAME.png); with --frame all, FILE_000000.png ...;\n"
+    "                  FILE.mp4 or FILE.gif: a video of the run in real time (with ffmpeg)\n"
     "  --series NAME   the series NAME.pvd (default: the one with the most frames)\n"
     "  --frame F       a frame index, first, last (default) or all\n"
     "  --size WxH      pixels (default 960x640)\n"
@@ -179,7 +180,8 @@ static const char *render_help =
     "\n"
     "examples:\n"
     "  srdc run examples/cantilever_rod.srd --out out/c && srdc render out/c\n"
-    "  srdc render out/c --frame all --color velocity -o out/c/frame\n";
+    "  srdc render out/c --frame all --color velocity -o out/c/frame\n"
+    "  srdc render out/s -o out/s/roll.mp4 --color velocity\n";
 
 static int print_help(const char *cmd)
 {

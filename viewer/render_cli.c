@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "alloc.h"
 #include "render.h"
 
@@ -167,10 +170,130 @@ static srd_frame *read_frames(const srd_series *s, char *err, size_t err_n)
     return frames;
 }
 
+/* ---- videos: the frames as pictures in a scratch directory, then the ffmpeg program ---- */
+
+static bool video_output(const char *out)
+{
+    size_t n = out ? strlen(out) : 0;
+    return n > 4 && (!strcmp(out + n - 4, ".gif") || !strcmp(out + n - 4, ".mp4"));
+}
+
+/* Runs argv, its messages into the file log; 0 when it exits 0, else -1 with the reason in err. */
+static int run_program(char *const argv[], const char *log, char *err, size_t err_n)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+        snprintf(err, err_n, "cannot start %s: %s", argv[0], strerror(errno));
+        return -1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        snprintf(err, err_n, "`%s` is not installed; a video needs it (Debian: apt-get install ffmpeg), or render "
+                 "PNG pictures with `--frame all`", argv[0]);
+        return -1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, err_n, "%s failed", argv[0]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Frames [lo, hi] every `step`-th, played back in real time at most 50 per second. */
+static double video_rate(const srd_series *s, int lo, int hi, int *step)
+{
+    double span = s->times[hi] - s->times[lo], dt = hi > lo ? span / (hi - lo) : 0;
+    *step = 1;
+    if (!(dt > 0))
+        return 10;
+    while (1 / (*step * dt) > 50)
+        (*step)++;
+    return 1 / (*step * dt);
+}
+
+static void remove_scratch(const char *dir, int count)
+{
+    char path[1100];
+    for (int k = 0; k < count; k++) {
+        snprintf(path, sizeof path, "%s/f_%06d.png", dir, k);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/ffmpeg.log", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+static int encode(const Options *o, const char *dir, double fps, char *err, size_t err_n)
+{
+    char input[1100], rate[32], log[1100];
+    snprintf(input, sizeof input, "%s/f_%%06d.png", dir);
+    snprintf(rate, sizeof rate, "%.6g", fps);
+    snprintf(log, sizeof log, "%s/ffmpeg.log", dir);
+    bool gif = !strcmp(o->out + strlen(o->out) - 4, ".gif");
+    /* a GIF gets its own palette; an MP4 the widely played H.264 in 4:2:0, even-sized */
+    const char *filter = gif ? "split[a][b];[a]palettegen[p];[b][p]paletteuse" : "pad=ceil(iw/2)*2:ceil(ih/2)*2";
+    char *argv[] = { "ffmpeg", "-y", "-loglevel", "error", "-framerate", rate, "-i", input, "-vf", (char *)filter,
+                     gif ? "-loop" : "-c:v", gif ? "0" : "libx264", gif ? "-f" : "-pix_fmt", gif ? "gif" : "yuv420p",
+                     (char *)o->out, NULL };
+    if (run_program(argv, log, err, err_n) != 0) {
+        if (strstr(err, "failed")) { /* keep the log's words: the scratch directory goes */
+            FILE *f = fopen(log, "r");
+            char line[512] = "";
+            if (f && fgets(line, sizeof line, f))
+                snprintf(err, err_n, "ffmpeg failed: %s", line);
+            if (f)
+                fclose(f);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static int draw_video(const Options *o, const srd_series *s, srd_frame *frames, int lo, int hi,
+                      const srd_camera *cam, double flo, double fhi, char *err, size_t err_n)
+{
+    int step, count = 0;
+    double fps = video_rate(s, lo, hi, &step);
+    const char *tmp = getenv("TMPDIR");
+    char dir[1024];
+    if (snprintf(dir, sizeof dir, "%s/srd_render_XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)sizeof dir) {
+        snprintf(err, err_n, "TMPDIR is too long a path");
+        return -1;
+    }
+    if (!mkdtemp(dir)) {
+        snprintf(err, err_n, "cannot make a scratch directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return -1;
+    }
+    int status = 0;
+    for (int k = lo; k <= hi && status == 0; k += step) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/f_%06d.png", dir, count++);
+        status = srd_render_png(&frames[k], s->times[k], cam, &o->r, flo, fhi, path, err, err_n);
+    }
+    if (status == 0)
+        status = encode(o, dir, fps, err, err_n);
+    remove_scratch(dir, count);
+    if (status == 0)
+        printf("wrote %s (%d frames at %.4g per second)\n", o->out, count, fps);
+    return status;
+}
+
 static int draw(const Options *o, const char *pvd, const srd_series *s, srd_frame *frames, char *err, size_t err_n)
 {
     int lo, hi;
-    if (frame_range(o->frame, s->n, &lo, &hi) != 0) {
+    bool video = video_output(o->out);
+    if (video && !strcmp(o->frame, "last")) /* a video shows the whole run unless told otherwise */
+        lo = 0, hi = s->n - 1;
+    else if (frame_range(o->frame, s->n, &lo, &hi) != 0) {
         snprintf(err, err_n, "`--frame %s`: the series has frames 0 to %d (or write first, last, all)", o->frame,
                  s->n - 1);
         return -1;
@@ -181,6 +304,8 @@ static int draw(const Options *o, const char *pvd, const srd_series *s, srd_fram
         return -1;
     srd_camera cam;
     srd_render_fit(blo, bhi, o->r.view, (double)o->r.width / o->r.height, &cam);
+    if (video)
+        return draw_video(o, s, frames, lo, hi, &cam, flo, fhi, err, err_n);
     for (int k = lo; k <= hi; k++) {
         char path[4096];
         output_path(o, pvd, k, hi > lo, path, sizeof path);

@@ -104,7 +104,32 @@ made = sorted(f for f in os.listdir(out) if f.startswith("f_") and f.endswith(".
 check(q.returncode == 0 and len(frames) > 1 and len(made) == len(frames),
       "--frame all: %d pictures for %d frames" % (len(made), len(frames)))
 
-# 4. Bad requests: exit 1 with the reason (and what would be right).
+# 4. Videos through ffmpeg: the series played in real time at 50 frames per second at most,
+# every k-th frame (k the smallest that brings the rate down to 50): the frame count and the
+# duration (count / rate, to ffprobe's millisecond) as ffprobe reads them back.
+times = []
+with open(os.path.join(out, "jumper.pvd")) as f:
+    for line in f:
+        if "timestep=" in line:
+            times.append(float(line.split('timestep="')[1].split('"')[0]))
+dt = (times[-1] - times[0]) / (len(times) - 1)
+step = 1
+while 1 / (step * dt) > 50:
+    step += 1
+count, rate = len(range(0, len(times), step)), 1 / (step * dt)
+for ext in ("mp4", "gif"):
+    video = os.path.join(out, "run." + ext)
+    q = srd("render", out, "--size", "160x120", "-o", video)
+    probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                            "stream=nb_read_frames,duration", "-of", "default=nw=1", video], capture_output=True,
+                           text=True)
+    got = dict(line.split("=", 1) for line in probe.stdout.split())
+    frames_read, duration = int(got.get("nb_read_frames", -1)), float(got.get("duration", "nan"))
+    check(q.returncode == 0 and frames_read == count and abs(duration - count / rate) <= 1e-3,
+          "%s: %d frames (expected %d: %d frames every %d-th), %.3f s (expected %.3f s at %.4g per second)%s"
+          % (ext, frames_read, count, len(times), step, duration, count / rate, rate, q.stderr.strip()))
+
+# 5. Bad requests: exit 1 with the reason (and what would be right).
 empty = tap.scratch("empty_")
 cases = [(("render", os.path.join(empty, "missing")), "cannot open the run directory"),
          (("render", empty), "holds no VTK series"),
