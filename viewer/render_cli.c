@@ -17,6 +17,8 @@
 typedef struct Options {
     const char *dir, *out, *series, *frame;
     srd_render_options r;
+    bool        has_eye, has_target, has_up, has_fov;
+    double      eye[3], target[3], up[3], fov;
 } Options;
 
 static int usage_error(const char *fmt, const char *what)
@@ -52,6 +54,36 @@ static bool parse_view(const char *s, srd_view_kind *v)
     return false;
 }
 
+/* "x,y,z" in metres (or dimensionless for --up). */
+static bool parse_point(const char *s, double *p)
+{
+    char *end;
+    for (int c = 0; c < 3; c++) {
+        p[c] = strtod(s, &end);
+        if (end == s || !isfinite(p[c]) || *end != (c < 2 ? ',' : '\0'))
+            return false;
+        s = end + 1;
+    }
+    return true;
+}
+
+/* The camera options: --eye, --target, --up (x,y,z) and --fov (degrees; 0 for orthographic).
+ * Returns 1 when a is one (the value consumed), 0 when not, -1 on a bad value. */
+static int camera_option(const char *a, const char *v, Options *o)
+{
+    double *dest = !strcmp(a, "--eye") ? o->eye : !strcmp(a, "--target") ? o->target : !strcmp(a, "--up") ? o->up : NULL;
+    if (dest) {
+        *(dest == o->eye ? &o->has_eye : dest == o->target ? &o->has_target : &o->has_up) = true;
+        return parse_point(v, dest) ? 1 : -1;
+    }
+    if (strcmp(a, "--fov"))
+        return 0;
+    char *end;
+    o->fov = strtod(v, &end);
+    o->has_fov = true;
+    return *end || end == v || !(o->fov >= 0 && o->fov < 170) ? -1 : 1;
+}
+
 /* Reads the options; returns -1 on success, else the exit status of an error. */
 static int parse_options(int argc, char **argv, Options *o)
 {
@@ -61,10 +93,20 @@ static int parse_options(int argc, char **argv, Options *o)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "-o") || !strcmp(a, "--series") || !strcmp(a, "--frame") || !strcmp(a, "--size") ||
-                     !strcmp(a, "--view") || !strcmp(a, "--color");
+                     !strcmp(a, "--view") || !strcmp(a, "--color") || !strcmp(a, "--eye") || !strcmp(a, "--target") ||
+                     !strcmp(a, "--up") || !strcmp(a, "--fov");
         if (takes && !v)
             return usage_error("`%s` needs a value", a);
-        if (!strcmp(a, "-o"))
+        int camera = takes ? camera_option(a, v, o) : 0;
+        if (camera < 0)
+            return usage_error(!strcmp(a, "--fov") ? "`--fov %s`: write the field of view in degrees, 0 (orthographic) "
+                                                     "to under 170"
+                                                   : "`%s`: write a point or direction as x,y,z (metres), for example "
+                                                     "0.05,-0.3,0.1",
+                               !strcmp(a, "--fov") ? v : a);
+        if (camera)
+            ;
+        else if (!strcmp(a, "-o"))
             o->out = v;
         else if (!strcmp(a, "--series"))
             o->series = v;
@@ -287,6 +329,42 @@ static int draw_video(const Options *o, const srd_series *s, srd_frame *frames, 
     return status;
 }
 
+/* The fitted camera with what the options set. With an eye or a target given, the other
+ * keeps its fitted place (a new eye keeps looking at the run's centre); an orthographic view
+ * (--fov 0) shows the run's bounding sphere. Looking along the up direction leaves no way to
+ * hold the picture upright: refused. */
+static int set_camera(const Options *o, const double lo[3], const double hi[3], srd_camera *cam, char *err,
+                      size_t err_n)
+{
+    if (o->has_eye)
+        memcpy(cam->eye, o->eye, sizeof o->eye);
+    if (o->has_target)
+        memcpy(cam->target, o->target, sizeof o->target);
+    if (o->has_up)
+        memcpy(cam->up, o->up, sizeof o->up);
+    if (o->has_fov)
+        cam->fov_deg = o->fov;
+    double d[3] = { cam->target[0] - cam->eye[0], cam->target[1] - cam->eye[1], cam->target[2] - cam->eye[2] };
+    double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], uu = 0, du = 0, r = 0;
+    for (int c = 0; c < 3; c++) {
+        uu += cam->up[c] * cam->up[c];
+        du += d[c] * cam->up[c];
+        r += 0.25 * (hi[c] - lo[c]) * (hi[c] - lo[c]);
+    }
+    if (!(dd > 0)) {
+        snprintf(err, err_n, "the eye and the target are the same point; move one of them");
+        return -1;
+    }
+    if (!(uu > 0) || du * du >= (1 - 1e-9) * dd * uu) {
+        snprintf(err, err_n, "the camera looks along its up direction (%g, %g, %g), so the picture has no upright; "
+                 "give --up another direction", cam->up[0], cam->up[1], cam->up[2]);
+        return -1;
+    }
+    if (cam->fov_deg <= 0)
+        cam->ortho_height = 2.16 * sqrt(r) / fmin(1, (double)o->r.width / o->r.height);
+    return 0;
+}
+
 static int draw(const Options *o, const char *pvd, const srd_series *s, srd_frame *frames, char *err, size_t err_n)
 {
     int lo, hi;
@@ -304,6 +382,8 @@ static int draw(const Options *o, const char *pvd, const srd_series *s, srd_fram
         return -1;
     srd_camera cam;
     srd_render_fit(blo, bhi, o->r.view, (double)o->r.width / o->r.height, &cam);
+    if (set_camera(o, blo, bhi, &cam, err, err_n) != 0)
+        return -1;
     if (video)
         return draw_video(o, s, frames, lo, hi, &cam, flo, fhi, err, err_n);
     for (int k = lo; k <= hi; k++) {

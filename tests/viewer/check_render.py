@@ -73,6 +73,22 @@ if os.path.exists(picture):
     check(count and y0 >= want_y[0] - 2 and y1 <= want_y[1] + 2 or count and y0 < 30,  # the time label is drawn too
           "known scene: nothing but the rod and the time label drawn")
 
+# 1b. The same rod in an orthographic front view (--fov 0): the picture's height spans 2.16 R
+# (R the box's half diagonal), so the rod is 0.104 m * 300 / (2.16 R) pixels long; tol 2 px.
+out1 = os.path.dirname(picture)
+ortho = os.path.join(out1, "ortho.png")
+q = srd("render", out1, "--view", "front", "--fov", "0", "--size", "400x300", "-o", ortho)
+if q.returncode == 0:
+    w, h, rows = png.read(ortho)
+    row = [x for x in range(w) if drawn(rows[150][x])]
+    half_diag = 0.5 * math.sqrt(0.104 ** 2 + 2 * 0.004 ** 2)
+    want = 0.104 * 300 / (2.16 * half_diag)
+    check(row and abs((row[-1] + 1 - row[0]) - want) <= 2 and abs((row[0] + row[-1] + 1) / 2 - 200) <= 1,
+          "orthographic: the rod is %d px long (expected %.1f) and centred at x = %.1f px (200); tol 2 and 1 px"
+          % (row[-1] + 1 - row[0] if row else 0, want, (row[0] + row[-1] + 1) / 2 if row else 0))
+else:
+    check(False, "orthographic render: %s" % q.stderr.strip())
+
 # 2. Every example that writes frames: its last frame (a 0.1 s run) is drawn and fits the
 # picture: the model's pixels (saturated colours; the ground grid may run off the picture)
 # are more than 0.2% of it, span more than a quarter of its width or height (the camera fits
@@ -137,6 +153,9 @@ cases = [(("render", os.path.join(empty, "missing")), "cannot open the run direc
          (("render", out, "--frame", "100000"), "the series has frames 0 to"),
          (("render", out, "--view", "below"), "unknown view `below`"),
          (("render", out, "--size", "10x10"), "WIDTHxHEIGHT"),
+         (("render", out, "--eye", "0.05,0,0.5", "--target", "0.05,0,0"), "the camera looks along its up direction"),
+         (("render", out, "--eye", "1,2"), "write a point or direction as x,y,z"),
+         (("render", out, "--fov", "180"), "0 (orthographic) to under 170"),
          (("render",), "which run?")]
 for args, message in cases:
     r = srd(*args)
