@@ -171,6 +171,7 @@ static const char *render_help =
     "                  FILE.mp4 or FILE.gif: a video of the run in real time (with ffmpeg)\n"
     "  --series NAME   the series NAME.pvd (default: the one with the most frames)\n"
     "  --frame F       a frame index, first, last (default) or all\n"
+    "  --time T        the frame nearest T seconds\n"
     "  --size WxH      pixels (default 960x640)\n"
     "  --view V        auto (default: front for a model in the x-z plane, else a three-quarter\n"
     "                  view from above), front (along +y), side (along -x), top, iso\n"

@@ -321,17 +321,51 @@ static void write_appended(FILE *f, const VtkFrame *fr)
     fprintf(f, "\n  </AppendedData>\n");
 }
 
-/* Data of the whole frame: a flat ground's plane (normal, then a point on it), so that a
- * picture can draw it. Always text: it is six numbers. */
+/* An obstacle as 12 numbers: shape (0 sphere, 1 box, 2 cylinder), centre, box edges, radius,
+ * cylinder axis and length (0: endless). */
+static void obstacle_row(const srd_obstacle *o, double *row)
+{
+    row[0] = !strcmp(o->shape, "sphere") ? 0 : !strcmp(o->shape, "box") ? 1 : 2;
+    for (int c = 0; c < 3; c++) {
+        row[1 + c] = o->center[c];
+        row[4 + c] = o->size[c];
+        row[8 + c] = o->axis[c];
+    }
+    row[7] = o->radius;
+    row[11] = o->length;
+}
+
+static void field_array(FILE *f, const char *name, int tuples, int comps, const double *v)
+{
+    fprintf(f, "      <DataArray type=\"Float64\" Name=\"%s\" NumberOfTuples=\"%d\" NumberOfComponents=\"%d\" "
+               "format=\"ascii\">\n",
+            name, tuples, comps);
+    for (int i = 0; i < tuples * comps; i++)
+        fprintf(f, "%s%.12g", i % comps ? " " : "        ", v[i]);
+    fprintf(f, "\n      </DataArray>\n");
+}
+
+/* Data of the whole frame, so that a picture can draw what the model touches: a flat
+ * ground's plane (normal, then a point on it) and the obstacles. Always text: a few numbers. */
 static void write_field_data(FILE *f, const srd_model *m)
 {
-    if (!m->has_ground || m->ground_height_expr >= 0)
+    bool ground = m->has_ground && m->ground_height_expr < 0;
+    if (!ground && !m->n_obstacles)
         return;
-    fprintf(f, "    <FieldData>\n      <DataArray type=\"Float64\" Name=\"ground\" NumberOfTuples=\"1\" "
-               "NumberOfComponents=\"6\" format=\"ascii\">\n       ");
-    for (int c = 0; c < 6; c++)
-        fprintf(f, " %.12g", c < 3 ? m->ground_normal[c] : m->ground_point[c - 3]);
-    fprintf(f, "\n      </DataArray>\n    </FieldData>\n");
+    fprintf(f, "    <FieldData>\n");
+    if (ground) {
+        double g[6] = { m->ground_normal[0], m->ground_normal[1], m->ground_normal[2],
+                        m->ground_point[0],  m->ground_point[1],  m->ground_point[2] };
+        field_array(f, "ground", 1, 6, g);
+    }
+    if (m->n_obstacles) {
+        double *rows = srd_xcalloc(12 * (size_t)m->n_obstacles, sizeof(double));
+        for (int k = 0; k < m->n_obstacles; k++)
+            obstacle_row(&m->obstacles[k], &rows[12 * k]);
+        field_array(f, "obstacles", m->n_obstacles, 12, rows);
+        free(rows);
+    }
+    fprintf(f, "    </FieldData>\n");
 }
 
 static void write_frame(FILE *f, const srd_model *m, const double *q, const srd_vtk_fields *fields, bool binary)

@@ -188,14 +188,14 @@ static int store_array(const Reader *r, const char *tag, int section, srd_frame 
     attribute(tag, "Name", name, sizeof name);
     attribute(tag, "NumberOfComponents", comps, sizeof comps);
     int ncomp = atoi(comps);
-    if (ncomp < 1 || ncomp > 9)
+    if (ncomp < 1 || ncomp > 16)
         return -1;
     size_t tuples = section == SEC_POINTS || section == SEC_POINT_DATA ? f->n_points : f->n_cells;
     if (section == SEC_FIELD_DATA) {
         char count[32] = "1";
         attribute(tag, "NumberOfTuples", count, sizeof count);
         tuples = strtoull(count, NULL, 10);
-        if (tuples != 1)
+        if (tuples < 1 || tuples > 100000)
             return -1;
     }
     if (section == SEC_CELLS && !strcmp(name, "connectivity"))
@@ -221,6 +221,7 @@ static int store_array(const Reader *r, const char *tag, int section, srd_frame 
         srd_frame_field *fd = &f->fields[f->n_fields++];
         fd->name = srd_xstrdup(name);
         fd->ncomp = ncomp;
+        fd->tuples = tuples;
         fd->on_cells = section == SEC_CELL_DATA ? 1 : section == SEC_FIELD_DATA ? 2 : 0;
         fd->values = v;
     } else {

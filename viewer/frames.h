@@ -9,7 +9,8 @@
 typedef struct srd_frame_field {
     char   *name;
     int     ncomp;
-    int     on_cells;   /* 1: one tuple per cell, 0: per point, 2: one for the frame (FieldData) */
+    int     on_cells;   /* 1: one tuple per cell, 0: per point, 2: the frame's (FieldData) */
+    size_t  tuples;     /* how many tuples values holds */
     double *values;     /* ncomp per tuple */
 } srd_frame_field;
 

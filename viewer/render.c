@@ -26,6 +26,23 @@ static double cell_size(const srd_frame *f, size_t c)
     return fmax(r ? r->values[c] : 0, h ? 0.5 * h->values[c] : 0);
 }
 
+/* Grows the box by the spheres, boxes and finite cylinders the model meets (an endless
+ * cylinder is drawn through the picture, not fitted). */
+static void obstacle_bounds(const srd_frame *f, double lo[3], double hi[3])
+{
+    const srd_frame_field *ob = srd_frame_field_named(f, "obstacles");
+    for (size_t k = 0; ob && ob->ncomp == 12 && k < ob->tuples; k++) {
+        const double *o = &ob->values[12 * k];
+        for (int c = 0; c < 3; c++) {
+            double reach = o[0] == 0 ? o[7] : o[0] == 1 ? 0.5 * o[4 + c] : o[11] > 0 ? o[7] + 0.5 * o[11] : 0;
+            if (o[0] == 2 && !(o[11] > 0))
+                continue;
+            lo[c] = fmin(lo[c], o[1 + c] - reach);
+            hi[c] = fmax(hi[c], o[1 + c] + reach);
+        }
+    }
+}
+
 void srd_render_bounds(const srd_frame *frames, int n, double lo[3], double hi[3])
 {
     double grow = 0;
@@ -43,6 +60,8 @@ void srd_render_bounds(const srd_frame *frames, int n, double lo[3], double hi[3
         for (size_t c = 0; c < f->n_cells; c++)
             grow = fmax(grow, cell_size(f, c));
     }
+    if (n > 0)
+        obstacle_bounds(&frames[0], lo, hi);
     for (int c = 0; c < 3; c++) {
         lo[c] -= grow;
         hi[c] += grow;
@@ -209,6 +228,7 @@ typedef struct Prim {
     double size;         /* tube radius or 0 */
     double rgb[3];
     double shade;        /* triangles: Lambert factor */
+    double alpha;        /* 1, or less for obstacles: the model shows through them */
 } Prim;
 
 typedef struct Scene {
@@ -243,12 +263,11 @@ static void cell_colour(const Scene *sc, size_t c, const int32_t *nodes, int k, 
 }
 
 /* The light comes from above the camera's left shoulder. */
-static double lambert(const Scene *sc, const int32_t *v)
+static double lambert_at(const Scene *sc, const double *x0, const double *x1, const double *x2)
 {
-    const double *x = sc->f->x;
     double a[3], b[3], n[3], light[3];
-    srd_sub3(&x[3 * v[1]], &x[3 * v[0]], a);
-    srd_sub3(&x[3 * v[2]], &x[3 * v[0]], b);
+    srd_sub3(x1, x0, a);
+    srd_sub3(x2, x0, b);
     srd_cross3(a, b, n);
     unit(n);
     for (int c = 0; c < 3; c++)
@@ -258,6 +277,12 @@ static double lambert(const Scene *sc, const int32_t *v)
         for (int c = 0; c < 3; c++)
             n[c] = -n[c];
     return 0.3 + 0.7 * fmax(0, srd_dot3(n, light));
+}
+
+static double lambert(const Scene *sc, const int32_t *v)
+{
+    const double *x = sc->f->x;
+    return lambert_at(sc, &x[3 * v[0]], &x[3 * v[1]], &x[3 * v[2]]);
 }
 
 static bool make_prim(const Scene *sc, size_t c, Prim *p)
@@ -279,6 +304,7 @@ static bool make_prim(const Scene *sc, size_t c, Prim *p)
     p->size = cell_size(f, c);
     cell_colour(sc, c, v, k, p->rgb);
     p->shade = k == 3 ? lambert(sc, v) : 1;
+    p->alpha = 1;
     return true;
 }
 
@@ -314,7 +340,7 @@ static void draw_prim(cairo_t *cr, const Scene *sc, const Prim *p)
         draw_tube(cr, sc, p);
         return;
     }
-    cairo_set_source_rgb(cr, p->rgb[0] * p->shade, p->rgb[1] * p->shade, p->rgb[2] * p->shade);
+    cairo_set_source_rgba(cr, p->rgb[0] * p->shade, p->rgb[1] * p->shade, p->rgb[2] * p->shade, p->alpha);
     if (p->kind == 1) {
         cairo_arc(cr, p->p[0][0], p->p[0][1], 4, 0, 2 * PI);
         cairo_fill(cr);
@@ -328,18 +354,154 @@ static void draw_prim(cairo_t *cr, const Scene *sc, const Prim *p)
         cairo_line_to(cr, p->p[1][0], p->p[1][1]);
         cairo_line_to(cr, p->p[2][0], p->p[2][1]);
         cairo_close_path(cr);
+        if (p->alpha < 1) { /* an outline would double the see-through edges */
+            cairo_fill(cr);
+            return;
+        }
         cairo_fill_preserve(cr); /* the outline closes hairline gaps between neighbours */
         cairo_set_line_width(cr, 0.6);
         cairo_stroke(cr);
     }
 }
 
-static void draw_scene(cairo_t *cr, const Scene *sc)
+/* ---- obstacles: triangle meshes of their shapes, sorted with the model ---- */
+
+enum { SPHERE_LAT = 12, SPHERE_LON = 24, CYL_SIDES = 32 };
+
+typedef struct Tris {
+    Prim  *prims;
+    size_t n;
+} Tris;
+
+static void add_triangle(const Scene *sc, Tris *t, const double *a, const double *b, const double *c)
 {
-    Prim *prims = srd_xcalloc(sc->f->n_cells + 1, sizeof(Prim));
+    Prim *p = &t->prims[t->n];
+    const double *x[3] = { a, b, c };
+    p->kind = 5;
+    p->size = 0;
+    p->depth = 0;
+    for (int j = 0; j < 3; j++) {
+        if (!project(sc->cam, &sc->b, sc->width, sc->height, x[j], p->p[j]))
+            return;
+        p->depth += p->p[j][2] / 3;
+    }
+    p->rgb[0] = p->rgb[1] = 0.66;
+    p->rgb[2] = 0.70;
+    p->alpha = 0.4;
+    p->shade = lambert_at(sc, a, b, c);
+    t->n++;
+}
+
+static void add_quad(const Scene *sc, Tris *t, const double *a, const double *b, const double *c, const double *d)
+{
+    add_triangle(sc, t, a, b, c);
+    add_triangle(sc, t, a, c, d);
+}
+
+static void sphere_point(const double *o, double r, int i, int j, double *x)
+{
+    double th = PI * i / SPHERE_LAT, ph = 2 * PI * j / SPHERE_LON;
+    x[0] = o[1] + r * sin(th) * cos(ph);
+    x[1] = o[2] + r * sin(th) * sin(ph);
+    x[2] = o[3] + r * cos(th);
+}
+
+static void add_sphere(const Scene *sc, Tris *t, const double *o)
+{
+    for (int i = 0; i < SPHERE_LAT; i++)
+        for (int j = 0; j < SPHERE_LON; j++) {
+            double a[3], b[3], c[3], d[3];
+            sphere_point(o, o[7], i, j, a);
+            sphere_point(o, o[7], i + 1, j, b);
+            sphere_point(o, o[7], i + 1, j + 1, c);
+            sphere_point(o, o[7], i, j + 1, d);
+            add_quad(sc, t, a, b, c, d);
+        }
+}
+
+static void box_corner(const double *o, int k, double *x)
+{
+    for (int c = 0; c < 3; c++)
+        x[c] = o[1 + c] + ((k >> c) & 1 ? 0.5 : -0.5) * o[4 + c];
+}
+
+static void add_box(const Scene *sc, Tris *t, const double *o)
+{
+    static const int faces[6][4] = { { 0, 1, 3, 2 }, { 4, 6, 7, 5 }, { 0, 4, 5, 1 },
+                                     { 2, 3, 7, 6 }, { 0, 2, 6, 4 }, { 1, 5, 7, 3 } };
+    double x[8][3];
+    for (int k = 0; k < 8; k++)
+        box_corner(o, k, x[k]);
+    for (int f = 0; f < 6; f++)
+        add_quad(sc, t, x[faces[f][0]], x[faces[f][1]], x[faces[f][2]], x[faces[f][3]]);
+}
+
+/* A cylinder's rim point k at the end `end` (-1 or +1) of a length `len`. */
+static void rim_point(const double *o, const double *e1, const double *e2, double len, int k, int end, double *x)
+{
+    double ph = 2 * PI * k / CYL_SIDES;
+    for (int c = 0; c < 3; c++)
+        x[c] = o[1 + c] + 0.5 * end * len * o[8 + c] + o[7] * (cos(ph) * e1[c] + sin(ph) * e2[c]);
+}
+
+static void add_cylinder(const Scene *sc, Tris *t, const double *o, double scene_size)
+{
+    double e1[3], e2[3], len = o[11] > 0 ? o[11] : 2 * scene_size; /* an endless one: well past the model */
+    double a[3] = { 1, 0, 0 };
+    if (fabs(o[8]) > 0.9)
+        a[0] = 0, a[1] = 1;
+    srd_cross3(&o[8], a, e1);
+    unit(e1);
+    srd_cross3(&o[8], e1, e2);
+    for (int k = 0; k < CYL_SIDES; k++) {
+        double p[4][3];
+        rim_point(o, e1, e2, len, k, -1, p[0]);
+        rim_point(o, e1, e2, len, k + 1, -1, p[1]);
+        rim_point(o, e1, e2, len, k + 1, 1, p[2]);
+        rim_point(o, e1, e2, len, k, 1, p[3]);
+        add_quad(sc, t, p[0], p[1], p[2], p[3]);
+        if (o[11] > 0) {
+            double lo[3], hi[3];
+            for (int c = 0; c < 3; c++) {
+                lo[c] = o[1 + c] - 0.5 * len * o[8 + c];
+                hi[c] = o[1 + c] + 0.5 * len * o[8 + c];
+            }
+            add_triangle(sc, t, lo, p[1], p[0]);
+            add_triangle(sc, t, hi, p[3], p[2]);
+        }
+    }
+}
+
+static size_t obstacle_triangles(const srd_frame_field *ob)
+{
+    return ob ? ob->tuples * (2 * SPHERE_LAT * SPHERE_LON + 4 * CYL_SIDES + 12) : 0;
+}
+
+static void add_obstacles(const Scene *sc, const srd_frame_field *ob, Tris *t, double scene_size)
+{
+    for (size_t k = 0; ob && k < ob->tuples; k++) {
+        const double *o = &ob->values[12 * k];
+        if (o[0] == 0)
+            add_sphere(sc, t, o);
+        else if (o[0] == 1)
+            add_box(sc, t, o);
+        else
+            add_cylinder(sc, t, o, scene_size);
+    }
+}
+
+static void draw_scene(cairo_t *cr, const Scene *sc, double scene_size)
+{
+    const srd_frame_field *ob = srd_frame_field_named(sc->f, "obstacles");
+    if (ob && ob->ncomp != 12)
+        ob = NULL;
+    Prim *prims = srd_xcalloc(sc->f->n_cells + obstacle_triangles(ob) + 1, sizeof(Prim));
     size_t n = 0;
     for (size_t c = 0; c < sc->f->n_cells; c++)
         n += make_prim(sc, c, &prims[n]);
+    Tris t = { prims + n, 0 };
+    add_obstacles(sc, ob, &t, scene_size);
+    n += t.n;
     qsort(prims, n, sizeof *prims, by_depth);
     for (size_t i = 0; i < n; i++)
         draw_prim(cr, sc, &prims[i]);
@@ -463,7 +625,7 @@ int srd_render_png(const srd_frame *f, double t, const srd_camera *cam, const sr
     double blo[3], bhi[3];
     srd_render_bounds(f, 1, blo, bhi);
     draw_ground(cr, &sc, blo, bhi);
-    draw_scene(cr, &sc);
+    draw_scene(cr, &sc, fmax(bhi[0] - blo[0], fmax(bhi[1] - blo[1], bhi[2] - blo[2])));
     if (sc.field)
         draw_colour_bar(cr, &sc, o->color_field);
     if (o->show_time) {

@@ -15,7 +15,7 @@
 #include "render.h"
 
 typedef struct Options {
-    const char *dir, *out, *series, *frame;
+    const char *dir, *out, *series, *frame, *time;
     srd_render_options r;
     bool        has_eye, has_target, has_up, has_fov;
     double      eye[3], target[3], up[3], fov;
@@ -92,7 +92,8 @@ static int parse_options(int argc, char **argv, Options *o)
     o->r = (srd_render_options){ 960, 640, SRD_VIEW_AUTO, NULL, true };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(a, "-o") || !strcmp(a, "--series") || !strcmp(a, "--frame") || !strcmp(a, "--size") ||
+        bool takes = !strcmp(a, "-o") || !strcmp(a, "--series") || !strcmp(a, "--frame") || !strcmp(a, "--time") ||
+                     !strcmp(a, "--size") ||
                      !strcmp(a, "--view") || !strcmp(a, "--color") || !strcmp(a, "--eye") || !strcmp(a, "--target") ||
                      !strcmp(a, "--up") || !strcmp(a, "--fov");
         if (takes && !v)
@@ -112,6 +113,8 @@ static int parse_options(int argc, char **argv, Options *o)
             o->series = v;
         else if (!strcmp(a, "--frame"))
             o->frame = v;
+        else if (!strcmp(a, "--time"))
+            o->time = v;
         else if (!strcmp(a, "--color"))
             o->r.color_field = v;
         else if (!strcmp(a, "--size") && !parse_size(v, &o->r.width, &o->r.height))
@@ -162,6 +165,20 @@ static char *find_series(const Options *o, char *err, size_t err_n)
     if (!best)
         snprintf(err, err_n, o->series ? "%s has no series `%s` (no %s.pvd)" : "%s holds no VTK series (.pvd)",
                  o->dir, o->series ? o->series : "", o->series ? o->series : "");
+    return best;
+}
+
+/* The frame nearest time `spec` (seconds, "2.5" or "2.5s"), or -1 when it is not a time. */
+static int frame_at(const char *spec, const srd_series *s)
+{
+    char *end;
+    double t = strtod(spec, &end);
+    if (end == spec || !isfinite(t) || (*end && strcmp(end, "s")))
+        return -1;
+    int best = 0;
+    for (int k = 1; k < s->n; k++)
+        if (fabs(s->times[k] - t) < fabs(s->times[best] - t))
+            best = k;
     return best;
 }
 
@@ -369,7 +386,12 @@ static int draw(const Options *o, const char *pvd, const srd_series *s, srd_fram
 {
     int lo, hi;
     bool video = video_output(o->out);
-    if (video && !strcmp(o->frame, "last")) /* a video shows the whole run unless told otherwise */
+    if (o->time) {
+        if ((lo = hi = frame_at(o->time, s)) < 0) {
+            snprintf(err, err_n, "`--time %s`: write a time in seconds, for example 1.5 or 1.5s", o->time);
+            return -1;
+        }
+    } else if (video && !strcmp(o->frame, "last")) /* a video shows the whole run unless told otherwise */
         lo = 0, hi = s->n - 1;
     else if (frame_range(o->frame, s->n, &lo, &hi) != 0) {
         snprintf(err, err_n, "`--frame %s`: the series has frames 0 to %d (or write first, last, all)", o->frame,

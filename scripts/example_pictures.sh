@@ -1,0 +1,34 @@
+#!/bin/sh
+# example_pictures.sh — draws the small picture of every example that examples/README.md shows
+# (examples/pictures/NAME.png, 320 x 240) at its characteristic moment. Needs build/srdc.
+set -e
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir -p examples/pictures
+# NAME  DURATION (run this long; - for the file's own)  TIME (the moment; - for the last frame)  FIELD (- for object colours)
+while read -r name duration time field; do
+    [ -z "$name" ] && continue
+    set -- ./build/srdc run "examples/$name.srd" --out "$out/$name" --quiet
+    [ "$duration" != - ] && set -- "$@" --duration "$duration"
+    "$@"
+    set -- ./build/srdc render "$out/$name" --size 320x240 -o "examples/pictures/$name.png"
+    [ "$time" != - ] && set -- "$@" --time "$time"
+    [ "$field" != - ] && set -- "$@" --color "$field"
+    "$@"
+done <<'LIST'
+balloon - - displacement
+cantilever_rod - - displacement
+cantilever_shell_hinge - - displacement
+cantilever_shell_midedge - - displacement
+earthworm 5 5 -
+gripper - - -
+jumper 0.25 0.25 velocity
+manta_ray 1.3 1.3 velocity
+parachute 1 1 velocity
+pneunet - - curvature
+rod_drop 0.5 0.5 velocity
+snake 5 5 -
+star_roller 1.3 1.3 curvature
+tripod - - displacement
+LIST
