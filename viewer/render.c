@@ -1,6 +1,7 @@
 /* render.c — the scene of render.h: projection, depth order, shading; Cairo draws. */
 #include "render.h"
 #include <cairo.h>
+#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,18 @@ static void unit(double *v)
 
 /* ---- camera ---- */
 
+/* The per-cell field called name (a point field may share the name: object_id), or NULL. */
+static const srd_frame_field *cell_field(const srd_frame *f, const char *name)
+{
+    for (int i = 0; i < f->n_fields; i++)
+        if (f->fields[i].on_cells == 1 && f->fields[i].ncomp == 1 && !strcmp(f->fields[i].name, name))
+            return &f->fields[i];
+    return NULL;
+}
+
 static double cell_size(const srd_frame *f, size_t c)
 {
-    const srd_frame_field *r = srd_frame_field_named(f, "radius"), *h = srd_frame_field_named(f, "thickness");
+    const srd_frame_field *r = cell_field(f, "radius"), *h = cell_field(f, "thickness");
     return fmax(r ? r->values[c] : 0, h ? 0.5 * h->values[c] : 0);
 }
 
@@ -248,7 +258,7 @@ static int by_depth(const void *a, const void *b)
 
 static void cell_colour(const Scene *sc, size_t c, const int32_t *nodes, int k, double rgb[3])
 {
-    const srd_frame_field *id = srd_frame_field_named(sc->f, "object_id");
+    const srd_frame_field *id = cell_field(sc->f, "object_id");
     if (!sc->field) {
         object_colour(id ? (int)id->values[c] : 0, rgb);
         return;
@@ -641,4 +651,10 @@ int srd_render_png(const srd_frame *f, double t, const srd_camera *cam, const sr
         return -1;
     }
     return 0;
+}
+
+void srd_render_finish(void)
+{
+    cairo_debug_reset_static_data(); /* Cairo's caches, then the font configuration they held */
+    FcFini();
 }

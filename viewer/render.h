@@ -40,5 +40,8 @@ int srd_render_png(const srd_frame *f, double t, const srd_camera *cam, const sr
  * lacks it (err then lists the fields there are). */
 int srd_render_field_range(const srd_frame *frames, int n, const char *field, double *lo, double *hi, char *err,
                            size_t err_n);
+/* Frees what Cairo and fontconfig keep for the whole process (their font caches), once no
+ * picture is drawn any more: a command that drew ends with this, so that nothing is left. */
+void srd_render_finish(void);
 
 #endif

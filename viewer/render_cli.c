@@ -439,5 +439,6 @@ int srd_render_command(int argc, char **argv)
     free(frames);
     srd_series_free(&s);
     free(pvd);
+    srd_render_finish();
     return status;
 }
