@@ -40,5 +40,7 @@ int srd_render_png(const srd_frame *f, double t, const srd_camera *cam, const sr
  * lacks it (err then lists the fields there are). */
 int srd_render_field_range(const srd_frame *frames, int n, const char *field, double *lo, double *hi, char *err,
                            size_t err_n);
+/* The SI unit runtime/output_vtk.c writes a field in ("m/s"), or NULL when it is not known. */
+const char *srd_render_field_unit(const char *name);
 
 #endif

@@ -1,7 +1,6 @@
 /* render_cli.c — `srdc render`: finds a run's VTK series, fits the camera to the whole run and
  * writes the chosen frames as PNG pictures. */
 #include "render_cli.h"
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -131,40 +130,6 @@ static int parse_options(int argc, char **argv, Options *o)
     return -1;
 }
 
-/* The series to draw: --series NAME, else the one with the most frames in the directory. */
-static char *find_series(const Options *o, char *err, size_t err_n)
-{
-    DIR *d = opendir(o->dir);
-    if (!d) {
-        snprintf(err, err_n, "cannot open the run directory %s: %s", o->dir, strerror(errno));
-        return NULL;
-    }
-    char *best = NULL;
-    int best_n = -1;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".pvd"))
-            continue;
-        if (o->series && (strncmp(e->d_name, o->series, len - 4) || strlen(o->series) != len - 4))
-            continue;
-        char path[4096], why[256];
-        snprintf(path, sizeof path, "%s/%s", o->dir, e->d_name);
-        srd_series s;
-        int n = srd_series_read(path, &s, why, sizeof why) == 0 ? s.n : 0;
-        srd_series_free(&s);
-        if (n > best_n || (n == best_n && strcmp(path, best) < 0)) {
-            free(best);
-            best = srd_xstrdup(path);
-            best_n = n;
-        }
-    }
-    closedir(d);
-    if (!best)
-        snprintf(err, err_n, o->series ? "%s has no series `%s` (no %s.pvd)" : "%s holds no VTK series (.pvd)",
-                 o->dir, o->series ? o->series : "", o->series ? o->series : "");
-    return best;
-}
-
 /* The frames to draw: "last", "first", "all" or an index. */
 static int frame_range(const char *spec, int n, int *lo, int *hi)
 {
@@ -196,20 +161,6 @@ static void output_path(const Options *o, const char *pvd, int k, bool many, cha
         snprintf(path, n, "%s/%.*s_%06d.png", o->dir, stem, base, k);
     else
         snprintf(path, n, "%s/%.*s.png", o->dir, stem, base);
-}
-
-/* Reads every frame (the camera fits the whole run); -1 with a message on the first bad one. */
-static srd_frame *read_frames(const srd_series *s, char *err, size_t err_n)
-{
-    srd_frame *frames = srd_xcalloc((size_t)s->n, sizeof *frames);
-    for (int k = 0; k < s->n; k++)
-        if (srd_frame_read(s->paths[k], &frames[k], err, err_n) != 0) {
-            for (int j = 0; j < k; j++)
-                srd_frame_free(&frames[j]);
-            free(frames);
-            return NULL;
-        }
-    return frames;
 }
 
 /* ---- videos: the frames as pictures in a scratch directory, then the ffmpeg program ---- */
@@ -404,17 +355,15 @@ int srd_render_command(int argc, char **argv)
     if (status >= 0)
         return status;
     char err[2048] = "";
-    char *pvd = find_series(&o, err, sizeof err);
+    char *pvd = srd_series_find(o.dir, o.series, err, sizeof err);
     srd_series s = { 0 };
     srd_frame *frames = NULL;
     status = 1;
-    if (pvd && srd_series_read(pvd, &s, err, sizeof err) == 0 && (frames = read_frames(&s, err, sizeof err)))
+    if (pvd && srd_series_read(pvd, &s, err, sizeof err) == 0 && (frames = srd_frames_read_all(&s, err, sizeof err)))
         status = draw(&o, pvd, &s, frames, err, sizeof err) == 0 ? 0 : 1;
     if (status != 0)
         fprintf(stderr, "srdc: error: %s\n", err);
-    for (int k = 0; frames && k < s.n; k++)
-        srd_frame_free(&frames[k]);
-    free(frames);
+    srd_frames_free(frames, s.n);
     srd_series_free(&s);
     free(pvd);
     return status;
