@@ -314,7 +314,19 @@ function applyHash() {
   return true;
 }
 
+/* #size=WxH fixes the drawing's size in CSS pixels whatever the window: a headless browser
+   dumping the DOM has a smaller viewport than one taking a screenshot of the same window, and
+   the tests compare the two. */
+function fixSize() {
+  const m = /(?:^|&)size=(\d+)x(\d+)/.exec(location.hash.slice(1));
+  if (!m) return;
+  view.style.right = view.style.bottom = 'auto';
+  view.style.width = m[1] + 'px';
+  view.style.height = m[2] + 'px';
+}
+
 function setUp() {
+  fixSize();
   for (const f of run.fields) $('field').add(new Option(f.name, f.name));
   $('field').addEventListener('change', (e) => chooseField(e.target.value));
   $('slider').max = n - 1;
