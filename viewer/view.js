@@ -108,7 +108,9 @@ function jointsOf(tubes, radius) {
 const tubes = instanced(new THREE.CylinderGeometry(1, 1, 1, 16, 1, true), mesh.tube_cells.length);
 const joints = jointsOf(mesh.tubes, mesh.tube_radius);
 const jointMesh = instanced(new THREE.SphereGeometry(1, 16, 12), joints.nodes.length);
-const dotRadius = Math.max(2 * Math.max(0, ...mesh.tube_radius), 0.015 * cam.radius);
+/* (no spread of the radii into Math.max: a large model's would overflow the call's arguments) */
+const maxTubeRadius = mesh.tube_radius.reduce((a, r) => Math.max(a, r), 0);
+const dotRadius = Math.max(2 * maxTubeRadius, 0.015 * cam.radius);
 const dots = instanced(new THREE.SphereGeometry(1, 20, 14), mesh.dot_cells.length);
 
 function buffered(count, make) {
@@ -238,7 +240,7 @@ function screenBox(x) {
     box[2] = Math.max(box[2], px); box[3] = Math.max(box[3], py);
   }
   const focal = h / 2 / Math.tan(camera.fov * Math.PI / 360);
-  const pad = Math.max(dotRadius * (mesh.dots.length > 0), ...mesh.tube_radius, 0) * focal / nearest;
+  const pad = Math.max(dotRadius * (mesh.dots.length > 0), maxTubeRadius) * focal / nearest;
   return box.map((v) => v.toFixed(1)).join(' ') + ' ' + pad.toFixed(1);
 }
 

@@ -21,7 +21,7 @@ endfunction()
 check_tarball(ok)
 if(NOT ok)
   file(MAKE_DIRECTORY ${WORK_DIR})
-  execute_process(COMMAND ${NPM} pack three@${THREE_VERSION} --pack-destination ${WORK_DIR} --silent
+  execute_process(COMMAND ${NPM} pack three@${THREE_VERSION} --pack-destination ${WORK_DIR} --loglevel=error
                   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "srd: cannot fetch three.js ${THREE_VERSION} from the npm registry "
