@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "alloc.h"
+#include "cli.h"
 #include "render.h"
 
 typedef struct Options {
@@ -22,10 +23,7 @@ typedef struct Options {
 
 static int usage_error(const char *fmt, const char *what)
 {
-    fprintf(stderr, "srdc: error: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nhint: see `srdc help render`\n");
-    return 1;
+    return srd_cli_error("render", fmt, what);
 }
 
 static bool parse_size(const char *s, int *w, int *h)
@@ -117,12 +115,8 @@ static int parse_options(int argc, char **argv, Options *o)
             return usage_error("`--size %s`: write WIDTHxHEIGHT in pixels, 16 to 8192, for example 960x640", v);
         else if (!strcmp(a, "--view") && !parse_view(v, &o->r.view))
             return usage_error("unknown view `%s`: auto, front, side, top or iso", v);
-        else if (!takes && a[0] == '-')
-            return usage_error("unknown option `%s`", a);
-        else if (!takes && o->dir)
-            return usage_error("one run directory, but `%s` is a second", a);
-        else if (!takes)
-            o->dir = a;
+        else if (!takes && srd_cli_operand("render", a, &o->dir) != 0)
+            return 1;
         i += takes;
     }
     if (!o->dir)

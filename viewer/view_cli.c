@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "cli.h"
 #include "view.h"
 
 /* A page holds at most this much frame data (base64 text) unless --max-frames says fewer. */
@@ -17,10 +18,7 @@ typedef struct Options {
 
 static int usage_error(const char *fmt, const char *what)
 {
-    fprintf(stderr, "srdc: error: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nhint: see `srdc help view`\n");
-    return 1;
+    return srd_cli_error("view", fmt, what);
 }
 
 /* Reads the options; -1 on success, else the exit status of an error. */
@@ -39,12 +37,8 @@ static int parse_options(int argc, char **argv, Options *o)
             o->series = v;
         else if (!strcmp(a, "--max-frames") && ((o->max_frames = (int)strtol(v, &end, 10)) < 2 || *end))
             return usage_error("`--max-frames %s`: write a number of frames, 2 or more", v);
-        else if (!takes && a[0] == '-')
-            return usage_error("unknown option `%s`", a);
-        else if (!takes && o->dir)
-            return usage_error("one run directory, but `%s` is a second", a);
-        else if (!takes)
-            o->dir = a;
+        else if (!takes && srd_cli_operand("view", a, &o->dir) != 0)
+            return 1;
         i += takes;
     }
     if (!o->dir)

@@ -167,6 +167,14 @@ check(first and last and second and said.startswith("frame 2 of ") and first[3] 
 check('<div id="unit">velocity (m/s), magnitude</div>' in dom and "display: block" in dom,
       "#field=velocity: the colour bar shows velocity (m/s)")
 
+# 4b. Without a frame in the address the run plays (in the run's own time, here under chromium's
+# virtual time) from the first frame to the last, where it stops.
+dom = chromium(page, "size=640x480", (640, 480))
+said, _ = status(dom)
+n = frames_of(out, "rod_drop")
+check(said == "frame %d of %d drawn" % (n, n) and '<button id="play">play</button>' in dom,
+      "rod_drop plays to its last frame and stops: \"%s\" (%d frames)" % (said, n))
+
 # 5. Long runs keep every k-th frame and the last: 31 frames at --max-frames 10 keep every 4th
 # (0, 4, ..., 28) and 30, 9 in all.
 q = srd("view", out, "--max-frames", "10", "-o", os.path.join(out, "ten.html"))
