@@ -23,20 +23,24 @@ function bytesOf(b64) {
   return bytes.buffer;
 }
 
-/* A field's values in [0, 1] of its range, for frame k (static fields are stored once). */
+/* Decoded arrays, the most recent few: playing back decodes each frame once, and a large run's
+   frames need not all sit decoded in memory. */
 const decoded = new Map();
-function fieldValues(f, k) {
-  const key = f.index + ':' + (f.values ? -1 : k);
+function cached(key, make) {
   if (!decoded.has(key)) {
-    const raw = new Uint16Array(bytesOf(f.values || run.frames[k].v[f.index]));
-    decoded.set(key, Float32Array.from(raw, (q) => q / 65535));
+    if (decoded.size >= 48) decoded.delete(decoded.keys().next().value);
+    decoded.set(key, make());
   }
   return decoded.get(key);
 }
+
+/* A field's values in [0, 1] of its range, for frame k (static fields are stored once). */
+function fieldValues(f, k) {
+  return cached(f.index + ':' + (f.values ? -1 : k),
+    () => Float32Array.from(new Uint16Array(bytesOf(f.values || run.frames[k].v[f.index])), (q) => q / 65535));
+}
 function pointsOf(k) {
-  const key = 'x:' + k;
-  if (!decoded.has(key)) decoded.set(key, new Float32Array(bytesOf(run.frames[k].x)));
-  return decoded.get(key);
+  return cached('x:' + k, () => new Float32Array(bytesOf(run.frames[k].x)));
 }
 
 /* The palettes are sRGB, as on the screen; three.js lights and blends in linear light. */
