@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "render_cli.h"
+#include "view.h"
 #include "aot.h"
 #include "clock.h"
 #include "elab.h"
@@ -40,6 +41,8 @@ static const char *usage_text =
     "                      write the LLVM IR of the model's element kernels\n"
     "  render DIR [-o FILE.png|.gif|.mp4] [--frame N|first|last|all] [--view V] [--color FIELD]\n"
     "                      draw a run's frames (its VTK output in DIR) as pictures or a video\n"
+    "  view DIR [-o FILE.html] [--series NAME] [--max-frames N]\n"
+    "                      write one self-contained HTML page that plays the run in 3D\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "options:\n"
@@ -187,6 +190,27 @@ static const char *render_help =
     "  srdc render out/c --frame all --color velocity -o out/c/frame\n"
     "  srdc render out/s -o out/s/roll.mp4 --color velocity\n";
 
+static const char *view_help =
+    "usage: srdc view DIR [-o FILE.html] [--series NAME] [--max-frames N]\n"
+    "\n"
+    "Writes one HTML file that plays a run (the VTK series a `run` wrote into DIR) in 3D in a\n"
+    "web browser, offline: three.js, the viewer and the frames are inside the file. Drag to\n"
+    "rotate, scroll to zoom, right-drag to pan; a time slider, play/pause and speed; colour by\n"
+    "object or by a field of the frames (the magnitude of a vector) with a colour bar. Rods are\n"
+    "tubes of their radius, shells two-sided triangles, springs lines, point bodies spheres, a\n"
+    "flat ground a grid. The page's address can pick a frame and a field:\n"
+    "FILE.html#frame=last&field=velocity (frame: first, last or 1 to the number shown).\n"
+    "\n"
+    "  -o FILE.html      the page (default DIR/NAME.html)\n"
+    "  --series NAME     the series NAME.pvd (default: the one with the most frames)\n"
+    "  --max-frames N    at most N frames in the page (default 300): every k-th frame from the\n"
+    "                    first and the last, k the smallest that keeps N or fewer and 24 MB or\n"
+    "                    less of frame data\n"
+    "\n"
+    "examples:\n"
+    "  srdc run examples/parachute.srd --out out/p && srdc view out/p\n"
+    "  srdc view out/p -o parachute.html --max-frames 100\n";
+
 static int print_help(const char *cmd)
 {
     if (!cmd)
@@ -205,6 +229,8 @@ static int print_help(const char *cmd)
         fputs(dump_help, stdout);
     else if (!strcmp(cmd, "render"))
         fputs(render_help, stdout);
+    else if (!strcmp(cmd, "view"))
+        fputs(view_help, stdout);
     else if (!strcmp(cmd, "help"))
         fputs("usage: srdc help [COMMAND]\n\nShows the help of COMMAND, or the list of commands.\n\nexample:\n  srdc help dump\n",
               stdout);
@@ -578,10 +604,12 @@ int main(int argc, char **argv)
         return cmd_sweep(argc - 2, argv + 2);
     if (!strcmp(cmd, "render"))
         return srd_render_command(argc - 2, argv + 2);
+    if (!strcmp(cmd, "view"))
+        return srd_view_command(argc - 2, argv + 2);
     fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
-        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm, render and help\n", stderr);
+        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm, render, view and help\n", stderr);
     return SRD_EXIT_BAD_INPUT;
 }

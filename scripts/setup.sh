@@ -3,7 +3,11 @@
 # everything is already there.
 set -e
 packages="build-essential cmake ninja-build pkg-config flex bison llvm-19-dev libopenblas-dev \
-liblapacke-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 libcairo2-dev ffmpeg"
+liblapacke-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 libcairo2-dev ffmpeg chromium"
+# npm fetches three.js for the browser viewer at build time; chromium tests its pages. A
+# machine with Node.js from elsewhere (NodeSource's nodejs ships npm and conflicts with
+# Debian's npm package) already has the command: then Debian's package is not asked for.
+command -v npm >/dev/null 2>&1 || packages="$packages npm"
 missing=""
 for p in $packages; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then

@@ -1,6 +1,8 @@
 /* frames.c — the reader of frames.h: a small scanner over srd's own .pvd and .vtu layout. */
 #include "frames.h"
+#include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +314,75 @@ const srd_frame_field *srd_frame_field_named(const srd_frame *f, const char *nam
 {
     for (int i = 0; i < f->n_fields; i++)
         if (!strcmp(f->fields[i].name, name))
+            return &f->fields[i];
+    return NULL;
+}
+
+char *srd_series_find(const char *dir, const char *name, char *err, size_t err_n)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, err_n, "cannot open the run directory %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    char *best = NULL;
+    int best_n = -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".pvd"))
+            continue;
+        if (name && (strncmp(e->d_name, name, len - 4) || strlen(name) != len - 4))
+            continue;
+        char path[4096], why[256];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        srd_series s;
+        int n = srd_series_read(path, &s, why, sizeof why) == 0 ? s.n : 0;
+        srd_series_free(&s);
+        if (n > best_n || (n == best_n && strcmp(path, best) < 0)) {
+            free(best);
+            best = srd_xstrdup(path);
+            best_n = n;
+        }
+    }
+    closedir(d);
+    if (!best)
+        snprintf(err, err_n, name ? "%s has no series `%s` (no %s.pvd)" : "%s holds no VTK series (.pvd)", dir,
+                 name ? name : "", name ? name : "");
+    return best;
+}
+
+srd_frame *srd_frames_read_all(const srd_series *s, char *err, size_t err_n)
+{
+    srd_frame *frames = srd_xcalloc((size_t)s->n, sizeof *frames);
+    for (int k = 0; k < s->n; k++)
+        if (srd_frame_read(s->paths[k], &frames[k], err, err_n) != 0) {
+            srd_frames_free(frames, k);
+            return NULL;
+        }
+    return frames;
+}
+
+void srd_frames_free(srd_frame *frames, int n)
+{
+    for (int k = 0; frames && k < n; k++)
+        srd_frame_free(&frames[k]);
+    free(frames);
+}
+
+double srd_frame_value(const srd_frame_field *fd, size_t i)
+{
+    if (fd->ncomp == 1)
+        return fd->values[i];
+    double s = 0;
+    for (int c = 0; c < fd->ncomp; c++)
+        s += fd->values[fd->ncomp * i + c] * fd->values[fd->ncomp * i + c];
+    return sqrt(s);
+}
+
+const srd_frame_field *srd_frame_field_on(const srd_frame *f, const char *name, int on_cells)
+{
+    for (int i = 0; i < f->n_fields; i++)
+        if (f->fields[i].on_cells == on_cells && !strcmp(f->fields[i].name, name))
             return &f->fields[i];
     return NULL;
 }

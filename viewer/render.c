@@ -21,18 +21,9 @@ static void unit(double *v)
 
 /* ---- camera ---- */
 
-/* The per-cell field called name (a point field may share the name: object_id), or NULL. */
-static const srd_frame_field *cell_field(const srd_frame *f, const char *name)
-{
-    for (int i = 0; i < f->n_fields; i++)
-        if (f->fields[i].on_cells == 1 && f->fields[i].ncomp == 1 && !strcmp(f->fields[i].name, name))
-            return &f->fields[i];
-    return NULL;
-}
-
 static double cell_size(const srd_frame *f, size_t c)
 {
-    const srd_frame_field *r = cell_field(f, "radius"), *h = cell_field(f, "thickness");
+    const srd_frame_field *r = srd_frame_field_on(f, "radius", 1), *h = srd_frame_field_on(f, "thickness", 1);
     return fmax(r ? r->values[c] : 0, h ? 0.5 * h->values[c] : 0);
 }
 
@@ -169,16 +160,6 @@ static void field_colour(double u, double rgb[3])
         rgb[c] = (1 - s) * stops[k][c] + s * stops[k + 1][c];
 }
 
-static double value_of(const srd_frame_field *fd, size_t i)
-{
-    if (fd->ncomp == 1)
-        return fd->values[i];
-    double s = 0;
-    for (int c = 0; c < fd->ncomp; c++)
-        s += fd->values[fd->ncomp * i + c] * fd->values[fd->ncomp * i + c];
-    return sqrt(s);
-}
-
 /* A field that can colour the model: one with a value per point or per cell. */
 static const srd_frame_field *colour_field(const srd_frame *f, const char *name)
 {
@@ -214,7 +195,7 @@ int srd_render_field_range(const srd_frame *frames, int n, const char *field, do
         }
         size_t count = fd->on_cells ? frames[k].n_cells : frames[k].n_points;
         for (size_t i = 0; i < count; i++) {
-            double v = value_of(fd, i);
+            double v = srd_frame_value(fd, i);
             if (isfinite(v)) {
                 *lo = fmin(*lo, v);
                 *hi = fmax(*hi, v);
@@ -258,17 +239,17 @@ static int by_depth(const void *a, const void *b)
 
 static void cell_colour(const Scene *sc, size_t c, const int32_t *nodes, int k, double rgb[3])
 {
-    const srd_frame_field *id = cell_field(sc->f, "object_id");
+    const srd_frame_field *id = srd_frame_field_on(sc->f, "object_id", 1);
     if (!sc->field) {
         object_colour(id ? (int)id->values[c] : 0, rgb);
         return;
     }
     double v = 0;
     if (sc->field->on_cells)
-        v = value_of(sc->field, c);
+        v = srd_frame_value(sc->field, c);
     else
         for (int j = 0; j < k; j++)
-            v += value_of(sc->field, (size_t)nodes[j]) / k;
+            v += srd_frame_value(sc->field, (size_t)nodes[j]) / k;
     field_colour((v - sc->lo) / (sc->hi - sc->lo), rgb);
 }
 
@@ -578,19 +559,26 @@ static void draw_label(cairo_t *cr, double x, double y, const char *text)
     cairo_show_text(cr, text);
 }
 
-/* The colour bar's title: the field and its unit (runtime/output_vtk.c writes SI values). */
-static void field_title(const char *name, char *out, size_t n)
+const char *srd_render_field_unit(const char *name)
 {
     static const char *units[][2] = { { "displacement", "m" }, { "velocity", "m/s" },  { "force", "N" },
                                       { "reaction", "N" },     { "contact_force", "N" }, { "curvature", "1/m" },
                                       { "radius", "m" },       { "thickness", "m" },     { "twist", "rad" },
                                       { "strain", "1" } };
     for (size_t k = 0; k < sizeof units / sizeof *units; k++)
-        if (!strcmp(name, units[k][0])) {
-            snprintf(out, n, "%s (%s)", name, units[k][1]);
-            return;
-        }
-    snprintf(out, n, "%s", name);
+        if (!strcmp(name, units[k][0]))
+            return units[k][1];
+    return NULL;
+}
+
+/* The colour bar's title: the field and its unit. */
+static void field_title(const char *name, char *out, size_t n)
+{
+    const char *unit = srd_render_field_unit(name);
+    if (unit)
+        snprintf(out, n, "%s (%s)", name, unit);
+    else
+        snprintf(out, n, "%s", name);
 }
 
 static void draw_colour_bar(cairo_t *cr, const Scene *sc, const char *field)

@@ -43,5 +43,7 @@ int srd_render_field_range(const srd_frame *frames, int n, const char *field, do
 /* Frees what Cairo and fontconfig keep for the whole process (their font caches), once no
  * picture is drawn any more: a command that drew ends with this, so that nothing is left. */
 void srd_render_finish(void);
+/* The SI unit runtime/output_vtk.c writes a field in ("m/s"), or NULL when it is not known. */
+const char *srd_render_field_unit(const char *name);
 
 #endif

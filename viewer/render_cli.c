@@ -1,7 +1,6 @@
 /* render_cli.c — `srdc render`: finds a run's VTK series, fits the camera to the whole run and
  * writes the chosen frames as PNG pictures. */
 #include "render_cli.h"
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "alloc.h"
+#include "cli.h"
 #include "render.h"
 
 typedef struct Options {
@@ -23,10 +23,7 @@ typedef struct Options {
 
 static int usage_error(const char *fmt, const char *what)
 {
-    fprintf(stderr, "srdc: error: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nhint: see `srdc help render`\n");
-    return 1;
+    return srd_cli_error("render", fmt, what);
 }
 
 static bool parse_size(const char *s, int *w, int *h)
@@ -121,51 +118,13 @@ static int parse_options(int argc, char **argv, Options *o)
             return usage_error("`--size %s`: write WIDTHxHEIGHT in pixels, 16 to 8192, for example 960x640", v);
         else if (!strcmp(a, "--view") && !parse_view(v, &o->r.view))
             return usage_error("unknown view `%s`: auto, front, side, top or iso", v);
-        else if (!takes && a[0] == '-')
-            return usage_error("unknown option `%s`", a);
-        else if (!takes && o->dir)
-            return usage_error("one run directory, but `%s` is a second", a);
-        else if (!takes)
-            o->dir = a;
+        else if (!takes && srd_cli_operand("render", a, &o->dir) != 0)
+            return 1;
         i += takes;
     }
     if (!o->dir)
         return usage_error("%s", "which run? write `srdc render DIR` with the directory of a run's output");
     return -1;
-}
-
-/* The series to draw: --series NAME, else the one with the most frames in the directory. */
-static char *find_series(const Options *o, char *err, size_t err_n)
-{
-    DIR *d = opendir(o->dir);
-    if (!d) {
-        snprintf(err, err_n, "cannot open the run directory %s: %s", o->dir, strerror(errno));
-        return NULL;
-    }
-    char *best = NULL;
-    int best_n = -1;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".pvd"))
-            continue;
-        if (o->series && (strncmp(e->d_name, o->series, len - 4) || strlen(o->series) != len - 4))
-            continue;
-        char path[4096], why[256];
-        snprintf(path, sizeof path, "%s/%s", o->dir, e->d_name);
-        srd_series s;
-        int n = srd_series_read(path, &s, why, sizeof why) == 0 ? s.n : 0;
-        srd_series_free(&s);
-        if (n > best_n || (n == best_n && strcmp(path, best) < 0)) {
-            free(best);
-            best = srd_xstrdup(path);
-            best_n = n;
-        }
-    }
-    closedir(d);
-    if (!best)
-        snprintf(err, err_n, o->series ? "%s has no series `%s` (no %s.pvd)" : "%s holds no VTK series (.pvd)",
-                 o->dir, o->series ? o->series : "", o->series ? o->series : "");
-    return best;
 }
 
 /* The frame nearest time `spec` (seconds, "2.5" or "2.5s"), or -1 when it is not a time. */
@@ -213,20 +172,6 @@ static void output_path(const Options *o, const char *pvd, int k, bool many, cha
         snprintf(path, n, "%s/%.*s_%06d.png", o->dir, stem, base, k);
     else
         snprintf(path, n, "%s/%.*s.png", o->dir, stem, base);
-}
-
-/* Reads every frame (the camera fits the whole run); -1 with a message on the first bad one. */
-static srd_frame *read_frames(const srd_series *s, char *err, size_t err_n)
-{
-    srd_frame *frames = srd_xcalloc((size_t)s->n, sizeof *frames);
-    for (int k = 0; k < s->n; k++)
-        if (srd_frame_read(s->paths[k], &frames[k], err, err_n) != 0) {
-            for (int j = 0; j < k; j++)
-                srd_frame_free(&frames[j]);
-            free(frames);
-            return NULL;
-        }
-    return frames;
 }
 
 /* ---- videos: the frames as pictures in a scratch directory, then the ffmpeg program ---- */
@@ -426,17 +371,15 @@ int srd_render_command(int argc, char **argv)
     if (status >= 0)
         return status;
     char err[2048] = "";
-    char *pvd = find_series(&o, err, sizeof err);
+    char *pvd = srd_series_find(o.dir, o.series, err, sizeof err);
     srd_series s = { 0 };
     srd_frame *frames = NULL;
     status = 1;
-    if (pvd && srd_series_read(pvd, &s, err, sizeof err) == 0 && (frames = read_frames(&s, err, sizeof err)))
+    if (pvd && srd_series_read(pvd, &s, err, sizeof err) == 0 && (frames = srd_frames_read_all(&s, err, sizeof err)))
         status = draw(&o, pvd, &s, frames, err, sizeof err) == 0 ? 0 : 1;
     if (status != 0)
         fprintf(stderr, "srdc: error: %s\n", err);
-    for (int k = 0; frames && k < s.n; k++)
-        srd_frame_free(&frames[k]);
-    free(frames);
+    srd_frames_free(frames, s.n);
     srd_series_free(&s);
     free(pvd);
     srd_render_finish();

@@ -1,0 +1,13 @@
+/* cli.h — what the viewer's commands (srdc render, srdc view) share of reading their command
+ * lines: the error report and the one run directory. */
+#ifndef SRD_VIEWER_CLI_H
+#define SRD_VIEWER_CLI_H
+
+/* Prints "srdc: error: " with fmt (one %s, what) and a hint to `srdc help cmd`; returns 1, the
+ * exit status of bad input. */
+int srd_cli_error(const char *cmd, const char *fmt, const char *what);
+/* An argument that is neither an option nor an option's value: the run directory, given once.
+ * 0, or 1 after reporting an unknown option or a second directory. */
+int srd_cli_operand(const char *cmd, const char *arg, const char **dir);
+
+#endif
