@@ -345,15 +345,23 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         break;
     case P_PATH:
     case P_MESH:
+    case P_SOLID:
     case P_SECTION: {
         static const char *paths = " line polyline arc circle helix ";
         static const char *meshes = " rectangle hexagon disc sphere obj dismech ";
+        static const char *solids = " box cylinder sphere ";
         char key[64];
         bool good = false;
         if (v.kind == V_GEOM || v.kind == V_SECTION) {
             snprintf(key, sizeof key, " %s ", v.geom->fn);
             good = p->shape == P_PATH ? strstr(paths, key) != NULL
-                 : p->shape == P_MESH ? strstr(meshes, key) != NULL : v.kind == V_SECTION;
+                 : p->shape == P_MESH ? strstr(meshes, key) != NULL
+                 : p->shape == P_SOLID ? strstr(solids, key) != NULL : v.kind == V_SECTION;
+        }
+        if (!good && p->shape == P_SOLID) {
+            Diag *d = diag_error(x->loc, "`%s` of %s must be a solid shape", p->name, owner);
+            diag_hint(d, "shapes: box(size, origin), cylinder(radius, length, base, axis), sphere(radius, center)");
+            return false;
         }
         if (!good) {
             Diag *d = diag_error(x->loc, "`%s` of %s must be %s", p->name, owner,
@@ -1045,6 +1053,7 @@ static const ActTarget act_targets[] = {
     { "rest_length", 1, 1, "rest length of edges (m)" },
     { "E", 1, 0, "Young's modulus (Pa)" },
     { "angle", 1, 0, "natural hinge angle (rad)" },
+    { "springs", 1, 0, "rest length of springs as a multiple of their reference length" },
 };
 
 static void exec_actuate(Elab *e, Stmt *s)
@@ -1062,12 +1071,12 @@ static void exec_actuate(Elab *e, Stmt *s)
             at = &act_targets[i];
     if (!at) {
         Diag *d = diag_error(t->loc, "cannot actuate `%s`", t->str);
-        const char *names[] = { "curvature", "twist", "rest_length", "E", "angle" };
-        const char *close = diag_closest(t->str, names, 5);
+        const char *names[] = { "curvature", "twist", "rest_length", "E", "angle", "springs" };
+        const char *close = diag_closest(t->str, names, 6);
         if (close)
             diag_hint(d, "did you mean `%s`?", close);
         else
-            diag_hint(d, "actuation targets are curvature, twist, rest_length, E and angle");
+            diag_hint(d, "actuation targets are curvature, twist, rest_length, E, angle and a lattice's springs");
         return;
     }
     Value base = eval_expr(e, t->a);
@@ -1090,10 +1099,14 @@ static void exec_actuate(Elab *e, Stmt *s)
     }
     const ElabObj *o = &e->objs.a[obj];
     bool rod_target = at->name[0] == 'c' || at->name[0] == 't';
+    bool spring_target = !strcmp(at->name, "springs");
     if ((rod_target && o->kind != SRD_OBJ_ROD) || (!strcmp(at->name, "angle") && o->kind != SRD_OBJ_SHELL) ||
-        o->kind == SRD_OBJ_BODY) {
-        diag_error(t->loc, "%s `%s` has no %s", o->kind == SRD_OBJ_ROD ? "rod" : o->kind == SRD_OBJ_SHELL ? "shell" : "body",
-                   o->name, at->what);
+        spring_target != (o->kind == SRD_OBJ_LATTICE) || o->kind == SRD_OBJ_BODY) {
+        static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+        Diag *d = diag_error(t->loc, "%s `%s` has no %s", kinds[o->kind], o->name, at->what);
+        if (o->kind == SRD_OBJ_LATTICE)
+            diag_hint(d, "a lattice's springs are actuated as a whole: `actuate %s.springs where x < 0 = 1 + 0.1 * "
+                         "sin(2*pi*1 Hz*t);`", o->name);
         return;
     }
     if (!strcmp(at->name, "E") && sel) {
@@ -1105,7 +1118,8 @@ static void exec_actuate(Elab *e, Stmt *s)
         Value full = base;
         if (base.kind == V_OBJ) {
             Expr m = *t;
-            m.str = o->kind == SRD_OBJ_ROD ? (at->name[0] == 'r' ? "edges" : "nodes") : "hinges";
+            m.str = o->kind == SRD_OBJ_ROD ? (at->name[0] == 'r' ? "edges" : "nodes")
+                  : o->kind == SRD_OBJ_LATTICE ? "springs" : "hinges";
             m.has_args = false;
             m.kind = EX_MEMBER;
             full = select_member(e, base, &m);
@@ -1348,7 +1362,7 @@ static void exec_for(Elab *e, Stmt *s)
 static void exec_block(Elab *e, Stmt *s)
 {
     const char *name = NULL;
-    if (s->block <= BK_BODY) {
+    if (s->block <= BK_LATTICE) {
         name = decl_name(e, s);
         if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
@@ -1359,17 +1373,20 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_ROD: elab_rod(e, s, name); break;
     case BK_SHELL: elab_shell(e, s, name); break;
     case BK_BODY: elab_body(e, s, name); break;
+    case BK_LATTICE: elab_lattice(e, s, name); break;
     case BK_SIMULATE:
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;
     default: elab_environment(e, s); break;
     }
-    if (s->block >= BK_ROD && s->block <= BK_BODY && e->objs.n == objects_before) {
+    if (s->block >= BK_ROD && s->block <= BK_LATTICE && e->objs.n == objects_before) {
         /* Keep the name declared so that its later uses add no errors of their own. */
         ElabObj broken;
         memset(&broken, 0, sizeof broken);
         broken.name = name;
-        broken.kind = s->block == BK_ROD ? SRD_OBJ_ROD : s->block == BK_SHELL ? SRD_OBJ_SHELL : SRD_OBJ_BODY;
+        static const int kinds[] = { [BK_ROD] = SRD_OBJ_ROD, [BK_SHELL] = SRD_OBJ_SHELL, [BK_BODY] = SRD_OBJ_BODY,
+                                     [BK_LATTICE] = SRD_OBJ_LATTICE };
+        broken.kind = kinds[s->block];
         broken.loc = s->name_loc;
         broken.broken = true;
         broken.first_node = e->node_obj.n;
@@ -1469,8 +1486,10 @@ static void bind_builtins(Elab *e)
 
 static void elab_free(Elab *e)
 {
-    for (int i = 0; i < e->objs.n; i++)
+    for (int i = 0; i < e->objs.n; i++) {
         free(e->objs.a[i].s);
+        free(e->objs.a[i].spring_k);
+    }
     free(e->objs.a);
     free(e->mats.a);
     free(e->decls.a);

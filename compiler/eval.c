@@ -585,7 +585,7 @@ static const Builtin builtins[] = {
 };
 
 static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle",   "helix",
-                                      "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech",
+                                      "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech", "box", "cylinder",
                                       "circular", "elliptic", "rectangular" };
 
 /* Called for every evaluated call, in loops too: the first letters are compared before the
