@@ -1103,9 +1103,11 @@ static void exec_actuate(Elab *e, Stmt *s)
     if ((rod_target && o->kind != SRD_OBJ_ROD) || (!strcmp(at->name, "angle") && o->kind != SRD_OBJ_SHELL) ||
         spring_target != (o->kind == SRD_OBJ_LATTICE) || o->kind == SRD_OBJ_BODY) {
         static const char *kinds[] = { "rod", "shell", "body", "lattice" };
-        Diag *d = diag_error(t->loc, "%s `%s` has no %s", kinds[o->kind], o->name, at->what);
+        Diag *d = diag_error(t->loc, "%s `%s` has no %s", kinds[o->kind], o->name, spring_target ? "springs" : at->what);
+        if (spring_target && o->kind == SRD_OBJ_ROD)
+            diag_hint(d, "only a lattice has springs; a rod's edges take `actuate %s.edges.rest_length = ...`", o->name);
         if (o->kind == SRD_OBJ_LATTICE)
-            diag_hint(d, "a lattice's springs are actuated as a whole: `actuate %s.springs where x < 0 = 1 + 0.1 * "
+            diag_hint(d, "a lattice is actuated through its springs' rest lengths: `actuate %s.springs where x < 0 = 1 + 0.1 * "
                          "sin(2*pi*1 Hz*t);`", o->name);
         return;
     }

@@ -472,12 +472,12 @@ static double spring_share(const Elab *e, const Shape *sh, int edge, double a)
     return cube_fraction(sh, c, a);
 }
 
-static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, double beta)
+static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, double beta, SrcLoc at)
 {
     double a = o->spacing;
     if (a > shape_extent(sh) * (1 + 1e-9)) {
-        Diag *d = diag_error(s->loc, "the spacing of lattice `%s`, %g m, is larger than the body (%g m across)",
-                             o->name, a, shape_extent(sh));
+        Diag *d = diag_error(at, "the spacing of lattice `%s`, %g m, is larger than the body (%g m across at its "
+                                 "thinnest)", o->name, a, shape_extent(sh));
         diag_hint(d, "a lattice needs at least two nodes across the body: make the spacing smaller");
         return false;
     }
@@ -505,7 +505,7 @@ static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, d
             o->spring_k[i] = o->E * a / beta * spring_share(e, sh, o->first_edge + i, a);
         lump_lattice(e, o, sh, xs);
     } else if (n < 2) {
-        diag_error(s->loc, "lattice `%s` has %d node%s: its spacing is too large for the body", o->name, n,
+        diag_error(at, "lattice `%s` has %d node%s: its spacing is too large for the body", o->name, n,
                    n == 1 ? "" : "s");
     }
     free(xs);
@@ -537,7 +537,7 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
     o.first_hinge = e->hinge_edge.n;
     Shape sh;
     double beta;
-    if (!read_layout(e, s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) || !build_lattice(e, s, &o, &sh, beta)) {
+    if (!read_layout(e, s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) || !build_lattice(e, s, &o, &sh, beta, prop_loc(&pv, "spacing", s->loc))) {
         free(o.spring_k);
         return;
     }
