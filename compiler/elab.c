@@ -385,13 +385,16 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     }
     if (!ok)
         return false;
-    if (!v.known && p->shape != P_HEIGHT) {
+    bool by_region = p->shape == P_MATERIAL && p->block == BK_LATTICE && v.param && !strcmp(v.param, "position");
+    if (!v.known && p->shape != P_HEIGHT && !by_region) {
         Diag *d = diag_error(x->loc, "`%s` must be known when the model is built, but this depends on `%s`", p->name,
                              v.param ? v.param : "a run-time value");
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
             diag_hint(d, "to change it over time, use `actuate`");
         return false;
     }
+    if (by_region)
+        return true;
     if (v.param && p->discrete) {
         mark_shaping_param(e, v.param);
         return true;
@@ -404,6 +407,8 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     }
     return true;
 }
+
+static void bind_node_position(Elab *e, SrcLoc loc);
 
 void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
 {
@@ -449,6 +454,12 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
             xv.param = yv.param = "position";
             scope_bind(e, "x", xv, s->loc, BIND_BUILTIN);
             scope_bind(e, "y", yv, s->loc, BIND_BUILTIN);
+            v = eval_expr(e, s->value);
+            e->scope = outer;
+        } else if (pv->specs[k]->shape == P_MATERIAL && blk->block == BK_LATTICE) {
+            /* a lattice's material may depend on the position: checked here, chosen per part */
+            Binding *outer = e->scope;
+            bind_node_position(e, s->loc);
             v = eval_expr(e, s->value);
             e->scope = outer;
         } else if (pv->specs[k]->shape == P_WORD && s->value->kind == EX_NAME) {

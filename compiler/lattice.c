@@ -242,6 +242,32 @@ static bool read_shape(const Geom *g, Shape *sh)
     return positive(&a[0], locs[0], "radius") && positive(&a[1], locs[1], "length");
 }
 
+/* ---- materials by region ---- */
+
+/* The lattice's material expression and, when it depends on the position, where it is chosen. */
+typedef struct Materials {
+    Expr *expr;          /* the `material` value */
+    int   uniform;       /* its material when it does not depend on the position, else -1 */
+} Materials;
+
+/* The material at p: the expression evaluated with x, y, z there; -1 after an error. */
+static int material_at(Elab *e, const Materials *mt, const double p[3])
+{
+    if (mt->uniform >= 0)
+        return mt->uniform;
+    static const char *axes[3] = { "x", "y", "z" };
+    Binding *saved = e->scope;
+    for (int c = 0; c < 3; c++)
+        scope_bind(e, axes[c], value_num(p[c], dims_of(1, 0, 0, 0)), mt->expr->loc, BIND_BUILTIN);
+    Value v = eval_expr(e, mt->expr);
+    e->scope = saved;
+    if (v.kind == V_MATERIAL && v.known)
+        return v.index;
+    if (v.kind != V_ERR)
+        diag_error(mt->expr->loc, "the material here must be chosen by a condition on x, y and z");
+    return -1;
+}
+
 /* ---- masses: each node's Voronoi cell, sampled ---- */
 
 /* Sample offsets (in spacings) of one Voronoi cell, with weights: a sample as near to another
@@ -421,7 +447,7 @@ static bool read_layout(Elab *e, const Stmt *s, const PropValues *pv, ElabObj *o
 /* Node masses: rho times the part of the node's cell inside the body, scaled so that the
  * lattice weighs rho V (the cell's sampling is exact for a box, whose faces cut cells in halves,
  * quarters and eighths; for curved bodies it is within a sample's volume per node). */
-static void lump_lattice(Elab *e, ElabObj *o, const Shape *sh, const double *xs)
+static bool lump_lattice(Elab *e, ElabObj *o, const Shape *sh, const Materials *mt, const double *xs)
 {
     Cell *cell = malloc(sizeof *cell);
     int b[4][3];
@@ -431,11 +457,18 @@ static void lump_lattice(Elab *e, ElabObj *o, const Shape *sh, const double *xs)
     for (int i = 0; i < o->n_nodes; i++)
         sum += share[i] = per_node * inside_fraction(sh, cell, xs + 3 * i, a);
     double scale = sum > 0 ? shape_volume(sh) / sum : 0;
-    for (int i = 0; i < o->n_nodes; i++)
-        e->body_mass.a[o->first_node + i] = o->rho * share[i] * scale;
-    o->mass = o->rho * shape_volume(sh);
+    bool ok = true;
+    o->mass = 0;
+    for (int i = 0; i < o->n_nodes && ok; i++) {
+        int k = material_at(e, mt, xs + 3 * i);
+        ok = k >= 0;
+        double m = ok ? e->mats.a[k].rho * share[i] * scale : 0;
+        e->body_mass.a[o->first_node + i] = m;
+        o->mass += m;
+    }
     free(share);
     free(cell);
+    return ok;
 }
 
 /* The fraction of the cube of side a about c inside the body (convex: a cube whose corners are
@@ -460,19 +493,30 @@ static double cube_fraction(const Shape *sh, const double c[3], double a)
     return (double)in / (SAMPLES * SAMPLES * SAMPLES);
 }
 
-/* A spring stands for the material about it: in the bulk all of it, on a face half, along an
- * edge of a box a quarter. The share is that of the cube of side a about its midpoint inside
- * the body; for a cubic grid in a box it counts the grid cells that hold the spring, as a finite
- * element mesh assembles its cells, so that a uniform strain has the bulk's energy density
- * everywhere and a box's faces are as stiff as its inside. */
-static double spring_share(const Elab *e, const Shape *sh, int edge, double a)
+/* Every spring's stiffness: k = E a / beta with E at its midpoint, times its share of the material
+ * about it. A spring stands for the material about it: in the bulk all of it, on a face half,
+ * along an edge of a box a quarter; the share is that of the cube of side a about its midpoint
+ * inside the body. For a cubic grid in a box it counts the grid cells that hold the spring, as a
+ * finite element mesh assembles its cells, so that a uniform strain has the bulk's energy density
+ * everywhere and the box's faces are as stiff as its inside. */
+static bool spring_stiffness(Elab *e, ElabObj *o, const Shape *sh, const Materials *mt, double beta)
 {
-    const double *p = &e->x0.a[3 * e->edge_nodes.a[2 * edge]], *q = &e->x0.a[3 * e->edge_nodes.a[2 * edge + 1]];
-    double c[3] = { 0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1]), 0.5 * (p[2] + q[2]) };
-    return cube_fraction(sh, c, a);
+    double a = o->spacing;
+    o->spring_k = malloc(sizeof(double) * (size_t)(o->n_edges + 1));
+    for (int i = 0; i < o->n_edges; i++) {
+        int edge = o->first_edge + i;
+        const double *p = &e->x0.a[3 * e->edge_nodes.a[2 * edge]], *q = &e->x0.a[3 * e->edge_nodes.a[2 * edge + 1]];
+        double c[3] = { 0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1]), 0.5 * (p[2] + q[2]) };
+        int k = material_at(e, mt, c);
+        if (k < 0)
+            return false;
+        o->spring_k[i] = e->mats.a[k].E * a / beta * cube_fraction(sh, c, a);
+    }
+    return true;
 }
 
-static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, double beta, SrcLoc at)
+static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, const Materials *mt, double beta,
+                          SrcLoc at)
 {
     double a = o->spacing;
     if (a > shape_extent(sh) * (1 + 1e-9)) {
@@ -500,10 +544,7 @@ static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, d
         o->first_edge = e->edge_obj.n;
         connect(e, &g, &off, o->first_node, oi);
         o->n_edges = e->edge_obj.n - o->first_edge;
-        o->spring_k = malloc(sizeof(double) * (size_t)(o->n_edges + 1));
-        for (int i = 0; i < o->n_edges; i++)
-            o->spring_k[i] = o->E * a / beta * spring_share(e, sh, o->first_edge + i, a);
-        lump_lattice(e, o, sh, xs);
+        ok = spring_stiffness(e, o, sh, mt, beta) && lump_lattice(e, o, sh, mt, xs);
     } else if (n < 2) {
         diag_error(at, "lattice `%s` has %d node%s: its spacing is too large for the body", o->name, n,
                    n == 1 ? "" : "s");
@@ -526,6 +567,10 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
     if (!m || !shape)
         return;
     const ElabMaterial *mat = &e->mats.a[m->index];
+    Materials mt = { NULL, m->known ? m->index : -1 };
+    for (int i = 0; i < s->n_body; i++)
+        if (s->body[i]->kind != ST_LET && s->body[i]->name && !strcmp(s->body[i]->name, "material"))
+            mt.expr = s->body[i]->value;
     ElabObj o;
     memset(&o, 0, sizeof o);
     o.name = name;
@@ -537,7 +582,7 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
     o.first_hinge = e->hinge_edge.n;
     Shape sh;
     double beta;
-    if (!read_layout(e, s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) || !build_lattice(e, s, &o, &sh, beta, prop_loc(&pv, "spacing", s->loc))) {
+    if (!read_layout(e, s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) || !build_lattice(e, s, &o, &sh, &mt, beta, prop_loc(&pv, "spacing", s->loc))) {
         free(o.spring_k);
         return;
     }

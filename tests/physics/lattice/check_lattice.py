@@ -124,6 +124,28 @@ for grid in ("cubic", "bcc", "fcc"):
     check(abs(mass / (1000 * 0.04 * 0.01 * 0.01) - 1) < 1e-12,
           "%s box lattice weighs rho V: %.15g kg (tol 1e-12 relative)" % (grid, mass))
 
+# Materials by region: `material = x < 20 mm ? stiff : soft` with rho 2000 and 1000 kg/m^3. Nodes
+# take the material at their position: the planes x = 0..15 mm (cells reaching 17.5 mm) are
+# stiff, the rest soft, so the bar weighs 2000 * 17.5 + 1000 * 22.5 mm * 100 mm^2 = 5.75 g (1e-12).
+model = variant("bar_tension.srd", **{"material gel { E = 1 MPa; rho = 1000 kg/m^3; }":
+                                      "material gel { E = 1 MPa; rho = 1000 kg/m^3; }\n"
+                                      "material hard { E = 100 MPa; rho = 2000 kg/m^3; }",
+                                      "material = gel; }": "material = x < 20 mm ? hard : gel; }"})
+p = srd("dump", model, "--json")
+mass = json.loads(p.stdout)["total_mass"] if p.returncode == 0 else float("nan")
+check(abs(mass / 5.75e-3 - 1) < 1e-12, "a bar of two materials by region weighs %.15g kg, 5.75 g (tol 1e-12 relative)"
+      % mass)
+out = run(model)
+if out:
+    pos = last_frame(os.path.join(out, "bar.csv"))
+    ref = [[round(v / 2.5e-3) * 2.5e-3 for v in q] for q in pos]
+    hard = [(q[0] - r[0]) / r[0] for q, r in zip(pos, ref) if abs(r[0] - 0.015) < 1e-9]
+    soft = [(q[0] - r[0]) for q, r in zip(pos, ref) if abs(r[0] - 0.04) < 1e-9]
+    # the hard half (E 100 times the soft one's) stretches by about a hundredth as much per length
+    ratio = (sum(hard) / len(hard)) / ((sum(soft) / len(soft) - 0.015 * sum(hard) / len(hard)) / 0.025)
+    check(0.005 < ratio < 0.02, "the hard half's strain is %.4f of the soft half's (E ratio 0.01; tol 0.005-0.02)"
+          % ratio)
+
 # 5. Volumetric actuation: every spring of a free cylinder rests 2 % longer; the static
 # equilibrium is the reference scaled by 1.02 about the held node, exactly (tol 1e-15 m).
 out = run(os.path.join(here, "expand.srd"))
