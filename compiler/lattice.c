@@ -60,20 +60,21 @@ static bool on_lattice(int grid, const int c[3])
 /* The lattice vectors of the first `shells` distances from a point. */
 static void neighbour_offsets(int grid, int shells, Offsets *o)
 {
-    int dist[16], n_dist = 0;
+    int dist[13], n_dist = 0;
     for (int pass = 0; pass < 2; pass++) {
         o->n = 0;
         for (int i = -4; i <= 4; i++)
             for (int j = -4; j <= 4; j++)
                 for (int k = -4; k <= 4; k++) {
                     int c[3] = { i, j, k }, d2 = i * i + j * j + k * k;
-                    if (!d2 || !on_lattice(grid, c))
+                    /* the third shell is at most (2, 2, 2) away, d2 = 12, in every grid here */
+                    if (!d2 || d2 > 12 || !on_lattice(grid, c))
                         continue;
                     if (pass == 0) {
                         int p = 0;
                         while (p < n_dist && dist[p] != d2)
                             p++;
-                        if (p == n_dist && n_dist < 16)
+                        if (p == n_dist)
                             dist[n_dist++] = d2;
                         continue;
                     }

@@ -148,6 +148,34 @@ if out:
     check(0.005 < ratio < 0.02, "the hard half's strain is %.4f of the soft half's (E ratio 0.01; tol 0.005-0.02)"
           % ratio)
 
+# Connectivity: node and spring counts of a 3 x 2 x 2-cell box for every grid and shell count,
+# against a brute-force enumeration here (every pair of grid points inside the box at one of the
+# first n distances of the grid).
+def brute_counts(grid, shells, cells=(3, 2, 2)):
+    basis = {"cubic": [(0, 0, 0)], "bcc": [(0, 0, 0), (1, 1, 1)],
+             "fcc": [(0, 0, 0), (1, 1, 0), (1, 0, 1), (0, 1, 1)]}[grid]
+    pts = [(2 * i + b[0], 2 * j + b[1], 2 * k + b[2]) for i in range(cells[0] + 1) for j in range(cells[1] + 1)
+           for k in range(cells[2] + 1) for b in basis]
+    pts = [p for p in pts if all(0 <= p[c] <= 2 * cells[c] for c in range(3))]
+    d2 = sorted({sum((p[c] - q[c]) ** 2 for c in range(3)) for p in pts for q in pts if p != q})[:shells]
+    springs = sum(1 for i, p in enumerate(pts) for q in pts[i + 1:] if sum((p[c] - q[c]) ** 2 for c in range(3)) in d2)
+    return len(pts), springs
+
+
+wrong = []
+for grid, shells in (("cubic", 2), ("cubic", 3), ("bcc", 2), ("bcc", 3), ("fcc", 1), ("fcc", 2), ("fcc", 3)):
+    model = os.path.join(tap.scratch("model_"), "box.srd")
+    with open(model, "w") as f:
+        f.write("material gel { E = 1 MPa; rho = 1000 kg/m^3; }\n"
+                "lattice box { shape = box((15 mm, 10 mm, 10 mm)); spacing = 5 mm; grid = %s; neighbours = %d; "
+                "material = gel; }\n" % (grid, shells))
+    p = srd("dump", model, "--json")
+    got = (json.loads(p.stdout)["nodes"], json.loads(p.stdout)["edges"]) if p.returncode == 0 else None
+    if got != brute_counts(grid, shells):
+        wrong.append("%s/%d: %s, enumerated %s" % (grid, shells, got, brute_counts(grid, shells)))
+check(not wrong, "node and spring counts of every grid and shell count match an enumeration%s"
+      % (": " + "; ".join(wrong) if wrong else ""))
+
 # 5. Volumetric actuation: every spring of a free cylinder rests 2 % longer; the static
 # equilibrium is the reference scaled by 1.02 about the held node, exactly (tol 1e-15 m).
 out = run(os.path.join(here, "expand.srd"))
