@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""check_lattice.py SRDC DIR — mass-spring lattices (issue 19, items 1-2): the stiffness relation
+"""check_lattice.py SRDC DIR EXAMPLES — mass-spring lattices (issue 19, items 1-2): the stiffness relation
 k = E a / beta against a bar's modulus and Poisson ratio, a cantilever's first bending frequency
 against Euler-Bernoulli as the spacing shrinks, an undamped Verlet run's energy, lumped masses,
-and volumetric actuation (a free block expanding, a slab's halves in antiphase)."""
+and volumetric actuation (a free block expanding, a slab's halves in antiphase, the thermal
+bimorph example curling)."""
 import csv
 import json
 import math
@@ -14,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tap  # noqa: E402
 from tap import check  # noqa: E402
 
-srdc, here = sys.argv[1], sys.argv[2]
+srdc, here, examples = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 def srd(*args):
@@ -31,6 +32,18 @@ def variant(name, **replace):
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def variant_of(path, replace):
+    """The model at path with words replaced, written to a scratch directory."""
+    text = open(path).read()
+    for key, value in replace.items():
+        assert key in text, key
+        text = text.replace(key, value)
+    out = os.path.join(tap.scratch("model_"), os.path.basename(path))
+    with open(out, "w") as f:
+        f.write(text)
+    return out
 
 
 def last_frame(path):
@@ -199,5 +212,40 @@ if out:
     check(abs(grow - 0.05) < 0.01 and abs(shrink + 0.05) < 0.01,
           "actuated halves in antiphase: front half %+.2f %%, back half %+.2f %% (tol: +-5 %% within 1 %%)"
           % (100 * grow, 100 * shrink))
+
+# 7. examples/thermal_bimorph.srd: a strip whose lower half expands by 1 % curls with curvature
+# 3 eps / (2 h) = 3.75 /m (bilayer of equal moduli). A circle fitted (least squares) to the
+# deformed mid-plane's centre line: -10.3 % at 4 cells through the thickness, -30.5 % at 2;
+# tolerance: within 12 % at 4 cells, and the error at least halves from 2 to 4 cells (order > 1).
+def det3(m):
+    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+
+
+def circle_curvature(pts):
+    """1 / R of the circle x^2 + z^2 + D x + E z + F = 0 fitted to pts by least squares."""
+    rows = [(x, z, 1.0) for x, z in pts]
+    rhs = [-(x * x + z * z) for x, z in pts]
+    n = [[sum(r[i] * r[j] for r in rows) for j in range(3)] for i in range(3)]
+    v = [sum(r[i] * b for r, b in zip(rows, rhs)) for i in range(3)]
+    d, e, f = (det3([[v[i] if j == k else n[i][j] for j in range(3)] for i in range(3)]) / det3(n) for k in range(3))
+    return 1 / math.sqrt(d * d / 4 + e * e / 4 - f)
+
+
+bimorph_errors = []
+for spacing, nx, ny, mid in ((2, 31, 6, 1), (1, 61, 11, 2)):
+    path = os.path.join(examples, "thermal_bimorph.srd")
+    if spacing == 2:
+        path = variant_of(path, {"spacing = 1 mm": "spacing = 2 mm", "x == 1 mm": "x == 2 mm"})
+    out = run(path)
+    if not out:
+        continue
+    pos = last_frame(os.path.join(out, "bimorph.csv"))
+    line = [(pos[i + nx * (ny // 2 + ny * mid)][0], pos[i + nx * (ny // 2 + ny * mid)][2]) for i in range(nx)]
+    bimorph_errors.append(circle_curvature(line) / 3.75 - 1)
+if len(bimorph_errors) == 2:
+    check(abs(bimorph_errors[1]) < 0.12 and abs(bimorph_errors[0]) > 2 * abs(bimorph_errors[1]),
+          "thermal bimorph curvature vs 3 eps / (2 h): %+.1f %% at 2 cells through the thickness, %+.1f %% at 4 "
+          "(tol 12 %% at 4, error at least halved)" % (100 * bimorph_errors[0], 100 * bimorph_errors[1]))
 
 tap.finish()
