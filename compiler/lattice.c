@@ -13,8 +13,10 @@
 
 enum { SHAPE_BOX, SHAPE_CYLINDER, SHAPE_SPHERE };
 enum { MAX_OFFSETS = 128, SAMPLES = 8 };
-/* The index grid of a lattice (half-spacing cells) must fit in memory. */
-#define MAX_GRID_CELLS 200000000.0
+/* The index grid of a lattice (half-spacing points, 4 bytes each) and its springs must fit in
+ * memory: 256 MB of grid, and 20 million springs (about 1 GB of model and kernel data). */
+#define MAX_GRID_CELLS 64000000.0
+#define MAX_SPRINGS 20000000.0
 
 typedef struct Shape {
     int    kind;
@@ -419,9 +421,9 @@ static int grid_kind(const PropValues *pv)
     return !strcmp(v->str, "bcc") ? LATTICE_BCC : LATTICE_FCC;
 }
 
-static bool read_layout(Elab *e, const Stmt *s, const PropValues *pv, ElabObj *o, double *beta)
+/* Grid, spacing and neighbour shells, and the relation's beta for them. */
+static bool read_layout(const Stmt *s, const PropValues *pv, ElabObj *o, double *beta)
 {
-    (void)e;
     static const char *names[] = { "cubic", "bcc", "fcc" };
     o->grid = grid_kind(pv);
     o->spacing = prop_num(pv, "spacing", 0);
@@ -533,11 +535,16 @@ static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, c
     if (!grid_init(&g, sh, a))
         return false;
     int n = place_nodes(&g, sh, o->grid, a, &xs);
+    Offsets off;
+    neighbour_offsets(o->grid, o->neighbours, &off);
     bool ok = n >= 2 && elab_room_for(e, n, s->loc);
+    if (ok && (double)n * off.n / 2 > MAX_SPRINGS) {
+        diag_error(at, "lattice `%s` would have about %.3g springs, more than %g", o->name, (double)n * off.n / 2,
+                   MAX_SPRINGS);
+        ok = false;
+    }
     if (ok) {
         int oi = e->objs.n;
-        Offsets off;
-        neighbour_offsets(o->grid, o->neighbours, &off);
         o->first_node = e->node_obj.n;
         o->n_nodes = n;
         for (int i = 0; i < n; i++)
@@ -583,7 +590,9 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
     o.first_hinge = e->hinge_edge.n;
     Shape sh;
     double beta;
-    if (!read_layout(e, s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) || !build_lattice(e, s, &o, &sh, &mt, beta, prop_loc(&pv, "spacing", s->loc))) {
+    SrcLoc spacing_at = prop_loc(&pv, "spacing", s->loc);
+    if (!read_layout(s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) ||
+        !build_lattice(e, s, &o, &sh, &mt, beta, spacing_at)) {
         free(o.spring_k);
         return;
     }
