@@ -123,6 +123,7 @@ bool lattice_relation(int grid, int shells, double *beta, double *nu)
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
+/* x inside the closed body; tol widens it, so that grid points on a face count as inside. */
 static bool shape_inside(const Shape *sh, const double x[3], double tol)
 {
     double d[3] = { x[0] - sh->anchor[0], x[1] - sh->anchor[1], x[2] - sh->anchor[2] };
@@ -139,6 +140,7 @@ static bool shape_inside(const Shape *sh, const double x[3], double tol)
     return h >= -tol && h <= sh->length + tol && sqrt(fmax(r2, 0)) <= sh->radius + tol;
 }
 
+/* The exact volume, which a curved body's lattice is made to weigh rho times. */
 static double shape_volume(const Shape *sh)
 {
     if (sh->kind == SHAPE_BOX)
@@ -148,6 +150,7 @@ static double shape_volume(const Shape *sh)
     return PI * sh->radius * sh->radius * sh->length;
 }
 
+/* An axis-aligned box holding the body: the range of the grid to search. */
 static void shape_bounds(const Shape *sh, double lo[3], double hi[3])
 {
     for (int c = 0; c < 3; c++) {
@@ -175,6 +178,7 @@ static double shape_extent(const Shape *sh)
     return fmin(2 * sh->radius, sh->length);
 }
 
+/* Every component of a size or radius is positive; else an error at its argument. */
 static bool positive(const Value *v, SrcLoc loc, const char *what)
 {
     for (int c = 0; c < v->n; c++)
@@ -335,6 +339,7 @@ typedef struct Grid {
     int *slot;           /* local node index per half-spacing point, or -1 */
 } Grid;
 
+/* The slot of half-spacing point c, or -1 outside the grid (neighbours beyond its edge). */
 static long grid_index(const Grid *g, const int c[3])
 {
     for (int k = 0; k < 3; k++)
@@ -343,6 +348,8 @@ static long grid_index(const Grid *g, const int c[3])
     return ((long)(c[2] - g->lo[2]) * g->dim[1] + (c[1] - g->lo[1])) * g->dim[0] + (c[0] - g->lo[0]);
 }
 
+/* The index grid over the body's bounds, with a margin of a cell on every side, all slots
+ * empty; refused when it would not fit in memory. */
 static bool grid_init(Grid *g, const Shape *sh, double a)
 {
     double lo[3], hi[3], cells = 1;
@@ -362,6 +369,7 @@ static bool grid_init(Grid *g, const Shape *sh, double a)
     return true;
 }
 
+/* The position of half-spacing point c: the anchor is a lattice point. */
 static void grid_point(const Shape *sh, double a, const int c[3], double x[3])
 {
     for (int k = 0; k < 3; k++)
@@ -413,6 +421,7 @@ static void connect(Elab *e, const Grid *g, const Offsets *o, int first, int oi)
             }
 }
 
+/* LATTICE_* of the `grid` property (cubic when absent). */
 static int grid_kind(const PropValues *pv)
 {
     const Value *v = prop_get(pv, "grid");
@@ -562,6 +571,8 @@ static bool build_lattice(Elab *e, const Stmt *s, ElabObj *o, const Shape *sh, c
     return ok;
 }
 
+/* `lattice NAME { shape; spacing; grid; neighbours; material; }`: its nodes, springs, stiffnesses
+ * and masses, appended to the model under construction. */
 void elab_lattice(Elab *e, Stmt *s, const char *name)
 {
     PropValues pv;
@@ -602,6 +613,7 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
 
 /* ---- the flat model's springs ---- */
 
+/* After joins: a lattice edge's rest length is measured between the merged nodes. */
 int lattice_add_springs(const Elab *e, srd_model *m, int *edge_of)
 {
     static const char *data[] = { "k", "rest_length", "rest_factor" };
