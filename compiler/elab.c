@@ -345,15 +345,23 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         break;
     case P_PATH:
     case P_MESH:
+    case P_SOLID:
     case P_SECTION: {
         static const char *paths = " line polyline arc circle helix ";
         static const char *meshes = " rectangle hexagon disc sphere obj dismech ";
+        static const char *solids = " box cylinder sphere ";
         char key[64];
         bool good = false;
         if (v.kind == V_GEOM || v.kind == V_SECTION) {
             snprintf(key, sizeof key, " %s ", v.geom->fn);
             good = p->shape == P_PATH ? strstr(paths, key) != NULL
-                 : p->shape == P_MESH ? strstr(meshes, key) != NULL : v.kind == V_SECTION;
+                 : p->shape == P_MESH ? strstr(meshes, key) != NULL
+                 : p->shape == P_SOLID ? strstr(solids, key) != NULL : v.kind == V_SECTION;
+        }
+        if (!good && p->shape == P_SOLID) {
+            Diag *d = diag_error(x->loc, "`%s` of %s must be a solid shape", p->name, owner);
+            diag_hint(d, "shapes: box(size, origin), cylinder(radius, length, base, axis), sphere(radius, center)");
+            return false;
         }
         if (!good) {
             Diag *d = diag_error(x->loc, "`%s` of %s must be %s", p->name, owner,
@@ -377,13 +385,16 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     }
     if (!ok)
         return false;
-    if (!v.known && p->shape != P_HEIGHT) {
+    bool by_region = p->shape == P_MATERIAL && p->block == BK_LATTICE && v.param && !strcmp(v.param, "position");
+    if (!v.known && p->shape != P_HEIGHT && !by_region) {
         Diag *d = diag_error(x->loc, "`%s` must be known when the model is built, but this depends on `%s`", p->name,
                              v.param ? v.param : "a run-time value");
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
             diag_hint(d, "to change it over time, use `actuate`");
         return false;
     }
+    if (by_region)
+        return true;
     if (v.param && p->discrete) {
         mark_shaping_param(e, v.param);
         return true;
@@ -396,6 +407,8 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     }
     return true;
 }
+
+static void bind_node_position(Elab *e, SrcLoc loc);
 
 void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
 {
@@ -441,6 +454,12 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
             xv.param = yv.param = "position";
             scope_bind(e, "x", xv, s->loc, BIND_BUILTIN);
             scope_bind(e, "y", yv, s->loc, BIND_BUILTIN);
+            v = eval_expr(e, s->value);
+            e->scope = outer;
+        } else if (pv->specs[k]->shape == P_MATERIAL && blk->block == BK_LATTICE) {
+            /* a lattice's material may depend on the position: checked here, chosen per part */
+            Binding *outer = e->scope;
+            bind_node_position(e, s->loc);
             v = eval_expr(e, s->value);
             e->scope = outer;
         } else if (pv->specs[k]->shape == P_WORD && s->value->kind == EX_NAME) {
@@ -1045,6 +1064,7 @@ static const ActTarget act_targets[] = {
     { "rest_length", 1, 1, "rest length of edges (m)" },
     { "E", 1, 0, "Young's modulus (Pa)" },
     { "angle", 1, 0, "natural hinge angle (rad)" },
+    { "springs", 1, 0, "rest length of springs as a multiple of their reference length" },
 };
 
 static void exec_actuate(Elab *e, Stmt *s)
@@ -1062,12 +1082,12 @@ static void exec_actuate(Elab *e, Stmt *s)
             at = &act_targets[i];
     if (!at) {
         Diag *d = diag_error(t->loc, "cannot actuate `%s`", t->str);
-        const char *names[] = { "curvature", "twist", "rest_length", "E", "angle" };
-        const char *close = diag_closest(t->str, names, 5);
+        const char *names[] = { "curvature", "twist", "rest_length", "E", "angle", "springs" };
+        const char *close = diag_closest(t->str, names, 6);
         if (close)
             diag_hint(d, "did you mean `%s`?", close);
         else
-            diag_hint(d, "actuation targets are curvature, twist, rest_length, E and angle");
+            diag_hint(d, "actuation targets are curvature, twist, rest_length, E, angle and a lattice's springs");
         return;
     }
     Value base = eval_expr(e, t->a);
@@ -1090,10 +1110,16 @@ static void exec_actuate(Elab *e, Stmt *s)
     }
     const ElabObj *o = &e->objs.a[obj];
     bool rod_target = at->name[0] == 'c' || at->name[0] == 't';
+    bool spring_target = !strcmp(at->name, "springs");
     if ((rod_target && o->kind != SRD_OBJ_ROD) || (!strcmp(at->name, "angle") && o->kind != SRD_OBJ_SHELL) ||
-        o->kind == SRD_OBJ_BODY) {
-        diag_error(t->loc, "%s `%s` has no %s", o->kind == SRD_OBJ_ROD ? "rod" : o->kind == SRD_OBJ_SHELL ? "shell" : "body",
-                   o->name, at->what);
+        spring_target != (o->kind == SRD_OBJ_LATTICE) || o->kind == SRD_OBJ_BODY) {
+        static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+        Diag *d = diag_error(t->loc, "%s `%s` has no %s", kinds[o->kind], o->name, spring_target ? "springs" : at->what);
+        if (spring_target && o->kind == SRD_OBJ_ROD)
+            diag_hint(d, "only a lattice has springs; a rod's edges take `actuate %s.edges.rest_length = ...`", o->name);
+        if (o->kind == SRD_OBJ_LATTICE)
+            diag_hint(d, "a lattice is actuated through its springs' rest lengths: `actuate %s.springs where x < 0 = 1 + 0.1 * "
+                         "sin(2*pi*1 Hz*t);`", o->name);
         return;
     }
     if (!strcmp(at->name, "E") && sel) {
@@ -1105,7 +1131,8 @@ static void exec_actuate(Elab *e, Stmt *s)
         Value full = base;
         if (base.kind == V_OBJ) {
             Expr m = *t;
-            m.str = o->kind == SRD_OBJ_ROD ? (at->name[0] == 'r' ? "edges" : "nodes") : "hinges";
+            m.str = o->kind == SRD_OBJ_ROD ? (at->name[0] == 'r' ? "edges" : "nodes")
+                  : o->kind == SRD_OBJ_LATTICE ? "springs" : "hinges";
             m.has_args = false;
             m.kind = EX_MEMBER;
             full = select_member(e, base, &m);
@@ -1348,7 +1375,7 @@ static void exec_for(Elab *e, Stmt *s)
 static void exec_block(Elab *e, Stmt *s)
 {
     const char *name = NULL;
-    if (s->block <= BK_BODY) {
+    if (s->block <= BK_LATTICE) {
         name = decl_name(e, s);
         if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
@@ -1359,17 +1386,20 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_ROD: elab_rod(e, s, name); break;
     case BK_SHELL: elab_shell(e, s, name); break;
     case BK_BODY: elab_body(e, s, name); break;
+    case BK_LATTICE: elab_lattice(e, s, name); break;
     case BK_SIMULATE:
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;
     default: elab_environment(e, s); break;
     }
-    if (s->block >= BK_ROD && s->block <= BK_BODY && e->objs.n == objects_before) {
+    if (s->block >= BK_ROD && s->block <= BK_LATTICE && e->objs.n == objects_before) {
         /* Keep the name declared so that its later uses add no errors of their own. */
         ElabObj broken;
         memset(&broken, 0, sizeof broken);
         broken.name = name;
-        broken.kind = s->block == BK_ROD ? SRD_OBJ_ROD : s->block == BK_SHELL ? SRD_OBJ_SHELL : SRD_OBJ_BODY;
+        static const int kinds[] = { [BK_ROD] = SRD_OBJ_ROD, [BK_SHELL] = SRD_OBJ_SHELL, [BK_BODY] = SRD_OBJ_BODY,
+                                     [BK_LATTICE] = SRD_OBJ_LATTICE };
+        broken.kind = kinds[s->block];
         broken.loc = s->name_loc;
         broken.broken = true;
         broken.first_node = e->node_obj.n;
@@ -1469,8 +1499,10 @@ static void bind_builtins(Elab *e)
 
 static void elab_free(Elab *e)
 {
-    for (int i = 0; i < e->objs.n; i++)
+    for (int i = 0; i < e->objs.n; i++) {
         free(e->objs.a[i].s);
+        free(e->objs.a[i].spring_k);
+    }
     free(e->objs.a);
     free(e->mats.a);
     free(e->decls.a);

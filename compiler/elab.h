@@ -64,6 +64,9 @@ enum { BIND_LET, BIND_PARAM, BIND_LOOP, BIND_ARG, BIND_BUILTIN };
  * (sqrt(3)/2) E h l, or 2 E h l / (1 - nu^2), the value MAT-DiSMech's code gives mid-edge shells. */
 enum { SHELL_STRETCH_LATTICE, SHELL_STRETCH_DISMECH_MIDEDGE };
 
+/* The grids of a `lattice`: simple cubic, body-centred cubic, face-centred cubic. */
+enum { LATTICE_CUBIC, LATTICE_BCC, LATTICE_FCC };
+
 typedef struct ElabObj {
     const char *name;
     int         kind;     /* SRD_OBJ_* */
@@ -81,6 +84,10 @@ typedef struct ElabObj {
     double      kappa_bar[2], tau_bar, phi_bar;
     bool        natural_given; /* curvature/twist (rods) or angle (shells) given: else stress-free reference */
     double     *s;        /* rods: arc-length fraction per node */
+    double     *spring_k; /* lattices: stiffness per edge (N/m) */
+    int         grid;     /* lattices: LATTICE_* */
+    int         neighbours; /* lattices: shells of neighbours joined by springs */
+    double      spacing;  /* lattices: the grid's cube edge a */
 } ElabObj;
 
 typedef struct ElabMaterial {

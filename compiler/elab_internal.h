@@ -32,6 +32,22 @@ void elab_material(Elab *e, Stmt *s, const char *name);
 void elab_rod(Elab *e, Stmt *s, const char *name);
 void elab_shell(Elab *e, Stmt *s, const char *name);
 void elab_body(Elab *e, Stmt *s, const char *name);
+/* Geometry arguments bound to their signature (out[k] is V_ERR when absent), and the node and
+ * edge builders, for lattice.c. */
+bool elab_geom_args(const Geom *g, Value *out, SrcLoc *locs);
+bool elab_room_for(Elab *e, int n, SrcLoc loc);
+int  elab_add_node(Elab *e, const double x[3], int obj, int local);
+int  elab_add_edge(Elab *e, int a, int b, int obj);
+/* lattice.c */
+void elab_lattice(Elab *e, Stmt *s, const char *name);
+/* The stiffness relation of a lattice (LATTICE_*) joining `shells` shells of neighbours with
+ * springs of one stiffness k: its Young's modulus along the grid axes is beta k / a and its
+ * Poisson ratio there nu. False when the lattice has no shear stiffness. */
+bool lattice_relation(int grid, int shells, double *beta, double *nu);
+/* Adds one `lattice_spring` instance per lattice edge of the flat model (after joins are
+ * merged); returns the set, or -1 when there is no lattice. edge_of[i] receives the model edge
+ * of instance i (an array of n_edges ints). */
+int  lattice_add_springs(const Elab *e, srd_model *m, int *edge_of);
 /* analysis.c */
 void elab_environment(Elab *e, Stmt *s);
 void elab_analysis(Elab *e, Stmt *s);

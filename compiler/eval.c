@@ -425,6 +425,23 @@ static Value choose_word(Elab *e, Expr *x, Value c, Value a, Value b)
     return r;
 }
 
+/* A material by region (`material = z < 2 mm ? stiff : soft;` in a lattice): known when the
+ * condition is; else the first branch, marked as depending on the position, which the lattice
+ * evaluates again at each node and spring. */
+static Value choose_material(Elab *e, Expr *x, Value c, Value a, Value b)
+{
+    if (!require_num(e, c, x->a))
+        return value_error();
+    if (c.n != 1) {
+        diag_error(x->a->loc, "a condition must be a scalar");
+        return value_error();
+    }
+    Value r = !c.known || c.v[0] != 0 ? a : b;
+    r.known = c.known;
+    r.param = c.param;
+    return r;
+}
+
 static Value eval_cond(Elab *e, Expr *x)
 {
     Value c = eval_expr(e, x->a);
@@ -432,6 +449,8 @@ static Value eval_cond(Elab *e, Expr *x)
     Value b = eval_expr(e, x->c);
     if (a.kind == V_WORD && b.kind == V_WORD)
         return choose_word(e, x, c, a, b);
+    if (a.kind == V_MATERIAL && b.kind == V_MATERIAL)
+        return choose_material(e, x, c, a, b);
     bool ok_c = require_num(e, c, x->a);
     bool ok_a = require_num(e, a, x->b);
     bool ok_b = require_num(e, b, x->c);
@@ -585,7 +604,7 @@ static const Builtin builtins[] = {
 };
 
 static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle",   "helix",
-                                      "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech",
+                                      "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech", "box", "cylinder",
                                       "circular", "elliptic", "rectangular" };
 
 /* Called for every evaluated call, in loops too: the first letters are compared before the

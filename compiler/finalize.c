@@ -20,7 +20,8 @@ typedef struct Fin {
     int       *map;       /* pre-merge node -> model node */
     int       *hinge_inst;/* hinge -> instance in the hinge set, or -1 */
     int       *frame_rod; /* per edge: the rod whose section a frame edge takes, or -1 */
-    int        set_stretch, set_bend, set_hinge, set_mid, set_wall;
+    int        set_stretch, set_bend, set_hinge, set_mid, set_wall, set_spring;
+    int       *spring_edge; /* per lattice_spring instance: its model edge */
     const PendingAct **act_src; /* per model actuation: the statement it came from */
     unsigned char *clamped;   /* per model node: 1 when a `clamp` statement selected it */
     int       *slide_of;  /* per model node: its slide, SLIDE_NONE, or SLIDE_HELD (held in full instead) */
@@ -155,7 +156,8 @@ static bool copy_edges(Fin *f)
         m->edge_twist[i] = m->edge_xi[i] = -1;
         if (a == b || !(m->edge_rest[i] > 0)) {
             Diag *d = diag_error(o->loc, "%s `%s` has an edge of zero length (edge %d)",
-                                 o->kind == SRD_OBJ_ROD ? "rod" : "shell", o->name, i - o->first_edge);
+                                 o->kind == SRD_OBJ_ROD ? "rod" : o->kind == SRD_OBJ_SHELL ? "shell" : "lattice", o->name,
+                                 i - o->first_edge);
             diag_hint(d, "a `join` may have merged both ends of an edge, or the path has repeated points");
             ok = false;
         }
@@ -252,9 +254,14 @@ static void add_stretch(Fin *f)
     Elab *e = f->e;
     if (!m->n_edges)
         return;
-    f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 3, stretch_data);
+    f->spring_edge = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
+    f->set_spring = lattice_add_springs(e, m, f->spring_edge);
     for (int i = 0; i < m->n_edges; i++) {
         const ElabObj *o = &e->objs.a[m->edge_object[i]];
+        if (o->kind == SRD_OBJ_LATTICE)
+            continue;
+        if (f->set_stretch < 0)
+            f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 3, stretch_data);
         double l = m->edge_rest[i];
         double ks = o->kind == SRD_OBJ_ROD ? o->EA : shell_ks(o, l);
         /* Spread over the length it stands for: the energy 1/2 ks eps^2 l then has the
@@ -1148,6 +1155,8 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
         sets[n_sets++] = f->set_wall;
     } else if (!strcmp(pa->target, "rest_length")) {
         sets[n_sets++] = f->set_stretch;
+    } else if (!strcmp(pa->target, "springs")) {
+        sets[n_sets++] = f->set_spring;
     } else if (!strcmp(pa->target, "angle")) {
         sets[n_sets++] = f->set_hinge;
     } else {
@@ -1197,6 +1206,8 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
                 take = emark[set->edges[i]];
             else if (!take && sets[k] == f->set_hinge)
                 take = hinst[i];
+            else if (!take && sets[k] == f->set_spring)
+                take = emark[f->spring_edge[i]];
             if (!take)
                 continue;
             inst[n] = i;
@@ -1235,7 +1246,8 @@ static bool resolve_actuation(Fin *f, const PendingAct *pa)
         return false;
     if (total == 0) {
         Diag *d = diag_error(pa->loc, "this actuation reaches no element of `%s`", o->name);
-        diag_hint(d, "curvature and twist act at interior rod nodes, rest_length on edges, angle on hinges");
+        diag_hint(d, "curvature and twist act at interior rod nodes, rest_length on edges, angle on hinges, "
+                     "springs on a lattice's springs");
         return false;
     }
     return true;
@@ -1482,7 +1494,7 @@ void elab_finalize(Elab *e)
     f.e = e;
     f.m = e->model;
     f.n0 = e->node_obj.n;
-    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = f.set_wall = -1;
+    f.set_stretch = f.set_bend = f.set_hinge = f.set_mid = f.set_wall = f.set_spring = -1;
     bool ok = merge_nodes(&f);
     copy_objects(&f);
     ok &= copy_edges(&f);
@@ -1527,4 +1539,5 @@ void elab_finalize(Elab *e)
     free(f.act_src);
     free(f.clamped);
     free(f.slide_of);
+    free(f.spring_edge);
 }

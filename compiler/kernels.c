@@ -25,6 +25,8 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "box_contact") || !strcmp(kind, "box_friction") || !strcmp(kind, "cylinder_contact") ||
         !strcmp(kind, "cylinder_friction"))
         return "contact";
+    if (!strcmp(kind, "lattice_spring"))
+        return "springs";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";
     return NULL;

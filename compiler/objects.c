@@ -49,8 +49,12 @@ static const GeomSig sigs[] = {
       { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, true }, { "center", A_POINT, false } }, 3, false },
     { "disc", "disc(radius, spacing, center = (0, 0, 0) m)",
       { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, true }, { "center", A_POINT, false } }, 3, false },
-    { "sphere", "sphere(radius, spacing, center = (0, 0, 0) m)",
-      { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, true }, { "center", A_POINT, false } }, 3, false },
+    { "sphere", "sphere(radius, spacing, center = (0, 0, 0) m); a lattice's sphere(radius, center = (0, 0, 0) m)",
+      { { "radius", A_LENGTH, true }, { "spacing", A_LENGTH, false }, { "center", A_POINT, false } }, 3, false },
+    { "box", "box(size, origin = (0, 0, 0) m)", { { "size", A_POINT, true }, { "origin", A_POINT, false } }, 2, false },
+    { "cylinder", "cylinder(radius, length, base = (0, 0, 0) m, axis = (0, 0, 1))",
+      { { "radius", A_LENGTH, true }, { "length", A_LENGTH, true }, { "base", A_POINT, false },
+        { "axis", A_DIRECTION, false } }, 4, false },
     { "obj", "obj(\"file.obj\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "dismech", "dismech(\"file.txt\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "circular", "circular(radius)", { { "radius", A_LENGTH, true } }, 1, false },
@@ -511,6 +515,11 @@ static bool build_mesh(Elab *e, const Geom *g, GeomMesh *mesh)
     } else if (!strcmp(g->fn, "disc")) {
         err = geom_disc(vec_or(&a[2], origin0), a[0].v[0], a[1].v[0], mesh);
     } else if (!strcmp(g->fn, "sphere")) {
+        if (a[1].kind != V_NUM) {
+            Diag *d = diag_error(g->loc, "a sphere mesh needs its `spacing`");
+            diag_hint(d, "usage: sphere(radius, spacing, center = (0, 0, 0) m)");
+            return false;
+        }
         err = geom_sphere(vec_or(&a[2], origin0), a[0].v[0], a[1].v[0], mesh);
     } else {
         const char *path = relative_path(e, a[0].str, g->loc);
@@ -700,3 +709,15 @@ void elab_body(Elab *e, Stmt *s, const char *name)
     e->body_mass.a[node] = mass;
     DPUSH(e->objs, o);
 }
+
+/* ---- shared with lattice.c ---- */
+
+bool elab_geom_args(const Geom *g, Value *out, SrcLoc *locs)
+{
+    const GeomSig *sig = find_sig(g->fn);
+    return sig && bind_args(g, sig, out, locs);
+}
+
+bool elab_room_for(Elab *e, int n, SrcLoc loc) { return room_for(e, n, loc); }
+int  elab_add_node(Elab *e, const double x[3], int obj, int local) { return add_node(e, x, obj, local); }
+int  elab_add_edge(Elab *e, int a, int b, int obj) { return add_edge(e, a, b, obj); }

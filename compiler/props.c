@@ -38,6 +38,12 @@ static const PropSpec props[] = {
     NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass"),
     NUM(BK_BODY, "mass", 1, 0, 1, 0, true, true, "mass"),
 
+    DISCRETE(BK_LATTICE, "shape", P_SOLID, 0, true, NULL, "the body it fills: box, cylinder or sphere"),
+    DISCRETE(BK_LATTICE, "spacing", P_NUM, 1, true, NULL, "edge of the grid's cubic cell"),
+    DISCRETE(BK_LATTICE, "grid", P_WORD, 0, false, "cubic bcc fcc", "grid: cubic (default), bcc or fcc"),
+    DISCRETE(BK_LATTICE, "neighbours", P_INT, 0, false, NULL, "shells of neighbours joined by springs (default 2)"),
+    OTHER(BK_LATTICE, "material", P_MATERIAL, true, "material name (E along the grid axes, rho)"),
+
     NUM(BK_MEDIUM, "density", 1, -3, 1, 0, true, true, "density of the surrounding fluid (buoyancy)"),
     NUM(BK_VISCOUS, "eta", 1, -1, 1, -1, true, true, "viscous drag per length and velocity"),
     NUM(BK_DAMPING, "alpha", 1, 0, 0, -1, false, true, "mass-proportional Rayleigh coefficient"),

@@ -12,6 +12,7 @@ typedef enum {
     P_PATH,     /* line(...), polyline(...), arc(...), circle(...), helix(...) */
     P_MESH,     /* rectangle(...), hexagon(...), disc(...), obj(...), dismech(...) */
     P_SECTION,  /* circular(r), elliptic(a, b), rectangular(w, h) */
+    P_SOLID,    /* box(...), cylinder(...), sphere(...): a lattice's body */
     P_HEIGHT,   /* an expression of x and y giving a height */
 } PropShape;
 

@@ -14,7 +14,7 @@ static const char *sel_kind_name(SelKind k, int n)
 
 static const char *obj_kind_name(int kind)
 {
-    return kind == SRD_OBJ_ROD ? "rod" : kind == SRD_OBJ_SHELL ? "shell" : "body";
+    return kind == SRD_OBJ_ROD ? "rod" : kind == SRD_OBJ_SHELL ? "shell" : kind == SRD_OBJ_LATTICE ? "lattice" : "body";
 }
 
 static Sel *sel_new(Elab *e, SelKind kind, int n, int obj)
@@ -66,11 +66,13 @@ static void attach_s(Elab *e, Sel *s, const ElabObj *o)
 static const char *rod_members[] = { "start", "end", "node", "nodes", "edge", "edges" };
 static const char *shell_members[] = { "node", "nodes", "edge", "edges", "triangles", "hinges", "boundary" };
 static const char *body_members[] = { "node" };
+static const char *lattice_members[] = { "node", "nodes", "edge", "edges", "springs" };
 
 static void unknown_member(const ElabObj *o, Expr *x)
 {
-    const char *const *names = o->kind == SRD_OBJ_ROD ? rod_members : o->kind == SRD_OBJ_SHELL ? shell_members : body_members;
-    int n = o->kind == SRD_OBJ_ROD ? 6 : o->kind == SRD_OBJ_SHELL ? 7 : 1;
+    const char *const *names = o->kind == SRD_OBJ_ROD ? rod_members : o->kind == SRD_OBJ_SHELL ? shell_members
+                             : o->kind == SRD_OBJ_LATTICE ? lattice_members : body_members;
+    int n = o->kind == SRD_OBJ_ROD ? 6 : o->kind == SRD_OBJ_SHELL ? 7 : o->kind == SRD_OBJ_LATTICE ? 5 : 1;
     Diag *d = diag_error(x->loc, "%s `%s` has no member `%s`", obj_kind_name(o->kind), o->name, x->str);
     if (!d) /* reported already, from an earlier turn of a loop */
         return;
@@ -168,7 +170,7 @@ static Value object_member(Elab *e, int oi, Expr *x)
         s = sel_range(e, SEL_EDGE, o->first_edge + idx, 1, oi);
     } else if (!strcmp(m, "nodes") && !x->has_args) {
         s = sel_range(e, SEL_NODE, o->first_node, o->n_nodes, oi);
-    } else if (!strcmp(m, "edges") && !x->has_args) {
+    } else if ((!strcmp(m, "edges") || (o->kind == SRD_OBJ_LATTICE && !strcmp(m, "springs"))) && !x->has_args) {
         s = sel_range(e, SEL_EDGE, o->first_edge, o->n_edges, oi);
     } else if (is_shell && !strcmp(m, "triangles") && !x->has_args) {
         s = sel_range(e, SEL_TRI, o->first_tri, o->n_tris, oi);

@@ -191,7 +191,7 @@ double srd_model_total_mass(const srd_model *m)
 
 void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
 {
-    static const char *kinds[] = { "rod", "shell", "body" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
     if (dof < 0 || dof >= m->n_dofs) {
         snprintf(buf, n, "DOF %d", dof);
         return;
@@ -241,11 +241,16 @@ void srd_model_print(const srd_model *m, FILE *out)
 {
     int node_dofs = count_dofs(m, SRD_DOF_NODE_X) * 3;
     fprintf(out, "model %s%s\n", m->source ? m->source : "", m->planar ? " (planar)" : "");
-    fprintf(out, "  objects        %d rods, %d shells, %d bodies\n", count_objects(m, SRD_OBJ_ROD),
+    int lattices = count_objects(m, SRD_OBJ_LATTICE), springs = 0;
+    for (int e = 0; e < m->n_edges; e++)
+        springs += m->objects[m->edge_object[e]].kind == SRD_OBJ_LATTICE;
+    fprintf(out, "  objects        %d rods, %d shells, %d bodies", count_objects(m, SRD_OBJ_ROD),
             count_objects(m, SRD_OBJ_SHELL), count_objects(m, SRD_OBJ_BODY));
+    fprintf(out, lattices ? ", %d lattices\n" : "\n", lattices);
     fprintf(out, "  nodes          %d\n", m->n_nodes);
-    fprintf(out, "  edges          %d (rod %d, shell %d)\n", m->n_edges, count_rod_edges(m),
-            m->n_edges - count_rod_edges(m));
+    fprintf(out, "  edges          %d (rod %d, shell %d", m->n_edges, count_rod_edges(m),
+            m->n_edges - count_rod_edges(m) - springs);
+    fprintf(out, springs ? ", lattice %d)\n" : ")\n", springs);
     fprintf(out, "  triangles      %d\n", m->n_tris);
     fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
             count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
@@ -329,7 +334,7 @@ static void json_analysis(FILE *out, const char *key, const srd_analysis *a)
 
 void srd_model_print_json(const srd_model *m, FILE *out)
 {
-    static const char *kinds[] = { "rod", "shell", "body" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
     fprintf(out, "{\n  \"source\": ");
     json_string(out, m->source);
     fprintf(out, ",\n  \"planar\": %s", m->planar ? "true" : "false");

@@ -91,7 +91,7 @@ static void *add_array(VtkFrame *fr, const char *name, int type, int ncomp, size
     return a->data;
 }
 
-/* The cells: rod edges and 2-node user elements (springs) as lines, triangles, bodies as
+/* The cells: rod edges, lattice springs and 2-node user elements (springs) as lines, triangles, bodies as
  * vertices; per cell, the object it belongs to (or -1) and the rod edge, triangle or element
  * behind it. */
 typedef struct CellList {
@@ -102,7 +102,7 @@ typedef struct CellList {
 
 static bool drawn_as_line(const srd_elemset *set)
 {
-    static const char *not_drawn[] = { "stretch", "rft_drag", "tangent_follower", "normal_follower" };
+    static const char *not_drawn[] = { "stretch", "lattice_spring", "rft_drag", "tangent_follower", "normal_follower" };
     for (size_t k = 0; k < sizeof not_drawn / sizeof *not_drawn; k++)
         if (!strcmp(set->kind, not_drawn[k]))
             return false;
@@ -134,7 +134,7 @@ static void list_cells(const srd_model *m, CellList *c)
     c->tri = srd_xcalloc(cap, sizeof(int));
     c->type = srd_xcalloc(cap, 1);
     for (int e = 0; e < m->n_edges; e++)
-        if (m->edge_is_rod[e])
+        if (m->edge_is_rod[e] || m->objects[m->edge_object[e]].kind == SRD_OBJ_LATTICE)
             add_cell(c, &m->edge_nodes[2 * e], 2, 3, m->edge_object[e], e, -1);
     for (int t = 0; t < m->n_tris; t++)
         add_cell(c, &m->tri_nodes[3 * t], 3, 5, m->tri_object[t], -1, t);

@@ -12,6 +12,7 @@ static const char *const target_names[][6] = {
     { "rest_length", "rest_length", NULL },
     { "angle", "phi_bar", NULL },
     { "pressure", "p", NULL },
+    { "springs", "rest_factor", NULL },
     { "E", "ks", "EI1", "EI2", "GJ", "kb" },
 };
 

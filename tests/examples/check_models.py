@@ -18,7 +18,9 @@ Conventions (those of the brief the examples were written to):
   * fixed: 3 per clamped node; a clamped rod end also clamps the next node; the twist and xi of
     an edge with both nodes clamped; in planar models the y of every node;
   * mass: rho A (sum of edge lengths) per rod, rho h (sum of triangle areas) per shell, plus
-    point masses.
+    point masses; rho V per lattice;
+  * lattice (cubic grid in a box, edges and face diagonals): one lattice_spring per pair of grid
+    points at distance a or a sqrt(2), counted here cell face by cell face.
 
 Prints one `ok - ...` / `not ok - ...` line per check; exits 1 if any check fails.
 """
@@ -52,6 +54,8 @@ class Model:
         self.surface = None     # None, or whether an uneven ground (height field) has friction
         self.fixed_components = []  # (node, component) held by `fix`
         self.pressure_volume = 0    # triangles of closed shells under `pressure`
+        self.springs = 0            # lattice springs
+        self.lattice_mass = 0.0
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -68,6 +72,19 @@ class Model:
         tris = [tuple(nodes[k] for k in t) for t in triangles]
         self.shells.append((tris, rho, thickness, bending))
         return nodes
+
+    def cubic_lattice(self, size, a, rho):
+        """A box of the given size filled with a cubic grid of spacing a, springs to the edges
+        and face diagonals of its cells."""
+        n = [round(s / a) for s in size]
+        self.add_nodes([(i * a, j * a, k * a) for k in range(n[2] + 1) for j in range(n[1] + 1)
+                        for i in range(n[0] + 1)])
+        points = [(n[0] + 1) * (n[1] + 1) * (n[2] + 1) // (n[c] + 1) for c in range(3)]
+        axis = sum(n[c] * points[c] for c in range(3))
+        # each axis-aligned unit square of the grid has 2 diagonals
+        squares = sum(n[a1] * n[a2] * (n[3 - a1 - a2] + 1) for a1, a2 in ((0, 1), (0, 2), (1, 2)))
+        self.springs += axis + 2 * squares
+        self.lattice_mass += rho * size[0] * size[1] * size[2]
 
     def body(self, position, mass):
         (node,) = self.add_nodes([position])
@@ -152,7 +169,7 @@ class Model:
             else:
                 midedges += len(tris)
                 xi += len(uses)
-        mass += sum(m for _, m in self.point_masses)
+        mass += sum(m for _, m in self.point_masses) + self.lattice_mass
 
         # frame edges: rod edges, and the edges of every triangle touching a rod-shell joint
         has_rod = [False] * n_nodes
@@ -193,12 +210,12 @@ class Model:
                             ("surface_friction", n_nodes if self.surface else 0),
                             ("sphere_contact", n_nodes * len(self.spheres)),
                             ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f)),
-                            ("pressure_volume", self.pressure_volume)):
+                            ("pressure_volume", self.pressure_volume), ("lattice_spring", self.springs)):
             if count:
                 elements[kind] = count
         return {
             "nodes": n_nodes,
-            "edges": len(rod_edges) + len(shell_edges),
+            "edges": len(rod_edges) + len(shell_edges) + self.springs,
             "rod_edges": len(rod_edges),
             "triangles": len(shell_tris),
             "dofs": 3 * n_nodes + twist + xi,
@@ -475,6 +492,14 @@ def tripod():
     return m
 
 
+def thermal_bimorph():
+    m = Model()
+    m.cubic_lattice((0.06, 0.01, 0.004), 0.001, rho=1070)
+    m.fixed_components = [(0 + 61 * (0 + 11 * 2), c) for c in range(3)]
+    m.fixed_components += [(0 + 61 * (10 + 11 * 2), c) for c in (0, 2)] + [(1 + 61 * (0 + 11 * 2), 2)]
+    return m
+
+
 EXAMPLES = {
     "cantilever_rod": cantilever_rod,
     "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
@@ -490,6 +515,7 @@ EXAMPLES = {
     "jumper": jumper,
     "tripod": tripod,
     "balloon": balloon,
+    "thermal_bimorph": thermal_bimorph,
 }
 
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab.h"
+#include "elab_internal.h"
 #include "parse.h"
 #include "diag_capture.h"
 
@@ -576,6 +577,36 @@ static void test_misc(Tally *t)
     srd_model_free(m);
 }
 
+/* The stiffness relation of every lattice against the table of docs/language.md (beta = E a / k
+ * and nu along a grid axis, as fractions), and the grids without shear stiffness refused. */
+static void test_lattice_relation(Tally *t)
+{
+    static const struct { int grid, shells; double beta, nu; } table[] = {
+        { LATTICE_CUBIC, 2, 5.0 / 2, 1.0 / 4 },  { LATTICE_CUBIC, 3, 27.0 / 10, 7.0 / 20 },
+        { LATTICE_BCC, 2, 12.0 / 5, 1.0 / 5 },   { LATTICE_BCC, 3, 36.0 / 7, 2.0 / 7 },
+        { LATTICE_FCC, 1, 4.0 / 3, 1.0 / 3 },    { LATTICE_FCC, 2, 40.0 / 7, 1.0 / 7 },
+        { LATTICE_FCC, 3, 352.0 / 25, 7.0 / 25 },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        double beta = 0, nu = 0;
+        bool ok = lattice_relation(table[i].grid, table[i].shells, &beta, &nu);
+        check(t, ok && fabs(beta / table[i].beta - 1) < 1e-14 && fabs(nu / table[i].nu - 1) < 1e-14,
+              "lattice %d with %d shells: beta %.15g (table %.15g), nu %.15g (table %.15g)", table[i].grid,
+              table[i].shells, beta, table[i].beta, nu, table[i].nu);
+    }
+    double beta, nu;
+    check(t, !lattice_relation(LATTICE_CUBIC, 1, &beta, &nu) && !lattice_relation(LATTICE_BCC, 1, &beta, &nu),
+          "cubic and bcc lattices of one shell have no shear stiffness");
+    srd_model *m = build_ok(t, "a lattice sphere", "material gel { E = 1 MPa; rho = 1000 kg/m^3; }\n"
+                                                   "lattice ball { shape = sphere(10 mm); spacing = 2 mm; material = gel; }\n");
+    if (m) {
+        double v = 4.0 / 3.0 * 3.14159265358979323846 * 1e-6;
+        check(t, fabs(srd_model_total_mass(m) / (1000 * v) - 1) < 1e-12 && set_count(m, "lattice_spring") == m->n_edges,
+              "a lattice sphere weighs rho V (%.15g kg) and has one lattice_spring per edge", srd_model_total_mass(m));
+        srd_model_free(m);
+    }
+}
+
 int main(void)
 {
     arena_init(&arena);
@@ -589,6 +620,7 @@ int main(void)
     test_shells(&t);
     test_ordering_keeps_narrower(&t);
     test_misc(&t);
+    test_lattice_relation(&t);
     arena_free(&arena);
     printf("# %d checks, %d failed\n", t.run, t.failed);
     return t.failed ? 1 : 0;

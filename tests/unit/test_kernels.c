@@ -72,6 +72,7 @@ static const char *model_text =
     "apply spring(arm.node(1), plate.node(4); k = stiff, l0 = 5 cm);\n"
     "apply spring(arm.node(2), plate.node(5); k = 7 N/m, l0 = 4 cm);\n"
     "apply angle_spring(arm.node(2), arm.node(3), arm.node(4); k = 1e-3 N*m, theta0 = 0.3);\n"
+    "apply lattice_spring(arm.node(3), plate.node(6); k = 40 N/m, rest_length = 3 cm, rest_factor = 1.1);\n"
     "apply piecewise(arm.node(0), arm.node(5); k = 20 N/m, l0 = 6 cm);\n"
     "apply piecewise(plate.node(0), plate.node(7); k = 10 N/m, l0 = 2 cm);\n"
     "apply trig(plate.node(1), plate.node(2), plate.node(6); k = 1e-4 N*m);\n"

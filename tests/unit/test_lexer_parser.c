@@ -397,7 +397,7 @@ static void test_errors(Tally *t)
     int energies = 0;
     for (int i = 0; i < prog.n_stmts; i++)
         energies += prog.stmts[i]->kind == ST_ENERGY;
-    check(t, ok && energies == 2, "a module used twice is loaded once (%d energies)", energies);
+    check(t, ok && energies == 3, "a module used twice is loaded once (%d energies)", energies);
     diag_reset();
     text = "use std.nothing;\n";
     ok = parse_program_text(&arena, "main.srd", text, strlen(text), parse_stdlib_dir(), &prog);
