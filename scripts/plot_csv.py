@@ -46,7 +46,7 @@ def main():
         points = sorted((number(r[a.x]), number(r[column])) for r in rows
                         if number(r[a.x]) is not None and number(r[column]) is not None)
         count += len(points)
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=column)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=column, gid="series_" + column)
     if not count:
         sys.exit("plot_csv.py: error: no numeric rows to plot")
     ax.set_xlabel(a.x)
