@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "plot_cli.h"
 #include "render_cli.h"
 #include "view.h"
 #include "aot.h"
@@ -43,6 +44,7 @@ static const char *usage_text =
     "                      draw a run's frames (its VTK output in DIR) as pictures or a video\n"
     "  view DIR [-o FILE.html] [--series NAME] [--max-frames N]\n"
     "                      write one self-contained HTML page that plays the run in 3D\n"
+    "  plot DIR            plot a run's probes, energies and frequencies as PNG pictures\n"
     "  help [COMMAND]      show help for a command\n"
     "\n"
     "options:\n"
@@ -190,6 +192,18 @@ static const char *render_help =
     "  srdc render out/c --frame all --color velocity -o out/c/frame\n"
     "  srdc render out/s -o out/s/roll.mp4 --color velocity\n";
 
+static const char *plot_help =
+    "usage: srdc plot DIR\n"
+    "\n"
+    "Plots what a run wrote into DIR as PNG pictures, with matplotlib: DIR/probes.png (the\n"
+    "simulation's probes against time), DIR/energy.png, DIR/static_probes.png (when the static\n"
+    "analysis wrote several load steps), DIR/modes_probes.png and DIR/modes.png. Columns are\n"
+    "grouped by unit (DIR/units.csv), one panel per unit, the unit on the axis. Needs Python 3\n"
+    "with matplotlib (Debian's python3-matplotlib; SRD_PYTHON names another Python).\n"
+    "\n"
+    "example:\n"
+    "  srdc run examples/jumper.srd --out out/j && srdc plot out/j\n";
+
 static const char *view_help =
     "usage: srdc view DIR [-o FILE.html] [--series NAME] [--max-frames N]\n"
     "\n"
@@ -231,6 +245,8 @@ static int print_help(const char *cmd)
         fputs(render_help, stdout);
     else if (!strcmp(cmd, "view"))
         fputs(view_help, stdout);
+    else if (!strcmp(cmd, "plot"))
+        fputs(plot_help, stdout);
     else if (!strcmp(cmd, "help"))
         fputs("usage: srdc help [COMMAND]\n\nShows the help of COMMAND, or the list of commands.\n\nexample:\n  srdc help dump\n",
               stdout);
@@ -604,12 +620,15 @@ int main(int argc, char **argv)
         return cmd_sweep(argc - 2, argv + 2);
     if (!strcmp(cmd, "render"))
         return srd_render_command(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plot"))
+        return srd_plot_command(argc - 2, argv + 2);
     if (!strcmp(cmd, "view"))
         return srd_view_command(argc - 2, argv + 2);
     fprintf(stderr, "srdc: error: unknown command `%s`\n", cmd);
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
-        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm, render, view and help\n", stderr);
+        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm, render, view, plot and help\n",
+              stderr);
     return SRD_EXIT_BAD_INPUT;
 }

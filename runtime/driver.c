@@ -16,6 +16,7 @@
 #include "output_csv.h"
 #include "modeshape.h"
 #include "output_vtk.h"
+#include "output_units.h"
 #include "parallel.h"
 #include "sim.h"
 #include "watch.h"
@@ -858,6 +859,20 @@ static bool runs(const srd_model *m, const srd_analysis *a, const srd_run_option
     return a->present && (!o->resume || a == &m->simulate);
 }
 
+/* units.csv, for the analyses that run. */
+static int write_units(const srd_model *m, const srd_run_options *o, const srd_analysis *const order[3])
+{
+    bool which[3];
+    for (int k = 0; k < 3; k++)
+        which[k] = runs(m, order[k], o);
+    srd_outfile units;
+    memset(&units, 0, sizeof units);
+    if (srd_units_write(&units, o->out, m, which) != 0)
+        return report_outfile(&units);
+    note_written("units.csv");
+    return SRD_EXIT_OK;
+}
+
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o)
 {
     if (srd_run_check(m, o) != SRD_EXIT_OK || check_method(m, kt) != SRD_EXIT_OK)
@@ -867,7 +882,7 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
      * simulation from the reference configuration or, with `start = equilibrium`, from the
      * static result too. */
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
-    int status = SRD_EXIT_OK;
+    int status = write_units(m, o, order);
     double *equilibrium = NULL;
     strain_warned = false;
     srd_sim s;

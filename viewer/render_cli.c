@@ -6,9 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "alloc.h"
 #include "cli.h"
@@ -182,36 +180,6 @@ static bool video_output(const char *out)
     return n > 4 && (!strcmp(out + n - 4, ".gif") || !strcmp(out + n - 4, ".mp4"));
 }
 
-/* Runs argv, its messages into the file log; 0 when it exits 0, else -1 with the reason in err. */
-static int run_program(char *const argv[], const char *log, char *err, size_t err_n)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0) {
-        snprintf(err, err_n, "cannot start %s: %s", argv[0], strerror(errno));
-        return -1;
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        snprintf(err, err_n, "`%s` is not installed; a video needs it (Debian: apt-get install ffmpeg), or render "
-                 "PNG pictures with `--frame all`", argv[0]);
-        return -1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(err, err_n, "%s failed", argv[0]);
-        return -1;
-    }
-    return 0;
-}
-
 /* Frames [lo, hi] every `step`-th, played back in real time at most 50 per second. */
 static double video_rate(const srd_series *s, int lo, int hi, int *step)
 {
@@ -248,7 +216,11 @@ static int encode(const Options *o, const char *dir, double fps, char *err, size
     char *argv[] = { "ffmpeg", "-y", "-loglevel", "error", "-framerate", rate, "-i", input, "-vf", (char *)filter,
                      gif ? "-loop" : "-c:v", gif ? "0" : "libx264", gif ? "-f" : "-pix_fmt", gif ? "gif" : "yuv420p",
                      (char *)o->out, NULL };
-    if (run_program(argv, log, err, err_n) != 0) {
+    int ran = srd_cli_run(argv, log, err, err_n);
+    if (ran == 127)
+        snprintf(err, err_n, "`ffmpeg` is not installed; a video needs it (Debian: apt-get install ffmpeg), or render "
+                 "PNG pictures with `--frame all`");
+    if (ran != 0) {
         if (strstr(err, "failed")) { /* keep the log's words: the scratch directory goes */
             FILE *f = fopen(log, "r");
             char line[512] = "";

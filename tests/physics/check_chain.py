@@ -64,7 +64,7 @@ if p.returncode == 0:
           "from equilibrium the tip stays put: largest move %.3g m over %d samples (tol 1e-12 m)" % (drift, len(series)))
     check(tip0[2] < -0.0905, "the static sag is real: tip z = %.5f m (drawn at -0.08 m)" % tip0[2])
     listed = p.stdout.splitlines()[-1] if p.stdout else ""
-    check(listed == "wrote %s/: static_probes.csv, shape.csv, probes.csv, energy.csv, checkpoint.bin" % out,
+    check(listed == "wrote %s/: units.csv, static_probes.csv, shape.csv, probes.csv, energy.csv, checkpoint.bin" % out,
           "the run summary lists every file written: %r" % listed)
     # output csv: a header t,x0,y0,z0,... and one row per 20 ms frame; the last node's columns
     # are the tip probe's values, to the same 12 digits.
