@@ -147,6 +147,71 @@ static void contact_block(Elab *e, Stmt *s, const PropValues *pv)
     m->contact_slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
 }
 
+/* ---- the camera of pictures: `view { ... }` ---- */
+
+static bool copy_vector(const PropValues *pv, const char *name, double *out)
+{
+    const Value *v = prop_get(pv, name);
+    if (v)
+        memcpy(out, v->v, 3 * sizeof(double));
+    return v != NULL;
+}
+
+/* The direction the camera looks along is known when the eye and the target are both given;
+ * then it must not be the up direction (no upright picture) nor zero. */
+static void check_view_direction(Stmt *s, const PropValues *pv, const srd_model *m)
+{
+    double d[3], dd = 0, uu = 0, du = 0;
+    for (int c = 0; c < 3; c++) {
+        d[c] = m->view_target[c] - m->view_eye[c];
+        dd += d[c] * d[c];
+        uu += m->view_up[c] * m->view_up[c];
+        du += d[c] * m->view_up[c];
+    }
+    if (!(uu > 0)) {
+        Diag *dg = diag_error(prop_loc(pv, "up", s->loc), "the view's `up` direction is zero");
+        diag_hint(dg, "up is the direction that points up in the picture, for example (0, 0, 1)");
+    } else if ((m->view_given & (SRD_VIEW_EYE | SRD_VIEW_TARGET)) == (SRD_VIEW_EYE | SRD_VIEW_TARGET) && !(dd > 0)) {
+        Diag *dg = diag_error(prop_loc(pv, "target", s->loc), "the view's `eye` and `target` are the same point");
+        diag_hint(dg, "the camera at `eye` looks at `target`: move one of them");
+    } else if ((m->view_given & (SRD_VIEW_EYE | SRD_VIEW_TARGET)) == (SRD_VIEW_EYE | SRD_VIEW_TARGET) &&
+               du * du >= (1 - 1e-9) * dd * uu) {
+        Diag *dg = diag_error(prop_loc(pv, "up", s->loc), "the camera looks along its `up` direction");
+        diag_hint(dg, "from `eye` to `target` is the way it looks; give `up` another direction, for example (0, 1, 0) "
+                      "for a view from above");
+    }
+}
+
+static void view_block(Elab *e, Stmt *s, const PropValues *pv)
+{
+    static const char *from[] = { "front", "side", "top", "iso" };
+    srd_model *m = e->model;
+    m->view_up[2] = 1;
+    m->view_fov = 30 * 3.14159265358979323846 / 180;
+    m->view_given |= copy_vector(pv, "eye", m->view_eye) ? SRD_VIEW_EYE : 0;
+    m->view_given |= copy_vector(pv, "target", m->view_target) ? SRD_VIEW_TARGET : 0;
+    m->view_given |= copy_vector(pv, "up", m->view_up) ? SRD_VIEW_UP : 0;
+    if (prop_given(pv, "fov")) {
+        m->view_given |= SRD_VIEW_FOV;
+        m->view_fov = prop_num(pv, "fov", 0);
+        if (!(m->view_fov >= 0 && m->view_fov < 170 * 3.14159265358979323846 / 180)) {
+            Diag *d = diag_error(prop_loc(pv, "fov", s->loc), "a field of view from 0 to under 170 degrees, please");
+            diag_hint(d, "0 draws an orthographic view; 30 deg is the default");
+        }
+    }
+    const Value *w = prop_get(pv, "from");
+    for (int k = 0; w && k < 4; k++)
+        if (!strcmp(w->str, from[k])) {
+            m->view_from = k + 1;
+            m->view_given |= SRD_VIEW_FROM;
+        }
+    if (w && (m->view_given & (SRD_VIEW_EYE | SRD_VIEW_TARGET)) == (SRD_VIEW_EYE | SRD_VIEW_TARGET)) {
+        Diag *d = diag_error(prop_loc(pv, "from", s->loc), "`from` places the camera, but `eye` and `target` already do");
+        diag_hint(d, "keep either `from` or the pair `eye`, `target`");
+    }
+    check_view_direction(s, pv, m);
+}
+
 void elab_environment(Elab *e, Stmt *s)
 {
     PropValues pv;
@@ -193,6 +258,10 @@ void elab_environment(Elab *e, Stmt *s)
     case BK_GROUND:
         if (first_time(e, s, &e->seen[BK_GROUND]))
             ground_block(e, s, &pv);
+        break;
+    case BK_VIEW:
+        if (first_time(e, s, &e->seen[BK_VIEW]))
+            view_block(e, s, &pv);
         break;
     case BK_OBSTACLE: obstacle_block(e, s, &pv); break;
     case BK_CONTACT: contact_block(e, s, &pv); break;

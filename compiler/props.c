@@ -53,6 +53,12 @@ static const PropSpec props[] = {
     NUM(BK_DRAG, "cd", 1, 0, 0, 0, true, true, "drag coefficient"),
     NUM(BK_DRAG, "density", 1, -3, 1, 0, true, true, "fluid density"),
 
+    NUM(BK_VIEW, "eye", 3, 1, 0, 0, false, false, "where the camera of pictures is"),
+    NUM(BK_VIEW, "target", 3, 1, 0, 0, false, false, "the point it looks at"),
+    NUM(BK_VIEW, "up", 3, 0, 0, 0, false, false, "the direction that is up in the picture (default (0, 0, 1))"),
+    NUM(BK_VIEW, "fov", 1, 0, 0, 0, false, false, "vertical field of view (default 30 deg; 0: orthographic)"),
+    WORD(BK_VIEW, "from", "front side top iso", "look from a side at the whole run: front, side, top or iso"),
+
     NUM(BK_GROUND, "normal", 3, 0, 0, 0, false, true, "plane normal (default (0, 0, 1))"),
     NUM(BK_GROUND, "level", 1, 1, 0, 0, false, true, "height of the plane at the origin (default 0)"),
     NUM(BK_GROUND, "incline", 1, 0, 0, 0, false, true, "tilt of the plane about the y axis"),

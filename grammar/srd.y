@@ -59,6 +59,7 @@ static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
 %token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_LATTICE "lattice" KW_JOIN "join" KW_CLAMP "clamp"
 %token KW_FIX "fix" KW_LOAD "load" KW_PRESSURE "pressure" KW_GRAVITY "gravity" KW_MEDIUM "medium"
 %token KW_VISCOUS "viscous" KW_DAMPING "damping" KW_RFT "rft" KW_DRAG "drag"
+%token KW_VIEW "view"
 %token KW_GROUND "ground" KW_OBSTACLE "obstacle" KW_CONTACT "contact" KW_ACTUATE "actuate"
 %token KW_ENERGY "energy" KW_FORCE "force" KW_APPLY "apply" KW_FOR "for" KW_IN "in"
 %token KW_OVER "over" KW_WHERE "where" KW_SIMULATE "simulate" KW_STATIC "static"
@@ -255,6 +256,7 @@ env_kw
     | KW_RFT                        { $$ = BK_RFT; }
     | KW_DRAG                       { $$ = BK_DRAG; }
     | KW_GROUND                     { $$ = BK_GROUND; }
+    | KW_VIEW                       { $$ = BK_VIEW; }
     ;
 
 analysis_kw

@@ -346,13 +346,23 @@ static void field_array(FILE *f, const char *name, int tuples, int comps, const 
 }
 
 /* Data of the whole frame, so that a picture can draw what the model touches: a flat
- * ground's plane (normal, then a point on it) and the obstacles. Always text: a few numbers. */
+ * ground's plane (normal, then a point on it) and the obstacles; and the file's camera.
+ * Always text: a few numbers. */
 static void write_field_data(FILE *f, const srd_model *m)
 {
     bool ground = m->has_ground && m->ground_height_expr < 0;
-    if (!ground && !m->n_obstacles)
+    if (!ground && !m->n_obstacles && !m->view_given)
         return;
     fprintf(f, "    <FieldData>\n");
+    if (m->view_given) { /* the `view` block: what is given, eye, target, up, fov (rad), from */
+        double v[12] = { m->view_given, 0, 0, 0, 0, 0, 0, 0, 0, 0, m->view_fov, m->view_from };
+        for (int c = 0; c < 3; c++) {
+            v[1 + c] = m->view_eye[c];
+            v[4 + c] = m->view_target[c];
+            v[7 + c] = m->view_up[c];
+        }
+        field_array(f, "view", 1, 12, v);
+    }
     if (ground) {
         double g[6] = { m->ground_normal[0], m->ground_normal[1], m->ground_normal[2],
                         m->ground_point[0],  m->ground_point[1],  m->ground_point[2] };

@@ -5,6 +5,7 @@
 #define SRD_MODEL_H
 #include <stdio.h>
 
+enum { SRD_VIEW_EYE = 1, SRD_VIEW_TARGET = 2, SRD_VIEW_UP = 4, SRD_VIEW_FOV = 8, SRD_VIEW_FROM = 16 };
 enum { SRD_OBJ_ROD, SRD_OBJ_SHELL, SRD_OBJ_BODY, SRD_OBJ_LATTICE };
 enum { SRD_DOF_NODE_X, SRD_DOF_NODE_Y, SRD_DOF_NODE_Z, SRD_DOF_TWIST, SRD_DOF_XI };
 enum { SRD_BEND_HINGE, SRD_BEND_MIDEDGE };
@@ -221,6 +222,11 @@ typedef struct srd_model {
     srd_obstacle *obstacles;
     int     has_self_contact;
     double  contact_delta, contact_stiffness, contact_friction, contact_slip_velocity;
+
+    /* The camera of pictures (`view` block): what is given, by SRD_VIEW_* bits. */
+    unsigned view_given;
+    double   view_eye[3], view_target[3], view_up[3], view_fov;
+    int      view_from;       /* 1 front, 2 side, 3 top, 4 iso (as srdc render --view) */
 
     srd_analysis simulate, statics, modes;
 } srd_model;

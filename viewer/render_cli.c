@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "cli.h"
 #include "render.h"
+#include "srd_model.h"
 
 typedef struct Options {
     const char *dir, *out, *series, *frame, *time;
@@ -299,6 +300,33 @@ static int set_camera(const Options *o, const double lo[3], const double hi[3], 
     return 0;
 }
 
+/* The camera of the model's `view` block (FieldData "view": what is given, eye, target, up, fov
+ * in radians, from) fills in what the command line did not set. */
+static void file_view(Options *o, const srd_frame *f)
+{
+    const srd_frame_field *v = srd_frame_field_on(f, "view", 2);
+    if (!v || v->ncomp != 12)
+        return;
+    const double *x = v->values;
+    unsigned given = (unsigned)x[0];
+    struct { unsigned bit; bool *has; double *to; int n; const double *from; } parts[] = {
+        { SRD_VIEW_EYE, &o->has_eye, o->eye, 3, &x[1] },
+        { SRD_VIEW_TARGET, &o->has_target, o->target, 3, &x[4] },
+        { SRD_VIEW_UP, &o->has_up, o->up, 3, &x[7] },
+    };
+    for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
+        if ((given & parts[k].bit) && !*parts[k].has) {
+            *parts[k].has = true;
+            memcpy(parts[k].to, parts[k].from, sizeof(double) * (size_t)parts[k].n);
+        }
+    if ((given & SRD_VIEW_FOV) && !o->has_fov) {
+        o->has_fov = true;
+        o->fov = x[10] * 180 / 3.14159265358979323846;
+    }
+    if ((given & SRD_VIEW_FROM) && o->r.view == SRD_VIEW_AUTO && x[11] >= 1 && x[11] <= 4)
+        o->r.view = (srd_view_kind)(int)x[11];
+}
+
 static int draw(const Options *o, const char *pvd, const srd_series *s, srd_frame *frames, char *err, size_t err_n)
 {
     int lo, hi;
@@ -319,6 +347,9 @@ static int draw(const Options *o, const char *pvd, const srd_series *s, srd_fram
     srd_render_bounds(frames, s->n, blo, bhi);
     if (o->r.color_field && srd_render_field_range(frames, s->n, o->r.color_field, &flo, &fhi, err, err_n) != 0)
         return -1;
+    Options with_file = *o; /* the model's `view` block, where the command line is silent */
+    file_view(&with_file, &frames[0]);
+    o = &with_file;
     srd_camera cam;
     srd_render_fit(blo, bhi, o->r.view, (double)o->r.width / o->r.height, &cam);
     if (set_camera(o, blo, bhi, &cam, err, err_n) != 0)

@@ -89,6 +89,25 @@ if q.returncode == 0:
 else:
     check(False, "orthographic render: %s" % q.stderr.strip())
 
+# 1c. A `view` block in the model: its camera is the one the pictures take, the same as the
+# command line's --eye/--target/--fov (byte for byte), and not the fitted one.
+viewed = open(os.path.join(here, "rod_x.srd")).read().replace(
+    "clamp beam.start;", "clamp beam.start;\nview { eye = (0.05, -0.3, 0.05) m; target = (0.05, 0, 0) m; fov = 20 deg; }")
+out2 = tap.scratch("view_")
+with open(os.path.join(out2, "viewed.srd"), "w") as f:
+    f.write(viewed)
+p = srd("run", os.path.join(out2, "viewed.srd"), "--out", out2, "--quiet")
+pictures = [os.path.join(out2, n) for n in ("block.png", "options.png", "fitted.png")]
+q1 = srd("render", out2, "--size", "400x300", "-o", pictures[0])
+q2 = srd("render", out2, "--size", "400x300", "-o", pictures[1], "--eye", "0.05,-0.3,0.05", "--target", "0.05,0,0",
+         "--fov", "20")
+q3 = srd("render", os.path.dirname(picture), "--size", "400x300", "-o", pictures[2])
+same = all(os.path.exists(x) for x in pictures) and open(pictures[0], "rb").read() == open(pictures[1], "rb").read()
+differs = same and png.read(pictures[0])[2] != png.read(pictures[2])[2]
+check(p.returncode == 0 and q1.returncode == 0 and q2.returncode == 0 and q3.returncode == 0 and same and differs,
+      "a view block's camera: the pictures equal those of the same camera given on the command line, and differ from "
+      "the fitted one%s" % (p.stderr + q1.stderr + q2.stderr))
+
 # 2. Every example that writes frames: its last frame (a 0.1 s run) is drawn and fits the
 # picture: the model's pixels (saturated colours; the ground grid may run off the picture)
 # are more than 0.2% of it, span more than a quarter of its width or height (the camera fits
