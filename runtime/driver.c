@@ -222,8 +222,22 @@ static double probe_period(const srd_analysis *a, double dt)
     return period;
 }
 
+/* A singular Jacobian: which DOFs nothing holds, not a LAPACK code. */
+static void report_singular(const srd_sim *s)
+{
+    fprintf(stderr, "%s: error: the Jacobian is singular at t = %.6g s: the model can move without resistance\n",
+            prog_name, s->t);
+    srd_sim_report_singular(s, stderr, 8);
+    fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
+                    "stiffness; a static analysis needs every rigid motion held\n");
+}
+
 static void report_failure(const srd_sim *s, int code)
 {
+    if (code == 1 && s->last.singular) {
+        report_singular(s);
+        return;
+    }
     fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
             code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
     fprintf(stderr, "  Newton residuals (N):");
@@ -361,6 +375,27 @@ static int write_frame(Outputs *out, srd_sim *s, const double *q, const double *
     return SRD_EXIT_OK;
 }
 
+/* The summary's solver line: which layout, why (the predicted cost of one factorisation per
+ * layout when the choice was automatic), and the time factorising per Newton iteration. */
+static void print_solver_summary(const srd_sim *s)
+{
+    const srd_solver *sv = &s->solver;
+    if (s->total_iterations == 0)
+        return; /* explicit methods solve nothing */
+    printf("linear solver: %s", srd_solver_kind_name(sv->kind));
+    if (sv->sparse)
+        printf(" (%s)", sv->symmetric && !sv->used_lu ? "CHOLMOD Cholesky" : "UMFPACK LU");
+    printf(", %d free DOFs", sv->sys.n_free);
+    const char *sep = "; predicted factorisation:";
+    for (int k = SRD_SOLVER_DENSE; k <= SRD_SOLVER_SPARSE; k++)
+        if (sv->predicted[k] > 0) {
+            printf("%s %s %.3g ms", sep, srd_solver_kind_name((srd_solver_kind)k), 1e3 * sv->predicted[k]);
+            sep = ",";
+        }
+    printf("; measured %.3g ms per Newton iteration", 1e3 * sv->time_factor / (double)s->total_iterations);
+    printf("\n");
+}
+
 static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
 {
     const srd_analysis *a = &m->statics;
@@ -377,8 +412,11 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
         return report_outfile(&out->pr.out);
     int status = write_frame(out, s, s->q, NULL, 0, true);
     if (status == SRD_EXIT_OK && !o->quiet)
+    {
         printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
                s->total_iterations, s->last.residual);
+        print_solver_summary(s);
+    }
     return status;
 }
 
@@ -678,6 +716,7 @@ static void print_dynamic_summary(const Dynamic *d, double wall)
            s->t, d->steps, s->rejected, d->steps ? (double)s->total_iterations / (double)d->steps : 0.0,
            taken > 0 ? 1e3 * wall / (double)taken : 0.0, wall > 0 ? (s->t - d->t_first) / wall : 0.0);
     printf(threads > 1 ? " (assembly on %d threads)\n" : "\n", threads);
+    print_solver_summary(s);
     print_contact_summary(&d->contact);
 }
 
@@ -820,10 +859,10 @@ static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, 
                     const srd_run_options *o)
 {
     char err[512];
-    srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
-                           : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
-                                                                       : SRD_SOLVER_BANDED;
-    int init = srd_sim_init(s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err);
+    const char *name = o->solver ? o->solver : a->solver ? a->solver : "auto";
+    int solver = srd_solver_kind_parse(name);
+    int init = srd_sim_init(s, m, kt->fns, kt->gradients, kt->infos,
+                            solver < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)solver, err, sizeof err);
     if (init != 0) {
         fprintf(stderr, "%s: error: %s\n", prog_name, err);
         return init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
@@ -980,6 +1019,14 @@ int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
         o->resume = o->out = argv[++*i];
     else if (!strcmp(a, "-p") && has_value)
         return add_override(o, argv[++*i]);
+    else if (!strcmp(a, "--solver") && has_value) {
+        o->solver = argv[++*i];
+        if (srd_solver_kind_parse(o->solver) < 0) {
+            fprintf(stderr, "%s: error: `--solver %s`: the solvers are auto, dense, banded and sparse\n",
+                    o->program ? o->program : prog_name, o->solver);
+            return -1;
+        }
+    }
     else if (!strncmp(a, "-p", 2) && strchr(a, '='))
         return add_override(o, a + 2);
     else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {

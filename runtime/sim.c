@@ -135,10 +135,11 @@ static bool memory_suffices(const srd_sim *s, char *err, size_t err_n)
         return true;
     snprintf(err, err_n, "the model needs about %.3g GB (its %s Jacobian of %d free DOFs takes %.3g GB), more than "
                          "%s (%.3g GB)\nhint: %s",
-             need / 1e9, sys->layout == SRD_JAC_DENSE ? "dense" : "banded", sys->n_free, jacobian / 1e9, what,
+             need / 1e9, srd_solver_kind_name(s->solver.kind), sys->n_free, jacobian / 1e9, what,
              limit / 1e9,
-             sys->layout == SRD_JAC_DENSE ? "try `solver = banded`, or a coarser model"
-                                          : "a coarser model, or a numbering with a narrower band");
+             sys->layout == SRD_JAC_DENSE ? "try `solver = sparse`, or a coarser model"
+             : sys->layout == SRD_JAC_CSC ? "a coarser model"
+                                          : "try `solver = sparse`, or a coarser model");
     return false;
 }
 
@@ -447,8 +448,10 @@ int srd_newton(srd_sim *s)
         double ts = srd_seconds();
         int singular = srd_solver_solve(&s->solver, s->dq);
         s->time_solve += srd_seconds() - ts;
-        if (singular)
+        if (singular) {
+            st->singular = 1;
             return 1;
+        }
         double full = 0;
         for (int f = 0; f < n; f++) {
             slope += s->res[f] * s->dq[f];
@@ -876,6 +879,46 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
     }
     free(shown);
     free(dof_of_free);
+}
+
+/* The model DOF of each free index (the caller frees it). */
+static int *free_to_dof(const srd_sim *s)
+{
+    int *dof_of_free = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(int));
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            dof_of_free[s->solver.sys.free_index[d]] = d;
+    return dof_of_free;
+}
+
+static void print_dof(const srd_sim *s, FILE *out, int dof)
+{
+    char what[160];
+    srd_model_describe_dof(s->m, dof, what, sizeof what);
+    fprintf(out, "  %s\n", what);
+}
+
+int srd_sim_report_singular(const srd_sim *s, FILE *out, int count)
+{
+    int n = s->solver.sys.n_free, named = 0, empty = 0;
+    int *dof_of_free = free_to_dof(s);
+    for (int f = 0; f < n; f++)
+        if (srd_solver_column_empty(&s->solver, f) && empty++ < count) {
+            if (!named++)
+                fprintf(out, "  free DOFs that no element, mass or support acts on:\n");
+            print_dof(s, out, dof_of_free[f]);
+        }
+    if (empty > count)
+        fprintf(out, "  ... and %d more\n", empty - count);
+    int pivot = s->solver.singular_col;
+    if (!named && pivot >= 0 && pivot < n) {
+        fprintf(out, "  the factorisation found no stiffness left for (one DOF of a free rigid motion or "
+                     "mechanism):\n");
+        print_dof(s, out, dof_of_free[pivot]);
+        named = 1;
+    }
+    free(dof_of_free);
+    return named;
 }
 
 /* How wrong the state of DOF d looks: non-finite values first, then by speed. */

@@ -24,6 +24,7 @@ typedef struct srd_newton_stats {
     double history[64];   /* residual norm of each iterate: the first 63, then the latest */
     int    n_history;     /* iterates evaluated; the last one's residual is in s->res */
     int    line_search_cuts;
+    int    singular;      /* the last iteration's Jacobian was singular */
 } srd_newton_stats;
 
 typedef struct srd_sim {
@@ -155,6 +156,10 @@ int srd_static(srd_sim *s, int load_steps);
 
 /* The free DOFs with the largest residuals, described as "rod finger, node 37, z". */
 void srd_sim_report_worst(const srd_sim *s, FILE *out, int count);
+/* After a singular Jacobian (last.singular): the free DOFs nothing holds (an empty column: no
+ * element, mass or support acts on them), at most `count`, else the DOF of the zero pivot the
+ * factorisation met (one DOF of a free rigid motion or mechanism). Returns how many it named. */
+int  srd_sim_report_singular(const srd_sim *s, FILE *out, int count);
 
 /* After an explicit step failed: the free DOFs whose position or velocity is not finite, or
  * else those with the largest speeds, with their values. */
