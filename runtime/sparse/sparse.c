@@ -38,6 +38,21 @@ static cholmod_sparse wrap(const srd_system *sys, const double *values)
     return a;
 }
 
+/* Defined (as 1) only in simulators built with --static, which cannot link METIS
+ * (standalone/no_metis.c). */
+extern const int srd_sparse_without_metis __attribute__((weak));
+
+/* CHOLMOD's default tries AMD, and METIS's nested dissection when AMD fills much; without
+ * METIS, AMD alone. */
+static void choose_orderings(cholmod_common *cm)
+{
+    if (&srd_sparse_without_metis == NULL || !srd_sparse_without_metis)
+        return;
+    cm->nmethods = 1;
+    cm->method[0].ordering = CHOLMOD_AMD;
+    cm->postorder = 1;
+}
+
 srd_sparse *srd_sparse_analyze(const srd_system *sys, int symmetric)
 {
     srd_sparse *sp = srd_xcalloc(1, sizeof *sp);
@@ -45,6 +60,7 @@ srd_sparse *srd_sparse_analyze(const srd_system *sys, int symmetric)
     sp->method = "";
     cholmod_start(&sp->cm);
     sp->cm.print = 0; /* failures come back as status codes, reported by the caller */
+    choose_orderings(&sp->cm);
     umfpack_di_defaults(sp->lu_control);
     /* The pattern is structurally symmetric (stencils couple both ways) and the values nearly
      * so: AMD on A + A' with diagonal pivots preferred beats the unsymmetric COLAMD strategy
