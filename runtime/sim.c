@@ -898,6 +898,35 @@ static void print_dof(const srd_sim *s, FILE *out, int dof)
     fprintf(out, "  %s\n", what);
 }
 
+/* The object a DOF belongs to (the first one of a merged node). */
+static int object_of_dof(const srd_model *m, int d)
+{
+    return m->dof_kind[d] <= SRD_DOF_NODE_Z ? m->node_object[m->dof_owner[d]] : m->edge_object[m->dof_owner[d]];
+}
+
+/* Whether any DOF of object o is constrained now (a clamp, fix or prescribed motion). */
+static bool object_held(const srd_sim *s, int o)
+{
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (s->fixed[d] && object_of_dof(s->m, d) == o)
+            return true;
+    return false;
+}
+
+/* The DOF of a zero pivot, and its object when nothing holds that object directly. */
+static void report_pivot(const srd_sim *s, FILE *out, int dof)
+{
+    const srd_model *m = s->m;
+    int o = object_of_dof(m, dof);
+    static const char *kinds[] = { "rod", "shell", "body" };
+    if (!object_held(s, o))
+        fprintf(out, "  nothing holds %s %s: no clamp, fix or motion acts on any of its DOFs\n",
+                kinds[m->objects[o].kind], m->objects[o].name);
+    fprintf(out, "  the factorisation found no stiffness left for (one DOF of a free rigid motion or "
+                 "mechanism):\n");
+    print_dof(s, out, dof);
+}
+
 int srd_sim_report_singular(const srd_sim *s, FILE *out, int count)
 {
     int n = s->solver.sys.n_free, named = 0, empty = 0;
@@ -912,9 +941,7 @@ int srd_sim_report_singular(const srd_sim *s, FILE *out, int count)
         fprintf(out, "  ... and %d more\n", empty - count);
     int pivot = s->solver.singular_col;
     if (!named && pivot >= 0 && pivot < n) {
-        fprintf(out, "  the factorisation found no stiffness left for (one DOF of a free rigid motion or "
-                     "mechanism):\n");
-        print_dof(s, out, dof_of_free[pivot]);
+        report_pivot(s, out, dof_of_free[pivot]);
         named = 1;
     }
     free(dof_of_free);
