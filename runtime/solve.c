@@ -368,3 +368,13 @@ int srd_solver_column_empty(const srd_solver *s, int j)
             return 0;
     return 1;
 }
+
+double srd_solver_factor_flops(const srd_solver *s)
+{
+    double n = s->sys.n_free, b = s->sys.kl > s->sys.ku ? s->sys.kl : s->sys.ku;
+    switch (s->kind) {
+    case SRD_SOLVER_SPARSE: return srd_sparse_flops(s->sparse) * (s->symmetric ? 1 : 2);
+    case SRD_SOLVER_BANDED: return band_flops(n, b, s->symmetric);
+    default: return dense_flops(n, s->symmetric);
+    }
+}

@@ -62,6 +62,9 @@ void srd_solver_add_scaled(srd_solver *s, const double *a, double factor);
 const char *srd_solver_kind_name(srd_solver_kind kind);
 /* Parses "auto", "dense", "banded", "sparse"; -1 when it is none of them. */
 int srd_solver_kind_parse(const char *name);
+/* Flops of one factorisation in the chosen layout (LU counted twice Cholesky): what the
+ * benchmarks set against the measured BLAS rate as a floor. */
+double srd_solver_factor_flops(const srd_solver *s);
 /* 1 when column j of the Jacobian holds no nonzero at all (a DOF nothing acts on). */
 int srd_solver_column_empty(const srd_solver *s, int j);
 

@@ -38,6 +38,22 @@ static cholmod_sparse wrap(const srd_system *sys, const double *values)
     return a;
 }
 
+/* libgomp's entry point (CHOLMOD is built with OpenMP); its header is not needed for one call. */
+void omp_set_dynamic(int dynamic);
+
+/* CHOLMOD's supernodal factorisation opens an OpenMP region of 4 threads per supernode (a
+ * num_threads clause, so OMP_NUM_THREADS cannot lower it). On 2 busy cores those threads mostly
+ * wait for each other: the 38k-DOF plate factorised in 250 ms. Dynamic threads let the runtime
+ * give fewer threads than asked when the cores are loaded: 85 ms. */
+static void limit_openmp(void)
+{
+    static int done;
+    if (!done) {
+        omp_set_dynamic(1);
+        done = 1;
+    }
+}
+
 /* Defined (as 1) only in simulators built with --static, which cannot link METIS
  * (standalone/no_metis.c). */
 extern const int srd_sparse_without_metis __attribute__((weak));
@@ -60,6 +76,7 @@ srd_sparse *srd_sparse_analyze(const srd_system *sys, int symmetric)
     sp->method = "";
     cholmod_start(&sp->cm);
     sp->cm.print = 0; /* failures come back as status codes, reported by the caller */
+    limit_openmp();
     choose_orderings(&sp->cm);
     umfpack_di_defaults(sp->lu_control);
     /* The pattern is structurally symmetric (stencils couple both ways) and the values nearly
