@@ -433,11 +433,15 @@ static int mode_count(const srd_sim *s, const srd_analysis *a)
     return free_dofs;
 }
 
-/* The modal analysis works on a dense n x n copy of the stiffness and keeps `count` shapes of
- * every DOF: refused with a message above what the process may use. */
-static bool modes_fit(int n_free, int count, int n_dofs)
+/* The modal analysis works on a dense n x n copy of the stiffness (or, on the sparse solver,
+ * Lanczos vectors) and keeps `count` shapes of every DOF: refused with a message above what
+ * the process may use. */
+static bool modes_fit(const srd_sim *s, int count, int n_dofs)
 {
-    double need = sizeof(double) * ((double)n_free * n_free + (double)n_free * count + (double)count * n_dofs);
+    int n_free = s->solver.sys.n_free;
+    double lanczos = (2.0 * count + 20 + 3) * n_free; /* the Lanczos vectors; the factor is the solver's */
+    double need = sizeof(double) * ((srd_modes_use_lanczos(s, count) ? lanczos : (double)n_free * n_free) +
+                                    (double)n_free * count + (double)count * n_dofs);
     const char *what;
     double limit = srd_memory_limit(&what);
     if (limit <= 0 || need <= limit)
@@ -497,7 +501,7 @@ static int write_mode_shapes(srd_sim *s, Outputs *out, const double *modes, int 
 static int run_modes(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
 {
     int count = mode_count(s, &m->modes);
-    if (!modes_fit(s->solver.sys.n_free, count, m->n_dofs))
+    if (!modes_fit(s, count, m->n_dofs))
         return SRD_EXIT_MEMORY;
     double *freq = srd_xcalloc((size_t)count + 1, sizeof(double));
     double *modes = srd_xcalloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));

@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "alloc.h"
 #include "parallel.h"
+#include "eigen.h"
 #include <lapacke.h>
 #include <math.h>
 #include <stdbool.h>
@@ -976,6 +977,37 @@ void srd_sim_report_state(const srd_sim *s, FILE *out, int count)
     free(shown);
 }
 
+bool srd_modes_use_lanczos(const srd_sim *s, int count)
+{
+    return s->solver.kind == SRD_SOLVER_SPARSE && count + 1 < s->solver.sys.n_free;
+}
+
+/* The modes of a model on the sparse solver: shift-invert Lanczos (sparse/eigen.c), K's
+ * storage overwritten. */
+static int modes_lanczos(srd_sim *s, int count, const int *dof_of_free, double *freq, double *modes, char *err,
+                         size_t err_n)
+{
+    const srd_model *m = s->m;
+    int n = s->solver.sys.n_free;
+    double *mass = srd_xcalloc((size_t)n, sizeof(double)), *lambda = srd_xcalloc((size_t)count + 1, sizeof(double));
+    double *v = srd_xcalloc((size_t)n * (size_t)count + 1, sizeof(double));
+    for (int f = 0; f < n; f++)
+        mass[f] = m->dof_mass[dof_of_free[f]];
+    int status = srd_sparse_modes(&s->solver, mass, count, lambda, v, err, err_n);
+    if (status == 0) {
+        memset(modes, 0, sizeof(double) * (size_t)count * (size_t)m->n_dofs);
+        for (int k = 0; k < count; k++) {
+            freq[k] = lambda[k] > 0 ? sqrt(lambda[k]) / (2 * 3.14159265358979323846) : 0;
+            for (int f = 0; f < n; f++)
+                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = v[(size_t)k * n + f];
+        }
+    }
+    free(mass);
+    free(lambda);
+    free(v);
+    return status;
+}
+
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
     const srd_model *m = s->m;
@@ -994,11 +1026,17 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
             free(dof_of_free);
             return -1;
         }
-    /* K at the current configuration, column by column from the assembled Hessian. */
+    /* K at the current configuration. */
     int dynamic = s->dynamic;
     s->dynamic = 0;
     assemble(s, s->q, 1);
     s->dynamic = dynamic;
+    if (srd_modes_use_lanczos(s, count)) {
+        int status = modes_lanczos(s, count, dof_of_free, freq, modes, err, err_n);
+        free(dof_of_free);
+        return status;
+    }
+    /* Dense: column by column from the assembled Hessian. */
     double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
     double *e = srd_xcalloc((size_t)n + 1, sizeof(double));
     for (int j = 0; j < n; j++) {

@@ -146,10 +146,14 @@ void srd_sim_stiffness(srd_sim *s);
 double srd_kinetic_energy(const srd_sim *s);
 double srd_potential_energy(srd_sim *s);
 
-/* Natural frequencies (Hz) and mode shapes of K v = w^2 M v at the current configuration.
- * freq has `count` entries, modes count * n_dofs (zero on fixed DOFs). Returns 0, or -1 with
- * a message when a free DOF has no mass or LAPACK fails. */
+/* Natural frequencies (Hz) and mode shapes of K v = w^2 M v at the current configuration,
+ * M-normalised. freq has `count` entries, modes count * n_dofs (zero on fixed DOFs). Dense
+ * (LAPACK dsyevr on the whole matrix) unless srd_modes_use_lanczos. Returns 0, or -1 with a
+ * message when a free DOF has no mass or the eigensolver fails. */
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n);
+/* Whether srd_modes uses shift-invert Lanczos (ARPACK) with the sparse factorisation: on the
+ * sparse solver, for fewer modes than free DOFs less one. Memory then grows with n, not n^2. */
+bool srd_modes_use_lanczos(const srd_sim *s, int count);
 
 /* Static equilibrium under gravity and loads, applied in `load_steps` increments. */
 int srd_static(srd_sim *s, int load_steps);

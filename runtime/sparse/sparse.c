@@ -17,6 +17,7 @@ struct srd_sparse {
     void           *lu_numeric;
     double          lu_control[UMFPACK_CONTROL];
     const char     *method;
+    int             factored_lu;     /* the last factorisation was UMFPACK's */
 };
 
 /* sys's arrays seen as a CHOLMOD matrix; values may be NULL for the pattern alone. */
@@ -131,8 +132,8 @@ static int positive_definite(const cholmod_factor *l)
     return 1;
 }
 
-/* Cholesky and its solve; 1 when J is not positive definite (the caller falls back to LU). */
-static int solve_cholesky(srd_sparse *sp, const srd_system *sys, const double *values, double *b, double *factor_s)
+/* Cholesky factorisation; 1 when J is not positive definite (the caller falls back to LU). */
+static int factor_cholesky(srd_sparse *sp, const srd_system *sys, const double *values, double *factor_s)
 {
     cholmod_sparse a = wrap(sys, values);
     double t0 = srd_seconds();
@@ -140,17 +141,22 @@ static int solve_cholesky(srd_sparse *sp, const srd_system *sys, const double *v
     *factor_s += srd_seconds() - t0;
     if (!ok || sp->cm.status != CHOLMOD_OK || sp->chol->minor < sp->chol->n || !positive_definite(sp->chol))
         return 1;
+    sp->method = "CHOLMOD";
+    return 0;
+}
+
+static int solve_cholesky(srd_sparse *sp, int n, double *b)
+{
     cholmod_dense rhs;
     memset(&rhs, 0, sizeof rhs);
-    rhs.nrow = rhs.nzmax = rhs.d = (size_t)sys->n_free;
+    rhs.nrow = rhs.nzmax = rhs.d = (size_t)n;
     rhs.ncol = 1;
     rhs.x = b;
     rhs.xtype = CHOLMOD_REAL;
     rhs.dtype = CHOLMOD_DOUBLE;
     if (!cholmod_solve2(CHOLMOD_A, sp->chol, &rhs, NULL, &sp->x, NULL, &sp->y, &sp->e, &sp->cm))
         return 1;
-    memcpy(b, sp->x->x, sizeof(double) * (size_t)sys->n_free);
-    sp->method = "CHOLMOD";
+    memcpy(b, sp->x->x, sizeof(double) * (size_t)n);
     return 0;
 }
 
@@ -172,8 +178,8 @@ static int zero_pivot(const srd_sparse *sp, int n)
     return found;
 }
 
-static int solve_lu(srd_sparse *sp, const srd_system *sys, const double *values, double *b, int *pivot,
-                    double *factor_s)
+/* LU factorisation (UMFPACK's analysis on first use); 1 when singular or failed. */
+static int factor_lu(srd_sparse *sp, const srd_system *sys, const double *values, int *pivot, double *factor_s)
 {
     double info[UMFPACK_INFO];
     int n = sys->n_free;
@@ -187,27 +193,45 @@ static int solve_lu(srd_sparse *sp, const srd_system *sys, const double *values,
                                     sp->lu_control, info);
     *factor_s += srd_seconds() - t0;
     sp->method = "UMFPACK";
-    if (status == UMFPACK_WARNING_singular_matrix) {
+    if (status == UMFPACK_WARNING_singular_matrix)
         *pivot = zero_pivot(sp, n);
-        return 1;
-    }
-    if (status != UMFPACK_OK)
-        return 1;
+    return status != UMFPACK_OK;
+}
+
+static int solve_lu(srd_sparse *sp, const srd_system *sys, const double *values, double *b)
+{
+    double info[UMFPACK_INFO];
+    int n = sys->n_free;
     double *x = srd_xcalloc((size_t)n + 1, sizeof(double));
-    status = umfpack_di_solve(UMFPACK_A, sys->col_start, sys->row_index, values, x, b, sp->lu_numeric,
-                              sp->lu_control, info);
+    int status = umfpack_di_solve(UMFPACK_A, sys->col_start, sys->row_index, values, x, b, sp->lu_numeric,
+                                  sp->lu_control, info);
     memcpy(b, x, sizeof(double) * (size_t)n);
     free(x);
     return status == UMFPACK_OK ? 0 : 1;
 }
 
-int srd_sparse_solve(srd_sparse *sp, const srd_system *sys, const double *values, double *b, int *used_lu, int *pivot,
-                     double *factor_s)
+int srd_sparse_factor(srd_sparse *sp, const srd_system *sys, const double *values, int *used_lu, int *pivot,
+                      double *factor_s)
 {
     *used_lu = 0;
     *pivot = -1;
-    if (sp->symmetric && solve_cholesky(sp, sys, values, b, factor_s) == 0)
+    sp->factored_lu = 0;
+    if (sp->symmetric && factor_cholesky(sp, sys, values, factor_s) == 0)
         return 0;
     *used_lu = sp->symmetric; /* LU as a fallback from Cholesky, as in the dense and band paths */
-    return solve_lu(sp, sys, values, b, pivot, factor_s);
+    sp->factored_lu = 1;
+    return factor_lu(sp, sys, values, pivot, factor_s);
+}
+
+int srd_sparse_solve_factored(srd_sparse *sp, const srd_system *sys, const double *values, double *b)
+{
+    return sp->factored_lu ? solve_lu(sp, sys, values, b) : solve_cholesky(sp, sys->n_free, b);
+}
+
+int srd_sparse_solve(srd_sparse *sp, const srd_system *sys, const double *values, double *b, int *used_lu, int *pivot,
+                     double *factor_s)
+{
+    if (srd_sparse_factor(sp, sys, values, used_lu, pivot, factor_s) != 0)
+        return 1;
+    return srd_sparse_solve_factored(sp, sys, values, b);
 }

@@ -22,6 +22,12 @@ double srd_sparse_factor_entries(const srd_sparse *sp);
  * zero pivot when singular (else -1). *factor_s gets the seconds spent factorising. */
 int srd_sparse_solve(srd_sparse *sp, const srd_system *sys, const double *values, double *b, int *used_lu, int *pivot,
                      double *factor_s);
+/* srd_sparse_solve in two halves, to solve many right-hand sides with one factorisation
+ * (shift-invert modes): returns 0, or 1 when J is singular. values must stay unchanged until
+ * the last srd_sparse_solve_factored (UMFPACK's solve reads them). */
+int srd_sparse_factor(srd_sparse *sp, const srd_system *sys, const double *values, int *used_lu, int *pivot,
+                      double *factor_s);
+int srd_sparse_solve_factored(srd_sparse *sp, const srd_system *sys, const double *values, double *b);
 /* Which library the last solve used: "CHOLMOD" or "UMFPACK" (or "" before any). */
 const char *srd_sparse_method(const srd_sparse *sp);
 
