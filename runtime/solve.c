@@ -25,13 +25,18 @@ static void blas_single_thread(void)
     }
 }
 
-/* Sustained rates of one factorisation (flop/s, one thread), measured by bench/sparse.c on the
- * parachute and plate families (bench/README.md), and a fixed cost per call and per factor entry
- * for the sparse path (analysis of the supernodes, scatter, the solve), which dominates small
- * systems. */
-#define RATE_DENSE 2.0e10
-#define RATE_BAND 4.0e9
-#define RATE_SPARSE 6.0e9
+/* The cost model of the automatic choice, fitted to bench/sparse.c and tests/unit/test_solve.c
+ * on the 2-core development machine (one BLAS thread; bench/README.md): dense LAPACK runs at
+ * about 40 GFLOP/s; band LU and Cholesky reach that rate only for wide bands (17 GFLOP/s at a
+ * half-bandwidth of 143, 40 at 1,190) and pay a cost per row besides; CHOLMOD's supernodal
+ * Cholesky reaches about 9 GFLOP/s on shells, UMFPACK's LU 6, plus a fixed cost per call and per
+ * entry of the factor (scatter, supernode bookkeeping, the triangular solves). */
+#define RATE_DENSE 4.0e10
+#define RATE_BAND_WIDE 4.0e10
+#define BAND_HALF_RATE_WIDTH 150.0
+#define BAND_SECONDS_PER_ROW 1e-7
+#define RATE_CHOLESKY 9.0e9
+#define RATE_LU 6.0e9
 #define SPARSE_SECONDS_PER_CALL 2e-5
 #define SPARSE_SECONDS_PER_ENTRY 1.5e-8
 
@@ -73,7 +78,8 @@ static srd_solver_kind dense_or_band(srd_solver *s, int symmetric)
 {
     double n = s->sys.n_free, b = s->sys.kl > s->sys.ku ? s->sys.kl : s->sys.ku;
     s->predicted[SRD_SOLVER_DENSE] = dense_flops(n, symmetric) / RATE_DENSE;
-    s->predicted[SRD_SOLVER_BANDED] = band_flops(n, b, symmetric) / RATE_BAND;
+    s->predicted[SRD_SOLVER_BANDED] =
+        band_flops(n, b, symmetric) / (RATE_BAND_WIDE * b / (b + BAND_HALF_RATE_WIDTH) + 1) + BAND_SECONDS_PER_ROW * n;
     return 4 * b + 1 < n && n > 64 ? SRD_SOLVER_BANDED : SRD_SOLVER_DENSE;
 }
 
@@ -88,7 +94,8 @@ static int plan_sparse(srd_solver *s, const srd_model *m, const unsigned char *f
         return -1;
     double flops = srd_sparse_flops(s->sparse) * (symmetric ? 1 : 2);
     double entries = srd_sparse_factor_entries(s->sparse) * (symmetric ? 1 : 2) + (double)s->sys.nnz;
-    s->predicted[SRD_SOLVER_SPARSE] = flops / RATE_SPARSE + SPARSE_SECONDS_PER_CALL + entries * SPARSE_SECONDS_PER_ENTRY;
+    s->predicted[SRD_SOLVER_SPARSE] =
+        flops / (symmetric ? RATE_CHOLESKY : RATE_LU) + SPARSE_SECONDS_PER_CALL + entries * SPARSE_SECONDS_PER_ENTRY;
     return 0;
 }
 
@@ -111,7 +118,9 @@ static void set_layout(srd_solver *s, const srd_model *m, const unsigned char *f
 static srd_solver_kind choose(srd_solver *s, const srd_model *m, const unsigned char *fixed, int symmetric)
 {
     srd_solver_kind best = dense_or_band(s, symmetric);
-    if (s->predicted[best] * (best == SRD_SOLVER_DENSE ? RATE_DENSE : RATE_BAND) < SPARSE_WORTH_FLOPS)
+    double n = s->sys.n_free, b = s->sys.kl > s->sys.ku ? s->sys.kl : s->sys.ku;
+    double flops = best == SRD_SOLVER_DENSE ? dense_flops(n, symmetric) : band_flops(n, b, symmetric);
+    if (flops < SPARSE_WORTH_FLOPS)
         return best;
     if (plan_sparse(s, m, fixed, symmetric) != 0)
         return best;

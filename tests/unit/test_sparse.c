@@ -331,7 +331,7 @@ static void test_auto(void)
         srd_solver_plan(&s, l.m, SRD_SOLVER_AUTO, 1);
         check(&tally, s.kind == SRD_SOLVER_BANDED && !s.sparse,
               "auto keeps banded for a 400-node rod (n %d, band %d: %.2g band flops, no sparse analysis)",
-              s.sys.n_free, s.sys.kl, s.predicted[SRD_SOLVER_BANDED] * 4e9);
+              s.sys.n_free, s.sys.kl, srd_solver_factor_flops(&s));
         srd_solver_free(&s);
         unload(&l);
     }
