@@ -2,6 +2,7 @@
  * VTK frames, probes and energies as it goes. `srdc run` (JIT kernels) and every simulator
  * built by `srdc build` (kernels linked in) share it. */
 #include "driver.h"
+#include "sparse.h"
 #include "clock.h"
 #include <errno.h>
 #include <math.h>
@@ -383,8 +384,12 @@ static void print_solver_summary(const srd_sim *s)
     if (s->total_iterations == 0)
         return; /* explicit methods solve nothing */
     printf("linear solver: %s", srd_solver_kind_name(sv->kind));
-    if (sv->sparse)
-        printf(" (%s)", sv->symmetric && !sv->used_lu ? "CHOLMOD Cholesky" : "UMFPACK LU");
+    if (sv->sparse) {
+        const char *method = srd_sparse_method(sv->sparse);
+        printf(" (%s)", !strcmp(method, "UMFPACK")   ? "UMFPACK LU"
+                        : !strcmp(method, "CHOLMOD") ? "CHOLMOD Cholesky"
+                                                     : "CHOLMOD Cholesky of the symmetric part, refined");
+    }
     printf(", %d free DOFs", sv->sys.n_free);
     const char *sep = "; predicted factorisation:";
     for (int k = SRD_SOLVER_DENSE; k <= SRD_SOLVER_SPARSE; k++)

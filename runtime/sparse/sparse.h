@@ -1,6 +1,7 @@
 /* sparse.h — sparse direct factorisations of the CSC Jacobian (batch.h's SRD_JAC_CSC layout):
- * CHOLMOD's supernodal Cholesky when the system is symmetric positive definite, UMFPACK's LU
- * when it is unsymmetric, and when Cholesky finds a symmetric system indefinite. The symbolic
+ * CHOLMOD's supernodal Cholesky when the system is symmetric positive definite; for an
+ * unsymmetric one, Cholesky of its symmetric part refined to the solution while that converges
+ * fast, else UMFPACK's LU; UMFPACK's LU too when Cholesky finds a symmetric system indefinite. The symbolic
  * analysis (fill-reducing ordering) is done once per pattern; each solve refactorises only
  * numerically. */
 #ifndef SRD_SPARSE_H
@@ -28,7 +29,7 @@ int srd_sparse_solve(srd_sparse *sp, const srd_system *sys, const double *values
 int srd_sparse_factor(srd_sparse *sp, const srd_system *sys, const double *values, int *used_lu, int *pivot,
                       double *factor_s);
 int srd_sparse_solve_factored(srd_sparse *sp, const srd_system *sys, const double *values, double *b);
-/* Which library the last solve used: "CHOLMOD" or "UMFPACK" (or "" before any). */
+/* How the last solve went: "CHOLMOD", "CHOLMOD, refined" or "UMFPACK" (or "" before any). */
 const char *srd_sparse_method(const srd_sparse *sp);
 
 #endif

@@ -102,7 +102,8 @@ def main():
             outs[solver] = scratch(name + "_" + solver + "_")
             results[solver] = run([srdc, "run", path, "--solver", solver, "--out", outs[solver]] + extra)
         sparse = results["sparse"]
-        used = re.search(r"linear solver: sparse \((CHOLMOD Cholesky|UMFPACK LU)\)", sparse.stdout)
+        used = re.search(r"linear solver: sparse \((CHOLMOD Cholesky|UMFPACK LU|"
+                         r"CHOLMOD Cholesky of the symmetric part, refined)\)", sparse.stdout)
         check(sparse.returncode == 0 and used is not None,
               "%s: runs with --solver sparse (%s)" % (name, used.group(1) if used else sparse.stderr.strip()[:300]))
         for other in solvers[1:]:

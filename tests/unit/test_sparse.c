@@ -1,7 +1,8 @@
 /* test_sparse.c — the sparse path of solve.h (CSC storage, CHOLMOD and UMFPACK) against dense
  * LAPACK on element-assembled systems: the pattern holds every stencil pair, SPD systems take
  * Cholesky, unsymmetric ones LU, indefinite symmetric ones fall back to LU, a new set of fixed
- * DOFs gives a new pattern, singular systems name the column with no pivot, and the automatic
+ * DOFs gives a new pattern, nearly symmetric ones are solved by refining on the Cholesky
+ * factor of their symmetric part, singular systems name the column with no pivot, and the automatic
  * choice takes sparse where the band is as wide as the system. */
 #include <math.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 #include "parse.h"
 #include "pattern.h"
 #include "solve.h"
+#include "sparse.h"
 
 #include "tap.h"
 
@@ -57,7 +59,7 @@ static double hash_uniform(uint64_t seed, uint64_t a, uint64_t b)
 }
 
 /* What the element blocks look like. */
-typedef enum { SYS_SPD, SYS_UNSYMMETRIC, SYS_INDEFINITE, SYS_SINGULAR } SysKind;
+typedef enum { SYS_SPD, SYS_UNSYMMETRIC, SYS_NEARLY_SYMMETRIC, SYS_INDEFINITE, SYS_SINGULAR } SysKind;
 
 typedef struct Problem {
     SysKind  kind;
@@ -65,16 +67,21 @@ typedef struct Problem {
     int      zero_free;  /* SYS_SINGULAR: the free index left with an empty row and column */
 } Problem;
 
-/* Entry (a, c) of instance i's block over its nd free DOFs: random off the diagonal (symmetric
- * unless unsymmetric), nd + 1 on it, so every assembled row is diagonally dominant. */
+/* Entry (a, c) of instance i's block over its nd free DOFs: nd + 1 on the diagonal and a
+ * symmetric random part off it (so the symmetric part of every assembled matrix is diagonally
+ * dominant), plus for the unsymmetric kinds a skew or random unsymmetric part. */
 static double block_entry(const Problem *p, int i, int a, int c, int nd)
 {
     if (a == c)
         return nd + 1.0;
     int lo = a < c ? a : c, hi = a < c ? c : a;
+    double v = hash_uniform(p->seed, (uint64_t)i, (uint64_t)(lo * 64 + hi));
+    /* a large skew part on a symmetric positive definite one: nonsingular, far from symmetric */
     if (p->kind == SYS_UNSYMMETRIC)
-        return hash_uniform(p->seed, (uint64_t)i, (uint64_t)(a * 64 + c));
-    return hash_uniform(p->seed, (uint64_t)i, (uint64_t)(lo * 64 + hi));
+        return v + (a < c ? 8 : -8) * hash_uniform(p->seed + 2, (uint64_t)i, (uint64_t)(lo * 64 + hi));
+    /* drag and friction: a small unsymmetric part on a symmetric one */
+    return p->kind == SYS_NEARLY_SYMMETRIC ? v + 0.02 * hash_uniform(p->seed + 1, (uint64_t)i, (uint64_t)(a * 64 + c))
+                                           : v;
 }
 
 /* Assembles every instance's block into the solver (through srd_system_position, as kernels
@@ -129,6 +136,7 @@ static double residual(const double *R, const double *x, const double *b, int n)
 }
 
 typedef struct Solved {
+    const char *method;
     int    info, used_lu, singular_col, kind, layout;
     long long lost, nnz;
     double residual;
@@ -150,6 +158,7 @@ static Solved solve_problem(const srd_model *m, const unsigned char *fixed, srd_
     memcpy(o.x, b, sizeof(double) * (size_t)n);
     o.info = srd_solver_solve(&s, o.x);
     o.used_lu = s.used_lu;
+    o.method = s.sparse ? srd_sparse_method(s.sparse) : "LAPACK";
     o.singular_col = s.singular_col;
     o.kind = s.kind;
     o.layout = s.sys.layout;
@@ -173,10 +182,11 @@ static double max_diff(const double *a, const double *b, int n)
     return d / scale;
 }
 
-/* One kind of system on one rod: sparse (as symmetric when the kind is) against dense LU. */
-static void compare(const srd_model *m, const char *what, const Problem *p, int want_lu)
+/* One kind of system on one rod: sparse (as symmetric when the kind is) against dense LU, and
+ * the library that solved it. */
+static void compare(const srd_model *m, const char *what, const Problem *p, int want_lu, const char *want_method)
 {
-    int symmetric = p->kind != SYS_UNSYMMETRIC;
+    int symmetric = p->kind != SYS_UNSYMMETRIC && p->kind != SYS_NEARLY_SYMMETRIC;
     Solved ref = solve_problem(m, m->dof_fixed, SRD_SOLVER_DENSE, 0, p);
     Solved sp = solve_problem(m, m->dof_fixed, SRD_SOLVER_SPARSE, symmetric, p);
     int n = 0;
@@ -184,10 +194,11 @@ static void compare(const srd_model *m, const char *what, const Problem *p, int 
         n += !m->dof_fixed[d];
     double diff = max_diff(sp.x, ref.x, n);
     check(&tally, ref.info == 0 && sp.info == 0 && sp.kind == SRD_SOLVER_SPARSE && sp.layout == SRD_JAC_CSC &&
-                      sp.lost == 0 && sp.used_lu == want_lu && sp.residual <= 1e-12 && diff <= 1e-12,
-          "%s: sparse (%s, used_lu %d, want %d), nnz %lld, entries lost %lld, |Rx-b|/|b| %.1e (tol 1e-12), "
+                      sp.lost == 0 && sp.used_lu == want_lu && sp.residual <= 1e-12 && diff <= 1e-12 &&
+                      !strcmp(sp.method, want_method),
+          "%s: sparse (%s, used_lu %d, want %d, solved by %s), nnz %lld, entries lost %lld, |Rx-b|/|b| %.1e (tol 1e-12), "
           "differs from dense LU by %.1e (tol 1e-12)",
-          what, symmetric ? "Cholesky first" : "LU", sp.used_lu, want_lu, sp.nnz, sp.lost, sp.residual, diff);
+          what, symmetric ? "Cholesky first" : "unsymmetric", sp.used_lu, want_lu, sp.method, sp.nnz, sp.lost, sp.residual, diff);
     free(ref.x);
     free(sp.x);
 }
@@ -200,9 +211,11 @@ static void test_kinds(void)
         return;
     }
     Problem spd = { SYS_SPD, 11, -1 }, uns = { SYS_UNSYMMETRIC, 12, -1 }, ind = { SYS_INDEFINITE, 13, -1 };
-    compare(l.m, "SPD (CHOLMOD)", &spd, 0);
-    compare(l.m, "unsymmetric (UMFPACK)", &uns, 0);
-    compare(l.m, "indefinite symmetric (Cholesky fails, UMFPACK LU)", &ind, 1);
+    Problem near = { SYS_NEARLY_SYMMETRIC, 14, -1 };
+    compare(l.m, "SPD (CHOLMOD)", &spd, 0, "CHOLMOD");
+    compare(l.m, "unsymmetric (refining on the symmetric part fails: UMFPACK)", &uns, 0, "UMFPACK");
+    compare(l.m, "nearly symmetric (CHOLMOD on the symmetric part, refined)", &near, 0, "CHOLMOD, refined");
+    compare(l.m, "indefinite symmetric (Cholesky fails, UMFPACK LU)", &ind, 1, "UMFPACK");
     unload(&l);
 }
 
