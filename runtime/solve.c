@@ -27,13 +27,13 @@ static void blas_single_thread(void)
 
 /* The cost model of the automatic choice, fitted to bench/sparse.c and tests/unit/test_solve.c
  * on the 2-core development machine (one BLAS thread; bench/README.md): dense LAPACK runs at
- * about 40 GFLOP/s; band LU and Cholesky reach that rate only for wide bands (17 GFLOP/s at a
- * half-bandwidth of 143, 40 at 1,190) and pay a cost per row besides; CHOLMOD's supernodal
+ * about 40 GFLOP/s; band LU and Cholesky approach 25 GFLOP/s only for wide bands (17 at a
+ * half-bandwidth of 143, 23 at 1,190) and pay a cost per row besides; CHOLMOD's supernodal
  * Cholesky reaches about 9 GFLOP/s on shells, UMFPACK's LU 6, plus a fixed cost per call and per
  * entry of the factor (scatter, supernode bookkeeping, the triangular solves). */
 #define RATE_DENSE 4.0e10
-#define RATE_BAND_WIDE 4.0e10
-#define BAND_HALF_RATE_WIDTH 150.0
+#define RATE_BAND_WIDE 2.5e10
+#define BAND_HALF_RATE_WIDTH 60.0
 #define BAND_SECONDS_PER_ROW 1e-7
 #define RATE_CHOLESKY 9.0e9
 #define RATE_LU 6.0e9
@@ -43,9 +43,11 @@ static void blas_single_thread(void)
 /* Flops of one factorisation; LU costs twice Cholesky. */
 static double dense_flops(double n, int symmetric) { return (symmetric ? 1.0 : 2.0) / 3.0 * n * n * n; }
 
+/* LAPACK's band LU tracks how far row interchanges widen U: with the few interchanges these
+ * Jacobians need it stays near the band, so LU costs about twice Cholesky here too. */
 static double band_flops(double n, double b, int symmetric)
 {
-    return symmetric ? n * (b * b + 3 * b) : 2 * n * b * (2 * b + 1);
+    return symmetric ? n * (b * b + 3 * b) : 2 * n * b * (b + 1);
 }
 
 /* Below this many predicted flops the choice between dense and band hardly matters and the
