@@ -732,6 +732,21 @@ void srd_sim_release(srd_sim *s, int k)
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
 }
 
+long long srd_sim_add_couplings(srd_sim *s, int n_pairs, const int *pairs)
+{
+    long long added = srd_solver_add_couplings(&s->solver, n_pairs, pairs);
+    if (added <= 0)
+        return added;
+    for (int k = 0; k < s->m->n_sets; k++)
+        srd_batch_remap(&s->kernels[k].batch, &s->solver.sys);
+    /* The assembler's per-thread Jacobians and the saved stiffness have the storage's size. */
+    srd_assembler_free(s->assembler);
+    free_free_vectors(s);
+    allocate_free_vectors(s);
+    s->assembler = srd_assembler_new(s, srd_assembly_threads());
+    return added;
+}
+
 /* Releases whose time has come: the step that starts at or after their time runs free. */
 static void release_due(srd_sim *s)
 {

@@ -151,6 +151,11 @@ double srd_potential_energy(srd_sim *s);
  * (LAPACK dsyevr on the whole matrix) unless srd_modes_use_lanczos. Returns 0, or -1 with a
  * message when a free DOF has no mass or the eigensolver fails. */
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n);
+/* New couplings between free DOFs (contact pairs): srd_solver_add_couplings, then the kernels'
+ * Jacobian positions remapped and the buffers sized by the storage made anew; the free
+ * numbering, the element batches' DOFs and state stay. Returns the entries added, or -1 when
+ * the solver must be planned again (a pair outside the band). */
+long long srd_sim_add_couplings(srd_sim *s, int n_pairs, const int *pairs);
 /* Whether srd_modes uses shift-invert Lanczos (ARPACK) with the sparse factorisation: on the
  * sparse solver, for fewer modes than free DOFs less one. Memory then grows with n, not n^2. */
 bool srd_modes_use_lanczos(const srd_sim *s, int count);

@@ -5,6 +5,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "sparse.h"
+#include "pattern.h"
 #include <lapacke.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,4 +389,29 @@ double srd_solver_factor_flops(const srd_solver *s)
     case SRD_SOLVER_BANDED: return band_flops(n, b, s->symmetric);
     default: return dense_flops(n, s->symmetric);
     }
+}
+
+/* Whether every pair lies inside the band (or dense storage, which holds everything). */
+static int pairs_stored(const srd_system *sys, int n_pairs, const int *pairs)
+{
+    for (int k = 0; k < 2 * n_pairs; k += 2) {
+        int d = pairs[k] - pairs[k + 1];
+        if (sys->layout != SRD_JAC_DENSE && (d > sys->kl || -d > sys->ku))
+            return 0;
+    }
+    return 1;
+}
+
+long long srd_solver_add_couplings(srd_solver *s, int n_pairs, const int *pairs)
+{
+    if (s->sys.layout != SRD_JAC_CSC)
+        return pairs_stored(&s->sys, n_pairs, pairs) ? 0 : -1;
+    long long added = srd_pattern_add(&s->sys, n_pairs, pairs);
+    if (added == 0)
+        return 0;
+    free(s->jac);
+    s->jac = srd_xcalloc(srd_system_jac_len(&s->sys), sizeof(double));
+    srd_sparse_free(s->sparse);
+    s->sparse = srd_sparse_analyze(&s->sys, s->symmetric);
+    return s->sparse ? added : -1;
 }

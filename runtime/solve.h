@@ -62,6 +62,12 @@ void srd_solver_add_scaled(srd_solver *s, const double *a, double factor);
 const char *srd_solver_kind_name(srd_solver_kind kind);
 /* Parses "auto", "dense", "banded", "sparse"; -1 when it is none of them. */
 int srd_solver_kind_parse(const char *name);
+/* New couplings between free DOFs (pairs[2k], pairs[2k+1]), as contact pairs bring: in sparse
+ * storage the entries the pattern lacks are merged into it and the symbolic analysis is redone
+ * (free numbering and everything sized by it stay; Jacobian positions move, so batches must be
+ * remapped: srd_batch_remap). Dense storage holds every entry already. Returns the entries
+ * added (0: nothing changed), or -1 when a pair lies outside the band: plan again. */
+long long srd_solver_add_couplings(srd_solver *s, int n_pairs, const int *pairs);
 /* Flops of one factorisation in the chosen layout (LU counted twice Cholesky): what the
  * benchmarks set against the measured BLAS rate as a floor. */
 double srd_solver_factor_flops(const srd_solver *s);

@@ -4,6 +4,7 @@
  * of nd^2 over instances). */
 #include "pattern.h"
 #include "alloc.h"
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,4 +156,69 @@ long long srd_pattern_find(const srd_system *s, int row, int col)
             hi = mid - 1;
     }
     return -1;
+}
+
+/* ---- couplings that appear later (contact pairs) ---- */
+
+static int compare_entry(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    if (x[0] != y[0])
+        return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The entries (col, row) the pattern lacks, sorted and without repeats; returns how many. */
+static long long missing_entries(const srd_system *s, int n_pairs, const int *pairs, int *out)
+{
+    long long n = 0;
+    for (int k = 0; k < n_pairs; k++)
+        for (int d = 0; d < 2; d++) {
+            int col = pairs[2 * k + d], row = pairs[2 * k + 1 - d];
+            if (col < 0 || row < 0 || col >= s->n_free || row >= s->n_free || srd_pattern_find(s, row, col) >= 0)
+                continue;
+            out[2 * n] = col;
+            out[2 * n + 1] = row;
+            n++;
+        }
+    qsort(out, (size_t)n, 2 * sizeof(int), compare_entry);
+    long long unique = 0;
+    for (long long k = 0; k < n; k++)
+        if (unique == 0 || compare_entry(&out[2 * k], &out[2 * (unique - 1)]) != 0) {
+            out[2 * unique] = out[2 * k];
+            out[2 * unique + 1] = out[2 * k + 1];
+            unique++;
+        }
+    return unique;
+}
+
+/* Column j of the old pattern merged with the new rows of that column (both sorted). */
+static int merge_column(const srd_system *s, int j, const int *add, long long *next, long long n_add, int *rows)
+{
+    int n = 0, k = s->col_start[j], end = s->col_start[j + 1];
+    while (k < end || (*next < n_add && add[2 * *next] == j)) {
+        bool take_new = *next < n_add && add[2 * *next] == j && (k >= end || add[2 * *next + 1] < s->row_index[k]);
+        rows[n++] = take_new ? add[2 * (*next)++ + 1] : s->row_index[k++];
+    }
+    return n;
+}
+
+long long srd_pattern_add(srd_system *s, int n_pairs, const int *pairs)
+{
+    int *add = srd_xcalloc(4 * (size_t)n_pairs + 2, sizeof(int));
+    long long n_add = missing_entries(s, n_pairs, pairs, add);
+    if (n_add > 0) {
+        int *start = srd_xcalloc((size_t)s->n_free + 1, sizeof(int));
+        int *rows = srd_xcalloc((size_t)(s->nnz + n_add) + 1, sizeof(int));
+        long long next = 0;
+        for (int j = 0; j < s->n_free; j++)
+            start[j + 1] = start[j] + merge_column(s, j, add, &next, n_add, rows + start[j]);
+        free(s->col_start);
+        free(s->row_index);
+        s->col_start = start;
+        s->row_index = rows;
+        s->nnz += n_add;
+    }
+    free(add);
+    return n_add;
 }

@@ -1,7 +1,7 @@
 /* test_sparse.c — the sparse path of solve.h (CSC storage, CHOLMOD and UMFPACK) against dense
  * LAPACK on element-assembled systems: the pattern holds every stencil pair, SPD systems take
  * Cholesky, unsymmetric ones LU, indefinite symmetric ones fall back to LU, a new set of fixed
- * DOFs gives a new pattern, nearly symmetric ones are solved by refining on the Cholesky
+ * DOFs gives a new pattern, couplings that appear later merge into it, nearly symmetric ones are solved by refining on the Cholesky
  * factor of their symmetric part, singular systems name the column with no pivot, and the automatic
  * choice takes sparse where the band is as wide as the system. */
 #include <math.h>
@@ -12,8 +12,10 @@
 #include <string.h>
 #include "diag.h"
 #include "elab.h"
+#include "kernels.h"
 #include "parse.h"
 #include "pattern.h"
+#include "sim.h"
 #include "solve.h"
 #include "sparse.h"
 
@@ -285,6 +287,129 @@ static void test_changing_pattern(void)
     unload(&l);
 }
 
+/* Couplings that appear later (contact pairs): merged into the sparse pattern without a new
+ * plan, old entries kept, and the solve with them right; a band refuses a pair outside it. */
+static void test_added_couplings(void)
+{
+    Loaded l;
+    if (!load_rod(&l, 30, true)) {
+        check(&tally, 0, "clamped 30-node rod elaborates");
+        return;
+    }
+    srd_solver s;
+    srd_solver_plan(&s, l.m, SRD_SOLVER_SPARSE, 1);
+    srd_solver_allocate(&s);
+    int n = s.sys.n_free;
+    long long nnz0 = s.sys.nnz;
+    int *old_start = malloc(sizeof(int) * (size_t)(n + 1)), *old_rows = malloc(sizeof(int) * (size_t)nnz0);
+    memcpy(old_start, s.sys.col_start, sizeof(int) * (size_t)(n + 1));
+    memcpy(old_rows, s.sys.row_index, sizeof(int) * (size_t)nnz0);
+    int pairs[] = { 0, n - 1, 1, 2, 5, n - 3, n - 1, 0 }; /* (1, 2) is there already; (n-1, 0) twice */
+    long long added = srd_solver_add_couplings(&s, 4, pairs);
+    bool kept = true;
+    for (int j = 0; j < n; j++)
+        for (int k = old_start[j]; k < old_start[j + 1]; k++)
+            kept &= srd_system_position(&s.sys, old_rows[k], j) >= 0;
+    check(&tally, added == 4 && s.sys.nnz == nnz0 + 4 && kept && srd_system_position(&s.sys, n - 1, 0) >= 0 &&
+                      srd_system_position(&s.sys, 5, n - 3) >= 0 && srd_solver_add_couplings(&s, 4, pairs) == 0,
+          "couplings added to the pattern: %lld entries (want 4), nnz %lld -> %lld, old entries kept %d; adding "
+          "them again changes nothing",
+          added, nnz0, s.sys.nnz, kept);
+    double *R = calloc((size_t)n * (size_t)n, sizeof(double));
+    Problem p = { SYS_SPD, 41, -1 };
+    assemble(&s, l.m, R, &p);
+    for (int k = 0; k < 3; k++) { /* 0.3 [1 1; 1 1] per pair: symmetric, still positive definite */
+        int ends[2] = { pairs[2 * k], pairs[2 * k + 1] };
+        for (int a = 0; a < 2; a++)
+            for (int c = 0; c < 2; c++) {
+                s.jac[srd_system_position(&s.sys, ends[a], ends[c])] += 0.3;
+                R[(size_t)ends[c] * (size_t)n + (size_t)ends[a]] += 0.3;
+            }
+    }
+    double *b = random_vector(n, 43), *x = malloc(sizeof(double) * (size_t)n);
+    memcpy(x, b, sizeof(double) * (size_t)n);
+    int info = srd_solver_solve(&s, x);
+    double res = residual(R, x, b, n);
+    check(&tally, info == 0 && !s.used_lu && res <= 1e-12,
+          "the system with the new couplings solves by Cholesky: |Rx-b|/|b| %.1e (tol 1e-12)", res);
+    srd_solver_free(&s);
+    srd_solver_plan(&s, l.m, SRD_SOLVER_BANDED, 1);
+    srd_solver_allocate(&s);
+    long long band = srd_solver_add_couplings(&s, 1, pairs), inside = srd_solver_add_couplings(&s, 1, pairs + 2);
+    check(&tally, band == -1 && inside == 0, "banded storage: a pair outside the band asks for a new plan (%lld), "
+          "one inside needs nothing (%lld)", band, inside);
+    srd_solver_free(&s);
+    free(R);
+    free(b);
+    free(x);
+    free(old_start);
+    free(old_rows);
+    unload(&l);
+}
+
+/* Ten implicit-Euler steps of a 100-node rod on the sparse solver, with couplings added to the
+ * pattern first (pairs of far DOFs no element touches, so their entries stay zero) or not.
+ * Returns the positions (the caller frees them), or NULL. */
+static double *steps_with_couplings(bool couple, long long *added, int *n_dofs)
+{
+    static const char *text = "material m { E = 10 MPa; nu = 0.5; rho = 1000 kg/m^3; }\n"
+                              "rod r { path = line((0, 0, 0) m, (0.5, 0, 0) m); nodes = 100; radius = 5 mm; "
+                              "material = m; }\nclamp r.start;\ngravity = (0, 0, -9.81) m/s^2;\n";
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = parse_program_text(&arena, "couple.srd", text, strlen(text), parse_stdlib_dir(), &prog)
+                       ? elab_program(&prog, &arena, "couple.srd")
+                       : NULL;
+    diag_flush(stdout);
+    ModelKernels mk;
+    memset(&mk, 0, sizeof mk);
+    srd_sim s;
+    memset(&s, 0, sizeof s);
+    char err[256];
+    double *q = NULL;
+    if (m && kernels_lower(&mk, &prog, m, false, err, sizeof err) && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err)) {
+        KernelTable kt;
+        kernels_table_fill(&kt, &mk);
+        int status = srd_sim_init(&s, m, kt.fns, kt.gradients, kt.infos, SRD_SOLVER_SPARSE, err, sizeof err);
+        kernels_table_free(&kt);
+        int n = s.solver.sys.n_free, pairs[] = { 0, n - 1, 3, n / 2, 10, n - 20 };
+        *added = status == 0 && couple ? srd_sim_add_couplings(&s, 3, pairs) : 0;
+        s.dt = 5e-3;
+        s.tolerance = 1e-10;
+        s.max_iterations = 25;
+        for (int k = 0; k < 10 && status == 0; k++)
+            status = srd_step(&s, SRD_IMPLICIT_EULER, 6);
+        if (status == 0) {
+            q = malloc(sizeof(double) * (size_t)m->n_dofs);
+            memcpy(q, s.q, sizeof(double) * (size_t)m->n_dofs);
+            *n_dofs = m->n_dofs;
+        }
+        srd_sim_free(&s);
+    }
+    kernels_free(&mk);
+    srd_model_free(m);
+    arena_free(&arena);
+    diag_reset();
+    return q;
+}
+
+static void test_sim_couplings(void)
+{
+    long long added = 0, none = 0;
+    int n = 0;
+    double *plain = steps_with_couplings(false, &none, &n), *coupled = steps_with_couplings(true, &added, &n);
+    double worst = plain && coupled ? 0 : INFINITY;
+    for (int d = 0; plain && coupled && d < n; d++)
+        worst = fmax(worst, fabs(coupled[d] - plain[d]) / 0.5);
+    check(&tally, added == 6 && worst <= 1e-12,
+          "a sim given 3 new couplings (%lld entries, want 6) remaps its kernels and steps as before: positions "
+          "differ by %.1e of the length (tol 1e-12)",
+          added, worst);
+    free(plain);
+    free(coupled);
+}
+
 /* A DOF with an empty row and column: every path reports it singular, the sparse ones name the
  * column, and srd_solver_column_empty finds it. */
 static void test_singular(void)
@@ -368,6 +493,8 @@ int main(void)
     test_pattern();
     test_kinds();
     test_changing_pattern();
+    test_added_couplings();
+    test_sim_couplings();
     test_singular();
     test_auto();
     printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
