@@ -28,7 +28,7 @@ static const char *usage_text =
     "                      --elements lists every element instance with its stencil;\n"
     "                      --kernels compiles the element kernels and prints their\n"
     "                      operation counts and the time of each compiler stage\n"
-    "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
+    "  run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--solver S] [--quiet] [--verbose]\n"
     "                      compile the model and run its static, modes and simulate analyses\n"
     "  run FILE --resume DIR [--duration T] ...\n"
     "                      continue the simulation DIR holds from its last checkpoint\n"
@@ -94,8 +94,8 @@ static const char *emit_help =
     "  srdc emit-llvm --unoptimized examples/pneunet.srd | less\n";
 
 static const char *run_help =
-    "usage: srdc run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
-    "       srdc run FILE --resume DIR [--duration T] [-p NAME=VALUE]... [--quiet] [--verbose]\n"
+    "usage: srdc run FILE [--out DIR] [--duration T] [--dt DT] [-p NAME=VALUE]... [--solver S] [--quiet] [--verbose]\n"
+    "       srdc run FILE --resume DIR [--duration T] [-p NAME=VALUE]... [--solver S] [--quiet] [--verbose]\n"
     "\n"
     "Compiles the model's element kernels (JIT) and runs its analyses in this order: `static`\n"
     "(equilibrium under gravity and loads, in load steps), `modes` (natural frequencies and\n"
@@ -109,6 +109,7 @@ static const char *run_help =
     "what an uninterrupted run would have written. -p overrides a `param`; its value may\n"
     "carry a unit and must have the param's dimension and lie in its declared range.\n"
     "--verbose prints the residual of every Newton iteration; --quiet prints only errors.\n"
+    "--solver auto|dense|banded|sparse overrides the linear solver of every analysis.\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O,\n"
     "4 out of memory (or a model too large for it)\n"

@@ -89,14 +89,14 @@ static const PropSpec props[] = {
     NUM(BK_SIMULATE, "tolerance", 1, 0, 0, 0, false, false, "Newton tolerance, relative to the characteristic force (default 1e-6)"),
     OTHER(BK_SIMULATE, "max_iterations", P_INT, false, "Newton iteration cap per step (default 25)"),
     WORD(BK_SIMULATE, "line_search", "on off", "backtracking line search (default on)"),
-    WORD(BK_SIMULATE, "solver", "auto dense banded", "linear solver (default auto)"),
+    WORD(BK_SIMULATE, "solver", "auto dense banded sparse", "linear solver (default auto)"),
     WORD(BK_SIMULATE, "start", "reference equilibrium", "initial state: the reference, or the static equilibrium (default reference)"),
 
     NUM(BK_STATIC, "tolerance", 1, 0, 0, 0, false, false, "Newton tolerance (default 1e-8)"),
     OTHER(BK_STATIC, "max_iterations", P_INT, false, "Newton iteration cap per load step (default 50)"),
     OTHER(BK_STATIC, "load_steps", P_INT, false, "load increments (default 1)"),
     WORD(BK_STATIC, "line_search", "on off", "backtracking line search (default on)"),
-    WORD(BK_STATIC, "solver", "auto dense banded", "linear solver (default auto)"),
+    WORD(BK_STATIC, "solver", "auto dense banded sparse", "linear solver (default auto)"),
 
     OTHER(BK_MODES, "count", P_INT, true, "number of modes"),
     WORD(BK_MODES, "at", "reference equilibrium", "configuration to linearise about: the reference, or the static equilibrium (default reference)"),

@@ -4,6 +4,7 @@
 #include "vec3.h"
 #include "alloc.h"
 #include "natural.h"
+#include "pattern.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,35 +13,17 @@
 static void measure_band(srd_system *s, const srd_model *m)
 {
     s->kl = s->ku = 0;
-    for (int k = 0; k < m->n_sets; k++) {
-        const srd_elemset *set = &m->sets[k];
-        for (int i = 0; i < set->n; i++) {
-            int lo = 1 << 30, hi = -1;
-            for (int j = 0; j < set->n_node; j++) {
-                int base = m->node_dof[set->nodes[i * set->n_node + j]];
-                for (int c = 0; c < 3; c++) {
-                    int f = s->free_index[base + c];
-                    if (f >= 0) {
-                        lo = f < lo ? f : lo;
-                        hi = f > hi ? f : hi;
-                    }
-                }
-            }
-            for (int j = 0; j < set->n_edge; j++) {
-                int e = set->edges[i * set->n_edge + j];
-                int dofs[2] = { m->edge_twist[e], m->edge_xi[e] };
-                for (int c = 0; c < 2; c++) {
-                    int f = dofs[c] >= 0 ? s->free_index[dofs[c]] : -1;
-                    if (f >= 0) {
-                        lo = f < lo ? f : lo;
-                        hi = f > hi ? f : hi;
-                    }
-                }
+    int dofs[SRD_STENCIL_MAX];
+    for (int k = 0; k < m->n_sets; k++)
+        for (int i = 0; i < m->sets[k].n; i++) {
+            int n = srd_instance_free_dofs(s, m, k, i, dofs), lo = 1 << 30, hi = -1;
+            for (int j = 0; j < n; j++) {
+                lo = dofs[j] < lo ? dofs[j] : lo;
+                hi = dofs[j] > hi ? dofs[j] : hi;
             }
             if (hi >= 0 && hi - lo > s->kl)
                 s->kl = s->ku = hi - lo;
         }
-    }
 }
 
 void srd_system_init(srd_system *s, const srd_model *m, srd_jac_layout layout)
@@ -60,12 +43,15 @@ void srd_system_init_fixed(srd_system *s, const srd_model *m, const unsigned cha
     case SRD_JAC_DENSE: s->ldab = s->n_free; break;
     case SRD_JAC_BAND: s->ldab = 2LL * s->kl + s->ku + 1; break;
     case SRD_JAC_BAND_SYM: s->ldab = s->ku + 1LL; break;
+    case SRD_JAC_CSC: srd_pattern_build(s, m); break;
     }
 }
 
 void srd_system_free(srd_system *s)
 {
     free(s->free_index);
+    free(s->col_start);
+    free(s->row_index);
     memset(s, 0, sizeof *s);
 }
 
@@ -83,11 +69,15 @@ long long srd_system_position(const srd_system *s, int row, int col)
         if (row > col || col - row > s->ku)
             return -1; /* the lower triangle is implied */
         return (long long)col * s->ldab + s->ku + row - col;
+    case SRD_JAC_CSC: return srd_pattern_find(s, row, col);
     }
     return -1;
 }
 
-long long srd_system_storage(const srd_system *s) { return (long long)s->n_free * s->ldab; }
+long long srd_system_storage(const srd_system *s)
+{
+    return s->layout == SRD_JAC_CSC ? s->nnz : (long long)s->n_free * s->ldab;
+}
 
 size_t srd_system_grad_len(const srd_system *s) { return (size_t)s->n_free + SRD_SCRATCH; }
 

@@ -10,6 +10,7 @@ typedef enum {
     SRD_JAC_DENSE,      /* column-major n x n, n = free DOFs */
     SRD_JAC_BAND,       /* LAPACK general band (dgbsv): ldab = 2 kl + ku + 1 */
     SRD_JAC_BAND_SYM,   /* LAPACK symmetric band, upper (dpbsv): ldab = kd + 1 */
+    SRD_JAC_CSC,        /* compressed sparse columns, both triangles, rows sorted (CHOLMOD, UMFPACK) */
 } srd_jac_layout;
 
 /* The reduced system: free DOFs numbered 0..n_free-1 in model DOF order. */
@@ -18,7 +19,11 @@ typedef struct srd_system {
     int           *free_index;  /* per model DOF: its free index, or -1 when fixed */
     srd_jac_layout layout;
     int            kl, ku;      /* band widths in the free numbering */
-    long long      ldab;        /* leading dimension of the band storage (dense: n_free) */
+    long long      ldab;        /* leading dimension of the band storage (dense: n_free; CSC: 0) */
+    /* CSC only: the pattern every element stencil can touch, plus the whole diagonal. */
+    int           *col_start;   /* n_free + 1 */
+    int           *row_index;   /* nnz, sorted within each column */
+    long long      nnz;
 } srd_system;
 
 /* Numbers the free DOFs and measures the band of the reduced system. */

@@ -2,6 +2,7 @@
  * VTK frames, probes and energies as it goes. `srdc run` (JIT kernels) and every simulator
  * built by `srdc build` (kernels linked in) share it. */
 #include "driver.h"
+#include "sparse.h"
 #include "clock.h"
 #include <errno.h>
 #include <math.h>
@@ -223,8 +224,22 @@ static double probe_period(const srd_analysis *a, double dt)
     return period;
 }
 
+/* A singular Jacobian: which DOFs nothing holds, not a LAPACK code. */
+static void report_singular(const srd_sim *s)
+{
+    fprintf(stderr, "%s: error: the Jacobian is singular at t = %.6g s: the model can move without resistance\n",
+            prog_name, s->t);
+    srd_sim_report_singular(s, stderr, 8);
+    fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
+                    "stiffness; a static analysis needs every rigid motion held\n");
+}
+
 static void report_failure(const srd_sim *s, int code)
 {
+    if (code == 1 && s->last.singular) {
+        report_singular(s);
+        return;
+    }
     fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
             code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
     fprintf(stderr, "  Newton residuals (N):");
@@ -362,6 +377,31 @@ static int write_frame(Outputs *out, srd_sim *s, const double *q, const double *
     return SRD_EXIT_OK;
 }
 
+/* The summary's solver line: which layout, why (the predicted cost of one factorisation per
+ * layout when the choice was automatic), and the time factorising per Newton iteration. */
+static void print_solver_summary(const srd_sim *s)
+{
+    const srd_solver *sv = &s->solver;
+    if (s->total_iterations == 0)
+        return; /* explicit methods solve nothing */
+    printf("linear solver: %s", srd_solver_kind_name(sv->kind));
+    if (sv->sparse) {
+        const char *method = srd_sparse_method(sv->sparse);
+        printf(" (%s)", !strcmp(method, "UMFPACK")   ? "UMFPACK LU"
+                        : !strcmp(method, "CHOLMOD") ? "CHOLMOD Cholesky"
+                                                     : "CHOLMOD Cholesky of the symmetric part, refined");
+    }
+    printf(", %d free DOFs", sv->sys.n_free);
+    const char *sep = "; predicted factorisation:";
+    for (int k = SRD_SOLVER_DENSE; k <= SRD_SOLVER_SPARSE; k++)
+        if (sv->predicted[k] > 0) {
+            printf("%s %s %.3g ms", sep, srd_solver_kind_name((srd_solver_kind)k), 1e3 * sv->predicted[k]);
+            sep = ",";
+        }
+    printf("; measured %.3g ms per Newton iteration", 1e3 * sv->time_factor / (double)s->total_iterations);
+    printf("\n");
+}
+
 static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
 {
     const srd_analysis *a = &m->statics;
@@ -378,8 +418,11 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
         return report_outfile(&out->pr.out);
     int status = write_frame(out, s, s->q, NULL, 0, true);
     if (status == SRD_EXIT_OK && !o->quiet)
+    {
         printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
                s->total_iterations, s->last.residual);
+        print_solver_summary(s);
+    }
     return status;
 }
 
@@ -396,11 +439,15 @@ static int mode_count(const srd_sim *s, const srd_analysis *a)
     return free_dofs;
 }
 
-/* The modal analysis works on a dense n x n copy of the stiffness and keeps `count` shapes of
- * every DOF: refused with a message above what the process may use. */
-static bool modes_fit(int n_free, int count, int n_dofs)
+/* The modal analysis works on a dense n x n copy of the stiffness (or, on the sparse solver,
+ * Lanczos vectors) and keeps `count` shapes of every DOF: refused with a message above what
+ * the process may use. */
+static bool modes_fit(const srd_sim *s, int count, int n_dofs)
 {
-    double need = sizeof(double) * ((double)n_free * n_free + (double)n_free * count + (double)count * n_dofs);
+    int n_free = s->solver.sys.n_free;
+    double lanczos = (2.0 * count + 20 + 3) * n_free; /* the Lanczos vectors; the factor is the solver's */
+    double need = sizeof(double) * ((srd_modes_use_lanczos(s, count) ? lanczos : (double)n_free * n_free) +
+                                    (double)n_free * count + (double)count * n_dofs);
     const char *what;
     double limit = srd_memory_limit(&what);
     if (limit <= 0 || need <= limit)
@@ -460,7 +507,7 @@ static int write_mode_shapes(srd_sim *s, Outputs *out, const double *modes, int 
 static int run_modes(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
 {
     int count = mode_count(s, &m->modes);
-    if (!modes_fit(s->solver.sys.n_free, count, m->n_dofs))
+    if (!modes_fit(s, count, m->n_dofs))
         return SRD_EXIT_MEMORY;
     double *freq = srd_xcalloc((size_t)count + 1, sizeof(double));
     double *modes = srd_xcalloc((size_t)count * (size_t)m->n_dofs + 1, sizeof(double));
@@ -679,6 +726,7 @@ static void print_dynamic_summary(const Dynamic *d, double wall)
            s->t, d->steps, s->rejected, d->steps ? (double)s->total_iterations / (double)d->steps : 0.0,
            taken > 0 ? 1e3 * wall / (double)taken : 0.0, wall > 0 ? (s->t - d->t_first) / wall : 0.0);
     printf(threads > 1 ? " (assembly on %d threads)\n" : "\n", threads);
+    print_solver_summary(s);
     print_contact_summary(&d->contact);
 }
 
@@ -821,10 +869,10 @@ static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, 
                     const srd_run_options *o)
 {
     char err[512];
-    srd_solver_kind solver = !a->solver || !strcmp(a->solver, "auto") ? SRD_SOLVER_AUTO
-                           : !strcmp(a->solver, "dense")               ? SRD_SOLVER_DENSE
-                                                                       : SRD_SOLVER_BANDED;
-    int init = srd_sim_init(s, m, kt->fns, kt->gradients, kt->infos, solver, err, sizeof err);
+    const char *name = o->solver ? o->solver : a->solver ? a->solver : "auto";
+    int solver = srd_solver_kind_parse(name);
+    int init = srd_sim_init(s, m, kt->fns, kt->gradients, kt->infos,
+                            solver < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)solver, err, sizeof err);
     if (init != 0) {
         fprintf(stderr, "%s: error: %s\n", prog_name, err);
         return init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
@@ -995,6 +1043,14 @@ int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i)
         o->resume = o->out = argv[++*i];
     else if (!strcmp(a, "-p") && has_value)
         return add_override(o, argv[++*i]);
+    else if (!strcmp(a, "--solver") && has_value) {
+        o->solver = argv[++*i];
+        if (srd_solver_kind_parse(o->solver) < 0) {
+            fprintf(stderr, "%s: error: `--solver %s`: the solvers are auto, dense, banded and sparse\n",
+                    o->program ? o->program : prog_name, o->solver);
+            return -1;
+        }
+    }
     else if (!strncmp(a, "-p", 2) && strchr(a, '='))
         return add_override(o, a + 2);
     else if ((!strcmp(a, "--duration") || !strcmp(a, "--dt")) && has_value) {

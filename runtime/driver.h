@@ -19,6 +19,7 @@ typedef struct srd_run_options {
     int          n_overrides;
     bool         quiet;
     bool         verbose;     /* print every Newton iteration */
+    const char  *solver;      /* --solver: overrides every analysis's `solver` ("auto", "dense", ...) */
 } srd_run_options;
 
 /* The compiled kernels of a model, by element set, and its schedule functions. */
@@ -44,7 +45,7 @@ int srd_run_check(const srd_model *m, const srd_run_options *o);
 int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_options *o);
 
 /* Consumes the run option at argv[*i] (and its value): --out, --resume, --duration, --dt, -p,
- * --quiet, --verbose. Returns 1 when taken, 0 when it is not a run option, -1 after reporting a bad
+ * --solver, --quiet, --verbose. Returns 1 when taken, 0 when it is not a run option, -1 after reporting a bad
  * value. */
 int srd_run_options_parse(srd_run_options *o, int argc, char **argv, int *i);
 

@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "alloc.h"
 #include "parallel.h"
+#include "eigen.h"
 #include <lapacke.h>
 #include <math.h>
 #include <stdbool.h>
@@ -135,10 +136,11 @@ static bool memory_suffices(const srd_sim *s, char *err, size_t err_n)
         return true;
     snprintf(err, err_n, "the model needs about %.3g GB (its %s Jacobian of %d free DOFs takes %.3g GB), more than "
                          "%s (%.3g GB)\nhint: %s",
-             need / 1e9, sys->layout == SRD_JAC_DENSE ? "dense" : "banded", sys->n_free, jacobian / 1e9, what,
+             need / 1e9, srd_solver_kind_name(s->solver.kind), sys->n_free, jacobian / 1e9, what,
              limit / 1e9,
-             sys->layout == SRD_JAC_DENSE ? "try `solver = banded`, or a coarser model"
-                                          : "a coarser model, or a numbering with a narrower band");
+             sys->layout == SRD_JAC_DENSE ? "try `solver = sparse`, or a coarser model"
+             : sys->layout == SRD_JAC_CSC ? "a coarser model"
+                                          : "try `solver = sparse`, or a coarser model");
     return false;
 }
 
@@ -456,8 +458,10 @@ int srd_newton(srd_sim *s)
         double ts = srd_seconds();
         int singular = srd_solver_solve(&s->solver, s->dq);
         s->time_solve += srd_seconds() - ts;
-        if (singular)
+        if (singular) {
+            st->singular = 1;
             return 1;
+        }
         double full = 0;
         for (int f = 0; f < n; f++) {
             slope += s->res[f] * s->dq[f];
@@ -739,6 +743,21 @@ void srd_sim_release(srd_sim *s, int k)
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
 }
 
+long long srd_sim_add_couplings(srd_sim *s, int n_pairs, const int *pairs)
+{
+    long long added = srd_solver_add_couplings(&s->solver, n_pairs, pairs);
+    if (added <= 0)
+        return added;
+    for (int k = 0; k < s->m->n_sets; k++)
+        srd_batch_remap(&s->kernels[k].batch, &s->solver.sys);
+    /* The assembler's per-thread Jacobians and the saved stiffness have the storage's size. */
+    srd_assembler_free(s->assembler);
+    free_free_vectors(s);
+    allocate_free_vectors(s);
+    s->assembler = srd_assembler_new(s, srd_assembly_threads());
+    return added;
+}
+
 /* Releases whose time has come: the step that starts at or after their time runs free. */
 static void release_due(srd_sim *s)
 {
@@ -890,6 +909,73 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
     free(dof_of_free);
 }
 
+/* The model DOF of each free index (the caller frees it). */
+static int *free_to_dof(const srd_sim *s)
+{
+    int *dof_of_free = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(int));
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            dof_of_free[s->solver.sys.free_index[d]] = d;
+    return dof_of_free;
+}
+
+static void print_dof(const srd_sim *s, FILE *out, int dof)
+{
+    char what[160];
+    srd_model_describe_dof(s->m, dof, what, sizeof what);
+    fprintf(out, "  %s\n", what);
+}
+
+/* The object a DOF belongs to (the first one of a merged node). */
+static int object_of_dof(const srd_model *m, int d)
+{
+    return m->dof_kind[d] <= SRD_DOF_NODE_Z ? m->node_object[m->dof_owner[d]] : m->edge_object[m->dof_owner[d]];
+}
+
+/* Whether any DOF of object o is constrained now (a clamp, fix or prescribed motion). */
+static bool object_held(const srd_sim *s, int o)
+{
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (s->fixed[d] && object_of_dof(s->m, d) == o)
+            return true;
+    return false;
+}
+
+/* The DOF of a zero pivot, and its object when nothing holds that object directly. */
+static void report_pivot(const srd_sim *s, FILE *out, int dof)
+{
+    const srd_model *m = s->m;
+    int o = object_of_dof(m, dof);
+    static const char *kinds[] = { "rod", "shell", "body" };
+    if (!object_held(s, o))
+        fprintf(out, "  nothing holds %s %s: no clamp, fix or motion acts on any of its DOFs\n",
+                kinds[m->objects[o].kind], m->objects[o].name);
+    fprintf(out, "  the factorisation found no stiffness left for (one DOF of a free rigid motion or "
+                 "mechanism):\n");
+    print_dof(s, out, dof);
+}
+
+int srd_sim_report_singular(const srd_sim *s, FILE *out, int count)
+{
+    int n = s->solver.sys.n_free, named = 0, empty = 0;
+    int *dof_of_free = free_to_dof(s);
+    for (int f = 0; f < n; f++)
+        if (srd_solver_column_empty(&s->solver, f) && empty++ < count) {
+            if (!named++)
+                fprintf(out, "  free DOFs that no element, mass or support acts on:\n");
+            print_dof(s, out, dof_of_free[f]);
+        }
+    if (empty > count)
+        fprintf(out, "  ... and %d more\n", empty - count);
+    int pivot = s->solver.singular_col;
+    if (!named && pivot >= 0 && pivot < n) {
+        report_pivot(s, out, dof_of_free[pivot]);
+        named = 1;
+    }
+    free(dof_of_free);
+    return named;
+}
+
 /* How wrong the state of DOF d looks: non-finite values first, then by speed. */
 static double state_badness(const srd_sim *s, int d)
 {
@@ -951,6 +1037,42 @@ static double *modal_matrix(const srd_sim *s, const int *rows, int n, const doub
     return A;
 }
 
+bool srd_modes_use_lanczos(const srd_sim *s, int count)
+{
+    return s->solver.kind == SRD_SOLVER_SPARSE && count + 1 < s->solver.sys.n_free;
+}
+
+/* The modes of a model on the sparse solver: shift-invert Lanczos (sparse/eigen.c), K's
+ * storage overwritten. The rows across sliding nodes' lines (identity rows of the reduced
+ * system) get no mass, which leaves them out of the operator. */
+static int modes_lanczos(srd_sim *s, int count, const int *dof_of_free, double *freq, double *modes, char *err,
+                         size_t err_n)
+{
+    const srd_model *m = s->m;
+    int n = s->solver.sys.n_free;
+    double *mass = srd_xcalloc((size_t)n, sizeof(double)), *lambda = srd_xcalloc((size_t)count + 1, sizeof(double));
+    double *v = srd_xcalloc((size_t)n * (size_t)count + 1, sizeof(double));
+    unsigned char *across = srd_xcalloc((size_t)n + 1, 1);
+    srd_slides_across(s, across);
+    for (int f = 0; f < n; f++)
+        mass[f] = across[f] ? 0 : m->dof_mass[dof_of_free[f]];
+    free(across);
+    int status = srd_sparse_modes(&s->solver, mass, count, lambda, v, err, err_n);
+    if (status == 0) {
+        memset(modes, 0, sizeof(double) * (size_t)count * (size_t)m->n_dofs);
+        for (int k = 0; k < count; k++) {
+            freq[k] = lambda[k] > 0 ? sqrt(lambda[k]) / (2 * 3.14159265358979323846) : 0;
+            srd_slides_expand(s, &v[(size_t)k * n]);
+            for (int f = 0; f < n; f++)
+                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = v[(size_t)k * n + f];
+        }
+    }
+    free(mass);
+    free(lambda);
+    free(v);
+    return status;
+}
+
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
     const srd_model *m = s->m;
@@ -982,6 +1104,13 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     s->dynamic = 0;
     assemble_reduced(s, s->q, 1);
     s->dynamic = dynamic;
+    if (srd_modes_use_lanczos(s, count)) {
+        int status = modes_lanczos(s, count, dof_of_free, freq, modes, err, err_n);
+        free(dof_of_free);
+        free(rows);
+        free(mass);
+        return status;
+    }
     double *A = modal_matrix(s, rows, n, mass);
     double *w = srd_xcalloc((size_t)n + 1, sizeof(double));
     double *z = srd_xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));

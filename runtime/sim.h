@@ -24,6 +24,7 @@ typedef struct srd_newton_stats {
     double history[64];   /* residual norm of each iterate: the first 63, then the latest */
     int    n_history;     /* iterates evaluated; the last one's residual is in s->res */
     int    line_search_cuts;
+    int    singular;      /* the last iteration's Jacobian was singular */
 } srd_newton_stats;
 
 typedef struct srd_sim {
@@ -164,16 +165,29 @@ void srd_sim_stiffness(srd_sim *s);
 double srd_kinetic_energy(const srd_sim *s);
 double srd_potential_energy(srd_sim *s);
 
-/* Natural frequencies (Hz) and mode shapes of K v = w^2 M v at the current configuration.
- * freq has `count` entries, modes count * n_dofs (zero on fixed DOFs). Returns 0, or -1 with
- * a message when a free DOF has no mass or LAPACK fails. */
+/* Natural frequencies (Hz) and mode shapes of K v = w^2 M v at the current configuration,
+ * M-normalised. freq has `count` entries, modes count * n_dofs (zero on fixed DOFs). Dense
+ * (LAPACK dsyevr on the whole matrix) unless srd_modes_use_lanczos. Returns 0, or -1 with a
+ * message when a free DOF has no mass or the eigensolver fails. */
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n);
+/* New couplings between free DOFs (contact pairs): srd_solver_add_couplings, then the kernels'
+ * Jacobian positions remapped and the buffers sized by the storage made anew; the free
+ * numbering, the element batches' DOFs and state stay. Returns the entries added, or -1 when
+ * the solver must be planned again (a pair outside the band). */
+long long srd_sim_add_couplings(srd_sim *s, int n_pairs, const int *pairs);
+/* Whether srd_modes uses shift-invert Lanczos (ARPACK) with the sparse factorisation: on the
+ * sparse solver, for fewer modes than free DOFs less one. Memory then grows with n, not n^2. */
+bool srd_modes_use_lanczos(const srd_sim *s, int count);
 
 /* Static equilibrium under gravity and loads, applied in `load_steps` increments. */
 int srd_static(srd_sim *s, int load_steps);
 
 /* The free DOFs with the largest residuals, described as "rod finger, node 37, z". */
 void srd_sim_report_worst(const srd_sim *s, FILE *out, int count);
+/* After a singular Jacobian (last.singular): the free DOFs nothing holds (an empty column: no
+ * element, mass or support acts on them), at most `count`, else the DOF of the zero pivot the
+ * factorisation met (one DOF of a free rigid motion or mechanism). Returns how many it named. */
+int  srd_sim_report_singular(const srd_sim *s, FILE *out, int count);
 
 /* After an explicit step failed: the free DOFs whose position or velocity is not finite, or
  * else those with the largest speeds, with their values. */

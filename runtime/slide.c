@@ -137,9 +137,29 @@ static void reduce_block(const srd_solver *sv, const slide_frame *f)
             set(sv, f->row[i], f->row[j], i != j ? 0 : i ? scale : kaa);
 }
 
+/* The CSC pattern is symmetric: the columns a row of the frame touches are the rows its own
+ * column holds, and the node's rows share one column pattern (stencils hold whole nodes). */
+static void reduce_jacobian_csc(const srd_solver *sv, const slide_frame *f)
+{
+    const srd_system *sys = &sv->sys;
+    int col = f->row[0];
+    for (int k = sys->col_start[col]; k < sys->col_start[col + 1]; k++) {
+        int c = sys->row_index[k];
+        if (in_frame(f, c))
+            continue;
+        reduce_line(sv, f, c, false);
+        reduce_line(sv, f, c, true);
+    }
+    reduce_block(sv, f);
+}
+
 static void reduce_jacobian(const srd_solver *sv, const slide_frame *f)
 {
     const srd_system *sys = &sv->sys;
+    if (sys->layout == SRD_JAC_CSC) {
+        reduce_jacobian_csc(sv, f);
+        return;
+    }
     int lo = f->row[0], hi = f->row[0];
     for (int i = 1; i < f->n; i++) {
         lo = f->row[i] < lo ? f->row[i] : lo;

@@ -1,28 +1,38 @@
-/* solve.h — the linear solvers behind one small interface: dense (LAPACK dgesv, dposv) and
- * banded (dgbsv, dpbsv), in the storage layouts batch.h describes. */
+/* solve.h — the linear solvers behind one small interface: dense (LAPACK dgesv, dposv), banded
+ * (dgbsv, dpbsv) and sparse (CHOLMOD, UMFPACK: sparse/sparse.h), in the storage layouts batch.h
+ * describes. */
 #ifndef SRD_SOLVE_H
 #define SRD_SOLVE_H
 #include "batch.h"
 
 typedef enum {
-    SRD_SOLVER_AUTO,   /* banded when the band is narrow against the size, else dense */
+    SRD_SOLVER_AUTO,   /* the layout whose factorisation is predicted cheapest (srd_solver_plan) */
     SRD_SOLVER_DENSE,
     SRD_SOLVER_BANDED,
+    SRD_SOLVER_SPARSE,
 } srd_solver_kind;
 
+struct srd_sparse;
+
 typedef struct srd_solver {
-    srd_solver_kind kind;       /* dense or banded after the automatic choice */
+    srd_solver_kind kind;       /* dense, banded or sparse after the automatic choice */
     int             symmetric;  /* use the SPD routines (dposv/dpbsv), falling back to LU when not SPD */
     srd_system      sys;        /* free-DOF numbering and Jacobian layout */
     double         *jac;        /* srd_system_jac_len: storage and scratch slots, filled by the kernels */
     double         *work;       /* factorisation copy */
     int            *ipiv;
-    int             last_info;  /* LAPACK info of the last solve */
+    int             last_info;  /* LAPACK info of the last solve (sparse: 1 when singular) */
     int             used_lu;    /* the last solve fell back to LU */
+    int             singular_col; /* after a singular solve: the free index of a zero pivot, or -1 */
+    struct srd_sparse *sparse;  /* the sparse factorisation (symbolic analysis kept per pattern) */
+    double          time_factor; /* seconds spent factorising and solving, summed over solves */
+    /* The automatic choice: predicted seconds of one factorisation per layout (0: not predicted). */
+    double          predicted[4];
 } srd_solver;
 
-/* Chooses the layout (auto: banded when 4 * bandwidth + 1 < n and n > 64; bench/README.md has the
- * measurements behind it) and allocates. */
+/* Chooses the layout and allocates. auto predicts the cost of one factorisation from the
+ * pattern: dense and band flops from the size and band, sparse flops from CHOLMOD's symbolic
+ * analysis, each at the rate measured for it (bench/README.md), and takes the cheapest. */
 void srd_solver_init(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric);
 /* srd_solver_init in two halves, so that the memory can be checked in between: the layout
  * chosen and measured (nothing of the Jacobian's size allocated), then the storage. */
@@ -47,5 +57,21 @@ void srd_solver_multiply(const srd_solver *s, const double *x, double *y);
 void srd_system_multiply(const srd_system *sys, const double *a, const double *x, double *y);
 /* J += factor A, with A in the Jacobian's layout. */
 void srd_solver_add_scaled(srd_solver *s, const double *a, double factor);
+/* The name of a solver kind ("dense", "banded", "sparse"); of the library the last solve used
+ * for the sparse kind (e.g. "sparse (CHOLMOD)"). */
+const char *srd_solver_kind_name(srd_solver_kind kind);
+/* Parses "auto", "dense", "banded", "sparse"; -1 when it is none of them. */
+int srd_solver_kind_parse(const char *name);
+/* New couplings between free DOFs (pairs[2k], pairs[2k+1]), as contact pairs bring: in sparse
+ * storage the entries the pattern lacks are merged into it and the symbolic analysis is redone
+ * (free numbering and everything sized by it stay; Jacobian positions move, so batches must be
+ * remapped: srd_batch_remap). Dense storage holds every entry already. Returns the entries
+ * added (0: nothing changed), or -1 when a pair lies outside the band: plan again. */
+long long srd_solver_add_couplings(srd_solver *s, int n_pairs, const int *pairs);
+/* Flops of one factorisation in the chosen layout (LU counted twice Cholesky): what the
+ * benchmarks set against the measured BLAS rate as a floor. */
+double srd_solver_factor_flops(const srd_solver *s);
+/* 1 when column j of the Jacobian holds no nonzero at all (a DOF nothing acts on). */
+int srd_solver_column_empty(const srd_solver *s, int j);
 
 #endif

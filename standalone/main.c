@@ -37,6 +37,7 @@ static void print_usage(FILE *out)
             "                   never interrupted (same -p values and --dt; --duration may grow)\n"
             "  --quiet          print only errors\n"
             "  --verbose        print the residual of every Newton iteration\n"
+            "  --solver S       linear solver: auto, dense, banded or sparse\n"
             "  --info           print the model summary (as `srdc dump`) and exit\n"
             "  --help           print this help and exit\n"
             "\n"

@@ -136,5 +136,27 @@ p = run(exe, "-p", "n=21", "--quiet", "--out", os.path.join(work, "cant_out")) i
 check_run(p.returncode == 1 and "param `n` sets the discretisation" in p.stderr and "srdc sweep" in p.stderr,
           "built simulator: a new node count is refused with a hint", p)
 
+# 5. A singular Jacobian is reported by the DOFs that nothing holds, not by a solver code, with
+# every solver: a body that nothing touches (its DOFs have empty columns), and an unclamped rod
+# in a static solve (a free rigid motion: the zero pivot's DOF and the unheld rod are named).
+SINGULAR_ROD = """material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }
+rod r { path = line((0, 0, 0) m, (0.2, 0, 0) m); nodes = 5; radius = 1 mm; material = m; }
+gravity = (0, 0, -9.8) m/s^2;
+static { load_steps = 1; }
+"""
+loose_body = model("loose_body.srd", SINGULAR_ROD + "clamp r.start;\nbody b { position = (1, 0, 0) m; mass = 0.1 kg; }\n")
+free_rod = model("free_rod.srd", SINGULAR_ROD)
+for solver in ("sparse", "banded", "dense"):
+    p = run(srdc, "run", loose_body, "--quiet", "--solver", solver, "--out", os.path.join(work, "loose"))
+    check_run(p.returncode == 2 and "the Jacobian is singular" in p.stderr and
+              "free DOFs that no element, mass or support acts on:\n  body b, x\n  body b, y\n  body b, z\n"
+              in p.stderr and "info" not in p.stderr,
+              "singular Jacobian, %s: the loose body's x, y and z are named" % solver, p)
+    p = run(srdc, "run", free_rod, "--quiet", "--solver", solver, "--out", os.path.join(work, "free"))
+    check_run(p.returncode == 2 and "the Jacobian is singular" in p.stderr and
+              "nothing holds rod r: no clamp, fix or motion acts on any of its DOFs" in p.stderr and
+              re.search(r"no stiffness left for .*\n  rod r, node \d, [xyz]\n", p.stderr) is not None,
+              "singular Jacobian, %s: the unclamped rod and a DOF of its rigid motion are named" % solver, p)
+
 shutil.rmtree(work, ignore_errors=True)
 finish()

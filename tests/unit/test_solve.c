@@ -492,7 +492,8 @@ static void test_fixed_dofs(void)
     unload(&l);
 }
 
-/* ---- (f): the automatic choice, and an empty system ---- */
+/* ---- (f): the automatic choice between dense and banded (sparse: test_sparse.c), and an
+ * empty system ---- */
 
 static void expect_choice(const srd_model *m, const char *what, srd_solver_kind want)
 {
@@ -528,10 +529,8 @@ static void test_auto_choice(void)
         srd_solver_free(&s);
         unload(&l);
     }
-    srd_model *m = chain_model(200, true, false);
-    expect_choice(m, "a closed chain (band as wide as the system)", SRD_SOLVER_DENSE);
-    srd_model_free(m);
-    m = chain_model(22, false, false); /* 66 DOFs, band 5: just over the n > 64 floor */
+    /* A closed chain (band as wide as the system) now goes sparse: test_sparse.c checks it. */
+    srd_model *m = chain_model(22, false, false); /* 66 DOFs, band 5: just over the n > 64 floor */
     expect_choice(m, "a 22-node chain", SRD_SOLVER_BANDED);
     srd_model_free(m);
     m = chain_model(21, false, false); /* 63 DOFs */
