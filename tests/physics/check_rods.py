@@ -600,8 +600,9 @@ for n in (21, 41, 51, 81):
           "hanging rod, %d nodes: tip stretch %.9e m = rho g L^2 / (2 E) = %.9e m (%+.1e, tol 1e-8)"
           % (n, stretch, reference, stretch / reference - 1))
 
-# 6c. The sliding node of a clamp off the axes (oblique_axial.srd: a rod along (1, 2, 2)/3 and,
-# planar, along (0.6, 0, 0.8); 41 nodes, E = 20 GPa, r = 1 mm, pulled by 100 N along itself).
+# 6c. The sliding node of a clamp off the axes (oblique_axial.srd: a rod along (1, 2, 2)/3, also
+# on the sparse solver with its Lanczos modes, and, planar, along (0.6, 0, 0.8); 41 nodes,
+# E = 20 GPa, r = 1 mm, pulled by 100 N along itself).
 # The clamp's node 1 moves along the first edge only, so the chain stretches as a whole: the tip
 # moves by F L / (E A) along the rod (the springs' force E A eps is exact: to 1e-12 m), the clamp's
 # reaction is -F (to 1e-9 relative), and the axial modes are the lumped chain's, fixed at one end
@@ -612,10 +613,13 @@ def axial_chain(j, n=40):
     return math.sqrt(20e9 / 1200) / (L / n) * math.sin((2 * j - 1) * math.pi / (4 * n)) / math.pi
 
 
-for label, direction, replace in (("(1, 2, 2)/3", (1 / 3, 2 / 3, 2 / 3), ()),
-                                  ("planar, (0.6, 0, 0.8)", (0.6, 0.0, 0.8),
-                                   (("rod beam {", "planar;\nrod beam {"), ("(1, 2, 2) / 3", "(0.6, 0, 0.8)")))):
-    code, rows, out, _ = run("oblique_axial.srd", replace=replace)
+for label, direction, replace, args in (("(1, 2, 2)/3", (1 / 3, 2 / 3, 2 / 3), (), ()),
+                                        ("(1, 2, 2)/3, sparse solver and Lanczos modes", (1 / 3, 2 / 3, 2 / 3), (),
+                                         ("--solver", "sparse")),
+                                        ("planar, (0.6, 0, 0.8)", (0.6, 0.0, 0.8),
+                                         (("rod beam {", "planar;\nrod beam {"), ("(1, 2, 2) / 3", "(0.6, 0, 0.8)")),
+                                         ())):
+    code, rows, out, _ = run("oblique_axial.srd", *args, replace=replace)
     if code != 0 or not rows:
         check(False, "oblique clamp %s: runs" % label)
         continue
