@@ -48,6 +48,12 @@ def vtk_arrays(path):
     return [values for _, values in frame_arrays(path)]
 
 
+def same_units(dir_a, dir_b):
+    """units.csv holds words, not numbers: the two runs must write the same text."""
+    a, b = os.path.join(dir_a, "units.csv"), os.path.join(dir_b, "units.csv")
+    return os.path.exists(b) and open(a).read() == open(b).read()
+
+
 def compare_outputs(dir_a, dir_b):
     """(worst relative difference, files compared, missing files): every CSV file and the last
     VTK frame, block by block (CSV columns, VTK arrays)."""
@@ -58,10 +64,8 @@ def compare_outputs(dir_a, dir_b):
     frames = [n for n in names_a if n.endswith(".vtu")]
     files = [(n, csv_columns) for n in names_a if n.endswith(".csv") and n != "units.csv"]
     files += [(n, vtk_arrays) for n in frames[-1:]]
-    if "units.csv" in names_a:  # words, not numbers: the same text
-        same = os.path.exists(os.path.join(dir_b, "units.csv")) and \
-            open(os.path.join(dir_a, "units.csv")).read() == open(os.path.join(dir_b, "units.csv")).read()
-        worst = worst if same else float("inf")
+    if "units.csv" in names_a:
+        worst = worst if same_units(dir_a, dir_b) else float("inf")
         compared += 1
     for name, blocks in files:
         b = os.path.join(dir_b, name)
