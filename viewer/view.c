@@ -13,6 +13,8 @@
 #include <string.h>
 #include "alloc.h"
 #include "render.h"
+#include "vec3.h"
+#include "srd_model.h"
 #include "view_assets.h"
 
 static void put_base64(FILE *f, const unsigned char *b, size_t n)
@@ -251,14 +253,41 @@ static void put_frame(FILE *out, const srd_view_run *run, int k, const Field *fi
 
 /* The camera srdc render fits (the run's box seen from its side), for the page to place at the
  * window's aspect. */
+/* The model's `view` block (FieldData "view": what is given, eye, target, up, fov in radians,
+ * from) on the fitted camera: the side it looks from, then what it gives. Returns the distance
+ * from the eye to the target (given, or the fitted one) when it gives an eye, else 0 (the page
+ * fits the distance). */
+static double file_view(const srd_frame *f, const double lo[3], const double hi[3], srd_camera *cam)
+{
+    const srd_frame_field *v = srd_frame_field_on(f, "view", 2);
+    if (!v || v->ncomp != 12)
+        return 0;
+    const double *x = v->values;
+    unsigned given = (unsigned)x[0];
+    if ((given & SRD_VIEW_FROM) && x[11] >= 1 && x[11] <= 4)
+        srd_render_fit(lo, hi, (srd_view_kind)(int)x[11], 1.0, cam);
+    if (given & SRD_VIEW_EYE)
+        memcpy(cam->eye, &x[1], 3 * sizeof(double));
+    if (given & SRD_VIEW_TARGET)
+        memcpy(cam->target, &x[4], 3 * sizeof(double));
+    if (given & SRD_VIEW_UP)
+        memcpy(cam->up, &x[7], 3 * sizeof(double));
+    if ((given & SRD_VIEW_FOV) && x[10] > 0) /* the page has no orthographic view: it keeps 30 degrees */
+        cam->fov_deg = x[10] * 180 / 3.14159265358979323846;
+    double d[3];
+    srd_sub3(cam->target, cam->eye, d);
+    return (given & SRD_VIEW_EYE) ? sqrt(srd_dot3(d, d)) : 0;
+}
+
 static void put_camera(FILE *out, const srd_view_run *run)
 {
     double lo[3], hi[3], centre[3], dir[3], r = 0, span = 0, len = 0;
     srd_camera cam;
     srd_render_bounds(run->frames, run->n, lo, hi);
     srd_render_fit(lo, hi, SRD_VIEW_AUTO, 1.0, &cam);
+    double distance = file_view(&run->frames[0], lo, hi, &cam);
     for (int c = 0; c < 3; c++) {
-        centre[c] = 0.5 * (lo[c] + hi[c]);
+        centre[c] = distance > 0 ? cam.target[c] : 0.5 * (lo[c] + hi[c]);
         r += 0.25 * (hi[c] - lo[c]) * (hi[c] - lo[c]);
         span = fmax(span, hi[c] - lo[c]);
         dir[c] = cam.target[c] - cam.eye[c];
@@ -268,6 +297,7 @@ static void put_camera(FILE *out, const srd_view_run *run)
         dir[c] /= sqrt(len);
     r = fmax(sqrt(r), 1e-9);
     fputs("\"camera\":{", out);
+    fprintf(out, "\"distance\":%.9g,", distance);
     put_numbers(out, "centre", centre, 3);
     fputc(',', out);
     put_numbers(out, "dir", dir, 3);

@@ -346,10 +346,12 @@ function setUp() {
 }
 
 /* The camera of srdc render's pictures: the run's bounding sphere fits the narrower field of
-   view, with a margin, seen along the fitted direction. */
+   view, with a margin, seen along the fitted direction; or the model's `view` block's eye, when
+   it gives one (cam.distance: from the eye to the point it looks at). */
 function fit() {
   const w = view.clientWidth, h = view.clientHeight, aspect = w / h, half = cam.fov * Math.PI / 360;
-  const narrow = aspect >= 1 ? half : Math.atan(Math.tan(half) * aspect), dist = 1.08 * cam.radius / Math.sin(narrow);
+  const narrow = aspect >= 1 ? half : Math.atan(Math.tan(half) * aspect);
+  const dist = cam.distance > 0 ? cam.distance : 1.08 * cam.radius / Math.sin(narrow);
   if (!controls.fitted) {
     camera.position.fromArray(cam.centre).addScaledVector(new THREE.Vector3().fromArray(cam.dir), -dist);
     controls.target.fromArray(cam.centre);
