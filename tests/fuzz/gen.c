@@ -61,7 +61,7 @@ static const char *one_of(Gen *g, const char *const *words, unsigned n) { return
 /* A count for repetition: small mostly, sometimes far beyond what hand-written tests use. */
 static int big_count(Gen *g)
 {
-    static const int counts[] = { 2, 3, 4, 5, 7, 10, 16, 30, 64, 100, 1000, 1200, 3000, 5000, 20000, 100000 };
+    static const int counts[] = { 2, 3, 4, 5, 7, 10, 16, 30, 64, 100, 1000, 1200, 3000, 5000, 20000, 30000 };
     return counts[pick(g, sizeof counts / sizeof *counts)];
 }
 
