@@ -11,6 +11,8 @@
 #include "codegen.h"
 #include "diag.h"
 #include "parse.h"
+#include "kernel/interp.h"
+#include "kernel/tier.h"
 
 /* The standard module that defines each built-in element kind. */
 static const char *standard_module(const char *kind)
@@ -373,21 +375,17 @@ static void report_cache_warnings(const PartJob *job, int parts)
         diag_flush(stderr);
 }
 
-bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
+/* Emits the kernels, compiles them (big ones as two modules on two threads: machine code
+ * generation is most of the time from source to kernels; small ones in one module, where a
+ * second thread would cost more than it saves) and adds the object code to jit. Cache
+ * warnings are left in job[].warn for the main thread. */
+static bool compile_kernels(ModelKernels *mk, SrdJit *jit, int chunk_ops, PartJob job[2], char *err, size_t err_n)
 {
-    mk->jit = jit_create(err, err_n);
-    if (!mk->jit)
-        return false;
-    /* Big kernels go into two modules, their chunks dealt out alternately, compiled on two
-     * threads: machine code generation is most of the time from source to kernels. Small ones
-     * stay in one module (a second thread would cost more than it saves). */
     int parts = total_ops(mk) > SPLIT_OPS ? 2 : 1;
     LLVMContextRef C[2] = { LLVMContextCreate(), parts > 1 ? LLVMContextCreate() : NULL };
-    PartJob job[2];
-    memset(job, 0, sizeof job);
+    memset(job, 0, 2 * sizeof *job);
     for (int p = 0; p < parts; p++)
         job[p].M = kernels_emit_part(mk, C[p], chunk_ops, p, parts);
-    double t0 = srd_milliseconds();
     pthread_t helper;
     bool threaded = parts > 1 && pthread_create(&helper, NULL, compile_part, &job[1]) == 0;
     compile_part(&job[0]);
@@ -398,51 +396,221 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     for (int p = 0; p < parts; p++)
         LLVMContextDispose(C[p]);
     mk->cache_hit = job[0].hit && (parts < 2 || job[1].hit);
-    report_cache_warnings(job, parts);
     bool ok = true;
     for (int p = 0; p < parts; p++) {
         if (ok && !job[p].ok) {
             snprintf(err, err_n, "%s", job[p].err);
             ok = false;
         }
-        if (job[p].obj && (!ok || !jit_add_object(mk->jit, job[p].obj, err, err_n))) {
+        if (job[p].obj && (!ok || !jit_add_object(jit, job[p].obj, err, err_n))) {
             if (!ok)
                 LLVMDisposeMemoryBuffer(job[p].obj);
             ok = false;
         }
     }
-    if (!ok)
-        return false;
-    for (int s = 0; s < mk->n; s++) {
-        if (!mk->sets[s].lowered.kind)
+    return ok;
+}
+
+/* Every kernel of the model as one list of entries: set s's kernel at 2s and its gradient at
+ * 2s + 1, then the schedules, then the ground's height. */
+static int n_entries(const ModelKernels *mk) { return 2 * mk->n + mk->n_schedules + 1; }
+
+/* Entry e's lowered element (kind NULL: none) and whether it is a gradient-only kernel. */
+static const LoweredElement *entry_element(const ModelKernels *mk, int e, bool *gradient_only)
+{
+    *gradient_only = e >= 2 * mk->n || e % 2 == 1;
+    if (e < 2 * mk->n)
+        return &mk->sets[e / 2].lowered;
+    e -= 2 * mk->n;
+    return e < mk->n_schedules ? &mk->schedules[e].lowered : &mk->ground_height;
+}
+
+/* The compiled code of every entry (NULL where there is no kernel). */
+static bool lookup_entries(const ModelKernels *mk, SrdJit *jit, srd_kernel_fn *out, char *err, size_t err_n)
+{
+    for (int e = 0; e < n_entries(mk); e++) {
+        bool gradient_only;
+        const LoweredElement *le = entry_element(mk, e, &gradient_only);
+        out[e] = NULL;
+        if (!le->kind)
             continue;
         char name[256];
-        snprintf(name, sizeof name, SRD_KERNEL_PREFIX "%s", mk->sets[s].lowered.kind);
-        mk->sets[s].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        snprintf(name, sizeof name, SRD_GRADIENT_PREFIX "%s", mk->sets[s].lowered.kind);
-        mk->sets[s].gradient = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        if (!mk->sets[s].fn || !mk->sets[s].gradient)
+        snprintf(name, sizeof name, "%s%s", gradient_only ? SRD_GRADIENT_PREFIX : SRD_KERNEL_PREFIX, le->kind);
+        out[e] = (srd_kernel_fn)jit_lookup(jit, name, err, err_n);
+        if (!out[e])
             return false;
     }
-    for (int k = 0; k < mk->n_schedules; k++) {
-        char name[256];
-        snprintf(name, sizeof name, SRD_GRADIENT_PREFIX "%s", mk->schedules[k].lowered.kind);
-        mk->schedules[k].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        if (!mk->schedules[k].fn)
-            return false;
-    }
-    if (mk->ground_height.kind) {
-        mk->ground_height_fn = (srd_kernel_fn)jit_lookup(mk->jit, SRD_GRADIENT_PREFIX "schedule_ground_height", err,
-                                                         err_n);
-        if (!mk->ground_height_fn)
-            return false;
-    }
-    mk->ms_jit = srd_milliseconds() - t0;
     return true;
+}
+
+/* Puts entry functions where the runtime's table (kernels_table_fill) reads them. */
+static void install_entries(ModelKernels *mk, srd_kernel_fn *fn)
+{
+    for (int s = 0; s < mk->n; s++) {
+        mk->sets[s].fn = fn[2 * s];
+        mk->sets[s].gradient = fn[2 * s + 1];
+    }
+    for (int k = 0; k < mk->n_schedules; k++)
+        mk->schedules[k].fn = fn[2 * mk->n + k];
+    mk->ground_height_fn = fn[2 * mk->n + mk->n_schedules];
+}
+
+bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
+{
+    mk->jit = jit_create(err, err_n);
+    if (!mk->jit)
+        return false;
+    double t0 = srd_milliseconds();
+    PartJob job[2];
+    bool ok = compile_kernels(mk, mk->jit, chunk_ops, job, err, err_n);
+    report_cache_warnings(job, 2);
+    srd_kernel_fn *fn = srd_xcalloc((size_t)n_entries(mk), sizeof *fn);
+    ok = ok && lookup_entries(mk, mk->jit, fn, err, err_n);
+    if (ok)
+        install_entries(mk, fn);
+    free(fn);
+    mk->ms_jit = srd_milliseconds() - t0;
+    return ok;
+}
+
+/* ---- tiers: interpreted kernels at once, compiled ones when ready ---- */
+
+typedef struct KernelTiers {
+    ModelKernels   *mk;
+    int             n, chunk_ops;
+    InterpProgram **prog;         /* per entry */
+    int            *slot;         /* per entry: its trampoline, or -1 */
+    pthread_t       thread;
+    bool            running;      /* the helper thread is to be joined */
+    bool            finished;     /* kernels_finish has reported */
+    /* what the compilation left for kernels_finish */
+    SrdJit         *jit;
+    PartJob         job[2];
+    bool            ok;
+    char            err[512];
+    double          started_ms, ready_ms; /* since launch: trampolines in place, compiled code in use */
+} KernelTiers;
+
+/* Compiles every kernel and points the trampolines at the result (on the helper thread, or
+ * on the caller's with SRD_JIT=wait). */
+static void *compile_tiers(void *arg)
+{
+    KernelTiers *t = arg;
+    ModelKernels *mk = t->mk;
+    double t0 = srd_milliseconds();
+    t->jit = jit_create(t->err, sizeof t->err);
+    t->ok = t->jit && compile_kernels(mk, t->jit, t->chunk_ops, t->job, t->err, sizeof t->err);
+    srd_kernel_fn *fn = srd_xcalloc((size_t)t->n, sizeof *fn);
+    t->ok = t->ok && lookup_entries(mk, t->jit, fn, t->err, sizeof t->err);
+    for (int e = 0; t->ok && e < t->n; e++)
+        if (fn[e] && t->slot[e] >= 0)
+            tier_publish(t->slot[e], fn[e]);
+    free(fn);
+    mk->ms_jit = srd_milliseconds() - t0;
+    t->ready_ms = tier_since_start_ms();
+    return NULL;
+}
+
+/* An interpreter program and a trampoline for every entry; false when trampolines ran out. */
+static bool claim_entries(KernelTiers *t, srd_kernel_fn *fn)
+{
+    ModelKernels *mk = t->mk;
+    for (int e = 0; e < t->n; e++) {
+        bool gradient_only;
+        const LoweredElement *le = entry_element(mk, e, &gradient_only);
+        t->slot[e] = -1;
+        fn[e] = NULL;
+        if (!le->kind)
+            continue;
+        bool is_set = e < 2 * mk->n;
+        KernelSpec spec = spec_of(le, is_set ? le->value : -1, is_set && le->symmetric, 0, 1, 1);
+        spec.gradient_only = gradient_only;
+        t->prog[e] = interp_build(&spec);
+        fn[e] = tier_claim(t->prog[e], &t->slot[e]);
+        if (!fn[e])
+            return false;
+    }
+    return true;
+}
+
+static void tiers_free(KernelTiers *t)
+{
+    for (int e = 0; e < t->n; e++) {
+        tier_release(t->slot[e]);
+        interp_free(t->prog[e]);
+    }
+    free(t->prog);
+    free(t->slot);
+    free(t);
+}
+
+bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
+{
+    const char *mode = getenv("SRD_JIT");
+    bool wait = mode && !strcmp(mode, "wait"), interp_only = mode && !strcmp(mode, "interp");
+    KernelTiers *t = srd_xcalloc(1, sizeof *t);
+    t->mk = mk;
+    t->n = n_entries(mk);
+    t->chunk_ops = chunk_ops;
+    t->prog = srd_xcalloc((size_t)t->n, sizeof *t->prog);
+    t->slot = srd_xcalloc((size_t)t->n, sizeof *t->slot);
+    srd_kernel_fn *fn = srd_xcalloc((size_t)t->n, sizeof *fn);
+    bool claimed = claim_entries(t, fn);
+    if (claimed)
+        install_entries(mk, fn);
+    free(fn);
+    if (!claimed) { /* every trampoline is in use: compile first, as kernels_jit does */
+        tiers_free(t);
+        return kernels_jit(mk, chunk_ops, err, err_n);
+    }
+    mk->tiers = t;
+    t->started_ms = tier_since_start_ms();
+    t->ok = true;
+    if (wait || (!interp_only && pthread_create(&t->thread, NULL, compile_tiers, t) != 0))
+        compile_tiers(t);
+    else
+        t->running = !interp_only;
+    return true;
+}
+
+/* With SRD_TIMING set: one line on stderr saying when the tiers served the run. */
+static void report_timing(const KernelTiers *t)
+{
+    const char *env = getenv("SRD_TIMING");
+    if (!env || !*env || !strcmp(env, "0"))
+        return;
+    fprintf(stderr, "srdc: timing: kernels callable %.1f ms after launch, first kernel call %.1f ms", t->started_ms,
+            tier_first_call_ms());
+    if (t->jit && t->ok)
+        fprintf(stderr, ", compiled kernels in use from %.1f ms (%s)", t->ready_ms,
+                t->mk->cache_hit ? "from the kernel cache" : "compiled");
+    fprintf(stderr, "; %ld kernel calls interpreted\n", tier_interpreted_calls());
+}
+
+void kernels_finish(ModelKernels *mk)
+{
+    KernelTiers *t = mk->tiers;
+    if (!t || t->finished)
+        return;
+    if (t->running)
+        pthread_join(t->thread, NULL);
+    t->running = false;
+    t->finished = true;
+    report_cache_warnings(t->job, 2);
+    if (!t->ok) {
+        diag_warning(NO_LOC, "the kernels could not be compiled (%s); the interpreter ran them", t->err);
+        diag_flush(stderr);
+    }
+    report_timing(t);
 }
 
 void kernels_free(ModelKernels *mk)
 {
+    if (mk->tiers) {
+        kernels_finish(mk);
+        mk->jit = mk->tiers->jit; /* freed below, once no trampoline can reach its code */
+        tiers_free(mk->tiers);
+    }
     for (int s = 0; s < mk->n; s++) {
         lowered_free(&mk->sets[s].lowered);
         free(mk->sets[s].arrays);

@@ -41,6 +41,7 @@ typedef struct ModelKernels {
     double         ms_lower, ms_codegen, ms_jit; /* wall time of each stage */
     bool           cache_hit;  /* the machine code came from the on-disk cache */
     bool           portable;   /* kernels for any x86-64-v3 (srdc build --portable), not this host */
+    struct KernelTiers *tiers; /* kernels_start's trampolines and background compilation, or NULL */
 } ModelKernels;
 
 /* Marks the data columns of m's element sets that a param can change (srd_elemset.param_column),
@@ -58,6 +59,17 @@ LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops);
 LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts);
 /* Emits, optimises and JIT-compiles; fills each set's fn. */
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
+/* For `srdc run`: makes every kernel callable at once, without code generation, and compiles
+ * them on a helper thread (kernel/tier.h). Each set's fn (and each schedule's) is a trampoline
+ * that interprets the kernel's DAG until its machine code is ready, then calls that; both give
+ * the same bits. $SRD_JIT chooses: "wait" compiles before returning (no interpreted calls),
+ * "interp" never compiles; anything else is the default, tiered. Falls back to kernels_jit
+ * when the trampolines are all taken. */
+bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
+/* Waits for kernels_start's compilation, reports its warnings (a damaged cache entry, or a
+ * failure, after which the interpreter had run every call) and, with $SRD_TIMING set, when the
+ * first kernel call began and when compiled code took over. kernels_free calls it too. */
+void kernels_finish(ModelKernels *mk);
 void kernels_free(ModelKernels *mk);
 
 /* The runtime's view of compiled kernels: per-set and per-schedule arrays, which live until

@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "elab.h"
 #include "kernels.h"
+#include "kernel/tier.h"
 #include "parse.h"
 #include "run.h"
 #include "sweep.h"
@@ -518,6 +519,7 @@ static int cmd_emit_llvm(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    tier_mark_start();
     srd_exit_when_out_of_memory("srdc");
     if (argc < 2)
         return print_help(NULL), SRD_EXIT_BAD_INPUT;
