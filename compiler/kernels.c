@@ -11,6 +11,7 @@
 #include "codegen.h"
 #include "diag.h"
 #include "parse.h"
+#include "kernel/backend.h"
 #include "kernel/interp.h"
 #include "kernel/tier.h"
 
@@ -291,156 +292,24 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
     return true;
 }
 
-/* What codegen needs of a lowered element: value is its energy node, or -1. */
-static KernelSpec spec_of(const LoweredElement *le, ExprId value, bool symmetric, int part, int parts, int lanes)
+KernelSpec kernels_spec(const LoweredElement *le, ExprId value, bool symmetric, int part, int parts, int lanes)
 {
     return (KernelSpec){ .kind = le->kind, .dag = le->dag, .n_inputs = le->n_inputs, .inputs = le->inputs,
                          .nd = le->nd, .value = value, .res = le->res, .jac = le->jac, .symmetric = symmetric,
                          .gradient_only = false, .part = part, .parts = parts, .lanes = lanes };
 }
 
-LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts)
-{
-    double t0 = srd_milliseconds();
-    LLVMModuleRef M = LLVMModuleCreateWithNameInContext(part ? "srd_kernels_part" : "srd_kernels", C);
-    int lanes = cg_lanes(mk->portable); /* asks LLVM for the host's features: once per module */
-    for (int s = 0; s < mk->n; s++) {
-        LoweredElement *le = &mk->sets[s].lowered;
-        if (!le->kind)
-            continue;
-        KernelSpec spec = spec_of(le, le->value, le->symmetric, part, parts, lanes);
-        CodegenStats st;
-        cg_emit_kernel(M, &spec, chunk_ops, &st);
-        mk->sets[s].chunks = st.chunks;
-        spec.gradient_only = true;
-        cg_emit_kernel(M, &spec, chunk_ops, &st);
-    }
-    for (int k = 0; k <= mk->n_schedules; k++) {
-        LoweredElement *le = k < mk->n_schedules ? &mk->schedules[k].lowered : &mk->ground_height;
-        if (!le->kind)
-            continue;
-        KernelSpec spec = spec_of(le, -1, false, part, parts, lanes);
-        spec.gradient_only = true;
-        CodegenStats st;
-        cg_emit_kernel(M, &spec, chunk_ops, &st);
-    }
-    mk->ms_codegen += srd_milliseconds() - t0;
-    return M;
-}
-
-LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops)
-{
-    return kernels_emit_part(mk, C, chunk_ops, 0, 1);
-}
-
-/* Operations of every kernel's value, gradient and Jacobian: about 3,000 compile in under
- * 100 ms on one thread. */
-enum { SPLIT_OPS = 3000 };
-
-static int total_ops(const ModelKernels *mk)
-{
-    int n = 0;
-    for (int s = 0; s < mk->n; s++)
-        n += mk->sets[s].info.cost;
-    for (int k = 0; k < mk->n_schedules; k++)
-        n += mk->schedules[k].lowered.ops_value + mk->schedules[k].lowered.ops_grad;
-    return n;
-}
-
-/* One part of a split compilation, for a second thread. */
-typedef struct PartJob {
-    LLVMModuleRef       M;
-    LLVMMemoryBufferRef obj;
-    bool                ok, hit;
-    char                err[512], warn[1400];
-} PartJob;
-
-static void *compile_part(void *arg)
-{
-    PartJob *p = arg;
-    p->ok = jit_compile(p->M, &p->obj, &p->hit, p->warn, sizeof p->warn, p->err, sizeof p->err);
-    return NULL;
-}
-
-/* One warning line per damaged kernel cache entry, reported here on the main thread. */
-static void report_cache_warnings(const PartJob *job, int parts)
-{
-    bool any = false;
-    for (int p = 0; p < parts; p++)
-        if (job[p].warn[0]) {
-            diag_warning(NO_LOC, "%s", job[p].warn);
-            any = true;
-        }
-    if (any)
-        diag_flush(stderr);
-}
-
-/* Emits the kernels, compiles them (big ones as two modules on two threads: machine code
- * generation is most of the time from source to kernels; small ones in one module, where a
- * second thread would cost more than it saves) and adds the object code to jit. Cache
- * warnings are left in job[].warn for the main thread. */
-static bool compile_kernels(ModelKernels *mk, SrdJit *jit, int chunk_ops, PartJob job[2], char *err, size_t err_n)
-{
-    int parts = total_ops(mk) > SPLIT_OPS ? 2 : 1;
-    LLVMContextRef C[2] = { LLVMContextCreate(), parts > 1 ? LLVMContextCreate() : NULL };
-    memset(job, 0, 2 * sizeof *job);
-    for (int p = 0; p < parts; p++)
-        job[p].M = kernels_emit_part(mk, C[p], chunk_ops, p, parts);
-    pthread_t helper;
-    bool threaded = parts > 1 && pthread_create(&helper, NULL, compile_part, &job[1]) == 0;
-    compile_part(&job[0]);
-    if (threaded)
-        pthread_join(helper, NULL);
-    else if (parts > 1)
-        compile_part(&job[1]);
-    for (int p = 0; p < parts; p++)
-        LLVMContextDispose(C[p]);
-    mk->cache_hit = job[0].hit && (parts < 2 || job[1].hit);
-    bool ok = true;
-    for (int p = 0; p < parts; p++) {
-        if (ok && !job[p].ok) {
-            snprintf(err, err_n, "%s", job[p].err);
-            ok = false;
-        }
-        if (job[p].obj && (!ok || !jit_add_object(jit, job[p].obj, err, err_n))) {
-            if (!ok)
-                LLVMDisposeMemoryBuffer(job[p].obj);
-            ok = false;
-        }
-    }
-    return ok;
-}
-
 /* Every kernel of the model as one list of entries: set s's kernel at 2s and its gradient at
  * 2s + 1, then the schedules, then the ground's height. */
-static int n_entries(const ModelKernels *mk) { return 2 * mk->n + mk->n_schedules + 1; }
+int kernels_n_entries(const ModelKernels *mk) { return 2 * mk->n + mk->n_schedules + 1; }
 
-/* Entry e's lowered element (kind NULL: none) and whether it is a gradient-only kernel. */
-static const LoweredElement *entry_element(const ModelKernels *mk, int e, bool *gradient_only)
+const LoweredElement *kernels_entry(const ModelKernels *mk, int e, bool *gradient_only)
 {
     *gradient_only = e >= 2 * mk->n || e % 2 == 1;
     if (e < 2 * mk->n)
         return &mk->sets[e / 2].lowered;
     e -= 2 * mk->n;
     return e < mk->n_schedules ? &mk->schedules[e].lowered : &mk->ground_height;
-}
-
-/* The compiled code of every entry (NULL where there is no kernel). */
-static bool lookup_entries(const ModelKernels *mk, SrdJit *jit, srd_kernel_fn *out, char *err, size_t err_n)
-{
-    for (int e = 0; e < n_entries(mk); e++) {
-        bool gradient_only;
-        const LoweredElement *le = entry_element(mk, e, &gradient_only);
-        out[e] = NULL;
-        if (!le->kind)
-            continue;
-        char name[256];
-        snprintf(name, sizeof name, "%s%s", gradient_only ? SRD_GRADIENT_PREFIX : SRD_KERNEL_PREFIX, le->kind);
-        out[e] = (srd_kernel_fn)jit_lookup(jit, name, err, err_n);
-        if (!out[e])
-            return false;
-    }
-    return true;
 }
 
 /* Puts entry functions where the runtime's table (kernels_table_fill) reads them. */
@@ -455,17 +324,35 @@ static void install_entries(ModelKernels *mk, srd_kernel_fn *fn)
     mk->ground_height_fn = fn[2 * mk->n + mk->n_schedules];
 }
 
+/* One warning line per damaged kernel cache entry, reported here on the main thread. */
+static void report_cache_warnings(char warn[2][BACKEND_WARN_N])
+{
+    bool any = false;
+    for (int p = 0; p < 2; p++)
+        if (warn[p][0]) {
+            diag_warning(NO_LOC, "%s", warn[p]);
+            any = true;
+        }
+    if (any)
+        diag_flush(stderr);
+}
+
+/* Compiles every entry with the backend (loading it first) into *jit and fn. */
+static bool compile_entries(ModelKernels *mk, int chunk_ops, SrdJit **jit, srd_kernel_fn *fn,
+                            char warn[2][BACKEND_WARN_N], char *err, size_t err_n)
+{
+    warn[0][0] = warn[1][0] = 0;
+    const SrdBackend *b = srd_backend(err, err_n);
+    return b && b->compile(mk, chunk_ops, jit, fn, warn, err, err_n);
+}
+
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
 {
-    mk->jit = jit_create(err, err_n);
-    if (!mk->jit)
-        return false;
     double t0 = srd_milliseconds();
-    PartJob job[2];
-    bool ok = compile_kernels(mk, mk->jit, chunk_ops, job, err, err_n);
-    report_cache_warnings(job, 2);
-    srd_kernel_fn *fn = srd_xcalloc((size_t)n_entries(mk), sizeof *fn);
-    ok = ok && lookup_entries(mk, mk->jit, fn, err, err_n);
+    char warn[2][BACKEND_WARN_N];
+    srd_kernel_fn *fn = srd_xcalloc((size_t)kernels_n_entries(mk), sizeof *fn);
+    bool ok = compile_entries(mk, chunk_ops, &mk->jit, fn, warn, err, err_n);
+    report_cache_warnings(warn);
     if (ok)
         install_entries(mk, fn);
     free(fn);
@@ -485,7 +372,7 @@ typedef struct KernelTiers {
     bool            finished;     /* kernels_finish has reported */
     /* what the compilation left for kernels_finish */
     SrdJit         *jit;
-    PartJob         job[2];
+    char            warn[2][BACKEND_WARN_N];
     bool            ok;
     char            err[512];
     double          started_ms, ready_ms; /* since launch: trampolines in place, compiled code in use */
@@ -498,10 +385,8 @@ static void *compile_tiers(void *arg)
     KernelTiers *t = arg;
     ModelKernels *mk = t->mk;
     double t0 = srd_milliseconds();
-    t->jit = jit_create(t->err, sizeof t->err);
-    t->ok = t->jit && compile_kernels(mk, t->jit, t->chunk_ops, t->job, t->err, sizeof t->err);
     srd_kernel_fn *fn = srd_xcalloc((size_t)t->n, sizeof *fn);
-    t->ok = t->ok && lookup_entries(mk, t->jit, fn, t->err, sizeof t->err);
+    t->ok = compile_entries(mk, t->chunk_ops, &t->jit, fn, t->warn, t->err, sizeof t->err);
     for (int e = 0; t->ok && e < t->n; e++)
         if (fn[e] && t->slot[e] >= 0)
             tier_publish(t->slot[e], fn[e]);
@@ -517,13 +402,13 @@ static bool claim_entries(KernelTiers *t, srd_kernel_fn *fn)
     ModelKernels *mk = t->mk;
     for (int e = 0; e < t->n; e++) {
         bool gradient_only;
-        const LoweredElement *le = entry_element(mk, e, &gradient_only);
+        const LoweredElement *le = kernels_entry(mk, e, &gradient_only);
         t->slot[e] = -1;
         fn[e] = NULL;
         if (!le->kind)
             continue;
         bool is_set = e < 2 * mk->n;
-        KernelSpec spec = spec_of(le, is_set ? le->value : -1, is_set && le->symmetric, 0, 1, 1);
+        KernelSpec spec = kernels_spec(le, is_set ? le->value : -1, is_set && le->symmetric, 0, 1, 1);
         spec.gradient_only = gradient_only;
         t->prog[e] = interp_build(&spec);
         fn[e] = tier_claim(t->prog[e], &t->slot[e]);
@@ -550,7 +435,7 @@ bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     bool wait = mode && !strcmp(mode, "wait"), interp_only = mode && !strcmp(mode, "interp");
     KernelTiers *t = srd_xcalloc(1, sizeof *t);
     t->mk = mk;
-    t->n = n_entries(mk);
+    t->n = kernels_n_entries(mk);
     t->chunk_ops = chunk_ops;
     t->prog = srd_xcalloc((size_t)t->n, sizeof *t->prog);
     t->slot = srd_xcalloc((size_t)t->n, sizeof *t->slot);
@@ -566,6 +451,7 @@ bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     mk->tiers = t;
     t->started_ms = tier_since_start_ms();
     t->ok = true;
+    t->warn[0][0] = t->warn[1][0] = 0;
     if (wait || (!interp_only && pthread_create(&t->thread, NULL, compile_tiers, t) != 0))
         compile_tiers(t);
     else
@@ -596,7 +482,7 @@ void kernels_finish(ModelKernels *mk)
         pthread_join(t->thread, NULL);
     t->running = false;
     t->finished = true;
-    report_cache_warnings(t->job, 2);
+    report_cache_warnings(t->warn);
     if (!t->ok) {
         diag_warning(NO_LOC, "the kernels could not be compiled (%s); the interpreter ran them", t->err);
         diag_flush(stderr);
@@ -620,7 +506,8 @@ void kernels_free(ModelKernels *mk)
         lowered_free(&mk->schedules[k].lowered);
     free(mk->schedules);
     lowered_free(&mk->ground_height);
-    jit_free(mk->jit);
+    if (mk->jit)
+        srd_backend(NULL, 0)->jit_free(mk->jit); /* a JIT exists only when the backend loaded */
     arena_free(&mk->arena);
     memset(mk, 0, sizeof *mk);
 }

@@ -5,6 +5,7 @@
 #define SRD_KERNELS_H
 #include <stdbool.h>
 #include "ast.h"
+#include "codegen.h"
 #include "driver.h"
 #include "jit.h"
 #include "lower.h"
@@ -53,7 +54,14 @@ bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_
  * err (and the call fails) unless allow_missing. */
 bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,
                    size_t err_n);
-/* Emits the kernels into a new module of context C. */
+/* What codegen (and the interpreter) needs of a lowered element: value is its energy node, or -1. */
+KernelSpec kernels_spec(const LoweredElement *le, ExprId value, bool symmetric, int part, int parts, int lanes);
+/* Every kernel of the model as one list of entries: set s's kernel at 2s and its gradient at
+ * 2s + 1, then the schedules, then the ground's height. */
+int kernels_n_entries(const ModelKernels *mk);
+/* Entry e's lowered element (kind NULL: none) and whether it is a gradient-only kernel. */
+const LoweredElement *kernels_entry(const ModelKernels *mk, int e, bool *gradient_only);
+/* Emits the kernels into a new module of context C (backend, kernel/compile.c). */
 LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops);
 /* Part `part` of `parts` modules that together hold the kernels (see KernelSpec.parts). */
 LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts);

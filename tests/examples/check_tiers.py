@@ -3,7 +3,8 @@
 throughout (SRD_JIT=interp), compiled before the first step (SRD_JIT=wait) and tiered (the
 default: interpreted until the helper thread's compiled code takes over) writes the same
 files, byte for byte: when the compiled kernels arrive must not change a result. Also checks
-that SRD_TIMING reports the first kernel call and that a tiered run writes its cache entry."""
+that SRD_TIMING reports the first kernel call, that a tiered run writes its cache entry, and that
+srdc itself does not link LLVM."""
 import os
 import subprocess
 import sys
@@ -52,6 +53,12 @@ for name in names:
         check(results[mode] == results["wait"] and len(results["wait"]) > 0,
               "%s: SRD_JIT=%s writes the files of SRD_JIT=wait byte for byte (%d files)"
               % (name, mode, len(results["wait"])))
+
+# srdc must not load LLVM at start-up (its static initialisers cost ~20 ms): it loads
+# libsrdllvm.so when it compiles.
+p = subprocess.run(["readelf", "-d", srdc], capture_output=True, text=True)
+check(p.returncode == 0 and "NEEDED" in p.stdout and "libLLVM" not in p.stdout,
+      "srdc does not link libLLVM (loaded with libsrdllvm.so on first use)")
 
 cache = scratch("cache_")
 p, _ = run("snake", "tiered", cache)
