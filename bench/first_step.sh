@@ -2,10 +2,12 @@
 # first_step.sh [BUILD_DIR] [RUNS] — time from launching `srdc run` to its first kernel call (the
 # first step's assembly) with an empty kernel cache, per example, for each $SRD_JIT mode:
 # "wait" compiles every kernel before the first step (srd before tiered kernels), "tiered"
-# starts in the interpreter and swaps compiled kernels in from a helper thread. Prints the
+# starts in the interpreter and swaps scalar, then vector compiled kernels in from a helper
+# thread. Prints the
 # best of RUNS (default 5) runs of: when the kernels were callable (parse, elaborate, lower,
 # differentiate, build the interpreter programs: the floor with no code generation), the first
-# kernel call, when compiled code took over, and the whole run's wall time. Asserts nothing.
+# kernel call, when scalar and vector compiled kernels took over ("-": the run ended first), and
+# the whole run's wall time. Asserts nothing.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -17,7 +19,7 @@ export OPENBLAS_NUM_THREADS=1 SRD_TIMING=1
 examples="cantilever_rod:0 pneunet:0 tripod:0 earthworm:0.1 snake:0.1 rod_drop:0.01 gripper:0.2 jumper:0.02 \
 star_roller:0.02 parachute:0.02"
 best() { sort -n | head -1; }
-printf "%-16s %-7s %9s %11s %10s %9s\n" example mode callable "first call" compiled "wall"
+printf "%-16s %-7s %9s %11s %10s %10s %9s\n" example mode callable "first call" scalar vector "wall"
 for spec in $examples; do
     name=${spec%%:*}
     dur=${spec#*:}
@@ -34,16 +36,18 @@ for spec in $examples; do
             line=$(grep "srdc: timing" "$work/err")
             callable=$(echo "$line" | sed 's/.*callable \([0-9.]*\) ms.*/\1/')
             first=$(echo "$line" | sed 's/.*first kernel call \([0-9.]*\) ms.*/\1/')
-            ready=$(echo "$line" | sed -n 's/.*in use from \([0-9.]*\) ms.*/\1/p')
-            echo "$first $callable ${ready:--} $wall" >> "$work/times"
+            scalar=$(echo "$line" | sed -n 's/.*scalar kernels from \([0-9.]*\) ms.*/\1/p')
+            vector=$(echo "$line" | sed -n 's/.*vector kernels from \([0-9.]*\) ms.*/\1/p')
+            echo "$first $callable ${scalar:-99999} ${vector:-99999} $wall" >> "$work/times"
             i=$((i + 1))
         done
         # best of the runs by first call; the other columns are their own minima
         first=$(cut -d' ' -f1 "$work/times" | best)
         callable=$(cut -d' ' -f2 "$work/times" | best)
-        ready=$(cut -d' ' -f3 "$work/times" | best)
-        wall=$(cut -d' ' -f4 "$work/times" | best)
-        printf "%-16s %-7s %6s ms %8s ms %7s ms %6d ms\n" "$name" "$mode" "$callable" "$first" "$ready" \
-            $((wall / 1000))
+        scalar=$(cut -d' ' -f3 "$work/times" | best | sed 's/^99999$/-/')
+        vector=$(cut -d' ' -f4 "$work/times" | best | sed 's/^99999$/-/')
+        wall=$(cut -d' ' -f5 "$work/times" | best)
+        printf "%-16s %-7s %6s ms %8s ms %7s ms %7s ms %6d ms\n" "$name" "$mode" "$callable" "$first" "$scalar" \
+            "$vector" $((wall / 1000))
     done
 done

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include "alloc.h"
 #include "codegen.h"
 #include "diag.h"
@@ -362,6 +363,9 @@ bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
 
 /* ---- tiers: interpreted kernels at once, compiled ones when ready ---- */
 
+/* The compiled tiers, in the order they arrive. */
+enum { TIER_SCALAR, TIER_VECTOR, TIERS };
+
 typedef struct KernelTiers {
     ModelKernels   *mk;
     int             n, chunk_ops;
@@ -370,29 +374,44 @@ typedef struct KernelTiers {
     pthread_t       thread;
     bool            running;      /* the helper thread is to be joined */
     bool            finished;     /* kernels_finish has reported */
-    /* what the compilation left for kernels_finish */
-    SrdJit         *jit;
-    char            warn[2][BACKEND_WARN_N];
-    bool            ok;
+    atomic_bool     stop;         /* the run is over: begin no further tier */
+    /* what each compiled tier left for kernels_finish */
+    SrdJit         *jit[TIERS];
+    char            warn[TIERS][2][BACKEND_WARN_N];
+    bool            done[TIERS], ok[TIERS], hit[TIERS];
     char            err[512];
-    double          started_ms, ready_ms; /* since launch: trampolines in place, compiled code in use */
+    double          started_ms, ready_ms[TIERS]; /* since launch: trampolines in place, tier k in use */
 } KernelTiers;
 
-/* Compiles every kernel and points the trampolines at the result (on the helper thread, or
- * on the caller's with SRD_JIT=wait). */
-static void *compile_tiers(void *arg)
+/* Compiles tier k of every kernel (or loads it from the cache) and points the trampolines at
+ * it. A call already running the previous tier finishes there: that tier's JIT stays until
+ * kernels_free. */
+static void compile_tier(KernelTiers *t, int k)
 {
-    KernelTiers *t = arg;
     ModelKernels *mk = t->mk;
-    double t0 = srd_milliseconds();
+    mk->lanes = k == TIER_SCALAR ? 1 : 0;
     srd_kernel_fn *fn = srd_xcalloc((size_t)t->n, sizeof *fn);
-    t->ok = compile_entries(mk, t->chunk_ops, &t->jit, fn, t->warn, t->err, sizeof t->err);
-    for (int e = 0; t->ok && e < t->n; e++)
+    t->ok[k] = compile_entries(mk, t->chunk_ops, &t->jit[k], fn, t->warn[k], t->err, sizeof t->err);
+    t->hit[k] = mk->cache_hit;
+    for (int e = 0; t->ok[k] && e < t->n; e++)
         if (fn[e] && t->slot[e] >= 0)
             tier_publish(t->slot[e], fn[e]);
     free(fn);
-    mk->ms_jit = srd_milliseconds() - t0;
-    t->ready_ms = tier_since_start_ms();
+    mk->lanes = 0;
+    t->ready_ms[k] = tier_since_start_ms();
+    t->done[k] = true;
+}
+
+/* The helper thread (or the caller, with SRD_JIT=wait: vector kernels only). */
+static void *compile_tiers(void *arg)
+{
+    KernelTiers *t = arg;
+    double t0 = srd_milliseconds();
+    if (!t->done[TIER_SCALAR])
+        compile_tier(t, TIER_SCALAR);
+    if (!atomic_load(&t->stop))
+        compile_tier(t, TIER_VECTOR);
+    t->mk->ms_jit = srd_milliseconds() - t0;
     return NULL;
 }
 
@@ -424,6 +443,9 @@ static void tiers_free(KernelTiers *t)
         tier_release(t->slot[e]);
         interp_free(t->prog[e]);
     }
+    for (int k = 0; k < TIERS; k++)
+        if (t->jit[k])
+            srd_backend(NULL, 0)->jit_free(t->jit[k]); /* a JIT exists only when the backend loaded */
     free(t->prog);
     free(t->slot);
     free(t);
@@ -450,8 +472,7 @@ bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     }
     mk->tiers = t;
     t->started_ms = tier_since_start_ms();
-    t->ok = true;
-    t->warn[0][0] = t->warn[1][0] = 0;
+    t->done[TIER_SCALAR] = wait; /* waiting, the vector kernels are compiled at once */
     if (wait || (!interp_only && pthread_create(&t->thread, NULL, compile_tiers, t) != 0))
         compile_tiers(t);
     else
@@ -462,14 +483,15 @@ bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
 /* With SRD_TIMING set: one line on stderr saying when the tiers served the run. */
 static void report_timing(const KernelTiers *t)
 {
-    const char *env = getenv("SRD_TIMING");
+    const char *env = getenv("SRD_TIMING"), *name[TIERS] = { "scalar", "vector" };
     if (!env || !*env || !strcmp(env, "0"))
         return;
     fprintf(stderr, "srdc: timing: kernels callable %.1f ms after launch, first kernel call %.1f ms", t->started_ms,
             tier_first_call_ms());
-    if (t->jit && t->ok)
-        fprintf(stderr, ", compiled kernels in use from %.1f ms (%s)", t->ready_ms,
-                t->mk->cache_hit ? "from the kernel cache" : "compiled");
+    for (int k = 0; k < TIERS; k++)
+        if (t->ok[k])
+            fprintf(stderr, ", %s kernels from %.1f ms (%s)", name[k], t->ready_ms[k],
+                    t->hit[k] ? "from the kernel cache" : "compiled");
     fprintf(stderr, "; %ld kernel calls interpreted\n", tier_interpreted_calls());
 }
 
@@ -478,14 +500,18 @@ void kernels_finish(ModelKernels *mk)
     KernelTiers *t = mk->tiers;
     if (!t || t->finished)
         return;
+    atomic_store(&t->stop, true);
     if (t->running)
         pthread_join(t->thread, NULL);
     t->running = false;
     t->finished = true;
-    report_cache_warnings(t->warn);
-    if (!t->ok) {
-        diag_warning(NO_LOC, "the kernels could not be compiled (%s); the interpreter ran them", t->err);
-        diag_flush(stderr);
+    for (int k = 0; k < TIERS; k++) {
+        report_cache_warnings(t->warn[k]);
+        if (t->done[k] && !t->ok[k]) {
+            diag_warning(NO_LOC, "the kernels could not be compiled (%s); a slower tier ran them",
+                         t->err[0] ? t->err : "LLVM gave no reason");
+            diag_flush(stderr);
+        }
     }
     report_timing(t);
 }
@@ -494,8 +520,7 @@ void kernels_free(ModelKernels *mk)
 {
     if (mk->tiers) {
         kernels_finish(mk);
-        mk->jit = mk->tiers->jit; /* freed below, once no trampoline can reach its code */
-        tiers_free(mk->tiers);
+        tiers_free(mk->tiers); /* the trampolines first, then the JITs their code lives in */
     }
     for (int s = 0; s < mk->n; s++) {
         lowered_free(&mk->sets[s].lowered);

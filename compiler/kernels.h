@@ -42,6 +42,7 @@ typedef struct ModelKernels {
     double         ms_lower, ms_codegen, ms_jit; /* wall time of each stage */
     bool           cache_hit;  /* the machine code came from the on-disk cache */
     bool           portable;   /* kernels for any x86-64-v3 (srdc build --portable), not this host */
+    int            lanes;      /* vector lanes of the next emission; 0: cg_lanes (the fastest code) */
     struct KernelTiers *tiers; /* kernels_start's trampolines and background compilation, or NULL */
 } ModelKernels;
 
@@ -69,14 +70,17 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
 /* For `srdc run`: makes every kernel callable at once, without code generation, and compiles
  * them on a helper thread (kernel/tier.h). Each set's fn (and each schedule's) is a trampoline
- * that interprets the kernel's DAG until its machine code is ready, then calls that; both give
- * the same bits. $SRD_JIT chooses: "wait" compiles before returning (no interpreted calls),
- * "interp" never compiles; anything else is the default, tiered. Falls back to kernels_jit
- * when the trampolines are all taken. */
+ * that interprets the kernel's DAG until machine code is ready: first scalar kernels (one lane,
+ * which LLVM's fast instruction selector compiles in about a quarter of the time), then the
+ * vector kernels; all three give the same bits. $SRD_JIT chooses: "wait" compiles the vector
+ * kernels before returning (no interpreted calls), "interp" never compiles; anything else is
+ * the default, tiered. Falls back to kernels_jit when the trampolines are all taken. */
 bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n);
-/* Waits for kernels_start's compilation, reports its warnings (a damaged cache entry, or a
- * failure, after which the interpreter had run every call) and, with $SRD_TIMING set, when the
- * first kernel call began and when compiled code took over. kernels_free calls it too. */
+/* Ends kernels_start's compilation: a tier under way is finished (and cached), the vector tier
+ * is not begun when the scalar one is still being compiled (the run is over). Reports warnings
+ * (a damaged cache entry, or a failure, after which a slower tier had run the calls) and, with
+ * $SRD_TIMING set, when the first kernel call began and when each tier took over. kernels_free
+ * calls it too. */
 void kernels_finish(ModelKernels *mk);
 void kernels_free(ModelKernels *mk);
 

@@ -16,7 +16,7 @@ LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_op
 {
     double t0 = srd_milliseconds();
     LLVMModuleRef M = LLVMModuleCreateWithNameInContext(part ? "srd_kernels_part" : "srd_kernels", C);
-    int lanes = cg_lanes(mk->portable); /* asks LLVM for the host's features: once per module */
+    int lanes = mk->lanes > 0 ? mk->lanes : cg_lanes(mk->portable); /* cg_lanes asks LLVM: once per module */
     for (int s = 0; s < mk->n; s++) {
         LoweredElement *le = &mk->sets[s].lowered;
         if (!le->kind)

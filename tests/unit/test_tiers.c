@@ -1,6 +1,6 @@
 /* test_tiers.c — the interpreted tier of kernels (compiler/kernel/interp.c) against the JIT:
  * energies, residuals and Jacobians of every element kind of every example, on random
- * configurations, must be equal bit for bit (the tolerance is zero: a run must not depend on
+ * configurations, must be equal bit for bit, and so must the scalar kernels of the middle tier (the tolerance is zero: a run must not depend on
  * when the compiled code arrived). Then the trampolines (compiler/kernel/tier.c): they
  * interpret until compiled code is published, switch while another thread calls them without
  * changing a bit, and kernels_start's modes (interp, wait, tiered) give the same results. */
@@ -132,7 +132,7 @@ typedef struct Compiled {
     bool         ok;
 } Compiled;
 
-static void compiled_open(Compiled *c, const char *path, bool jit)
+static void compiled_open_lanes(Compiled *c, const char *path, bool jit, int lanes)
 {
     memset(c, 0, sizeof *c);
     arena_init(&c->arena);
@@ -140,11 +140,14 @@ static void compiled_open(Compiled *c, const char *path, bool jit)
     if (parse_program(&c->arena, path, parse_stdlib_dir(), &c->prog))
         c->m = elab_program(&c->prog, &c->arena, path);
     diag_discard();
-    c->ok = c->m && kernels_lower(&c->mk, &c->prog, c->m, true, err, sizeof err) &&
-            (!jit || kernels_jit(&c->mk, JIT_CHUNK_OPS, err, sizeof err));
+    c->ok = c->m && kernels_lower(&c->mk, &c->prog, c->m, true, err, sizeof err);
+    c->mk.lanes = lanes;
+    c->ok = c->ok && (!jit || kernels_jit(&c->mk, JIT_CHUNK_OPS, err, sizeof err));
     if (!c->ok)
         printf("# %s: %s\n", path, err);
 }
+
+static void compiled_open(Compiled *c, const char *path, bool jit) { compiled_open_lanes(c, path, jit, 0); }
 
 static void compiled_close(Compiled *c)
 {
@@ -188,23 +191,51 @@ static int compare_set(Compiled *c, int s, int configs, int *evaluations)
     return differ;
 }
 
-/* ---- 1. every example, every element kind: interpreter == JIT, bit for bit ---- */
+/* ---- 1. every example, every element kind: interpreter == scalar JIT == vector JIT ---- */
+
+/* Set s's scalar kernels (the middle tier) against the vector ones of c, on one configuration. */
+static bool scalar_same(Compiled *c, Compiled *scalar, int s)
+{
+    Harness h;
+    bool same = harness_open(&h, c->m, &c->mk.sets[s], s);
+    Result a, b;
+    result_init(&a, &h);
+    result_init(&b, &h);
+    unsigned seed = 29u + (unsigned)s;
+    randomize(&h, &seed, 2e-3);
+    evaluate(&h, c->mk.sets[s].fn, NULL, &a);
+    evaluate(&h, scalar->mk.sets[s].fn, NULL, &b);
+    same = same && same_bits(&a, &b);
+    evaluate(&h, c->mk.sets[s].gradient, NULL, &a);
+    evaluate(&h, scalar->mk.sets[s].gradient, NULL, &b);
+    same = same && same_bits(&a, &b);
+    result_free(&a);
+    result_free(&b);
+    harness_close(&h);
+    return same;
+}
 
 static void compare_example(const char *path)
 {
-    Compiled c;
+    Compiled c, scalar;
     compiled_open(&c, path, true);
-    check(&tally, c.ok, "%s compiles", path);
-    int differ = 0, evaluations = 0, kinds = 0;
-    for (int s = 0; c.ok && s < c.mk.n; s++)
+    compiled_open_lanes(&scalar, path, true, 1);
+    check(&tally, c.ok && scalar.ok, "%s compiles (vector and scalar kernels)", path);
+    int differ = 0, evaluations = 0, kinds = 0, scalar_differ = 0;
+    for (int s = 0; c.ok && scalar.ok && s < c.mk.n; s++)
         if (c.mk.sets[s].fn) {
             differ += compare_set(&c, s, 4, &evaluations);
+            scalar_differ += !scalar_same(&c, &scalar, s);
             kinds++;
         }
-    if (c.ok)
+    if (c.ok && scalar.ok) {
         check(&tally, differ == 0 && evaluations > 0,
               "%s: interpreted and compiled kernels agree bit for bit (%d kinds, %d evaluations, %d differ)", path,
               kinds, evaluations, differ);
+        check(&tally, scalar_differ == 0, "%s: scalar and vector kernels agree bit for bit (%d kinds differ)", path,
+              scalar_differ);
+    }
+    compiled_close(&scalar);
     compiled_close(&c);
 }
 
