@@ -374,6 +374,7 @@ typedef struct KernelTiers {
     pthread_t       thread;
     bool            running;      /* the helper thread is to be joined */
     bool            finished;     /* kernels_finish has reported */
+    bool            vector_only;  /* SRD_JIT=wait: no scalar tier */
     atomic_bool     stop;         /* the run is over: begin no further tier */
     /* what each compiled tier left for kernels_finish */
     SrdJit         *jit[TIERS];
@@ -407,7 +408,7 @@ static void *compile_tiers(void *arg)
 {
     KernelTiers *t = arg;
     double t0 = srd_milliseconds();
-    if (!t->done[TIER_SCALAR])
+    if (!t->vector_only)
         compile_tier(t, TIER_SCALAR);
     if (!atomic_load(&t->stop))
         compile_tier(t, TIER_VECTOR);
@@ -472,7 +473,7 @@ bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
     }
     mk->tiers = t;
     t->started_ms = tier_since_start_ms();
-    t->done[TIER_SCALAR] = wait; /* waiting, the vector kernels are compiled at once */
+    t->vector_only = wait; /* waiting, the vector kernels are compiled at once */
     if (wait || (!interp_only && pthread_create(&t->thread, NULL, compile_tiers, t) != 0))
         compile_tiers(t);
     else
@@ -505,13 +506,15 @@ void kernels_finish(ModelKernels *mk)
         pthread_join(t->thread, NULL);
     t->running = false;
     t->finished = true;
+    bool failed = false;
     for (int k = 0; k < TIERS; k++) {
         report_cache_warnings(t->warn[k]);
-        if (t->done[k] && !t->ok[k]) {
-            diag_warning(NO_LOC, "the kernels could not be compiled (%s); a slower tier ran them",
-                         t->err[0] ? t->err : "LLVM gave no reason");
-            diag_flush(stderr);
-        }
+        failed |= t->done[k] && !t->ok[k];
+    }
+    if (failed) { /* once: the tiers fail alike when LLVM cannot be loaded */
+        diag_warning(NO_LOC, "the kernels could not be compiled (%s); a slower tier ran them",
+                     t->err[0] ? t->err : "LLVM gave no reason");
+        diag_flush(stderr);
     }
     report_timing(t);
 }
