@@ -1,6 +1,7 @@
 /* kernel_bench.c — for each model given: compile latency of every stage from source to
  * callable kernels, and per element kind the operation counts and the time of one element
- * evaluation (value + gradient + Hessian scattered into a band Jacobian), JIT-compiled. */
+ * evaluation (value + gradient + Hessian scattered into a band Jacobian), JIT-compiled and
+ * in the interpreter that runs the first steps of `srdc run` (compiler/kernel/interp.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +10,13 @@
 #include "clock.h"
 #include "elab.h"
 #include "kernels.h"
+#include "kernel/interp.h"
+#include "kernel/tier.h"
 #include "parse.h"
 
 /* Evaluates a set's kernel repeatedly at the reference configuration plus a small
  * perturbation; returns nanoseconds per element, the best of several runs. */
-static double time_kernel(const srd_model *m, int s, const KernelSet *ks)
+static double time_kernel(const srd_model *m, int s, const KernelSet *ks, srd_kernel_fn fn)
 {
     srd_system sys;
     srd_system_init(&sys, m, SRD_JAC_BAND);
@@ -39,14 +42,14 @@ static double time_kernel(const srd_model *m, int s, const KernelSet *ks)
     for (;;) {
         double t0 = srd_milliseconds();
         for (int r = 0; r < reps; r++)
-            ks->fn(&ctx, &bo.b);
+            fn(&ctx, &bo.b);
         double t = srd_milliseconds() - t0;
         if (t > 20) {
             best = t / reps;
             for (int k = 0; k < 4; k++) {
                 t0 = srd_milliseconds();
                 for (int r = 0; r < reps; r++)
-                    ks->fn(&ctx, &bo.b);
+                    fn(&ctx, &bo.b);
                 best = fmin(best, (srd_milliseconds() - t0) / reps);
             }
             break;
@@ -61,6 +64,24 @@ static double time_kernel(const srd_model *m, int s, const KernelSet *ks)
     srd_batch_free(&bo);
     srd_system_free(&sys);
     return best * 1e6 / (m->sets[s].n ? m->sets[s].n : 1);
+}
+
+/* A trampoline that interprets the set's kernel (released by the next call), and the time it
+ * took to build the interpreter's program. */
+static srd_kernel_fn interp_tramp(const KernelSet *ks, double *ms_build)
+{
+    static InterpProgram *prog;
+    static int slot = -1;
+    tier_release(slot);
+    interp_free(prog);
+    const LoweredElement *le = &ks->lowered;
+    KernelSpec spec = { .kind = le->kind, .dag = le->dag, .n_inputs = le->n_inputs, .inputs = le->inputs,
+                        .nd = le->nd, .value = le->value, .res = le->res, .jac = le->jac,
+                        .symmetric = le->symmetric, .parts = 1, .lanes = 1 };
+    double t0 = srd_milliseconds();
+    prog = interp_build(&spec);
+    *ms_build = srd_milliseconds() - t0;
+    return tier_claim(prog, &slot);
 }
 
 static int bench_file(const char *path)
@@ -95,10 +116,14 @@ static int bench_file(const char *path)
             printf("  %-16s no definition yet\n", m->sets[s].kind);
             continue;
         }
-        double ns = time_kernel(m, s, ks);
-        printf("  %-16s %6d elements  %3d DOFs  ops value %5d gradient %5d %s %6d   %8.1f ns/element\n",
+        double ns = time_kernel(m, s, ks, ks->fn), ms_build = 0, ns_interp = NAN;
+        srd_kernel_fn tramp = interp_tramp(ks, &ms_build);
+        if (tramp)
+            ns_interp = time_kernel(m, s, ks, tramp);
+        printf("  %-16s %6d elements  %3d DOFs  ops value %5d gradient %5d %s %6d   %8.1f ns/element"
+               "  interpreted %8.1f ns (program %.2f ms)\n",
                ks->lowered.kind, m->sets[s].n, ks->lowered.nd, ks->lowered.ops_value, ks->lowered.ops_grad,
-               ks->lowered.is_force ? "Jacobian" : "Hessian ", ks->lowered.ops_jac, ns);
+               ks->lowered.is_force ? "Jacobian" : "Hessian ", ks->lowered.ops_jac, ns, ns_interp, ms_build);
     }
     kernels_free(&mk);
     srd_model_free(m);

@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include "alloc.h"
 #include "codegen.h"
 #include "diag.h"
 #include "parse.h"
+#include "kernel/backend.h"
+#include "kernel/interp.h"
+#include "kernel/tier.h"
 
 /* The standard module that defines each built-in element kind. */
 static const char *standard_module(const char *kind)
@@ -291,160 +295,238 @@ bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bo
     return true;
 }
 
-/* What codegen needs of a lowered element: value is its energy node, or -1. */
-static KernelSpec spec_of(const LoweredElement *le, ExprId value, bool symmetric, int part, int parts, int lanes)
+KernelSpec kernels_spec(const LoweredElement *le, ExprId value, bool symmetric, int part, int parts, int lanes)
 {
     return (KernelSpec){ .kind = le->kind, .dag = le->dag, .n_inputs = le->n_inputs, .inputs = le->inputs,
                          .nd = le->nd, .value = value, .res = le->res, .jac = le->jac, .symmetric = symmetric,
                          .gradient_only = false, .part = part, .parts = parts, .lanes = lanes };
 }
 
-LLVMModuleRef kernels_emit_part(ModelKernels *mk, LLVMContextRef C, int chunk_ops, int part, int parts)
+/* Every kernel of the model as one list of entries: set s's kernel at 2s and its gradient at
+ * 2s + 1, then the schedules, then the ground's height. */
+int kernels_n_entries(const ModelKernels *mk) { return 2 * mk->n + mk->n_schedules + 1; }
+
+const LoweredElement *kernels_entry(const ModelKernels *mk, int e, bool *gradient_only)
 {
-    double t0 = srd_milliseconds();
-    LLVMModuleRef M = LLVMModuleCreateWithNameInContext(part ? "srd_kernels_part" : "srd_kernels", C);
-    int lanes = cg_lanes(mk->portable); /* asks LLVM for the host's features: once per module */
+    *gradient_only = e >= 2 * mk->n || e % 2 == 1;
+    if (e < 2 * mk->n)
+        return &mk->sets[e / 2].lowered;
+    e -= 2 * mk->n;
+    return e < mk->n_schedules ? &mk->schedules[e].lowered : &mk->ground_height;
+}
+
+/* Puts entry functions where the runtime's table (kernels_table_fill) reads them. */
+static void install_entries(ModelKernels *mk, srd_kernel_fn *fn)
+{
     for (int s = 0; s < mk->n; s++) {
-        LoweredElement *le = &mk->sets[s].lowered;
-        if (!le->kind)
-            continue;
-        KernelSpec spec = spec_of(le, le->value, le->symmetric, part, parts, lanes);
-        CodegenStats st;
-        cg_emit_kernel(M, &spec, chunk_ops, &st);
-        mk->sets[s].chunks = st.chunks;
-        spec.gradient_only = true;
-        cg_emit_kernel(M, &spec, chunk_ops, &st);
+        mk->sets[s].fn = fn[2 * s];
+        mk->sets[s].gradient = fn[2 * s + 1];
     }
-    for (int k = 0; k <= mk->n_schedules; k++) {
-        LoweredElement *le = k < mk->n_schedules ? &mk->schedules[k].lowered : &mk->ground_height;
-        if (!le->kind)
-            continue;
-        KernelSpec spec = spec_of(le, -1, false, part, parts, lanes);
-        spec.gradient_only = true;
-        CodegenStats st;
-        cg_emit_kernel(M, &spec, chunk_ops, &st);
-    }
-    mk->ms_codegen += srd_milliseconds() - t0;
-    return M;
-}
-
-LLVMModuleRef kernels_emit(ModelKernels *mk, LLVMContextRef C, int chunk_ops)
-{
-    return kernels_emit_part(mk, C, chunk_ops, 0, 1);
-}
-
-/* Operations of every kernel's value, gradient and Jacobian: about 3,000 compile in under
- * 100 ms on one thread. */
-enum { SPLIT_OPS = 3000 };
-
-static int total_ops(const ModelKernels *mk)
-{
-    int n = 0;
-    for (int s = 0; s < mk->n; s++)
-        n += mk->sets[s].info.cost;
     for (int k = 0; k < mk->n_schedules; k++)
-        n += mk->schedules[k].lowered.ops_value + mk->schedules[k].lowered.ops_grad;
-    return n;
-}
-
-/* One part of a split compilation, for a second thread. */
-typedef struct PartJob {
-    LLVMModuleRef       M;
-    LLVMMemoryBufferRef obj;
-    bool                ok, hit;
-    char                err[512], warn[1400];
-} PartJob;
-
-static void *compile_part(void *arg)
-{
-    PartJob *p = arg;
-    p->ok = jit_compile(p->M, &p->obj, &p->hit, p->warn, sizeof p->warn, p->err, sizeof p->err);
-    return NULL;
+        mk->schedules[k].fn = fn[2 * mk->n + k];
+    mk->ground_height_fn = fn[2 * mk->n + mk->n_schedules];
 }
 
 /* One warning line per damaged kernel cache entry, reported here on the main thread. */
-static void report_cache_warnings(const PartJob *job, int parts)
+static void report_cache_warnings(char warn[2][BACKEND_WARN_N])
 {
     bool any = false;
-    for (int p = 0; p < parts; p++)
-        if (job[p].warn[0]) {
-            diag_warning(NO_LOC, "%s", job[p].warn);
+    for (int p = 0; p < 2; p++)
+        if (warn[p][0]) {
+            diag_warning(NO_LOC, "%s", warn[p]);
             any = true;
         }
     if (any)
         diag_flush(stderr);
 }
 
+/* Compiles every entry with the backend (loading it first) into *jit and fn. */
+static bool compile_entries(ModelKernels *mk, int chunk_ops, SrdJit **jit, srd_kernel_fn *fn,
+                            char warn[2][BACKEND_WARN_N], char *err, size_t err_n)
+{
+    warn[0][0] = warn[1][0] = 0;
+    const SrdBackend *b = srd_backend(err, err_n);
+    return b && b->compile(mk, chunk_ops, jit, fn, warn, err, err_n);
+}
+
 bool kernels_jit(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
 {
-    mk->jit = jit_create(err, err_n);
-    if (!mk->jit)
-        return false;
-    /* Big kernels go into two modules, their chunks dealt out alternately, compiled on two
-     * threads: machine code generation is most of the time from source to kernels. Small ones
-     * stay in one module (a second thread would cost more than it saves). */
-    int parts = total_ops(mk) > SPLIT_OPS ? 2 : 1;
-    LLVMContextRef C[2] = { LLVMContextCreate(), parts > 1 ? LLVMContextCreate() : NULL };
-    PartJob job[2];
-    memset(job, 0, sizeof job);
-    for (int p = 0; p < parts; p++)
-        job[p].M = kernels_emit_part(mk, C[p], chunk_ops, p, parts);
     double t0 = srd_milliseconds();
-    pthread_t helper;
-    bool threaded = parts > 1 && pthread_create(&helper, NULL, compile_part, &job[1]) == 0;
-    compile_part(&job[0]);
-    if (threaded)
-        pthread_join(helper, NULL);
-    else if (parts > 1)
-        compile_part(&job[1]);
-    for (int p = 0; p < parts; p++)
-        LLVMContextDispose(C[p]);
-    mk->cache_hit = job[0].hit && (parts < 2 || job[1].hit);
-    report_cache_warnings(job, parts);
-    bool ok = true;
-    for (int p = 0; p < parts; p++) {
-        if (ok && !job[p].ok) {
-            snprintf(err, err_n, "%s", job[p].err);
-            ok = false;
-        }
-        if (job[p].obj && (!ok || !jit_add_object(mk->jit, job[p].obj, err, err_n))) {
-            if (!ok)
-                LLVMDisposeMemoryBuffer(job[p].obj);
-            ok = false;
-        }
-    }
-    if (!ok)
-        return false;
-    for (int s = 0; s < mk->n; s++) {
-        if (!mk->sets[s].lowered.kind)
-            continue;
-        char name[256];
-        snprintf(name, sizeof name, SRD_KERNEL_PREFIX "%s", mk->sets[s].lowered.kind);
-        mk->sets[s].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        snprintf(name, sizeof name, SRD_GRADIENT_PREFIX "%s", mk->sets[s].lowered.kind);
-        mk->sets[s].gradient = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        if (!mk->sets[s].fn || !mk->sets[s].gradient)
-            return false;
-    }
-    for (int k = 0; k < mk->n_schedules; k++) {
-        char name[256];
-        snprintf(name, sizeof name, SRD_GRADIENT_PREFIX "%s", mk->schedules[k].lowered.kind);
-        mk->schedules[k].fn = (srd_kernel_fn)jit_lookup(mk->jit, name, err, err_n);
-        if (!mk->schedules[k].fn)
-            return false;
-    }
-    if (mk->ground_height.kind) {
-        mk->ground_height_fn = (srd_kernel_fn)jit_lookup(mk->jit, SRD_GRADIENT_PREFIX "schedule_ground_height", err,
-                                                         err_n);
-        if (!mk->ground_height_fn)
-            return false;
-    }
+    char warn[2][BACKEND_WARN_N];
+    srd_kernel_fn *fn = srd_xcalloc((size_t)kernels_n_entries(mk), sizeof *fn);
+    bool ok = compile_entries(mk, chunk_ops, &mk->jit, fn, warn, err, err_n);
+    report_cache_warnings(warn);
+    if (ok)
+        install_entries(mk, fn);
+    free(fn);
     mk->ms_jit = srd_milliseconds() - t0;
+    return ok;
+}
+
+/* ---- tiers: interpreted kernels at once, compiled ones when ready ---- */
+
+/* The compiled tiers, in the order they arrive. */
+enum { TIER_SCALAR, TIER_VECTOR, TIERS };
+
+typedef struct KernelTiers {
+    ModelKernels   *mk;
+    int             n, chunk_ops;
+    InterpProgram **prog;         /* per entry */
+    int            *slot;         /* per entry: its trampoline, or -1 */
+    pthread_t       thread;
+    bool            running;      /* the helper thread is to be joined */
+    bool            finished;     /* kernels_finish has reported */
+    bool            vector_only;  /* SRD_JIT=wait: no scalar tier */
+    atomic_bool     stop;         /* the run is over: begin no further tier */
+    /* what each compiled tier left for kernels_finish */
+    SrdJit         *jit[TIERS];
+    char            warn[TIERS][2][BACKEND_WARN_N];
+    bool            done[TIERS], ok[TIERS], hit[TIERS];
+    char            err[512];
+    double          started_ms, ready_ms[TIERS]; /* since launch: trampolines in place, tier k in use */
+} KernelTiers;
+
+/* Compiles tier k of every kernel (or loads it from the cache) and points the trampolines at
+ * it. A call already running the previous tier finishes there: that tier's JIT stays until
+ * kernels_free. */
+static void compile_tier(KernelTiers *t, int k)
+{
+    ModelKernels *mk = t->mk;
+    mk->lanes = k == TIER_SCALAR ? 1 : 0;
+    srd_kernel_fn *fn = srd_xcalloc((size_t)t->n, sizeof *fn);
+    t->ok[k] = compile_entries(mk, t->chunk_ops, &t->jit[k], fn, t->warn[k], t->err, sizeof t->err);
+    t->hit[k] = mk->cache_hit;
+    for (int e = 0; t->ok[k] && e < t->n; e++)
+        if (fn[e] && t->slot[e] >= 0)
+            tier_publish(t->slot[e], fn[e]);
+    free(fn);
+    mk->lanes = 0;
+    t->ready_ms[k] = tier_since_start_ms();
+    t->done[k] = true;
+}
+
+/* The helper thread (or the caller, with SRD_JIT=wait: vector kernels only). */
+static void *compile_tiers(void *arg)
+{
+    KernelTiers *t = arg;
+    double t0 = srd_milliseconds();
+    if (!t->vector_only)
+        compile_tier(t, TIER_SCALAR);
+    if (!atomic_load(&t->stop))
+        compile_tier(t, TIER_VECTOR);
+    t->mk->ms_jit = srd_milliseconds() - t0;
+    return NULL;
+}
+
+/* An interpreter program and a trampoline for every entry; false when trampolines ran out. */
+static bool claim_entries(KernelTiers *t, srd_kernel_fn *fn)
+{
+    ModelKernels *mk = t->mk;
+    for (int e = 0; e < t->n; e++) {
+        bool gradient_only;
+        const LoweredElement *le = kernels_entry(mk, e, &gradient_only);
+        t->slot[e] = -1;
+        fn[e] = NULL;
+        if (!le->kind)
+            continue;
+        bool is_set = e < 2 * mk->n;
+        KernelSpec spec = kernels_spec(le, is_set ? le->value : -1, is_set && le->symmetric, 0, 1, 1);
+        spec.gradient_only = gradient_only;
+        t->prog[e] = interp_build(&spec);
+        fn[e] = tier_claim(t->prog[e], &t->slot[e]);
+        if (!fn[e])
+            return false;
+    }
     return true;
+}
+
+static void tiers_free(KernelTiers *t)
+{
+    for (int e = 0; e < t->n; e++) {
+        tier_release(t->slot[e]);
+        interp_free(t->prog[e]);
+    }
+    for (int k = 0; k < TIERS; k++)
+        if (t->jit[k])
+            srd_backend(NULL, 0)->jit_free(t->jit[k]); /* a JIT exists only when the backend loaded */
+    free(t->prog);
+    free(t->slot);
+    free(t);
+}
+
+bool kernels_start(ModelKernels *mk, int chunk_ops, char *err, size_t err_n)
+{
+    const char *mode = getenv("SRD_JIT");
+    bool wait = mode && !strcmp(mode, "wait"), interp_only = mode && !strcmp(mode, "interp");
+    KernelTiers *t = srd_xcalloc(1, sizeof *t);
+    t->mk = mk;
+    t->n = kernels_n_entries(mk);
+    t->chunk_ops = chunk_ops;
+    t->prog = srd_xcalloc((size_t)t->n, sizeof *t->prog);
+    t->slot = srd_xcalloc((size_t)t->n, sizeof *t->slot);
+    srd_kernel_fn *fn = srd_xcalloc((size_t)t->n, sizeof *fn);
+    bool claimed = claim_entries(t, fn);
+    if (claimed)
+        install_entries(mk, fn);
+    free(fn);
+    if (!claimed) { /* every trampoline is in use: compile first, as kernels_jit does */
+        tiers_free(t);
+        return kernels_jit(mk, chunk_ops, err, err_n);
+    }
+    mk->tiers = t;
+    t->started_ms = tier_since_start_ms();
+    t->vector_only = wait; /* waiting, the vector kernels are compiled at once */
+    if (wait || (!interp_only && pthread_create(&t->thread, NULL, compile_tiers, t) != 0))
+        compile_tiers(t);
+    else
+        t->running = !interp_only;
+    return true;
+}
+
+/* With SRD_TIMING set: one line on stderr saying when the tiers served the run. */
+static void report_timing(const KernelTiers *t)
+{
+    const char *env = getenv("SRD_TIMING"), *name[TIERS] = { "scalar", "vector" };
+    if (!env || !*env || !strcmp(env, "0"))
+        return;
+    fprintf(stderr, "srdc: timing: kernels callable %.1f ms after launch, first kernel call %.1f ms", t->started_ms,
+            tier_first_call_ms());
+    for (int k = 0; k < TIERS; k++)
+        if (t->ok[k])
+            fprintf(stderr, ", %s kernels from %.1f ms (%s)", name[k], t->ready_ms[k],
+                    t->hit[k] ? "from the kernel cache" : "compiled");
+    fprintf(stderr, "; %ld kernel calls interpreted\n", tier_interpreted_calls());
+}
+
+void kernels_finish(ModelKernels *mk)
+{
+    KernelTiers *t = mk->tiers;
+    if (!t || t->finished)
+        return;
+    atomic_store(&t->stop, true);
+    if (t->running)
+        pthread_join(t->thread, NULL);
+    t->running = false;
+    t->finished = true;
+    bool failed = false;
+    for (int k = 0; k < TIERS; k++) {
+        report_cache_warnings(t->warn[k]);
+        failed |= t->done[k] && !t->ok[k];
+    }
+    if (failed) { /* once: the tiers fail alike when LLVM cannot be loaded */
+        diag_warning(NO_LOC, "the kernels could not be compiled (%s); a slower tier ran them",
+                     t->err[0] ? t->err : "LLVM gave no reason");
+        diag_flush(stderr);
+    }
+    report_timing(t);
 }
 
 void kernels_free(ModelKernels *mk)
 {
+    if (mk->tiers) {
+        kernels_finish(mk);
+        tiers_free(mk->tiers); /* the trampolines first, then the JITs their code lives in */
+    }
     for (int s = 0; s < mk->n; s++) {
         lowered_free(&mk->sets[s].lowered);
         free(mk->sets[s].arrays);
@@ -454,7 +536,8 @@ void kernels_free(ModelKernels *mk)
         lowered_free(&mk->schedules[k].lowered);
     free(mk->schedules);
     lowered_free(&mk->ground_height);
-    jit_free(mk->jit);
+    if (mk->jit)
+        srd_backend(NULL, 0)->jit_free(mk->jit); /* a JIT exists only when the backend loaded */
     arena_free(&mk->arena);
     memset(mk, 0, sizeof *mk);
 }

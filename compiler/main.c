@@ -9,6 +9,8 @@
 #include "clock.h"
 #include "elab.h"
 #include "kernels.h"
+#include "kernel/backend.h"
+#include "kernel/tier.h"
 #include "parse.h"
 #include "run.h"
 #include "sweep.h"
@@ -455,7 +457,11 @@ static int cmd_build(int argc, char **argv)
     char *fallback = o.output ? NULL : default_output(o.file);
     if (!o.output)
         o.output = fallback;
-    int status = build_simulator(&o);
+    char err[512];
+    const SrdBackend *b = srd_backend(err, sizeof err);
+    if (!b)
+        fprintf(stderr, "srdc: error: %s\n", err);
+    int status = b ? b->build_simulator(&o) : SRD_EXIT_BAD_INPUT;
     free(fallback);
     return status;
 }
@@ -558,33 +564,10 @@ static int cmd_emit_llvm(int argc, char **argv)
         fprintf(stderr, "srdc: error: %s\n", err);
         status = SRD_EXIT_BAD_INPUT;
     } else if (m) {
-        LLVMContextRef C = LLVMContextCreate();
-        LLVMModuleRef M = kernels_emit(&mk, C, JIT_CHUNK_OPS);
-        if (!unoptimized) {
-            LLVMTargetMachineRef tmc = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, sizeof err);
-            if (!tmc || !jit_optimize(M, tmc, JIT_PIPELINE, err, sizeof err)) {
-                fprintf(stderr, "srdc: error: %s\n", err);
-                status = SRD_EXIT_BAD_INPUT;
-            }
-            if (tmc)
-                LLVMDisposeTargetMachine(tmc);
-        }
-        char *msg = NULL;
-        if (status == SRD_EXIT_OK) {
-            if (out) {
-                if (LLVMPrintModuleToFile(M, out, &msg)) {
-                    fprintf(stderr, "srdc: error: cannot write %s: %s\n", out, msg ? msg : "");
-                    status = SRD_EXIT_IO;
-                }
-            } else {
-                char *ir = LLVMPrintModuleToString(M);
-                fputs(ir, stdout);
-                LLVMDisposeMessage(ir);
-            }
-        }
-        LLVMDisposeMessage(msg);
-        LLVMDisposeModule(M);
-        LLVMContextDispose(C);
+        const SrdBackend *b = srd_backend(err, sizeof err);
+        if (!b)
+            fprintf(stderr, "srdc: error: %s\n", err);
+        status = b ? b->emit_llvm(&mk, out, unoptimized) : SRD_EXIT_BAD_INPUT;
         kernels_free(&mk);
     }
     srd_model_free(m);
@@ -595,6 +578,7 @@ static int cmd_emit_llvm(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    tier_mark_start();
     srd_exit_when_out_of_memory("srdc");
     if (argc < 2)
         return print_help(NULL), SRD_EXIT_BAD_INPUT;

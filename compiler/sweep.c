@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "aot.h"
+#include "kernel/backend.h"
 #include "diag.h"
 #include "driver.h"
 #include "elab.h"
@@ -492,7 +493,11 @@ int sweep_model(const SweepOptions *o)
     sw.rerun = shaping != NULL;
     if (status == SRD_EXIT_OK && !shaping) {
         BuildOptions b = { .file = o->file, .output = exe, .quiet = o->quiet };
-        status = build_simulator_of(&b, &prog, m);
+        char err[512];
+        const SrdBackend *backend = srd_backend(err, sizeof err);
+        if (!backend)
+            fprintf(stderr, "srdc: error: %s\n", err);
+        status = backend ? backend->build_simulator_of(&b, &prog, m) : SRD_EXIT_BAD_INPUT;
     }
     if (status == SRD_EXIT_OK) {
         if (!o->quiet && shaping)

@@ -1,8 +1,8 @@
 /* test_kernels.c — the generated kernels of standard and user elements against central
  * finite differences on random configurations (also the planar variants, where edges have no
  * twist), energy Hessians for symmetry, the stretch kernel against a plain C implementation,
- * and the JIT against the AOT object file. Every element kind in stdlib/ must be among those
- * checked: see "The FD list" below. */
+ * the JIT against the AOT object file and against the interpreted tier. Every element kind in
+ * stdlib/ must be among those checked: see "The FD list" below. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
@@ -16,6 +16,8 @@
 #include "batch.h"
 #include "elab.h"
 #include "kernels.h"
+#include "kernel/interp.h"
+#include "kernel/tier.h"
 #include "parse.h"
 
 #include "tap.h"
@@ -406,6 +408,52 @@ static void compare_stretch(Harness *h, srd_kernel_fn fn)
 }
 
 /* Builds the same module as an object file, links it as a shared library and compares. */
+/* The interpreted tier (compiler/kernel/interp.c) of every kind of the FD list against its JIT
+ * kernel, through a trampoline as `srdc run` calls it: equal bit for bit. */
+static bool interp_same(Harness *h, srd_kernel_fn jit, srd_kernel_fn tramp)
+{
+    int n = h->sys.n_free;
+    double *g1 = grad_alloc(h), *g2 = grad_alloc(h), *J1 = jac_alloc(h), *J2 = jac_alloc(h), E1, E2;
+    evaluate(h, jit, &E1, g1, J1);
+    evaluate(h, tramp, &E2, g2, J2);
+    bool same = !memcmp(&E1, &E2, sizeof E1) && !memcmp(g1, g2, sizeof(double) * (size_t)n) &&
+                !memcmp(J1, J2, sizeof(double) * (size_t)n * (size_t)n);
+    free(g1);
+    free(g2);
+    free(J1);
+    free(J2);
+    return same;
+}
+
+static void compare_interp(ModelKernels *mk, const srd_model *m)
+{
+    int differ = 0, evaluations = 0;
+    for (int s = 0; s < mk->n; s++) {
+        const LoweredElement *le = &mk->sets[s].lowered;
+        if (!mk->sets[s].fn)
+            continue;
+        KernelSpec spec = { .kind = le->kind, .dag = le->dag, .n_inputs = le->n_inputs, .inputs = le->inputs,
+                            .nd = le->nd, .value = le->value, .res = le->res, .jac = le->jac,
+                            .symmetric = le->symmetric, .parts = 1, .lanes = 1 };
+        InterpProgram *p = interp_build(&spec);
+        int slot;
+        srd_kernel_fn tramp = tier_claim(p, &slot);
+        Harness h;
+        harness_open(&h, m, &mk->sets[s], s);
+        unsigned seed = kind_seed(le->kind);
+        for (int c = 0; c < 6 && tramp; c++, evaluations++) {
+            randomize(&h, &seed, 2e-3);
+            differ += !interp_same(&h, mk->sets[s].fn, tramp);
+        }
+        harness_close(&h);
+        tier_release(slot);
+        interp_free(p);
+    }
+    check(&tally, differ == 0 && evaluations > 0,
+          "interpreted kernels equal the JIT's bit for bit for every kind of the FD list (%d evaluations, %d differ)",
+          evaluations, differ);
+}
+
 static void compare_aot(ModelKernels *mk, const srd_model *m)
 {
     char dir[512];
@@ -1195,6 +1243,7 @@ int main(void)
     planar_checks();
     check_stdlib_coverage();
     compare_aot(&mk, m);
+    compare_interp(&mk, m);
     midedge_checks();
     compare_cache(&mk, &prog, m);
     kernels_free(&mk);
