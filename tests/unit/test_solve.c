@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "elab.h"
 #include "parse.h"
+#include "model_fixture.h"
 #include "solve.h"
 
 #include "tap.h"
@@ -19,42 +20,6 @@
 static Tally tally;
 
 /* ---- models ---- */
-
-/* A model from source text; the arena lives as long as the model, to be safe. */
-typedef struct Loaded {
-    Arena      arena;
-    srd_model *m;
-} Loaded;
-
-static srd_model *load_text(Loaded *l, const char *text)
-{
-    arena_init(&l->arena);
-    Program prog = { 0 };
-    bool parsed = parse_program_text(&l->arena, "solve.srd", text, strlen(text), parse_stdlib_dir(), &prog);
-    l->m = parsed ? elab_program(&prog, &l->arena, "solve.srd") : NULL;
-    diag_flush(stdout);
-    diag_reset();
-    return l->m;
-}
-
-static void unload(Loaded *l)
-{
-    srd_model_free(l->m);
-    arena_free(&l->arena);
-}
-
-/* A straight rod of `nodes` nodes (3 DOFs per node, a twist per edge), optionally clamped at its
- * start (the first two nodes and the first twist). */
-static srd_model *load_rod(Loaded *l, int nodes, bool clamped)
-{
-    char text[512];
-    snprintf(text, sizeof text,
-             "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
-             "rod r { path = line((0, 0, 0) m, (1, 0, 0) m); nodes = %d; radius = 1 mm; material = m; }\n"
-             "%s",
-             nodes, clamped ? "clamp r.start;\n" : "");
-    return load_text(l, text);
-}
 
 /* A hand-built chain of 3-DOF nodes linked i to i+1; `loop` also links the last node to the first,
  * which makes the band as wide as the system. `all_fixed` fixes every DOF. */
@@ -99,15 +64,6 @@ typedef struct Mat {
     int      n, band;
     uint64_t seed;
 } Mat;
-
-static double hash_uniform(uint64_t seed, uint64_t a, uint64_t b)
-{
-    uint64_t z = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 4503599627370496.0 - 1.0; /* 2^52: [-1, 1) */
-}
 
 static double off_diagonal(const Mat *A, int i, int j)
 {

@@ -17,48 +17,12 @@
 #include "pattern.h"
 #include "sim.h"
 #include "solve.h"
+#include "model_fixture.h"
 #include "sparse.h"
 
 #include "tap.h"
 
 static Tally tally;
-
-typedef struct Loaded {
-    Arena      arena;
-    srd_model *m;
-} Loaded;
-
-/* A rod of `nodes` nodes along x, clamped at its start when asked. */
-static srd_model *load_rod(Loaded *l, int nodes, bool clamped)
-{
-    char text[512];
-    snprintf(text, sizeof text,
-             "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
-             "rod r { path = line((0, 0, 0) m, (1, 0, 0) m); nodes = %d; radius = 1 mm; material = m; }\n%s",
-             nodes, clamped ? "clamp r.start;\n" : "");
-    arena_init(&l->arena);
-    Program prog = { 0 };
-    bool parsed = parse_program_text(&l->arena, "sparse.srd", text, strlen(text), parse_stdlib_dir(), &prog);
-    l->m = parsed ? elab_program(&prog, &l->arena, "sparse.srd") : NULL;
-    diag_flush(stdout);
-    diag_reset();
-    return l->m;
-}
-
-static void unload(Loaded *l)
-{
-    srd_model_free(l->m);
-    arena_free(&l->arena);
-}
-
-static double hash_uniform(uint64_t seed, uint64_t a, uint64_t b)
-{
-    uint64_t z = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 4503599627370496.0 - 1.0; /* [-1, 1) */
-}
 
 /* What the element blocks look like. */
 typedef enum { SYS_SPD, SYS_UNSYMMETRIC, SYS_NEARLY_SYMMETRIC, SYS_INDEFINITE, SYS_SINGULAR } SysKind;
