@@ -2,7 +2,8 @@
  * (examples/parachute.srd, canopy edges side / 6 .. side / 48: 1k to 40k DOFs; implicit Euler,
  * 10 ms steps) and the mid-edge cantilever plate (examples/cantilever_shell_midedge.srd, its
  * static solve under gravity, 9k to 200k DOFs), each with the banded and the sparse solver
- * (banded only where it finishes in reasonable time). Per model and solver: DOFs, the time of
+ * (banded only where it finishes in reasonable time); case A of the rod benchmark and a rod
+ * network with every solver. Per model and solver: DOFs, the time of
  * the run (3 steps after a warm-up step, or the whole static solve), Newton iterations, and per
  * Newton iteration the split into assembly, factorisation + solve and the rest, the solver's
  * memory, and the floor: the kernels' operations at their own in-cache rate plus the
@@ -222,6 +223,59 @@ static int plates(double rate, int largest)
     return status;
 }
 
+/* Case A of the rod benchmark (a 1 m rod clamped at one end under gravity; r = 2 cm, E = 1 GPa:
+ * bench/cantilever.c) at 100, 1,000 and 4,000 nodes, whose band is narrow: banded should keep
+ * winning there, and auto should keep it. */
+static int rods_case_a(double rate, int largest)
+{
+    static const int nodes[] = { 100, 1000, 4000 };
+    static const char *labels[] = { "rod, case A, 100 nodes", "rod, case A, 1,000 nodes", "rod, case A, 4,000 nodes" };
+    int status = 0;
+    for (int r = 0; r < 3 && r < largest; r++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "material m { E = 1 GPa; nu = 0.5; rho = 1000 kg/m^3; }\n"
+                 "rod beam { path = line((0, 0, 0) m, (1, 0, 0) m); nodes = %d; radius = 0.02 m; material = m; }\n"
+                 "clamp beam.start;\ngravity = (0, 0, -9.81) m/s^2;\n"
+                 "simulate { method = implicit_euler; dt = 10 ms; duration = 1 s; tolerance = 1e-6; }\n",
+                 nodes[r]);
+        for (int k = 0; k < 3; k++)
+            status |= dynamic_run(labels[r], text, 1e-2, 3, (srd_solver_kind[]){ SRD_SOLVER_BANDED, SRD_SOLVER_SPARSE,
+                                                                                SRD_SOLVER_AUTO }[k], rate);
+    }
+    return status;
+}
+
+/* A rod network: a square net of n rods along x and n along y, 5 cm apart, joined at every
+ * crossing (four edges between crossings), its two outer x rods clamped at both ends, sagging
+ * under gravity; 10 x 10 to 40 x 40 (2.6k to 45k DOFs). Junctions tie rods across the
+ * numbering, so the band is wide. */
+static int rod_nets(double rate, int largest)
+{
+    static const int sizes[] = { 10, 20, 40 };
+    static const char *labels[] = { "rod net, 10 x 10", "rod net, 20 x 20", "rod net, 40 x 40" };
+    int status = 0;
+    for (int r = 0; r < 3 && r < largest; r++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "material m { E = 10 MPa; nu = 0.5; rho = 1000 kg/m^3; }\nlet n = %d;\nlet per = 4;\nlet cell = 5 cm;\n"
+                 "for i in 0..n {\n"
+                 "  rod hx[i] { path = line((0 m, i * cell, 0 m), ((n - 1) * cell, i * cell, 0 m)); "
+                 "nodes = (n - 1) * per + 1; radius = 1 mm; material = m; }\n"
+                 "  rod hy[i] { path = line((i * cell, 0 m, 0 m), (i * cell, (n - 1) * cell, 0 m)); "
+                 "nodes = (n - 1) * per + 1; radius = 1 mm; material = m; }\n}\n"
+                 "for i in 0..n { for j in 0..n { join hx[i].node(j * per), hy[j].node(i * per); } }\n"
+                 "clamp hx[0].start;\nclamp hx[0].end;\nclamp hx[n - 1].start;\nclamp hx[n - 1].end;\n"
+                 "gravity = (0, 0, -9.81) m/s^2;\n"
+                 "simulate { method = implicit_euler; dt = 10 ms; duration = 1 s; }\n",
+                 sizes[r]);
+        for (int k = 0; k < 3; k++)
+            status |= dynamic_run(labels[r], text, 1e-2, 3, (srd_solver_kind[]){ SRD_SOLVER_BANDED, SRD_SOLVER_SPARSE,
+                                                                                SRD_SOLVER_AUTO }[k], rate);
+    }
+    return status;
+}
+
 /* The first 20 modes of the hinge plate (examples/cantilever_shell_hinge.srd; the mid-edge one
  * has massless xi DOFs) at about 100,000 DOFs: shift-invert Lanczos on the sparse solver,
  * timed from the stiffness assembly to the M-normalised shapes. */
@@ -251,7 +305,7 @@ static int modes_run(void)
     return status;
 }
 
-/* sparse_bench [parachute|plate|modes] [LARGEST]: both families by default, sizes up to LARGEST (1-4). */
+/* sparse_bench [parachute|plate|rods|modes] [LARGEST]: every family by default, sizes up to LARGEST (1-4). */
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
@@ -270,10 +324,14 @@ int main(int argc, char **argv)
     printf("dgemm (384^3, one thread): %.1f GFLOP/s\n", rate / 1e9);
     print_header();
     int status = 0;
-    if (strcmp(which, "plate") && strcmp(which, "modes"))
+    if (!strcmp(which, "all") || !strcmp(which, "parachute"))
         status |= parachutes(rate, largest);
-    if (strcmp(which, "parachute") && strcmp(which, "modes"))
+    if (!strcmp(which, "all") || !strcmp(which, "plate"))
         status |= plates(rate, largest);
+    if (!strcmp(which, "all") || !strcmp(which, "rods")) {
+        status |= rods_case_a(rate, largest);
+        status |= rod_nets(rate, largest);
+    }
     if (!strcmp(which, "all") || !strcmp(which, "modes"))
         status |= modes_run();
     return status;
