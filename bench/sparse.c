@@ -223,6 +223,16 @@ static int plates(double rate, int largest)
     return status;
 }
 
+/* One model's dynamic run with each solver: banded, sparse, and the automatic choice. */
+static int every_solver(const char *label, const char *text, double rate)
+{
+    static const srd_solver_kind kinds[] = { SRD_SOLVER_BANDED, SRD_SOLVER_SPARSE, SRD_SOLVER_AUTO };
+    int status = 0;
+    for (int k = 0; k < 3; k++)
+        status |= dynamic_run(label, text, 1e-2, 3, kinds[k], rate);
+    return status;
+}
+
 /* Case A of the rod benchmark (a 1 m rod clamped at one end under gravity; r = 2 cm, E = 1 GPa:
  * bench/cantilever.c) at 100, 1,000 and 4,000 nodes, whose band is narrow: banded should keep
  * winning there, and auto should keep it. */
@@ -239,9 +249,7 @@ static int rods_case_a(double rate, int largest)
                  "clamp beam.start;\ngravity = (0, 0, -9.81) m/s^2;\n"
                  "simulate { method = implicit_euler; dt = 10 ms; duration = 1 s; tolerance = 1e-6; }\n",
                  nodes[r]);
-        for (int k = 0; k < 3; k++)
-            status |= dynamic_run(labels[r], text, 1e-2, 3, (srd_solver_kind[]){ SRD_SOLVER_BANDED, SRD_SOLVER_SPARSE,
-                                                                                SRD_SOLVER_AUTO }[k], rate);
+        status |= every_solver(labels[r], text, rate);
     }
     return status;
 }
@@ -269,9 +277,7 @@ static int rod_nets(double rate, int largest)
                  "gravity = (0, 0, -9.81) m/s^2;\n"
                  "simulate { method = implicit_euler; dt = 10 ms; duration = 1 s; }\n",
                  sizes[r]);
-        for (int k = 0; k < 3; k++)
-            status |= dynamic_run(labels[r], text, 1e-2, 3, (srd_solver_kind[]){ SRD_SOLVER_BANDED, SRD_SOLVER_SPARSE,
-                                                                                SRD_SOLVER_AUTO }[k], rate);
+        status |= every_solver(labels[r], text, rate);
     }
     return status;
 }

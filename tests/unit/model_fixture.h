@@ -1,11 +1,13 @@
 /* model_fixture.h — what the solver tests share: a model elaborated from source text (its arena
- * kept as long as the model), the clamped or free rod they solve on, and a hash that gives
- * reproducible matrix entries in [-1, 1) without a random generator's state. */
+ * kept as long as the model), the clamped or free rod they solve on, a hand-built chain of
+ * nodes, and a hash that gives reproducible matrix entries in [-1, 1) without a random
+ * generator's state. */
 #ifndef SRD_TEST_MODEL_FIXTURE_H
 #define SRD_TEST_MODEL_FIXTURE_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "diag.h"
 #include "elab.h"
@@ -43,6 +45,36 @@ static inline srd_model *load_rod(Loaded *l, int nodes, bool clamped)
              "rod r { path = line((0, 0, 0) m, (1, 0, 0) m); nodes = %d; radius = 1 mm; material = m; }\n%s",
              nodes, clamped ? "clamp r.start;\n" : "");
     return load_text(l, text);
+}
+
+/* A hand-built chain of 3-DOF nodes linked i to i+1; `loop` also links the last node to the first,
+ * which makes the band as wide as the system. `all_fixed` fixes every DOF. */
+static inline srd_model *chain_model(int nodes, bool loop, bool all_fixed)
+{
+    srd_model *m = srd_model_new();
+    m->n_nodes = nodes;
+    m->n_dofs = 3 * nodes;
+    m->x0 = calloc((size_t)m->n_dofs, sizeof(double));
+    m->node_mass = calloc((size_t)nodes, sizeof(double));
+    m->node_dof = calloc((size_t)nodes, sizeof(int));
+    m->dof_kind = calloc((size_t)m->n_dofs, sizeof(int));
+    m->dof_owner = calloc((size_t)m->n_dofs, sizeof(int));
+    m->dof_mass = calloc((size_t)m->n_dofs, sizeof(double));
+    m->dof_fixed = calloc((size_t)m->n_dofs, 1);
+    for (int i = 0; i < nodes; i++)
+        m->node_dof[i] = 3 * i;
+    for (int d = 0; d < m->n_dofs; d++) {
+        m->dof_kind[d] = d % 3;
+        m->dof_owner[d] = d / 3;
+        m->dof_fixed[d] = all_fixed;
+    }
+    m->n_fixed = all_fixed ? m->n_dofs : 0;
+    int set = srd_model_elemset(m, "link", 2, 0, 0, NULL);
+    for (int i = 0; i + 1 < nodes; i++)
+        srd_elemset_add(&m->sets[set], (int[]){ i, i + 1 }, NULL, NULL, NULL, -1);
+    if (loop)
+        srd_elemset_add(&m->sets[set], (int[]){ nodes - 1, 0 }, NULL, NULL, NULL, -1);
+    return m;
 }
 
 static inline double hash_uniform(uint64_t seed, uint64_t a, uint64_t b)

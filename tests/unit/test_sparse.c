@@ -401,28 +401,6 @@ static void test_singular(void)
     unload(&l);
 }
 
-/* A hand-built ring of 3-DOF nodes, node i linked to i + 1 and the last to the first, numbered
- * in ring order (no bandwidth ordering): a band as wide as the system, 3 neighbours per node. */
-static srd_model *ring_model(int nodes)
-{
-    srd_model *m = srd_model_new();
-    m->n_nodes = nodes;
-    m->n_dofs = 3 * nodes;
-    m->x0 = calloc((size_t)m->n_dofs, sizeof(double));
-    m->node_mass = calloc((size_t)nodes, sizeof(double));
-    m->node_dof = calloc((size_t)nodes, sizeof(int));
-    m->dof_kind = calloc((size_t)m->n_dofs, sizeof(int));
-    m->dof_owner = calloc((size_t)m->n_dofs, sizeof(int));
-    m->dof_mass = calloc((size_t)m->n_dofs, sizeof(double));
-    m->dof_fixed = calloc((size_t)m->n_dofs, 1);
-    for (int i = 0; i < nodes; i++)
-        m->node_dof[i] = 3 * i;
-    int set = srd_model_elemset(m, "link", 2, 0, 0, NULL);
-    for (int i = 0; i < nodes; i++)
-        srd_elemset_add(&m->sets[set], (int[]){ i, (i + 1) % nodes }, NULL, NULL, NULL, -1);
-    return m;
-}
-
 /* The ring has a band as wide as the system but 3 neighbours per node: auto predicts the
  * sparse factorisation far cheaper than dense. A rod (narrow band) stays banded. */
 static void test_auto(void)
@@ -438,7 +416,7 @@ static void test_auto(void)
         unload(&l);
     }
     /* A ring numbered in order: the closing link makes the band as wide as the system. */
-    srd_model *m = ring_model(600);
+    srd_model *m = chain_model(600, true, false) /* a ring: the band as wide as the system */;
     srd_solver s;
     srd_solver_plan(&s, m, SRD_SOLVER_AUTO, 1);
     check(&tally, s.kind == SRD_SOLVER_SPARSE && s.sys.layout == SRD_JAC_CSC &&
