@@ -15,3 +15,21 @@ for i in 1 2 3; do
     t=$(echo "($end - $start) / $frames" | bc -l)
     echo "run $i: $frames frames, $(printf '%.4f' "$t") s per frame"
 done
+
+# A 100,000-node lattice (101,871 nodes, 866,670 springs drawn as lines): two explicit steps of a
+# 230 x 20 x 20 mm block at 1 mm spacing, binary frames of 56 MB each. Only with `render.sh big`.
+[ "$1" = big ] || exit 0
+cat > "$out/block.srd" <<'SRD'
+material soft { E = 1 MPa; nu = 0.25; rho = 1000 kg/m^3; }
+lattice block { shape = box((230 mm, 20 mm, 20 mm)); spacing = 1 mm; material = soft; }
+fix block.nodes where x == 0;
+gravity = (0, 0, -9.81) m/s^2;
+simulate { method = euler; dt = 1 us; duration = 2 us; output vtk "block" binary every 1 us; }
+SRD
+./build/srdc run "$out/block.srd" --out "$out/big" --quiet
+for size in 960x640 16x16; do
+    start=$(date +%s.%N)
+    ./build/srdc render "$out/big" --frame all --size $size -o "$out/big/f" > /dev/null
+    end=$(date +%s.%N)
+    echo "lattice, 101,871 nodes, $size: $(printf '%.2f' "$(echo "($end - $start) / 3" | bc -l)") s per frame"
+done
