@@ -242,7 +242,8 @@ static bool link_simulator(const char *table_c, const char *object, const char *
                            size_t err_n)
 {
     char libs[] = SRD_SIM_LIBRARIES, flags[] = SRD_SIM_LINK_FLAGS, dynamic_system[] = SRD_SIM_SYSTEM_LIBS,
-         static_system[] = SRD_SIM_STATIC_SYSTEM_LIBS;
+         static_system[] = SRD_SIM_STATIC_SYSTEM_LIBS, viewer[] = SRD_SIM_VIEWER_LIBS,
+         no_viewer[] = SRD_SIM_NO_VIEWER_LIBS;
     char *argv[96];
     int n = 0;
     argv[n++] = (char *)SRD_SIM_CC;
@@ -253,6 +254,7 @@ static bool link_simulator(const char *table_c, const char *object, const char *
     argv[n++] = (char *)table_c;
     argv[n++] = (char *)object;
     n += split_words(libs, argv + n, 8);
+    n += split_words(static_libs ? no_viewer : viewer, argv + n, 16); /* main's render command */
     n += split_words(static_libs ? static_system : dynamic_system, argv + n, 40);
     argv[n++] = (char *)"-lm";
     argv[n++] = (char *)"-o";

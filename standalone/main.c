@@ -9,6 +9,7 @@
 #include "diag.h"
 #include "driver.h"
 #include "elab.h"
+#include "render_hook.h"
 #include "sources.h"
 #include "srd_built.h"
 
@@ -20,12 +21,14 @@ static void print_usage(FILE *out)
             "usage: %s [-p NAME=VALUE]... [--duration T] [--dt DT] [--out DIR] [--quiet] [--verbose]\n"
             "       %s --resume DIR [-p NAME=VALUE]... [--duration T] [--quiet] [--verbose]\n"
             "       %s --info | --help | --version\n"
+            "       %s render DIR [options of `srdc render`]\n"
             "\n"
             "Runs the model %s (compiled by srdc %s): its static, modes and simulate analyses.\n"
             "Frames go to DIR (default `out`) as VTK files with a .pvd series, probes to\n"
             "DIR/static_probes.csv, DIR/modes_probes.csv and DIR/probes.csv (the simulation's),\n"
             "energies to DIR/energy.csv, frequencies to DIR/modes.csv, and a checkpoint to\n"
-            "DIR/checkpoint.bin at every output frame.\n"
+            "DIR/checkpoint.bin at every output frame. `render DIR` draws the frames of DIR as pictures\n"
+            "or a video, as `srdc render` does (not in a simulator built with --static).\n"
             "\n"
             "options:\n"
             "  -p NAME=VALUE    set a param; the value may carry a unit (-p E=2MPa) and must have the\n"
@@ -43,7 +46,7 @@ static void print_usage(FILE *out)
             "\n"
             "exit status: 0 success, 1 bad input, 2 numerical failure (frames so far are kept), 3 I/O,\n"
             "4 out of memory (or a model too large for it)\n",
-            name, name, name, srd_built.model_path, srd_built.version);
+            name, name, name, name, srd_built.model_path, srd_built.version);
 }
 
 static void print_range_end(FILE *out, double v, const char *unit)
@@ -132,6 +135,8 @@ int main(int argc, char **argv)
 {
     name = srd_built.name;
     srd_exit_when_out_of_memory(name);
+    if (argc > 1 && !strcmp(argv[1], "render"))
+        return srd_sim_render(name, argc - 2, argv + 2);
     srd_run_options o = { .program = name, .out = "out" };
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
     bool info = false;

@@ -7,9 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static const char *program = "srdc";
+
+void srd_cli_set_program(const char *name) { program = name; }
+
+const char *srd_cli_program(void) { return program; }
+
 int srd_cli_error(const char *cmd, const char *fmt, const char *what)
 {
-    fprintf(stderr, "srdc: error: ");
+    fprintf(stderr, "%s: error: ", program);
     fprintf(stderr, fmt, what);
     fprintf(stderr, "\nhint: see `srdc help %s`\n", cmd);
     return 1;

@@ -4,7 +4,10 @@
 #define SRD_VIEWER_CLI_H
 #include <stddef.h>
 
-/* Prints "srdc: error: " with fmt (one %s, what) and a hint to `srdc help cmd`; returns 1, the
+/* The program that names itself in messages: srdc, or a built simulator. */
+void        srd_cli_set_program(const char *name);
+const char *srd_cli_program(void);
+/* Prints "PROGRAM: error: " with fmt (one %s, what) and a hint to `srdc help cmd`; returns 1, the
  * exit status of bad input. */
 int srd_cli_error(const char *cmd, const char *fmt, const char *what);
 /* An argument that is neither an option nor an option's value: the run directory, given once.

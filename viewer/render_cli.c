@@ -381,7 +381,7 @@ int srd_render_command(int argc, char **argv)
     if (pvd && srd_series_read(pvd, &s, err, sizeof err) == 0 && (frames = srd_frames_read_all(&s, err, sizeof err)))
         status = draw(&o, pvd, &s, frames, err, sizeof err) == 0 ? 0 : 1;
     if (status != 0)
-        fprintf(stderr, "srdc: error: %s\n", err);
+        fprintf(stderr, "%s: error: %s\n", srd_cli_program(), err);
     srd_frames_free(frames, s.n);
     srd_series_free(&s);
     free(pvd);

@@ -164,6 +164,27 @@ for ext in ("mp4", "gif"):
           "%s: %d frames (expected %d: %d frames every %d-th), %.3f s (expected %.3f s at %.4g per second)%s"
           % (ext, frames_read, count, len(times), step, duration, count / rate, rate, q.stderr.strip()))
 
+# 4b. A built simulator draws its own output: `NAME render DIR` writes the same picture as
+# `srdc render DIR`, byte for byte; one built with --static has no picture libraries and says so.
+work = tap.scratch("built_")
+tripod = os.path.abspath(os.path.join(examples, "tripod.srd"))
+sim, sim_static = os.path.join(work, "tripod"), os.path.join(work, "tripod_static")
+b1 = subprocess.run([os.path.abspath(srdc), "build", tripod, "-o", sim, "--quiet"], capture_output=True, text=True, cwd=work)
+b2 = subprocess.run([os.path.abspath(srdc), "build", tripod, "-o", sim_static, "--static", "--quiet"], capture_output=True, text=True,
+                    cwd=work)
+ran = subprocess.run([sim, "--out", os.path.join(work, "o"), "--quiet"], capture_output=True, text=True) \
+    if b1.returncode == 0 else b1
+own = subprocess.run([sim, "render", os.path.join(work, "o"), "-o", os.path.join(work, "own.png")],
+                     capture_output=True, text=True) if ran.returncode == 0 else ran
+srdc_pic = srd("render", os.path.join(work, "o"), "-o", os.path.join(work, "srdc.png"))
+same = own.returncode == 0 and srdc_pic.returncode == 0 and \
+    open(os.path.join(work, "own.png"), "rb").read() == open(os.path.join(work, "srdc.png"), "rb").read()
+check(same, "a built simulator's `render` draws what srdc render draws, byte for byte%s" % (own.stderr.strip()))
+st = subprocess.run([sim_static, "render", os.path.join(work, "o")], capture_output=True, text=True) \
+    if b2.returncode == 0 else b2
+check(st.returncode == 1 and "linked statically, without the picture libraries" in st.stderr,
+      "a static simulator's `render` refuses, naming why: %s" % st.stderr.strip())
+
 # 5. Bad requests: exit 1 with the reason (and what would be right).
 empty = tap.scratch("empty_")
 cases = [(("render", os.path.join(empty, "missing")), "cannot open the run directory"),
