@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "srd_model.h"
 #include "vec3.h"
 
 #define PI 3.14159265358979323846
@@ -639,6 +640,23 @@ int srd_render_png(const srd_frame *f, double t, const srd_camera *cam, const sr
         return -1;
     }
     return 0;
+}
+
+bool srd_render_view_block(const srd_frame *f, srd_view_block *vb)
+{
+    const srd_frame_field *v = srd_frame_field_on(f, "view", 2);
+    if (!v || v->ncomp != 12)
+        return false;
+    const double *x = v->values;
+    vb->given = (unsigned)x[0];
+    memcpy(vb->eye, &x[1], sizeof vb->eye);
+    memcpy(vb->target, &x[4], sizeof vb->target);
+    memcpy(vb->up, &x[7], sizeof vb->up);
+    vb->fov_deg = x[10] * 180 / PI;
+    vb->from = x[11] >= 1 && x[11] <= 4 ? (srd_view_kind)(int)x[11] : SRD_VIEW_AUTO;
+    if (vb->from == SRD_VIEW_AUTO)
+        vb->given &= ~(unsigned)SRD_VIEW_FROM;
+    return true;
 }
 
 void srd_render_finish(void)

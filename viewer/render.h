@@ -40,6 +40,18 @@ int srd_render_png(const srd_frame *f, double t, const srd_camera *cam, const sr
  * lacks it (err then lists the fields there are). */
 int srd_render_field_range(const srd_frame *frames, int n, const char *field, double *lo, double *hi, char *err,
                            size_t err_n);
+/* The model's `view` block as the frames carry it (FieldData "view": what is given, eye, target,
+ * up, fov in radians, from): what it gives, in SRD_VIEW_* bits of srd_model.h, the field of view
+ * in degrees and the side to look from. */
+typedef struct srd_view_block {
+    unsigned      given;
+    double        eye[3], target[3], up[3], fov_deg;
+    srd_view_kind from;
+} srd_view_block;
+
+/* Reads frame f's view block; false when it has none. */
+bool srd_render_view_block(const srd_frame *f, srd_view_block *vb);
+
 /* Frees what Cairo and fontconfig keep for the whole process (their font caches), once no
  * picture is drawn any more: a command that drew ends with this, so that nothing is left. */
 void srd_render_finish(void);

@@ -300,31 +300,29 @@ static int set_camera(const Options *o, const double lo[3], const double hi[3], 
     return 0;
 }
 
-/* The camera of the model's `view` block (FieldData "view": what is given, eye, target, up, fov
- * in radians, from) fills in what the command line did not set. */
+/* The camera of the model's `view` block (srd_render_view_block) fills in what the command line
+ * did not set. */
 static void file_view(Options *o, const srd_frame *f)
 {
-    const srd_frame_field *v = srd_frame_field_on(f, "view", 2);
-    if (!v || v->ncomp != 12)
+    srd_view_block vb;
+    if (!srd_render_view_block(f, &vb))
         return;
-    const double *x = v->values;
-    unsigned given = (unsigned)x[0];
-    struct { unsigned bit; bool *has; double *to; int n; const double *from; } parts[] = {
-        { SRD_VIEW_EYE, &o->has_eye, o->eye, 3, &x[1] },
-        { SRD_VIEW_TARGET, &o->has_target, o->target, 3, &x[4] },
-        { SRD_VIEW_UP, &o->has_up, o->up, 3, &x[7] },
+    struct { unsigned bit; bool *has; double *to; const double *from; } parts[] = {
+        { SRD_VIEW_EYE, &o->has_eye, o->eye, vb.eye },
+        { SRD_VIEW_TARGET, &o->has_target, o->target, vb.target },
+        { SRD_VIEW_UP, &o->has_up, o->up, vb.up },
     };
     for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
-        if ((given & parts[k].bit) && !*parts[k].has) {
+        if ((vb.given & parts[k].bit) && !*parts[k].has) {
             *parts[k].has = true;
-            memcpy(parts[k].to, parts[k].from, sizeof(double) * (size_t)parts[k].n);
+            memcpy(parts[k].to, parts[k].from, 3 * sizeof(double));
         }
-    if ((given & SRD_VIEW_FOV) && !o->has_fov) {
+    if ((vb.given & SRD_VIEW_FOV) && !o->has_fov) {
         o->has_fov = true;
-        o->fov = x[10] * 180 / 3.14159265358979323846;
+        o->fov = vb.fov_deg;
     }
-    if ((given & SRD_VIEW_FROM) && o->r.view == SRD_VIEW_AUTO && x[11] >= 1 && x[11] <= 4)
-        o->r.view = (srd_view_kind)(int)x[11];
+    if ((vb.given & SRD_VIEW_FROM) && o->r.view == SRD_VIEW_AUTO)
+        o->r.view = vb.from;
 }
 
 static int draw(const Options *o, const char *pvd, const srd_series *s, srd_frame *frames, char *err, size_t err_n)

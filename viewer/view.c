@@ -253,30 +253,27 @@ static void put_frame(FILE *out, const srd_view_run *run, int k, const Field *fi
 
 /* The camera srdc render fits (the run's box seen from its side), for the page to place at the
  * window's aspect. */
-/* The model's `view` block (FieldData "view": what is given, eye, target, up, fov in radians,
- * from) on the fitted camera: the side it looks from, then what it gives. Returns the distance
+/* The model's `view` block (srd_render_view_block) on the fitted camera: the side it looks from, then what it gives. Returns the distance
  * from the eye to the target (given, or the fitted one) when it gives an eye, else 0 (the page
  * fits the distance). */
 static double file_view(const srd_frame *f, const double lo[3], const double hi[3], srd_camera *cam)
 {
-    const srd_frame_field *v = srd_frame_field_on(f, "view", 2);
-    if (!v || v->ncomp != 12)
+    srd_view_block vb;
+    if (!srd_render_view_block(f, &vb))
         return 0;
-    const double *x = v->values;
-    unsigned given = (unsigned)x[0];
-    if ((given & SRD_VIEW_FROM) && x[11] >= 1 && x[11] <= 4)
-        srd_render_fit(lo, hi, (srd_view_kind)(int)x[11], 1.0, cam);
-    if (given & SRD_VIEW_EYE)
-        memcpy(cam->eye, &x[1], 3 * sizeof(double));
-    if (given & SRD_VIEW_TARGET)
-        memcpy(cam->target, &x[4], 3 * sizeof(double));
-    if (given & SRD_VIEW_UP)
-        memcpy(cam->up, &x[7], 3 * sizeof(double));
-    if ((given & SRD_VIEW_FOV) && x[10] > 0) /* the page has no orthographic view: it keeps 30 degrees */
-        cam->fov_deg = x[10] * 180 / 3.14159265358979323846;
+    if (vb.given & SRD_VIEW_FROM)
+        srd_render_fit(lo, hi, vb.from, 1.0, cam);
+    if (vb.given & SRD_VIEW_EYE)
+        memcpy(cam->eye, vb.eye, sizeof vb.eye);
+    if (vb.given & SRD_VIEW_TARGET)
+        memcpy(cam->target, vb.target, sizeof vb.target);
+    if (vb.given & SRD_VIEW_UP)
+        memcpy(cam->up, vb.up, sizeof vb.up);
+    if ((vb.given & SRD_VIEW_FOV) && vb.fov_deg > 0) /* the page has no orthographic view: it keeps 30 degrees */
+        cam->fov_deg = vb.fov_deg;
     double d[3];
     srd_sub3(cam->target, cam->eye, d);
-    return (given & SRD_VIEW_EYE) ? sqrt(srd_dot3(d, d)) : 0;
+    return (vb.given & SRD_VIEW_EYE) ? sqrt(srd_dot3(d, d)) : 0;
 }
 
 static void put_camera(FILE *out, const srd_view_run *run)
