@@ -1004,37 +1004,78 @@ void srd_sim_report_state(const srd_sim *s, FILE *out, int count)
     free(shown);
 }
 
-/* The rows of the modal problem: the free DOFs less the rows across sliding nodes' lines. */
-static int modal_rows(const srd_sim *s, int **rows)
+/* The rows of the modal problem: the free DOFs less the rows across sliding nodes' lines, each
+ * with its DOF and its mass. */
+typedef struct ModalRows {
+    int     n;
+    int    *rows;         /* free indices */
+    double *mass;         /* per row */
+    int    *dof_of_free;  /* per free index: the model DOF */
+} ModalRows;
+
+static void modal_rows_free(ModalRows *mr)
 {
-    int n = s->solver.sys.n_free, k = 0;
-    unsigned char *across = srd_xcalloc((size_t)n + 1, 1);
-    srd_slides_across(s, across);
-    *rows = srd_xcalloc((size_t)n + 1, sizeof(int));
-    for (int f = 0; f < n; f++)
-        if (!across[f])
-            (*rows)[k++] = f;
-    free(across);
-    return k;
+    free(mr->rows);
+    free(mr->mass);
+    free(mr->dof_of_free);
 }
 
-/* M^-1/2 K M^-1/2 over the modal rows, from the assembled (reduced) Jacobian column by column;
- * mass[i] is row i's. */
-static double *modal_matrix(const srd_sim *s, const int *rows, int n, const double *mass)
+/* 0, or -1 with a message when a row has no mass (it would have no frequency). */
+static int modal_rows(const srd_sim *s, ModalRows *mr, char *err, size_t err_n)
 {
+    const srd_model *m = s->m;
     int nf = s->solver.sys.n_free;
+    unsigned char *across = srd_xcalloc((size_t)nf + 1, 1);
+    srd_slides_across(s, across);
+    mr->dof_of_free = srd_xcalloc((size_t)nf + 1, sizeof(int));
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            mr->dof_of_free[s->solver.sys.free_index[d]] = d;
+    mr->rows = srd_xcalloc((size_t)nf + 1, sizeof(int));
+    mr->mass = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    mr->n = 0;
+    for (int f = 0; f < nf; f++)
+        if (!across[f]) {
+            mr->mass[mr->n] = m->dof_mass[mr->dof_of_free[f]];
+            mr->rows[mr->n++] = f;
+        }
+    free(across);
+    for (int i = 0; i < mr->n; i++)
+        if (!(mr->mass[i] > 0)) {
+            char what[160];
+            srd_model_describe_dof(m, mr->dof_of_free[mr->rows[i]], what, sizeof what);
+            snprintf(err, err_n, "modal analysis needs a mass on every free DOF, but %s has none", what);
+            return -1;
+        }
+    return 0;
+}
+
+/* M^-1/2 K M^-1/2 over the modal rows, from the assembled (reduced) Jacobian column by column. */
+static double *modal_matrix(const srd_sim *s, const ModalRows *mr)
+{
+    int nf = s->solver.sys.n_free, n = mr->n;
     double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
     double *e = srd_xcalloc((size_t)nf + 1, sizeof(double)), *col = srd_xcalloc((size_t)nf + 1, sizeof(double));
     for (int j = 0; j < n; j++) {
-        e[rows[j]] = 1;
+        e[mr->rows[j]] = 1;
         srd_solver_multiply(&s->solver, e, col);
-        e[rows[j]] = 0;
+        e[mr->rows[j]] = 0;
         for (int i = 0; i < n; i++)
-            A[(size_t)j * n + i] = col[rows[i]] / sqrt(mass[i] * mass[j]);
+            A[(size_t)j * n + i] = col[mr->rows[i]] / sqrt(mr->mass[i] * mr->mass[j]);
     }
     free(e);
     free(col);
     return A;
+}
+
+/* Mode k from its free-index values v (zero across sliding lines): the lines' coordinates
+ * turned back into node motion, then by model DOF. */
+static void store_mode(const srd_sim *s, const ModalRows *mr, int k, double *v, double *modes)
+{
+    int nf = s->solver.sys.n_free;
+    srd_slides_expand(s, v);
+    for (int f = 0; f < nf; f++)
+        modes[(size_t)k * s->m->n_dofs + mr->dof_of_free[f]] = v[f];
 }
 
 bool srd_modes_use_lanczos(const srd_sim *s, int count)
@@ -1045,27 +1086,18 @@ bool srd_modes_use_lanczos(const srd_sim *s, int count)
 /* The modes of a model on the sparse solver: shift-invert Lanczos (sparse/eigen.c), K's
  * storage overwritten. The rows across sliding nodes' lines (identity rows of the reduced
  * system) get no mass, which leaves them out of the operator. */
-static int modes_lanczos(srd_sim *s, int count, const int *dof_of_free, double *freq, double *modes, char *err,
+static int modes_lanczos(srd_sim *s, const ModalRows *mr, int count, double *freq, double *modes, char *err,
                          size_t err_n)
 {
-    const srd_model *m = s->m;
     int n = s->solver.sys.n_free;
     double *mass = srd_xcalloc((size_t)n, sizeof(double)), *lambda = srd_xcalloc((size_t)count + 1, sizeof(double));
     double *v = srd_xcalloc((size_t)n * (size_t)count + 1, sizeof(double));
-    unsigned char *across = srd_xcalloc((size_t)n + 1, 1);
-    srd_slides_across(s, across);
-    for (int f = 0; f < n; f++)
-        mass[f] = across[f] ? 0 : m->dof_mass[dof_of_free[f]];
-    free(across);
+    for (int i = 0; i < mr->n; i++)
+        mass[mr->rows[i]] = mr->mass[i];
     int status = srd_sparse_modes(&s->solver, mass, count, lambda, v, err, err_n);
-    if (status == 0) {
-        memset(modes, 0, sizeof(double) * (size_t)count * (size_t)m->n_dofs);
-        for (int k = 0; k < count; k++) {
-            freq[k] = lambda[k] > 0 ? sqrt(lambda[k]) / (2 * 3.14159265358979323846) : 0;
-            srd_slides_expand(s, &v[(size_t)k * n]);
-            for (int f = 0; f < n; f++)
-                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = v[(size_t)k * n + f];
-        }
+    for (int k = 0; k < count && status == 0; k++) {
+        freq[k] = lambda[k] > 0 ? sqrt(lambda[k]) / (2 * 3.14159265358979323846) : 0;
+        store_mode(s, mr, k, &v[(size_t)k * n], modes);
     }
     free(mass);
     free(lambda);
@@ -1073,76 +1105,54 @@ static int modes_lanczos(srd_sim *s, int count, const int *dof_of_free, double *
     return status;
 }
 
+/* The modes of the dense symmetric standard form, by LAPACK's dsyevr. */
+static int modes_dense(srd_sim *s, const ModalRows *mr, int count, double *freq, double *modes, char *err,
+                       size_t err_n)
+{
+    int n = mr->n, nf = s->solver.sys.n_free, found = 0;
+    double *A = modal_matrix(s, mr);
+    double *w = srd_xcalloc((size_t)n + 1, sizeof(double));
+    double *z = srd_xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));
+    int *support = srd_xcalloc(2 * (size_t)n + 2, sizeof(int));
+    int info = n ? LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', n, A, n, 0, 0, 1, count, 0, &found, w, z, n, support)
+                 : 0;
+    if (info != 0)
+        snprintf(err, err_n, "the eigenvalue solver failed (LAPACK dsyevr info %d)", info);
+    double *v = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int k = 0; k < count && info == 0; k++) {
+        freq[k] = w[k] > 0 ? sqrt(w[k]) / (2 * 3.14159265358979323846) : 0;
+        memset(v, 0, sizeof(double) * (size_t)nf);
+        for (int i = 0; i < n; i++)
+            v[mr->rows[i]] = z[(size_t)k * n + i] / sqrt(mr->mass[i]);
+        store_mode(s, mr, k, v, modes);
+    }
+    free(v);
+    free(A);
+    free(w);
+    free(z);
+    free(support);
+    return info != 0 ? -1 : 0;
+}
+
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
-    const srd_model *m = s->m;
-    int nf = s->solver.sys.n_free;
-    int *dof_of_free = srd_xcalloc((size_t)nf + 1, sizeof(int));
-    for (int d = 0; d < m->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
-            dof_of_free[s->solver.sys.free_index[d]] = d;
-    int *rows, n = modal_rows(s, &rows);
-    if (count > n)
-        count = n;
-    double *mass = srd_xcalloc((size_t)n + 1, sizeof(double));
-    for (int i = 0; i < n; i++) {
-        int d = dof_of_free[rows[i]];
-        mass[i] = m->dof_mass[d];
-        if (!(mass[i] > 0)) {
-            char what[160];
-            srd_model_describe_dof(m, d, what, sizeof what);
-            snprintf(err, err_n, "modal analysis needs a mass on every free DOF, but %s has none", what);
-            free(dof_of_free);
-            free(rows);
-            free(mass);
-            return -1;
-        }
+    ModalRows mr;
+    if (modal_rows(s, &mr, err, err_n) != 0) {
+        modal_rows_free(&mr);
+        return -1;
     }
+    if (count > mr.n)
+        count = mr.n;
     /* K at the current configuration; symmetric standard form M^-1/2 K M^-1/2 y = w^2 y,
      * v = M^-1/2 y (a sliding node's mass is the same along every direction). */
     int dynamic = s->dynamic;
     s->dynamic = 0;
     assemble_reduced(s, s->q, 1);
     s->dynamic = dynamic;
-    if (srd_modes_use_lanczos(s, count)) {
-        int status = modes_lanczos(s, count, dof_of_free, freq, modes, err, err_n);
-        free(dof_of_free);
-        free(rows);
-        free(mass);
-        return status;
-    }
-    double *A = modal_matrix(s, rows, n, mass);
-    double *w = srd_xcalloc((size_t)n + 1, sizeof(double));
-    double *z = srd_xcalloc((size_t)n * (size_t)(count ? count : 1) + 1, sizeof(double));
-    int *support = srd_xcalloc(2 * (size_t)n + 2, sizeof(int));
-    int found = 0;
-    int info = n ? LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', n, A, n, 0, 0, 1, count, 0, &found, w, z, n, support)
-                 : 0;
-    int status = 0;
-    if (info != 0) {
-        snprintf(err, err_n, "the eigenvalue solver failed (LAPACK dsyevr info %d)", info);
-        status = -1;
-    } else {
-        memset(modes, 0, sizeof(double) * (size_t)count * (size_t)m->n_dofs);
-        double *v = srd_xcalloc((size_t)nf + 1, sizeof(double));
-        for (int k = 0; k < count; k++) {
-            freq[k] = w[k] > 0 ? sqrt(w[k]) / (2 * 3.14159265358979323846) : 0;
-            memset(v, 0, sizeof(double) * (size_t)nf);
-            for (int i = 0; i < n; i++)
-                v[rows[i]] = z[(size_t)k * n + i] / sqrt(mass[i]);
-            srd_slides_expand(s, v);
-            for (int f = 0; f < nf; f++)
-                modes[(size_t)k * m->n_dofs + dof_of_free[f]] = v[f];
-        }
-        free(v);
-    }
-    free(A);
-    free(w);
-    free(z);
-    free(support);
-    free(dof_of_free);
-    free(rows);
-    free(mass);
+    memset(modes, 0, sizeof(double) * (size_t)count * (size_t)s->m->n_dofs);
+    int status = srd_modes_use_lanczos(s, count) ? modes_lanczos(s, &mr, count, freq, modes, err, err_n)
+                                                 : modes_dense(s, &mr, count, freq, modes, err, err_n);
+    modal_rows_free(&mr);
     return status;
 }
 
