@@ -33,6 +33,8 @@ void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_ev
         /* Friction and drag need a velocity: a static solve has none. */
         if (!s->dynamic && sk->info.needs_time_step)
             continue;
+        if ((s->kernel_pass == 1 && s->m->sets[k].n_lambda) || (s->kernel_pass == 2 && !s->m->sets[k].n_lambda))
+            continue;
         srd_elem_batch part = share_of(&sk->batch.b, share, shares);
         if (part.n > 0)
             (with_jacobian ? sk->fn : sk->gradient)(sk->info.is_force ? ctx_nc : ctx, &part);
@@ -156,7 +158,10 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
             return -1;
         }
         symmetric &= infos[k].symmetric;
+        s->n_multipliers += m->sets[k].n_lambda * m->sets[k].n;
     }
+    /* Multipliers make the system indefinite and gyroscopic terms unsymmetric: LU solvers. */
+    symmetric &= !s->n_multipliers && !m->n_bodies;
     srd_solver_plan(&s->solver, m, solver, symmetric);
     if (!memory_suffices(s, err, err_n))
         return SRD_SIM_NO_MEMORY;
@@ -201,6 +206,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     characteristic_scales(s);
     srd_motion_init(s);
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
+    srd_bodies_init(s);
     return 0;
 }
 
@@ -245,6 +251,7 @@ void srd_sim_free(srd_sim *s)
     free(s->fext);
     free_free_vectors(s);
     free(s->params);
+    srd_bodies_free(&s->bodies);
     memset(s, 0, sizeof *s);
 }
 
@@ -308,16 +315,26 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     if (!s->conservative)
         memset(s->res_nc, 0, sizeof(double) * srd_system_grad_len(sys));
     double t0 = srd_seconds();
+    /* Constraints hold at the step's end, not at the evaluation point of the forces. */
+    bool split = b != 1 && s->n_multipliers;
+    s->kernel_pass = split ? 1 : 0;
     if (s->assembler)
         srd_assembler_run(s->assembler, s, &ctx, &ctx_nc, with_jacobian);
     else
         srd_sim_run_kernels(s, &ctx, &ctx_nc, with_jacobian, 0, 1);
+    if (with_jacobian && b != 1)
+        srd_solver_scale(&s->solver, b);
+    if (split) {
+        srd_eval_ctx end = ctx, end_nc = ctx_nc;
+        end.q = end_nc.q = q;
+        s->kernel_pass = 2;
+        srd_sim_run_kernels(s, &end, &end_nc, with_jacobian, 0, 1);
+        s->kernel_pass = 0;
+    }
     if (!s->conservative)
         for (int f = 0; f < sys->n_free; f++)
             s->res[f] += s->res_nc[f];
     s->time_assembly += srd_seconds() - t0;
-    if (with_jacobian && b != 1)
-        srd_solver_scale(&s->solver, b);
     double a = s->dynamic ? s->inertia_a : 0;
     double potential = energy / b;
     for (int d = 0; d < m->n_dofs; d++) {
@@ -337,6 +354,8 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     }
     if (a > 0 && is_damped(s))
         potential += add_damping(s, q, with_jacobian);
+    if (a > 0 && s->bodies.n)
+        srd_bodies_inertia(s, q, with_jacobian, s->method);
     return potential;
 }
 
@@ -357,6 +376,21 @@ static double residual_norm(const srd_sim *s)
         r = fmax(r, fabs(s->res[f]));
     }
     return r;
+}
+
+/* Every constraint (a joint's, a motor's) holds to SRD_CONSTRAINT_TOLERANCE: its rows of the
+ * residual are the constraint values themselves. */
+static bool constraints_met(const srd_sim *s)
+{
+    const srd_model *m = s->m;
+    for (int k = 0; s->n_multipliers && k < m->n_sets; k++)
+        for (int i = 0; m->sets[k].n_lambda && i < m->sets[k].n; i++)
+            for (int c = 0; c < m->sets[k].n_lambda; c++) {
+                int f = s->solver.sys.free_index[m->sets[k].lambda_dof[i] + c];
+                if (f >= 0 && !(fabs(s->res[f]) <= SRD_CONSTRAINT_TOLERANCE))
+                    return false;
+            }
+    return true;
 }
 
 /* q + alpha dq over the free DOFs (fixed DOFs keep their values). */
@@ -400,8 +434,9 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2, bool 
         if (!s->conservative)
             for (int f = 0; f < n; f++)
                 pi1 += s->res_nc_start[f] * alpha * s->dq[f];
-        bool ok = s->conservative || !s->dynamic ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
-                                                 : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
+        bool ok = (s->conservative || !s->dynamic) && !s->n_multipliers && !s->bodies.n
+                      ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
+                      : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
         /* Close to the solution the decrease the step promises is below the rounding error of
          * the potential itself, and the test above rejects good steps at random; there the
          * residual decides. */
@@ -447,7 +482,7 @@ int srd_newton(srd_sim *s)
             fprintf(s->log, "    t = %.6g s, iteration %d: |residual| = %.6e N\n", s->t, it, r);
         if (!isfinite(r))
             return 2;
-        if (r <= s->tolerance * s->force_scale)
+        if (r <= s->tolerance * s->force_scale && constraints_met(s))
             return 0;
         if (have_res && !have_jac)
             pi0 = assemble_reduced(s, s->q, 1);
@@ -481,6 +516,8 @@ int srd_newton(srd_sim *s)
             assemble_reduced(s, s->q, 0);
             st->residual = residual_norm(s);
             record_residual(st, st->residual);
+            if (isfinite(st->residual) && !constraints_met(s))
+                continue; /* the next iteration's Newton step closes them */
             return isfinite(st->residual) ? 0 : 2;
         }
         /* Quadratic convergence predicts the next residual as r^2 / r_prev: only when that
@@ -547,6 +584,12 @@ static int acceleration(srd_sim *s, double t, const double *q, const double *v, 
         if (!isfinite(acc[d]))
             return 2;
     }
+    /* A body's torque in its axes: at theta = 0 the rotation rows are minus the torque. */
+    for (int k = 0; k < m->n_bodies; k++)
+        for (int c = 0; c < 3; c++) {
+            int f = sys->free_index[m->node_dof[m->bodies[k].node] + 3 + c];
+            s->bodies.torque[3 * k + c] = f >= 0 ? -s->res[f] : 0;
+        }
     srd_slides_along(s, acc);
     return 0;
 }
@@ -636,6 +679,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     memcpy(s->q0, s->q, bytes);
     memcpy(s->v0, s->v, bytes);
     memcpy(s->work, s->a0, bytes);
+    s->method = method;
     s->t += s->dt;
     apply_schedules(s, s->t);
     srd_motion_impose(s, s->t, 1, s->q, NULL);
@@ -661,6 +705,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     finish_implicit(s, method);
     exact_prescribed_rates(s, method);
     advance_state(s);
+    srd_bodies_finish(s, method);
     return 0;
 }
 
@@ -676,19 +721,24 @@ static int explicit_step(srd_sim *s, srd_method method)
     int code = 0;
     if (method == SRD_SYMPLECTIC_EULER) {
         code = acceleration(s, s->t, s->q, s->v, acc);
+        srd_bodies_kick(s, s->bodies.torque, dt);
         for (int d = 0; d < n; d++) {
             s->v[d] += dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
+        srd_bodies_drift(s, dt);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
     } else if (method == SRD_VERLET) {
         code = acceleration(s, s->t, s->q, s->v, acc);
+        srd_bodies_kick(s, s->bodies.torque, 0.5 * dt);
         for (int d = 0; d < n; d++) {
             s->v[d] += 0.5 * dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
+        srd_bodies_drift(s, dt);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
         code |= acceleration(s, s->t + dt, s->q, s->v, acc);
+        srd_bodies_kick(s, s->bodies.torque, 0.5 * dt);
         for (int d = 0; d < n; d++)
             s->v[d] += 0.5 * dt * acc[d];
     } else {
@@ -796,6 +846,9 @@ void srd_sim_start_here(srd_sim *s)
 {
     size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
     advance_state(s); /* from q0, the reference, to q */
+    srd_bodies_finish(s, -1);
+    memset(s->bodies.momentum, 0, sizeof(double) * 3 * (size_t)s->bodies.n);
+    memset(s->bodies.torque, 0, sizeof(double) * 3 * (size_t)s->bodies.n);
     memcpy(s->q0, s->q, bytes);
     memset(s->v, 0, bytes);
     memset(s->v0, 0, bytes);
@@ -826,7 +879,7 @@ double srd_kinetic_energy(const srd_sim *s)
     double k = 0;
     for (int d = 0; d < s->m->n_dofs; d++)
         k += 0.5 * s->m->dof_mass[d] * s->v[d] * s->v[d];
-    return k;
+    return k + srd_bodies_kinetic_energy(s);
 }
 
 double srd_potential_energy(srd_sim *s)
@@ -1159,7 +1212,7 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
 /* Adds the gradient of the elements of set k over instances [lo, hi) at the current state to g,
  * with a row for every DOF (fixed ones included): the batch's residual map is swapped for its
  * DOF map. Forces add minus the force. */
-static void full_gradient(srd_sim *s, int k, int lo, int hi, double *g)
+void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g)
 {
     const srd_sim_kernel *sk = &s->kernels[k];
     if ((!s->dynamic && sk->info.needs_time_step) || hi <= lo)
@@ -1181,7 +1234,7 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
     apply_schedules(s, s->t);
     memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < m->n_sets; k++)
-        full_gradient(s, k, 0, m->sets[k].n, reaction);
+        srd_sim_instance_gradient(s, k, 0, m->sets[k].n, reaction);
     for (int d = 0; d < m->n_dofs; d++)
         reaction[d] -= s->load_factor * s->fext[d];
     /* A sliding node's reaction is its residual across the line (its line does not move, or
@@ -1232,7 +1285,7 @@ void srd_sim_contact_forces(srd_sim *s, int target, double *force)
     for (int k = 0; k < m->n_sets; k++) {
         int lo, hi;
         if (contact_instances(m, k, target, &lo, &hi))
-            full_gradient(s, k, lo, hi, g);
+            srd_sim_instance_gradient(s, k, lo, hi, g);
     }
     for (int d = 0; d < m->n_dofs; d++)
         force[d] -= g[d];
