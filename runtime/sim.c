@@ -286,6 +286,36 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
     return potential;
 }
 
+/* A step whose forces act at a point between its start and end (midpoint): the constraint
+ * forces lambda grad c act there too (their work over the step is then lambda times the change
+ * of c, to third order, which keeps the scheme's energy behaviour), while the constraints
+ * themselves, c = 0, hold at the end. Their Jacobian is left unscaled by b: the q-q block is
+ * off by that factor and the multiplier rows take grad c at the evaluation point, which costs
+ * Newton's method a little of its rate but not the solution. */
+static void constraints_at_end(srd_sim *s, const srd_eval_ctx *ctx, const double *q, bool with_jacobian)
+{
+    const srd_model *m = s->m;
+    size_t len = srd_system_grad_len(&s->solver.sys);
+    s->kernel_pass = 2;
+    srd_sim_run_kernels(s, ctx, ctx, with_jacobian, 0, 1);
+    double *end_rows = srd_xcalloc(len, sizeof(double)), energy = 0;
+    srd_eval_ctx end = *ctx;
+    end.q = q;
+    end.grad = end_rows;
+    end.jac = NULL;
+    end.energy = &energy;
+    srd_sim_run_kernels(s, &end, &end, false, 0, 1);
+    s->kernel_pass = 0;
+    for (int k = 0; k < m->n_sets; k++)
+        for (int i = 0; m->sets[k].n_lambda && i < m->sets[k].n; i++)
+            for (int c = 0; c < m->sets[k].n_lambda; c++) {
+                int f = s->solver.sys.free_index[m->sets[k].lambda_dof[i] + c];
+                if (f >= 0)
+                    s->res[f] = end_rows[f];
+            }
+    free(end_rows);
+}
+
 /* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
  *   static:  grad E(q) - lambda fext
  *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
@@ -301,8 +331,8 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     double b = s->dynamic ? s->stiffness_b : 1;
     const double *qe = q;
     if (b != 1) {
-        for (int d = 0; d < m->n_dofs; d++)
-            s->qeval[d] = b * q[d] + (1 - b) * s->q0[d];
+        for (int d = 0; d < m->n_dofs; d++) /* a multiplier is the step's, never averaged */
+            s->qeval[d] = m->dof_kind[d] == SRD_DOF_LAMBDA ? q[d] : b * q[d] + (1 - b) * s->q0[d];
         qe = s->qeval;
     }
     double energy = 0;
@@ -324,13 +354,8 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
         srd_sim_run_kernels(s, &ctx, &ctx_nc, with_jacobian, 0, 1);
     if (with_jacobian && b != 1)
         srd_solver_scale(&s->solver, b);
-    if (split) {
-        srd_eval_ctx end = ctx, end_nc = ctx_nc;
-        end.q = end_nc.q = q;
-        s->kernel_pass = 2;
-        srd_sim_run_kernels(s, &end, &end_nc, with_jacobian, 0, 1);
-        s->kernel_pass = 0;
-    }
+    if (split)
+        constraints_at_end(s, &ctx, q, with_jacobian);
     if (!s->conservative)
         for (int f = 0; f < sys->n_free; f++)
             s->res[f] += s->res_nc[f];
