@@ -149,6 +149,7 @@ typedef struct PendingJoint {
     SrcLoc      loc;
     int         type;
     int         end_kind[2], end[2];
+    int         rod_obj[2], rod_end[2]; /* a node end that is a rod's .start (1) or .end (2) */
     SrcLoc      end_loc[2];
     double      at[3], axis[3], axis2[3];
     double      k, c, rest, lim[2], k_lim; /* spring, damper, natural value, limits (rad or m) */

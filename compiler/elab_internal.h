@@ -49,7 +49,7 @@ void elab_joint(Elab *e, Stmt *s, const char *name);
  * before merging -> model node), then, once DOFs are numbered, the world's rotation held and
  * the motors' actuations. */
 bool rigid_add_bodies(Elab *e, srd_model *m, const int *map);
-bool rigid_add_joints(Elab *e, srd_model *m, const int *map);
+bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *needs_twist);
 void rigid_fix_world(Elab *e, srd_model *m);
 void rigid_add_motors(Elab *e, srd_model *m);
 /* lattice.c */

@@ -1539,7 +1539,7 @@ void elab_finalize(Elab *e)
     add_shell_bending(&f, needs_xi);
     add_wall_hinges(&f);
     ok &= rigid_add_bodies(e, m, f.map);
-    ok &= rigid_add_joints(e, m, f.map);
+    ok &= rigid_add_joints(e, m, f.map, needs_twist);
     ok &= add_user_elements(&f, needs_twist);
     for (int i = 0; i < e->pressures.n; i++)
         add_pressure(&f, &e->pressures.a[i]);

@@ -32,7 +32,7 @@ static const char *standard_module(const char *kind)
     if (!strcmp(kind, "lattice_spring"))
         return "springs";
     if (!strncmp(kind, "joint_", 6) || !strncmp(kind, "hinge_", 6) || !strncmp(kind, "slide_", 6) ||
-        !strcmp(kind, "node_point"))
+        !strcmp(kind, "node_point") || !strncmp(kind, "rod_clamp", 9))
         return "bodies";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";

@@ -8,6 +8,8 @@
 #include "srd_model.h"
 #include "vec3.h"
 #include "alloc.h"
+#include "batch.h"
+#include <stdlib.h>
 
 #define PI 3.14159265358979323846
 
@@ -236,8 +238,10 @@ static int joint_type(const char *w)
 }
 
 /* One end of a joint from its property value. */
-static void joint_end(Elab *e, const Value *v, int *kind, int *index)
+static void joint_end(Elab *e, const Value *v, int *kind, int *index, int *rod_obj, int *rod_end)
 {
+    *rod_obj = v->kind == V_SEL && v->sel->rod_end ? v->sel->obj : -1;
+    *rod_end = *rod_obj >= 0 ? v->sel->rod_end : 0;
     if (v->kind == V_WORD) {
         *kind = END_WORLD;
         *index = -1;
@@ -267,9 +271,13 @@ static bool check_ends(Elab *e, const PendingJoint *j)
         hint = "a joint joins two different bodies (or a body and `world`, or a node and a body)";
     else if (j->end_kind[0] == END_NODE && j->end_kind[1] == END_NODE)
         what = "joins two nodes", hint = "nodes are joined by `join a, b;`";
-    else if ((j->end_kind[0] == END_NODE || j->end_kind[1] == END_NODE) && j->type != JOINT_SPHERICAL)
-        what = "holds a node, which has no orientation, with a joint that is not spherical",
-        hint = "a node is pinned to a body by `type = spherical;`";
+    else if ((j->end_kind[0] == END_NODE || j->end_kind[1] == END_NODE) && j->type != JOINT_SPHERICAL &&
+             !(j->type == JOINT_FIXED && (j->rod_end[0] || j->rod_end[1])))
+        what = "holds a node, which has no orientation, with a joint that is neither spherical nor a rod end's",
+        hint = "a node is pinned to a body by `type = spherical;`; a rod's .start or .end is clamped into one by "
+               "`type = fixed;`";
+    else if (j->end_kind[0] == END_NODE && j->end_kind[1] == END_WORLD)
+        what = "holds a node to the world", hint = "hold nodes with `fix` or `clamp`";
     if (!what)
         return true;
     char msg[256];
@@ -433,8 +441,8 @@ void elab_joint(Elab *e, Stmt *s, const char *name)
     j.name = name;
     j.loc = s->name_loc;
     j.type = joint_type(prop_get(&pv, "type")->str);
-    joint_end(e, prop_get(&pv, "a"), &j.end_kind[0], &j.end[0]);
-    joint_end(e, prop_get(&pv, "b"), &j.end_kind[1], &j.end[1]);
+    joint_end(e, prop_get(&pv, "a"), &j.end_kind[0], &j.end[0], &j.rod_obj[0], &j.rod_end[0]);
+    joint_end(e, prop_get(&pv, "b"), &j.end_kind[1], &j.end[1], &j.rod_obj[1], &j.rod_end[1]);
     j.end_loc[0] = prop_loc(&pv, "a", s->loc);
     j.end_loc[1] = prop_loc(&pv, "b", s->loc);
     static const double z[3] = { 0, 0, 1 };
@@ -560,6 +568,7 @@ static void point_in_body(const srd_model *m, int k, const double *at, double *o
 typedef struct JointFrame {
     int    a, b;          /* bodies (a < 0: node_a is a node end) */
     int    node_a;
+    int    clamp_edge, clamp_next; /* a clamped rod end: its end edge and that edge's other node */
     double ra[3], rb[3];  /* the point in a's and b's axes */
     double u_a[3], v_a[3], w_a[3], v_b[3], w_b[3];
 } JointFrame;
@@ -577,6 +586,34 @@ static srd_part add_part(srd_model *m, const char *kind, int n_lambda, const int
 
 static void copy3(double *dst, const double *src) { memcpy(dst, src, 3 * sizeof(double)); }
 
+/* A rod end clamped into body b: its end edge keeps its direction in the body (normal to the
+ * reference director d1 and to t x d1) and its material frame turns with it. */
+static void add_rod_clamp(srd_model *m, const JointFrame *f, srd_joint *j)
+{
+    double *d1 = srd_initial_directors(m), t[3], q[3], d[6];
+    int e = f->clamp_edge, a = f->node_a, b = f->clamp_next;
+    srd_sub3(&m->x0[3 * b], &m->x0[3 * a], t);
+    double n = sqrt(srd_dot3(t, t));
+    for (int c = 0; c < 3; c++)
+        t[c] /= n;
+    srd_cross3(t, &d1[3 * e], q);
+    in_body(m, f->b, &d1[3 * e], d);
+    in_body(m, f->b, q, d + 3);
+    free(d1);
+    static const char *dn[] = { "p1", "p2", "p3", "q1", "q2", "q3" }, *tn[] = { "q1", "q2", "q3" };
+    int nodes[3] = { a, b, m->bodies[f->b].node };
+    srd_part p;
+    p.set = srd_model_elemset(m, "rod_clamp", 3, 0, 6, dn);
+    m->sets[p.set].n_lambda = 2;
+    p.instance = srd_elemset_add(&m->sets[p.set], nodes, NULL, NULL, d, -1);
+    j->part[j->n_parts++] = p;
+    signed char sign = m->edge_nodes[2 * e] == a ? 1 : -1;
+    p.set = srd_model_elemset(m, "rod_clamp_twist", 3, 1, 3, tn);
+    m->sets[p.set].n_lambda = 1;
+    p.instance = srd_elemset_add(&m->sets[p.set], nodes, &e, &sign, d + 3, -1);
+    j->part[j->n_parts++] = p;
+}
+
 /* The parts that hold the joint's ends together; returns how many it recorded in j. */
 static void add_holding_parts(srd_model *m, const PendingJoint *pj, const JointFrame *f, srd_joint *j)
 {
@@ -585,6 +622,8 @@ static void add_holding_parts(srd_model *m, const PendingJoint *pj, const JointF
     if (f->a < 0) {
         static const char *n[] = { "bx", "by", "bz" };
         j->part[j->n_parts++] = add_part(m, "node_point", 3, nodes, n, f->rb, 3);
+        if (f->clamp_edge >= 0)
+            add_rod_clamp(m, f, j);
         return;
     }
     if (pj->type != JOINT_PRISMATIC) {
@@ -674,12 +713,19 @@ static void add_coordinate_elements(srd_model *m, const PendingJoint *pj, const 
 }
 
 /* The joint's frame in each body: its point, and axes u (the axis), v (axis2, normal to it), w. */
-static void joint_frame(const srd_model *m, const PendingJoint *pj, const int *map, JointFrame *f)
+static void joint_frame(const Elab *e, const srd_model *m, const PendingJoint *pj, const int *map, JointFrame *f)
 {
     int node_side = pj->end_kind[0] == END_NODE ? 0 : pj->end_kind[1] == END_NODE ? 1 : -1;
     f->a = node_side < 0 ? pj->end[0] : -1;
     f->b = node_side < 0 ? pj->end[1] : pj->end[1 - node_side];
     f->node_a = node_side < 0 ? -1 : map[pj->end[node_side]];
+    f->clamp_edge = f->clamp_next = -1;
+    if (node_side >= 0 && pj->type == JOINT_FIXED) {
+        const ElabObj *o = &e->objs.a[pj->rod_obj[node_side]];
+        bool start = pj->rod_end[node_side] == 1;
+        f->clamp_edge = start ? o->first_edge : o->first_edge + o->n_edges - 1;
+        f->clamp_next = map[start ? o->first_node + 1 : o->first_node + o->n_nodes - 2];
+    }
     double u[3], v[3], w[3];
     copy3(u, pj->axis);
     double along = srd_dot3(pj->axis2, u);
@@ -700,7 +746,7 @@ static void joint_frame(const srd_model *m, const PendingJoint *pj, const int *m
     in_body(m, f->b, w, f->w_b);
 }
 
-bool rigid_add_joints(Elab *e, srd_model *m, const int *map)
+bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *needs_twist)
 {
     m->n_joints = e->joints.n;
     m->joints = srd_xcalloc((size_t)m->n_joints + 1, sizeof(srd_joint));
@@ -709,7 +755,9 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map)
         srd_joint *j = &m->joints[k];
         JointFrame f;
         memset(&f, 0, sizeof f);
-        joint_frame(m, pj, map, &f);
+        joint_frame(e, m, pj, map, &f);
+        if (f.clamp_edge >= 0)
+            needs_twist[f.clamp_edge] = 1;
         j->name = srd_xstrdup(pj->name);
         j->type = pj->type;
         j->body_a = f.a;
@@ -724,9 +772,27 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map)
     return true;
 }
 
+/* Explicit methods integrate bodies (a kick and a free turn) but cannot hold joints, whose
+ * multipliers have no dynamics; RK4's stages have no turn of a body to take. */
+static void check_method(Elab *e, const srd_model *m)
+{
+    const char *method = m->simulate.present && m->simulate.method ? m->simulate.method : "";
+    bool explicit = !strcmp(method, "euler") || !strcmp(method, "verlet") || !strcmp(method, "rk4");
+    if (explicit && e->joints.n) {
+        Diag *d = diag_error(e->joints.a[0].loc, "joint `%s` needs an implicit method, but simulate uses %s",
+                             e->joints.a[0].name, method);
+        diag_hint(d, "joints hold exactly through multipliers solved with each step: use implicit_euler, "
+                     "implicit_midpoint or newmark");
+    } else if (!strcmp(method, "rk4") && m->n_bodies) {
+        Diag *d = diag_error(e->objs.a[e->rigids.a[0].obj].loc, "rigid body `%s` cannot be integrated by rk4",
+                             e->objs.a[e->rigids.a[0].obj].name);
+        diag_hint(d, "use verlet or euler (a kick and an exact-momentum free turn per step), or an implicit method");
+    }
+}
+
 void rigid_fix_world(Elab *e, srd_model *m)
 {
-    (void)e;
+    check_method(e, m);
     for (int k = 0; k < m->n_bodies; k++)
         if (m->bodies[k].world)
             for (int c = 3; c < 6; c++)

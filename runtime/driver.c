@@ -239,9 +239,13 @@ static void report_singular(const srd_sim *s)
 {
     fprintf(stderr, "%s: error: the Jacobian is singular at t = %.6g s: the model can move without resistance\n",
             prog_name, s->t);
-    srd_sim_report_singular(s, stderr, 8);
-    fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
-                    "stiffness; a static analysis needs every rigid motion held\n");
+    if (srd_sim_report_singular(s, stderr, 8) == -1)
+        fprintf(stderr, "hint: in a closed loop of joints some constraints repeat the others (a planar four-bar of "
+                        "hinges holds its out-of-plane motion twice): make one joint of the loop spherical or "
+                        "universal, or drop one of its constraints\n");
+    else
+        fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
+                        "stiffness; a static analysis needs every rigid motion held\n");
 }
 
 static void report_failure(const srd_sim *s, int code)

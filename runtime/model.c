@@ -218,9 +218,22 @@ void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
     } else if (kind == SRD_DOF_LAMBDA) {
         const srd_elemset *s = &m->sets[owner];
         int i = 0;
-        while (i + 1 < s->n && s->lambda_dof[i + 1] <= dof)
+        while (i < s->n && !(dof >= s->lambda_dof[i] && dof < s->lambda_dof[i] + s->n_lambda))
             i++;
-        snprintf(buf, n, "%s %d, multiplier %d", s->kind, i, dof - s->lambda_dof[i]);
+        const char *joint = NULL;
+        for (int j = 0; j < m->n_joints && !joint; j++)
+            for (int k = 0; k < m->n_joints && k < 1; k++) {
+                const srd_joint *jt = &m->joints[j];
+                for (int p = 0; p < jt->n_parts; p++)
+                    if (jt->part[p].set == owner && jt->part[p].instance == i)
+                        joint = jt->name;
+                if (jt->motor_part.set == owner && jt->motor_part.instance == i)
+                    joint = jt->name;
+            }
+        if (joint)
+            snprintf(buf, n, "joint %s, %s, multiplier %d", joint, s->kind, i < s->n ? dof - s->lambda_dof[i] : 0);
+        else
+            snprintf(buf, n, "%s %d, multiplier %d", s->kind, i, i < s->n ? dof - s->lambda_dof[i] : 0);
     } else {
         const srd_object *o = &m->objects[m->edge_object[owner]];
         snprintf(buf, n, "%s %s, edge %d, %s", kinds[o->kind], o->name, owner - o->first_edge,

@@ -1005,8 +1005,13 @@ static void print_dof(const srd_sim *s, FILE *out, int dof)
 }
 
 /* The object a DOF belongs to (the first one of a merged node). */
+/* The object a DOF belongs to, or -1 for a constraint's multiplier. */
 static int object_of_dof(const srd_model *m, int d)
 {
+    if (m->dof_kind[d] == SRD_DOF_LAMBDA)
+        return -1;
+    if (m->dof_kind[d] == SRD_DOF_ROT)
+        return m->bodies[m->dof_owner[d]].object;
     return m->dof_kind[d] <= SRD_DOF_NODE_Z ? m->node_object[m->dof_owner[d]] : m->edge_object[m->dof_owner[d]];
 }
 
@@ -1024,7 +1029,13 @@ static void report_pivot(const srd_sim *s, FILE *out, int dof)
 {
     const srd_model *m = s->m;
     int o = object_of_dof(m, dof);
-    static const char *kinds[] = { "rod", "shell", "body" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+    if (o < 0) {
+        fprintf(out, "  a constraint repeats what others already hold (a closed loop of joints over-constrains "
+                     "it); its multiplier has no equation of its own:\n");
+        print_dof(s, out, dof);
+        return;
+    }
     if (!object_held(s, o))
         fprintf(out, "  nothing holds %s %s: no clamp, fix or motion acts on any of its DOFs\n",
                 kinds[m->objects[o].kind], m->objects[o].name);
@@ -1048,7 +1059,7 @@ int srd_sim_report_singular(const srd_sim *s, FILE *out, int count)
     int pivot = s->solver.singular_col;
     if (!named && pivot >= 0 && pivot < n) {
         report_pivot(s, out, dof_of_free[pivot]);
-        named = 1;
+        named = s->m->dof_kind[dof_of_free[pivot]] == SRD_DOF_LAMBDA ? -1 : 1;
     }
     free(dof_of_free);
     return named;

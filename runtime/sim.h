@@ -198,7 +198,8 @@ int srd_static(srd_sim *s, int load_steps);
 void srd_sim_report_worst(const srd_sim *s, FILE *out, int count);
 /* After a singular Jacobian (last.singular): the free DOFs nothing holds (an empty column: no
  * element, mass or support acts on them), at most `count`, else the DOF of the zero pivot the
- * factorisation met (one DOF of a free rigid motion or mechanism). Returns how many it named. */
+ * factorisation met (one DOF of a free rigid motion or mechanism). Returns how many it named, or
+ * -1 when the pivot is a constraint's multiplier (a redundant constraint of a closed loop). */
 int  srd_sim_report_singular(const srd_sim *s, FILE *out, int count);
 
 /* After an explicit step failed: the free DOFs whose position or velocity is not finite, or
