@@ -51,6 +51,8 @@ void elab_joint(Elab *e, Stmt *s, const char *name);
 bool rigid_add_bodies(Elab *e, srd_model *m, const int *map);
 bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *needs_twist);
 void rigid_fix_world(Elab *e, srd_model *m);
+/* Ground contact and friction of every rigid body's shape on a flat ground. */
+void rigid_add_ground(srd_model *m);
 void rigid_add_motors(Elab *e, srd_model *m);
 /* lattice.c */
 void elab_lattice(Elab *e, Stmt *s, const char *name);

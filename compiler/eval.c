@@ -578,7 +578,7 @@ static Value eval_unit(Elab *e, Expr *x)
 /* ---- calls ---- */
 
 typedef enum { F_DIMLESS, F_SAME, F_SIGN, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV, F_GROUND_HEIGHT,
-              F_GROUND_SLOPE } FnRule;
+              F_GROUND_SLOPE, F_AT } FnRule;
 
 typedef struct Builtin {
     const char *name;
@@ -599,6 +599,8 @@ static const Builtin builtins[] = {
     { "clamp", 3, F_CLAMP, NULL },  { "pow", 2, F_POW, NULL },      { "dot", 2, F_DOT, NULL },
     { "cross", 2, F_CROSS, NULL },  { "norm", 1, F_NORM, NULL },    { "normalize", 1, F_NORMALIZE, NULL },
     { "prev", 1, F_PREV, NULL },
+    /* a force applied at a point of a body (a force element on a body returns it) */
+    { "at", 2, F_AT, NULL },
     /* the model's uneven ground, for contact elements: known only inside kernels */
     { "ground_height", 2, F_GROUND_HEIGHT, NULL }, { "ground_slope", 2, F_GROUND_SLOPE, NULL },
 };
@@ -811,6 +813,13 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
             r.v[i] = NAN;
         r.param = "ground";
         return r;
+    case F_AT:
+        if (a[0].n != 3 || a[1].n != 3 || !(a[1].any_dims || dims_eq(a[1].dims, dims_of(1, 0, 0, 0)))) {
+            Diag *d = diag_error(x->loc, "`at` takes a force and the point it acts at, two 3-vectors");
+            diag_hint(d, "for example `return at(f, b.x + 0.1 m * b.e1);` in a force on body b");
+            return value_error();
+        }
+        return a[0];
     case F_PREV:
         r.known = false;
         for (int i = 0; i < r.n; i++)

@@ -611,6 +611,8 @@ static void add_contact_everywhere(srd_model *m, const char *contact_kind, const
     int cs = srd_model_elemset(m, contact_kind, 1, 0, n_values, names);
     int fs = friction > 0 ? srd_model_elemset(m, friction_kind, 1, 0, n_values + 2, fnames) : -1;
     for (int i = 0; i < m->n_nodes; i++) {
+        if (m->node_body[i] >= 0)
+            continue; /* a rigid body touches with its shape (rigid_add_ground) */
         srd_elemset_add(&m->sets[cs], &i, NULL, NULL, values, m->node_object[i]);
         if (fs >= 0)
             srd_elemset_add(&m->sets[fs], &i, NULL, NULL, fvalues, m->node_object[i]);
@@ -642,6 +644,7 @@ static void add_ground(Fin *f)
     double values[8] = { m->ground_stiffness, m->ground_delta, p[0], p[1], p[2], n[0], n[1], n[2] };
     add_contact_everywhere(m, "ground_contact", "ground_friction", names, values, 8, m->ground_friction,
                            m->ground_slip_velocity);
+    rigid_add_ground(m);
 }
 
 /* Rigid spheres, boxes and cylinders: contact, and friction when given, on every node. An
@@ -763,10 +766,21 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
         const Stmt *def = pa->def;
         int nn = 0, ne = 0;
         for (int k = 0; k < def->n_stencil; k++)
-            if (!strcmp(def->stencil[k].kind, "node"))
+            if (!strcmp(def->stencil[k].kind, "node") || !strcmp(def->stencil[k].kind, "body"))
                 nn++;
             else
                 ne++;
+        for (int k = 0, node = 0; k < def->n_stencil; k++) {
+            bool body = !strcmp(def->stencil[k].kind, "body");
+            bool in_tris = pa->tris && node >= pa->tri_node && node < pa->tri_node + 3;
+            if (body && (in_tris || m->node_body[f->map[pa->nodes[node]]] < 0)) {
+                Diag *d = diag_error(pa->loc, "stencil argument `%s` of `%s` must be a rigid body", def->stencil[k].name,
+                                     def->name);
+                diag_hint(d, "a rigid body has a shape or an inertia; a point-mass body is a node");
+                ok = false;
+            }
+            node += body || !strcmp(def->stencil[k].kind, "node");
+        }
         const char *names[32];
         for (int k = 0; k < def->n_params && k < 32; k++)
             names[k] = def->params[k].name;

@@ -27,7 +27,8 @@ static const char *standard_module(const char *kind)
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction") || !strcmp(kind, "sphere_contact") ||
         !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction") ||
         !strcmp(kind, "box_contact") || !strcmp(kind, "box_friction") || !strcmp(kind, "cylinder_contact") ||
-        !strcmp(kind, "cylinder_friction"))
+        !strcmp(kind, "cylinder_friction") || !strcmp(kind, "body_ground_contact") ||
+        !strcmp(kind, "body_ground_friction"))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";

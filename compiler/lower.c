@@ -546,6 +546,14 @@ static Sym lower_call(Lower *L, const Expr *x)
             r.c[i] = dag_div(d, r.c[i], len);
         return r;
     }
+    if (!strcmp(x->str, "at") && n == 2 && a[0].n == 3 && a[1].n == 3) {
+        /* a force and its point: 6 numbers that only a force on a body returns (derive) */
+        Sym r = a[0];
+        r.n = 6;
+        for (int c = 0; c < 3; c++)
+            r.c[3 + c] = a[1].c[c];
+        return r;
+    }
     if (!strcmp(x->str, "cross") && n == 2 && a[0].n == 3 && a[1].n == 3) {
         const ExprId *p = a[0].c, *q = a[1].c;
         Sym r = a[0];
@@ -1090,6 +1098,33 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
     return worth;
 }
 
+/* A force F at point p of the first parameter, a body: its generalised force on the body's six
+ * DOFs is (dp/dq)^T F (virtual work), which enters the residual with a minus sign; the Jacobian
+ * is that of those rows in every stencil DOF, so the point's motion is in it too. */
+static void force_at_point(Lower *L, LoweredElement *out, Sym result, const int *wrt)
+{
+    int nd = L->nd;
+    ExprId dp[18], rows[6], *jac = calloc((size_t)(6 * nd) + 1, sizeof(ExprId));
+    diff_jacobian(L->d, &result.c[3], 3, wrt, 6, dp); /* the body's DOFs are stencil DOFs 0..5 */
+    for (int k = 0; k < 6; k++) {
+        ExprId r = dag_const(L->d, 0.0);
+        for (int c = 0; c < 3; c++)
+            r = dag_sub(L->d, r, dag_mul(L->d, dp[c * 6 + k], result.c[c]));
+        rows[k] = r;
+    }
+    diff_jacobian(L->d, rows, 6, wrt, nd, jac);
+    for (int k = 0; k < nd; k++)
+        out->res[k] = -1;
+    for (int k = 0; k < 6; k++) {
+        out->res[k] = rows[k];
+        for (int l = 0; l < nd; l++)
+            out->jac[k * nd + l] = jac[k * nd + l];
+    }
+    free(jac);
+    out->value = -1;
+    out->symmetric = false;
+}
+
 static void derive(Lower *L, LoweredElement *out, Sym result)
 {
     int nd = L->nd;
@@ -1113,6 +1148,8 @@ static void derive(Lower *L, LoweredElement *out, Sym result)
         }
         out->value = result.c[0];
         out->symmetric = true;
+    } else if (result.n == 6) {
+        force_at_point(L, out, result, wrt);
     } else {
         /* A force F on the first node enters the residual as -F. */
         ExprId f[3];
@@ -1206,7 +1243,11 @@ bool lower_element(const Program *prog, const Program *model_prog, const srd_mod
     if (def->kind == ST_CONSTRAINT && !L.failed)
         r = multiplier_energy(&L, def, r);
     out->is_force = def->kind == ST_FORCE;
-    if (!L.failed && (r.kind != SY_NUM || r.n != (out->is_force ? 3 : 1)))
+    bool on_body = out->is_force && def->n_stencil > 0 && !strcmp(def->stencil[0].kind, "body");
+    if (!L.failed && on_body && (r.kind != SY_NUM || r.n != 6))
+        fail(&L, "`%s` acts on body `%s`: return the force with its point, `at(force, point)`", def->name,
+             def->stencil[0].name);
+    else if (!L.failed && !on_body && (r.kind != SY_NUM || r.n != (out->is_force ? 3 : 1)))
         fail(&L, "`%s` does not give a %s", def->name, out->is_force ? "3-vector force" : "scalar energy");
     if (!L.failed)
         derive(&L, out, r);

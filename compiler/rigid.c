@@ -821,3 +821,57 @@ void rigid_add_motors(Elab *e, srd_model *m)
         a->expr = pj->target_expr;
     }
 }
+
+/* ---- ground contact ---- */
+
+enum { RIM_POINTS = 12 };
+
+/* The points (and sphere radii about them) by which a shape touches a plane: a sphere's and a
+ * capsule's centres, a box's corners, points on a cylinder's two rims. Returns the count. */
+static int touch_points(const srd_body *b, double (*r)[4])
+{
+    double h = b->size[1] / 2, R = b->size[0];
+    int n = 0;
+    if (b->shape == SRD_SHAPE_SPHERE || b->shape == SRD_SHAPE_CAPSULE)
+        for (int k = 0; k < (b->shape == SRD_SHAPE_SPHERE ? 1 : 2); k++) {
+            double z = b->shape == SRD_SHAPE_SPHERE ? 0 : k ? h : -h;
+            r[n][0] = r[n][1] = 0, r[n][2] = z, r[n++][3] = R;
+        }
+    else if (b->shape == SRD_SHAPE_BOX)
+        for (int k = 0; k < 8; k++) {
+            for (int c = 0; c < 3; c++)
+                r[n][c] = (k >> c & 1 ? 0.5 : -0.5) * b->size[c];
+            r[n++][3] = 0;
+        }
+    else if (b->shape == SRD_SHAPE_CYLINDER)
+        for (int k = 0; k < 2 * RIM_POINTS; k++) {
+            double a = 2 * PI * (k % RIM_POINTS) / RIM_POINTS;
+            r[n][0] = R * cos(a), r[n][1] = R * sin(a), r[n][2] = k < RIM_POINTS ? -h : h, r[n++][3] = 0;
+        }
+    return n;
+}
+
+void rigid_add_ground(srd_model *m)
+{
+    static const char *cn[] = { "rx", "ry", "rz", "radius", "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
+    static const char *fn[] = { "rx", "ry", "rz", "radius", "kc", "delta", "mu", "slip_velocity",
+                                "px", "py", "pz", "nx", "ny", "nz" };
+    const double *p = m->ground_point, *n = m->ground_normal;
+    for (int k = 0; k < m->n_bodies; k++) {
+        const srd_body *b = &m->bodies[k];
+        double r[2 * RIM_POINTS][4];
+        int count = b->world ? 0 : touch_points(b, r);
+        for (int i = 0; i < count; i++) {
+            double c[12] = { r[i][0], r[i][1], r[i][2], r[i][3], m->ground_stiffness, m->ground_delta,
+                             p[0], p[1], p[2], n[0], n[1], n[2] };
+            double f[14] = { r[i][0], r[i][1], r[i][2], r[i][3], m->ground_stiffness, m->ground_delta,
+                             m->ground_friction, m->ground_slip_velocity, p[0], p[1], p[2], n[0], n[1], n[2] };
+            int cs = srd_model_elemset(m, "body_ground_contact", 1, 0, 12, cn);
+            srd_elemset_add(&m->sets[cs], &b->node, NULL, NULL, c, b->object);
+            if (m->ground_friction > 0) {
+                int fs = srd_model_elemset(m, "body_ground_friction", 1, 0, 14, fn);
+                srd_elemset_add(&m->sets[fs], &b->node, NULL, NULL, f, b->object);
+            }
+        }
+    }
+}

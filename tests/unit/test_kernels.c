@@ -1222,6 +1222,7 @@ static void planar_checks(void)
  * perturbations) and motors; a rod node pinned to a body. */
 static const char *bodies_text =
     "use std.bodies;\n"
+    "use std.contact;\n"
     "let w = 2 Hz;\n"
     "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
     "rod arm { path = line((0, 0.7, 0) m, (0, 0.8, 0) m); nodes = 7; radius = 1 mm; material = m; }\n"
@@ -1244,7 +1245,15 @@ static const char *bodies_text =
     "joint f1 { type = fixed; a = palm; b = link; }\n"
     "joint s1 { type = spherical; a = cube; b = link; at = (0.04, 0.84, 0) m; }\n"
     "joint u1 { type = universal; a = palm; b = cube; axis = (1, 0, 0); axis2 = (0, 0.6, 0.8); }\n"
-    "joint n1 { type = spherical; a = arm.node(6); b = palm; }\n";
+    "joint n1 { type = spherical; a = arm.node(6); b = palm; }\n"
+    "joint c1 { type = fixed; a = arm.start; b = cube; }\n"
+    /* palm's point (1, 0.5, -0.4) cm is at z = -7.447 mm: 1 mm above the plane (radius 0) and
+     * 1 mm off it as a sphere of 2 mm */
+    "apply body_ground_contact(palm; rx = 1 cm, ry = 0.5 cm, rz = -0.4 cm, radius = 0 m, kc = 100 N/m, delta = 5 mm,\n"
+    "                          px = 0 m, py = 0 m, pz = -8.447 mm, nx = 0, ny = 0, nz = 1);\n"
+    "apply body_ground_friction(palm; rx = 1 cm, ry = 0.5 cm, rz = -0.4 cm, radius = 2 mm, kc = 100 N/m,\n"
+    "                           delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s, px = 0 m, py = 0 m, pz = -10.447 mm,\n"
+    "                           nx = 0, ny = 0, nz = 1);\n";
 
 static void bodies_checks(void)
 {

@@ -238,7 +238,38 @@ else:
     check(abs(got / want - 1) < 0.01, f"rod clamped into a spinning hub: centrifugal stretch {got * 1e6:.2f} um "
           f"against {want * 1e6:.2f} um (error {abs(got / want - 1) * 100:.2f} %, tol 1 %)")
 
-# 8. A built simulator of a jointed model writes what `srdc run` writes, byte for byte.
+# 8. A box resting on a 20-degree incline (its eight corners touch the ground's penalty, each
+# with smooth Coulomb friction at the corner's own velocity): with mu = 0.5 > tan(20 deg) it
+# sticks (it creeps at the smooth law's (2 v_s / 15) atanh(tan a / mu), about 1 um/s: below
+# 1e-5 m/s); with mu = 0.2 it slides at g (sin a - mu cos a), to 1e-3 (the penalty settles
+# within the first tenth of a second; implicit Euler is exact for constant acceleration).
+INCLINE = """let a = 20 deg;
+gravity = (0, 0, -9.81) m/s^2;
+ground {{ incline = a; stiffness = 1000 N/m; delta = 1 mm; friction = {mu}; }}
+body brick {{ shape = box; size = (0.1, 0.1, 0.05) m; density = 1000 kg/m^3;
+  position = (-0.0255 m * sin(a), 0, 0.0255 m * cos(a)); axis = (-sin(a), 0, cos(a)); x_axis = (cos(a), 0, sin(a)); }}
+simulate {{ method = implicit_euler; dt = 1 ms; duration = 1 s; probe c = brick.node every 10 ms; }}
+"""
+A = math.radians(20)
+for mu in (0.5, 0.2):
+    code, rows, _, _ = run(f"incline_{mu}", INCLINE.format(mu=mu))
+    if code or not rows:
+        check(False, f"box on an incline with mu = {mu} runs")
+        continue
+    down = [-(float(r["c.x"]) * math.cos(A) + float(r["c.z"]) * math.sin(A)) for r in rows]
+
+    def speed(i):
+        return (down[i + 1] - down[i - 1]) / 0.02
+    if mu == 0.5:
+        check(abs(speed(len(rows) - 2)) < 1e-5, f"box on 20 degrees, mu = 0.5: sticks (creeps at "
+              f"{abs(speed(len(rows) - 2)) * 1e6:.2f} um/s)")
+    else:
+        acc = (speed(99) - speed(50)) / 0.49
+        want = G * (math.sin(A) - mu * math.cos(A))
+        check(abs(acc / want - 1) < 1e-3, f"box on 20 degrees, mu = 0.2: slides at {acc:.5f} m/s^2 against "
+              f"g (sin a - mu cos a) = {want:.5f} (tol 1e-3)")
+
+# 9. A built simulator of a jointed model writes what `srdc run` writes, byte for byte.
 built = os.path.join(scratch, "pendulum_sim")
 p = subprocess.run([srdc, "build", os.path.join(scratch, "pendulum_implicit_midpoint.srd"), "-o", built],
                    capture_output=True, text=True)
@@ -250,7 +281,7 @@ if p.returncode == 0:
 else:
     check(False, "srdc build of the pendulum: " + p.stderr[:300])
 
-# 9. A planar four-bar of hinges holds its out-of-plane motion twice: the run names a redundant
+# 10. A planar four-bar of hinges holds its out-of-plane motion twice: the run names a redundant
 # constraint and says what to do.
 LOOP = """gravity = (0, 0, -9.81) m/s^2;
 body l1 { position = (0, 0, -0.1) m; shape = box; size = (0.02, 0.02, 0.2) m; density = 1000 kg/m^3; }
@@ -266,7 +297,7 @@ code, _, _, err = run("four_bar", LOOP)
 check(code != 0 and "closed loop of joints" in err and "joint " in err and "multiplier" in err,
       f"an over-constrained four-bar: exit {code} (a numerical failure), the redundant constraint named, and a hint")
 
-# 10. Bad input gets clear errors.
+# 11. Bad input gets clear errors.
 BAD = [
     ("self", "body b { position = (0,0,0) m; shape = sphere; radius = 1 cm; density = 1 kg/m^3; }\n"
              "joint j { type = revolute; a = b; b = b; }\n", "joins b to itself"),
