@@ -943,6 +943,49 @@ static void scale_natural_shapes(srd_sim *s, double **saved, double factor)
     }
 }
 
+static int *free_to_dof(const srd_sim *s)
+{
+    int *dof_of_free = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(int));
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            dof_of_free[s->solver.sys.free_index[d]] = d;
+    return dof_of_free;
+}
+
+/* A static solve from multipliers of zero sees no geometric stiffness in its joints (a hanging
+ * pendulum swings freely) and its Jacobian is singular: the multipliers that best balance the
+ * forces at the start, min |r + C^T dlambda| (least squares), give it to the first iteration. */
+static void guess_multipliers(srd_sim *s)
+{
+    int nf = s->solver.sys.n_free, nc = 0;
+    if (!s->n_multipliers)
+        return;
+    int *lam = srd_xcalloc((size_t)nf + 1, sizeof(int)), *dof = free_to_dof(s);
+    for (int f = 0; f < nf; f++)
+        if (s->m->dof_kind[dof[f]] == SRD_DOF_LAMBDA)
+            lam[nc++] = f;
+    assemble_reduced(s, s->q, 1);
+    double *Ct = srd_xcalloc((size_t)nf * nc + 1, sizeof(double)), *b = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    double *e = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int j = 0; j < nc; j++) {
+        e[lam[j]] = 1;
+        srd_solver_multiply(&s->solver, e, &Ct[(size_t)j * nf]);
+        e[lam[j]] = 0;
+        for (int i = 0; i < nc; i++)
+            Ct[(size_t)j * nf + lam[i]] = 0; /* the constraint rows take no part */
+    }
+    for (int f = 0; f < nf; f++)
+        b[f] = s->m->dof_kind[dof[f]] == SRD_DOF_LAMBDA ? 0 : -s->res[f];
+    if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', nf, nc, 1, Ct, nf, b, nf) == 0)
+        for (int j = 0; j < nc; j++)
+            s->q[dof[lam[j]]] += isfinite(b[j]) ? b[j] : 0;
+    free(lam);
+    free(dof);
+    free(Ct);
+    free(b);
+    free(e);
+}
+
 int srd_static(srd_sim *s, int load_steps)
 {
     s->dynamic = 0;
@@ -955,9 +998,12 @@ int srd_static(srd_sim *s, int load_steps)
         s->load_factor = (double)k / load_steps;
         scale_natural_shapes(s, saved, s->load_factor);
         srd_motion_impose(s, s->t, s->load_factor, s->q, NULL);
+        guess_multipliers(s);
         code = srd_newton(s);
         s->steps++;
     }
+    if (code == 0)
+        srd_bodies_finish(s, -1); /* the bodies' turns into their axes: modes and runs start there */
     for (int k = 0; k < s->m->n_sets; k++)
         free(saved[k]);
     free(saved);
@@ -988,14 +1034,6 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
 }
 
 /* The model DOF of each free index (the caller frees it). */
-static int *free_to_dof(const srd_sim *s)
-{
-    int *dof_of_free = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(int));
-    for (int d = 0; d < s->m->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
-            dof_of_free[s->solver.sys.free_index[d]] = d;
-    return dof_of_free;
-}
 
 static void print_dof(const srd_sim *s, FILE *out, int dof)
 {
@@ -1100,10 +1138,13 @@ typedef struct ModalRows {
     int    *rows;         /* free indices */
     double *mass;         /* per row */
     int    *dof_of_free;  /* per free index: the model DOF */
+    int     n_lambda;
+    int    *lambda;       /* free indices of constraint multipliers */
 } ModalRows;
 
 static void modal_rows_free(ModalRows *mr)
 {
+    free(mr->lambda);
     free(mr->rows);
     free(mr->mass);
     free(mr->dof_of_free);
@@ -1123,11 +1164,20 @@ static int modal_rows(const srd_sim *s, ModalRows *mr, char *err, size_t err_n)
     mr->rows = srd_xcalloc((size_t)nf + 1, sizeof(int));
     mr->mass = srd_xcalloc((size_t)nf + 1, sizeof(double));
     mr->n = 0;
-    for (int f = 0; f < nf; f++)
-        if (!across[f]) {
-            mr->mass[mr->n] = m->dof_mass[mr->dof_of_free[f]];
+    mr->lambda = srd_xcalloc((size_t)nf + 1, sizeof(int));
+    mr->n_lambda = 0;
+    for (int f = 0; f < nf; f++) {
+        int d = mr->dof_of_free[f];
+        if (m->dof_kind[d] == SRD_DOF_LAMBDA) {
+            mr->lambda[mr->n_lambda++] = f; /* constraints: their null space carries the modes */
+        } else if (!across[f]) {
+            /* a body's rotation DOFs at theta = 0: the kinetic energy is 1/2 theta'.J theta' */
+            mr->mass[mr->n] = m->dof_kind[d] == SRD_DOF_ROT ? m->bodies[m->dof_owner[d]].inertia[d - m->node_dof[
+                                  m->bodies[m->dof_owner[d]].node] - 3]
+                                                             : m->dof_mass[d];
             mr->rows[mr->n++] = f;
         }
+    }
     free(across);
     for (int i = 0; i < mr->n; i++)
         if (!(mr->mass[i] > 0)) {
@@ -1223,6 +1273,109 @@ static int modes_dense(srd_sim *s, const ModalRows *mr, int count, double *freq,
     return info != 0 ? -1 : 0;
 }
 
+/* The stiffness among the modal rows (K, symmetrised) and the constraints' Jacobian C (their
+ * multipliers' rows against the modal rows), column-major. */
+static void constrained_blocks(const srd_sim *s, const ModalRows *mr, double *K, double *C)
+{
+    int nf = s->solver.sys.n_free, n = mr->n, nc = mr->n_lambda;
+    double *e = srd_xcalloc((size_t)nf + 1, sizeof(double)), *col = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int j = 0; j < n; j++) {
+        e[mr->rows[j]] = 1;
+        srd_solver_multiply(&s->solver, e, col);
+        e[mr->rows[j]] = 0;
+        for (int i = 0; i < n; i++)
+            K[(size_t)j * n + i] = col[mr->rows[i]];
+        for (int i = 0; i < nc; i++)
+            C[(size_t)j * nc + i] = col[mr->lambda[i]];
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < j; i++)
+            K[(size_t)j * n + i] = K[(size_t)i * n + j] = 0.5 * (K[(size_t)j * n + i] + K[(size_t)i * n + j]);
+    free(e);
+    free(col);
+}
+
+/* Columns of Z (n x r, column-major): an orthonormal basis of the null space of C (nc x n),
+ * by the singular value decomposition; returns r. */
+static int null_space(double *C, int nc, int n, double **Z)
+{
+    double *sv = srd_xcalloc((size_t)(nc < n ? nc : n) + 1, sizeof(double)), *vt = srd_xcalloc((size_t)n * n + 1,
+                                                                                              sizeof(double));
+    double *superb = srd_xcalloc((size_t)n + 1, sizeof(double)), u = 0;
+    int info = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', nc, n, C, nc, sv, &u, 1, vt, n, superb);
+    int rank = 0;
+    for (int i = 0; info == 0 && i < (nc < n ? nc : n); i++)
+        rank += sv[i] > 1e-10 * sv[0];
+    int r = info == 0 ? n - rank : 0;
+    *Z = srd_xcalloc((size_t)n * (size_t)(r ? r : 1) + 1, sizeof(double));
+    for (int k = 0; k < r; k++) /* rows rank.. of V^T */
+        for (int i = 0; i < n; i++)
+            (*Z)[(size_t)k * n + i] = vt[(size_t)i * n + rank + k];
+    free(sv);
+    free(vt);
+    free(superb);
+    return r;
+}
+
+/* Z^T A Z for a dense A (n x n) or, with A NULL, the diagonal `diag`: r x r. */
+static double *project(const double *A, const double *diag, const double *Z, int n, int r)
+{
+    double *out = srd_xcalloc((size_t)r * (size_t)r + 1, sizeof(double)), *AZ = srd_xcalloc((size_t)n + 1, sizeof(double));
+    for (int b = 0; b < r; b++) {
+        const double *zb = &Z[(size_t)b * n];
+        for (int i = 0; i < n; i++) {
+            AZ[i] = 0;
+            if (!A)
+                AZ[i] = diag[i] * zb[i];
+            else
+                for (int j = 0; j < n; j++)
+                    AZ[i] += A[(size_t)j * n + i] * zb[j];
+        }
+        for (int a = 0; a < r; a++) {
+            double v = 0;
+            for (int i = 0; i < n; i++)
+                v += Z[(size_t)a * n + i] * AZ[i];
+            out[(size_t)b * r + a] = v;
+        }
+    }
+    free(AZ);
+    return out;
+}
+
+/* Modes of a model with joints: K y = w^2 M y on the null space of the constraints' Jacobian
+ * (the motions the joints allow), K with the multipliers' geometric stiffness lambda grad^2 c. */
+static int modes_constrained(srd_sim *s, const ModalRows *mr, int count, double *freq, double *modes, char *err,
+                             size_t err_n)
+{
+    int n = mr->n, nc = mr->n_lambda, nf = s->solver.sys.n_free;
+    double *K = srd_xcalloc((size_t)n * n + 1, sizeof(double)), *C = srd_xcalloc((size_t)nc * n + 1, sizeof(double));
+    constrained_blocks(s, mr, K, C);
+    double *Z = NULL;
+    int r = null_space(C, nc, n, &Z);
+    double *Kr = project(K, NULL, Z, n, r), *Mr = project(NULL, mr->mass, Z, n, r);
+    double *w = srd_xcalloc((size_t)r + 1, sizeof(double));
+    int info = r ? LAPACKE_dsygv(LAPACK_COL_MAJOR, 1, 'V', 'U', r, Kr, r, Mr, r, w) : 0;
+    if (info != 0)
+        snprintf(err, err_n, "the eigenvalue solver failed (LAPACK dsygv info %d)", info);
+    double *v = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int k = 0; k < count && info == 0; k++) {
+        freq[k] = k < r && w[k] > 0 ? sqrt(w[k]) / (2 * 3.14159265358979323846) : 0;
+        memset(v, 0, sizeof(double) * (size_t)nf);
+        for (int i = 0; i < n && k < r; i++)
+            for (int b = 0; b < r; b++)
+                v[mr->rows[i]] += Z[(size_t)b * n + i] * Kr[(size_t)k * r + b];
+        store_mode(s, mr, k, v, modes);
+    }
+    free(K);
+    free(C);
+    free(Z);
+    free(Kr);
+    free(Mr);
+    free(w);
+    free(v);
+    return info != 0 ? -1 : 0;
+}
+
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
     ModalRows mr;
@@ -1239,7 +1392,8 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     assemble_reduced(s, s->q, 1);
     s->dynamic = dynamic;
     memset(modes, 0, sizeof(double) * (size_t)count * (size_t)s->m->n_dofs);
-    int status = srd_modes_use_lanczos(s, count) ? modes_lanczos(s, &mr, count, freq, modes, err, err_n)
+    int status = mr.n_lambda                    ? modes_constrained(s, &mr, count, freq, modes, err, err_n)
+               : srd_modes_use_lanczos(s, count) ? modes_lanczos(s, &mr, count, freq, modes, err, err_n)
                                                  : modes_dense(s, &mr, count, freq, modes, err, err_n);
     modal_rows_free(&mr);
     return status;

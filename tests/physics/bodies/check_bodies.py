@@ -269,7 +269,41 @@ for mu in (0.5, 0.2):
         check(abs(acc / want - 1) < 1e-3, f"box on 20 degrees, mu = 0.2: slides at {acc:.5f} m/s^2 against "
               f"g (sin a - mu cos a) = {want:.5f} (tol 1e-3)")
 
-# 9. A built simulator of a jointed model writes what `srdc run` writes, byte for byte.
+# 9. Modes of a hinged chain: two uniform links (0.2 m x 2 cm x 2 cm) hanging from hinges, about
+# their static equilibrium (the joints' tension gives the geometric stiffness). Small swings
+# obey M q'' + K q = 0 with M11 = I + m l^2 / 4 + m l^2, M22 = I + m l^2 / 4, M12 = m l^2 / 2,
+# K11 = 3 m g l / 2, K22 = m g l / 2 (I = m (l^2 + a^2) / 12): frequencies to 1e-6.
+CHAIN = """gravity = (0, 0, -9.81) m/s^2;
+body l1 { position = (0, 0, -0.1) m; shape = box; size = (0.02, 0.02, 0.2) m; density = 1000 kg/m^3; }
+body l2 { position = (0, 0, -0.3) m; shape = box; size = (0.02, 0.02, 0.2) m; density = 1000 kg/m^3; }
+joint a { type = revolute; a = world; b = l1; at = (0, 0, 0) m; axis = (0, 1, 0); }
+joint b { type = revolute; a = l1; b = l2; at = (0, 0, -0.2) m; axis = (0, 1, 0); }
+static { tolerance = 1e-12; probe F = joint_force(a); }
+modes { count = 2; at = equilibrium; }
+"""
+path = os.path.join(scratch, "chain_modes.srd")
+with open(path, "w") as f:
+    f.write(CHAIN)
+p = subprocess.run([srdc, "run", path, "--out", os.path.join(scratch, "out_chain"), "--quiet"], capture_output=True,
+                   text=True)
+freqs = [float(r["frequency_hz"]) for r in csv.DictReader(open(os.path.join(scratch, "out_chain", "modes.csv")))] \
+    if p.returncode == 0 else []
+m_, l_, a_ = 1000 * 0.02 * 0.02 * 0.2, 0.2, 0.02
+I_ = m_ * (l_ * l_ + a_ * a_) / 12
+M11, M22, M12 = I_ + m_ * l_ * l_ / 4 + m_ * l_ * l_, I_ + m_ * l_ * l_ / 4, m_ * l_ * l_ / 2
+K11, K22 = 1.5 * m_ * G * l_, 0.5 * m_ * G * l_
+# det(K - w2 M) = 0: (M11 M22 - M12^2) w2^2 - (K11 M22 + K22 M11) w2 + K11 K22 = 0
+qa, qb, qc = M11 * M22 - M12 * M12, -(K11 * M22 + K22 * M11), K11 * K22
+want = sorted(math.sqrt((-qb + sg * math.sqrt(qb * qb - 4 * qa * qc)) / (2 * qa)) / (2 * math.pi) for sg in (-1, 1))
+ok = len(freqs) == 2 and all(abs(f / w - 1) < 1e-6 for f, w in zip(freqs, want))
+check(ok, f"hinged chain modes {freqs} Hz against {[round(w, 7) for w in want]} (tol 1e-6)")
+st = list(csv.DictReader(open(os.path.join(scratch, "out_chain", "static_probes.csv")))) if p.returncode == 0 else []
+if st:
+    F = vec(st[-1], "F")
+    check(abs(F[2] / (2 * m_ * G) - 1) < 1e-9, f"hinged chain at rest: the top hinge carries both links' weight "
+          f"({F[2]:.9f} N, tol 1e-9)")
+
+# 10. A built simulator of a jointed model writes what `srdc run` writes, byte for byte.
 built = os.path.join(scratch, "pendulum_sim")
 p = subprocess.run([srdc, "build", os.path.join(scratch, "pendulum_implicit_midpoint.srd"), "-o", built],
                    capture_output=True, text=True)
@@ -281,7 +315,7 @@ if p.returncode == 0:
 else:
     check(False, "srdc build of the pendulum: " + p.stderr[:300])
 
-# 10. A planar four-bar of hinges holds its out-of-plane motion twice: the run names a redundant
+# 11. A planar four-bar of hinges holds its out-of-plane motion twice: the run names a redundant
 # constraint and says what to do.
 LOOP = """gravity = (0, 0, -9.81) m/s^2;
 body l1 { position = (0, 0, -0.1) m; shape = box; size = (0.02, 0.02, 0.2) m; density = 1000 kg/m^3; }
@@ -297,7 +331,7 @@ code, _, _, err = run("four_bar", LOOP)
 check(code != 0 and "closed loop of joints" in err and "joint " in err and "multiplier" in err,
       f"an over-constrained four-bar: exit {code} (a numerical failure), the redundant constraint named, and a hint")
 
-# 11. Bad input gets clear errors.
+# 12. Bad input gets clear errors.
 BAD = [
     ("self", "body b { position = (0,0,0) m; shape = sphere; radius = 1 cm; density = 1 kg/m^3; }\n"
              "joint j { type = revolute; a = b; b = b; }\n", "joins b to itself"),
