@@ -1411,7 +1411,7 @@ static void exec_for(Elab *e, Stmt *s)
 static void exec_block(Elab *e, Stmt *s)
 {
     const char *name = NULL;
-    if (s->block <= BK_LATTICE || s->block == BK_JOINT) {
+    if (s->block <= BK_LATTICE || s->block == BK_JOINT || s->block == BK_RFEM) {
         name = decl_name(e, s);
         if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
@@ -1424,6 +1424,7 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_BODY: elab_body(e, s, name); break;
     case BK_LATTICE: elab_lattice(e, s, name); break;
     case BK_JOINT: elab_joint(e, s, name); break;
+    case BK_RFEM: elab_rfem(e, s, name); break;
     case BK_SIMULATE:
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;

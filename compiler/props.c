@@ -48,6 +48,12 @@ static const PropSpec props[] = {
     NUM(BK_BODY, "velocity", 3, 1, 0, -1, false, false, "initial velocity of the centre of mass"),
     NUM(BK_BODY, "angular_velocity", 3, 0, 0, -1, false, false, "initial angular velocity (world axes)"),
 
+    OTHER(BK_RFEM, "path", P_PATH, true, "the rod's axis: a line"),
+    OTHER(BK_RFEM, "elements", P_INT, true, "spring-damping elements n (n + 1 rigid elements, the end ones half as long)"),
+    NUM(BK_RFEM, "radius", 1, 1, 0, 0, true, false, "radius of the circular section"),
+    OTHER(BK_RFEM, "material", P_MATERIAL, true, "material name (E, nu, rho)"),
+    NUM(BK_RFEM, "damping", 1, 0, 0, 1, false, false, "damping of each element as a time: d = damping * k (default 0)"),
+
     WORD(BK_JOINT, "type", "fixed revolute prismatic spherical universal", "fixed, revolute, prismatic, spherical or universal"),
     OTHER(BK_JOINT, "a", P_REF, true, "first end: a rigid body, a node (finger.start) or world"),
     OTHER(BK_JOINT, "b", P_REF, true, "second end: a rigid body, a node or world"),
