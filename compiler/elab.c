@@ -287,8 +287,8 @@ static bool check_joint_end(Elab *e, Value v, Expr *x)
         return true;
     if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_BODY)
         return !e->objs.a[v.index].broken;
-    if (v.kind == V_SEL && v.sel->kind == SEL_NODE && v.sel->n == 1 && v.sel->component == COMP_ALL)
-        return true;
+    if (v.kind == V_SEL && v.sel->component == COMP_ALL && v.sel->n >= 1)
+        return true; /* one node, or several (an edge glued to a body: each pinned) */
     char desc[128];
     value_describe(&v, desc, sizeof desc);
     Diag *d = diag_error(x->loc, "a joint's end must be a body, one node or `world`, but this is %s", desc);

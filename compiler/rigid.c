@@ -293,7 +293,7 @@ static void joint_end(Elab *e, const Value *v, int *kind, int *index, int *rod_o
         *index = elab_rigid_of(e, v->index);
     } else {
         *kind = END_NODE;
-        *index = v->kind == V_OBJ ? e->objs.a[v->index].first_node : v->sel->items[0];
+        *index = v->kind == V_OBJ ? e->objs.a[v->index].first_node : select_nodes(e, v->sel)->items[0];
     }
 }
 
@@ -471,6 +471,38 @@ static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
     return true;
 }
 
+/* A joint whose end is several nodes (a shell's edge, a rod's nodes) pins each to the body: one
+ * spherical joint per node, named NAME[k]; otherwise the joint itself. */
+static void glue_nodes(Elab *e, const PropValues *pv, PendingJoint *j)
+{
+    int side = -1;
+    Sel *nodes = NULL;
+    for (int s = 0; s < 2; s++) {
+        const Value *v = prop_get(pv, s ? "b" : "a");
+        if (v->kind == V_SEL && (v->sel->kind != SEL_NODE || v->sel->n > 1)) {
+            side = s;
+            nodes = select_nodes(e, v->sel);
+        }
+    }
+    if (side < 0 || nodes->n == 1) {
+        DPUSH(e->joints, *j);
+        return;
+    }
+    if (j->type != JOINT_SPHERICAL) {
+        Diag *d = diag_error(j->end_loc[side], "joint `%s` holds %d nodes: only a spherical joint glues several",
+                             j->name, nodes->n);
+        diag_hint(d, "`type = spherical;` pins each node to the body at its place");
+        return;
+    }
+    for (int k = 0; k < nodes->n; k++) {
+        PendingJoint g = *j;
+        g.name = arena_printf(e->arena, "%s[%d]", j->name, k);
+        g.end[side] = nodes->items[k];
+        memcpy(g.at, &e->x0.a[3 * nodes->items[k]], sizeof g.at);
+        DPUSH(e->joints, g);
+    }
+}
+
 void elab_joint(Elab *e, Stmt *s, const char *name)
 {
     PropValues pv;
@@ -513,7 +545,7 @@ void elab_joint(Elab *e, Stmt *s, const char *name)
             return;
         }
     elab_joint_worlds(e, &j);
-    DPUSH(e->joints, j);
+    glue_nodes(e, &pv, &j);
 }
 
 /* ---- the world ---- */
