@@ -36,7 +36,7 @@ static const PropSpec props[] = {
     NUM(BK_SHELL, "angle", 1, 0, 0, 0, false, true, "natural hinge angle (default 0: flat)"),
 
     NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass, or a rigid body's centre of mass"),
-    NUM(BK_BODY, "mass", 1, 0, 1, 0, false, false, "mass (a rigid body: or give density and shape)"),
+    NUM(BK_BODY, "mass", 1, 0, 1, 0, false, true, "mass (a rigid body: or give density and shape)"),
     WORD(BK_BODY, "shape", "box sphere cylinder capsule", "rigid body: box, sphere, cylinder or capsule (axis: the body's z)"),
     NUM(BK_BODY, "size", 3, 1, 0, 0, false, false, "box: edge lengths along the body's x, y, z"),
     NUM(BK_BODY, "radius", 1, 1, 0, 0, false, false, "sphere, cylinder, capsule: radius"),
@@ -49,7 +49,7 @@ static const PropSpec props[] = {
     NUM(BK_BODY, "angular_velocity", 3, 0, 0, -1, false, false, "initial angular velocity (world axes)"),
 
     OTHER(BK_RFEM, "path", P_PATH, true, "the rod's axis: a line"),
-    OTHER(BK_RFEM, "elements", P_INT, true, "spring-damping elements n (n + 1 rigid elements, the end ones half as long)"),
+    DISCRETE(BK_RFEM, "elements", P_INT, 0, true, NULL, "spring-damping elements n (n + 1 rigid elements, the end ones half as long)"),
     NUM(BK_RFEM, "radius", 1, 1, 0, 0, true, false, "radius of the circular section"),
     OTHER(BK_RFEM, "material", P_MATERIAL, true, "material name (E, nu, rho)"),
     NUM(BK_RFEM, "damping", 1, 0, 0, 1, false, false, "damping of each element as a time: d = damping * k (default 0)"),
