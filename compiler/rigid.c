@@ -457,6 +457,8 @@ static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
     if (j->has_lim) {
         memcpy(j->lim, prop_get(pv, keys[3])->v, sizeof j->lim);
         j->k_lim = prop_num(pv, keys[4], 0);
+        /* the stop's smoothing: given, or a hundredth of the range */
+        j->lim_width = prop_num(pv, pri ? "linear_limit_width" : "limit_width", (j->lim[1] - j->lim[0]) / 100);
         if (!(j->lim[0] < j->lim[1]) || !(j->k_lim > 0)) {
             Diag *d = diag_error(prop_loc(pv, keys[3], s->loc), "the limits of joint `%s` need low < high and a positive %s",
                                  j->name, keys[4]);
@@ -773,9 +775,9 @@ static void add_coordinate_elements(srd_model *m, const PendingJoint *pj, const 
         add_coordinate_part(m, pj, f, r ? "hinge_damper" : "slide_damper", 0, n, &pj->c, 1);
     }
     if (pj->has_lim) {
-        static const char *n[] = { "k", "lo", "hi" };
-        double v[3] = { pj->k_lim, pj->lim[0], pj->lim[1] };
-        add_coordinate_part(m, pj, f, r ? "hinge_limits" : "slide_limits", 0, n, v, 3);
+        static const char *n[] = { "k", "lo", "hi", "width" };
+        double v[4] = { pj->k_lim, pj->lim[0], pj->lim[1], pj->lim_width };
+        add_coordinate_part(m, pj, f, r ? "hinge_limits" : "slide_limits", 0, n, v, 4);
     }
     if (pj->motor != MOTOR_NONE) {
         static const char *rk[] = { "", "hinge_motor_angle", "hinge_motor_velocity", "hinge_motor_torque" };

@@ -1077,6 +1077,12 @@ static int object_of_dof(const srd_model *m, int d)
 /* Whether any DOF of object o is constrained now (a clamp, fix or prescribed motion). */
 static bool object_held(const srd_sim *s, int o)
 {
+    for (int j = 0; j < s->m->n_joints; j++) /* a joint holds its bodies (to something) */
+        for (int side = 0; side < 2; side++) {
+            int b = side ? s->m->joints[j].body_b : s->m->joints[j].body_a;
+            if (b >= 0 && s->m->bodies[b].object == o)
+                return true;
+        }
     for (int d = 0; d < s->m->n_dofs; d++)
         if (s->fixed[d] && object_of_dof(s->m, d) == o)
             return true;

@@ -196,6 +196,29 @@ else:
     err = norm([Fa[0], Fa[1], Fa[2] - ma * G]) / (ma * G)
     check(err < 1e-9, f"held arm: the hinge carries its weight (error {err:.1e}, tol 1e-9)")
 
+# 5b. A joint limit: an arm (0.5 m, 0.8 kg) on a damped hinge limited to +-0.1 rad with a stop
+# of 100 N m/rad (smoothed over 0.01 rad) falls onto the stop and comes to rest where the
+# stop's torque k (theta - 0.1) balances m g (L / 2) cos(theta): to 1e-3 of the overshoot (the
+# smoothing shifts it by about (w / overshoot)^2, w = 0.01 / 15). (A static solve cannot start
+# inside the limits: the free range has no stiffness.)
+LIMIT = f"""gravity = (0, 0, -{G}) m/s^2;
+body arm {{ position = (0.25, 0, 0) m; shape = box; size = (0.5, 0.04, 0.02) m; density = 2000 kg/m^3; }}
+joint stop {{ type = revolute; a = world; b = arm; at = (0, 0, 0) m; axis = (0, 1, 0);
+  limits = (-0.1, 0.1); limit_stiffness = 100 N*m; limit_width = 0.01; damping = 1 N*m*s; }}
+simulate {{ method = implicit_euler; dt = 5 ms; duration = 3 s; tolerance = 1e-12; probe e1 = axis(arm, 1) every 0.5 s; }}
+"""
+code, rows, _, _ = run("limit", LIMIT)
+if code or not rows:
+    check(False, "arm against a joint limit runs")
+else:
+    th = math.asin(-vec(rows[-1], "e1")[2])
+    tau = 0.8 * G * 0.25
+    want = 0.1
+    for _ in range(50):
+        want = 0.1 + tau * math.cos(want) / 100
+    check(abs((th - 0.1) / (want - 0.1) - 1) < 1e-3, f"arm against its hinge's stop: rests at {th:.6f} rad "
+          f"against {want:.6f} (0.1 + m g L cos / (2 k))")
+
 # 6. A slider on a frictionless prismatic joint along a 30-degree incline, released at rest:
 # s = g sin(30 deg) t^2 / 2 along the axis, which midpoint integrates exactly (constant force):
 # 1e-9 relative after 1 s; the body neither turns nor leaves the line (1e-9).
