@@ -673,6 +673,7 @@ static void add_obstacles(Fin *f)
                                    o->slip_velocity);
         }
     }
+    rigid_add_obstacles(m);
 }
 
 /* Viscous drag (eq. 27) on every node of a rod, with the node's Voronoi length. */

@@ -981,3 +981,64 @@ void rigid_add_ground(srd_model *m)
         }
     }
 }
+
+/* ---- obstacles ---- */
+
+/* The obstacle's own values after (kc, delta[, mu, slip_velocity]): centre and shape sizes. */
+static int obstacle_values(const srd_obstacle *o, const char **names, double *v)
+{
+    static const char *sphere[] = { "cx", "cy", "cz", "obstacle_radius" };
+    static const char *box[] = { "cx", "cy", "cz", "hx", "hy", "hz" };
+    static const char *cyl[] = { "cx", "cy", "cz", "ux", "uy", "uz", "obstacle_radius", "half_length" };
+    bool s = !strcmp(o->shape, "sphere"), b = !strcmp(o->shape, "box");
+    const char **src = s ? sphere : b ? box : cyl;
+    int n = s ? 4 : b ? 6 : 8;
+    double vals[8] = { o->center[0], o->center[1], o->center[2] };
+    if (s)
+        vals[3] = o->radius;
+    else if (b)
+        for (int c = 0; c < 3; c++)
+            vals[3 + c] = o->size[c] / 2;
+    else {
+        memcpy(&vals[3], o->axis, 3 * sizeof(double));
+        vals[6] = o->radius;
+        vals[7] = o->length > 0 ? o->length / 2 : 1e30;
+    }
+    memcpy(names, src, sizeof(char *) * (size_t)n);
+    memcpy(v, vals, sizeof(double) * (size_t)n);
+    return n;
+}
+
+/* One body point against obstacle k: its contact and (with friction) friction instance. */
+static void add_obstacle_point(srd_model *m, int k, const srd_body *b, const double *r)
+{
+    const srd_obstacle *o = &m->obstacles[k];
+    const char *names[20] = { "rx", "ry", "rz", "radius", "kc", "delta" }, *shape_names[8];
+    double v[20] = { r[0], r[1], r[2], r[3], o->stiffness, o->delta }, shape[8];
+    int ns = obstacle_values(o, shape_names, shape);
+    char kind[64];
+    for (int f = 0; f < (o->friction > 0 ? 2 : 1); f++) {
+        int n = 6;
+        if (f) {
+            names[n] = "mu", v[n++] = o->friction;
+            names[n] = "slip_velocity", v[n++] = o->slip_velocity;
+        }
+        for (int i = 0; i < ns; i++)
+            names[n] = shape_names[i], v[n++] = shape[i];
+        names[n] = "which", v[n++] = k;
+        snprintf(kind, sizeof kind, "body_%s_%s", o->shape, f ? "friction" : "contact");
+        int set = srd_model_elemset(m, kind, 1, 0, n, names);
+        srd_elemset_add(&m->sets[set], &b->node, NULL, NULL, v, b->object);
+    }
+}
+
+void rigid_add_obstacles(srd_model *m)
+{
+    for (int k = 0; k < m->n_obstacles; k++)
+        for (int i = 0; i < m->n_bodies; i++) {
+            double r[2 * RIM_POINTS][4];
+            int count = m->bodies[i].world ? 0 : touch_points(&m->bodies[i], r);
+            for (int p = 0; p < count; p++)
+                add_obstacle_point(m, k, &m->bodies[i], r[p]);
+        }
+}

@@ -1471,23 +1471,55 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
 
 /* The contact sets of the ground (target -1) or of obstacle `target`: the kinds, and which
  * instances (obstacles of one shape share a set, each holding one instance per node). */
+/* Nodes that touch as nodes: all but rigid bodies' centres (bodies touch with their shapes). */
+static int touching_nodes(const srd_model *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_nodes; i++)
+        n += !m->node_body || m->node_body[i] < 0;
+    return n;
+}
+
+/* Instances [lo, hi) of a rigid body's obstacle set that belong to obstacle `target` (all: -2),
+ * by their `which` column. */
+static bool body_obstacle_instances(const srd_model *m, int k, int target, int *lo, int *hi)
+{
+    const srd_elemset *s = &m->sets[k];
+    int c = srd_elemset_column(s, "which");
+    *lo = 0;
+    *hi = s->n;
+    if (target == -2)
+        return true;
+    while (*lo < s->n && s->data[*lo * s->n_data + c] != target)
+        (*lo)++;
+    *hi = *lo;
+    while (*hi < s->n && s->data[*hi * s->n_data + c] == target)
+        (*hi)++;
+    return *hi > *lo;
+}
+
 static bool contact_instances(const srd_model *m, int k, int target, int *lo, int *hi)
 {
     const char *kind = m->sets[k].kind;
-    static const char *ground[] = { "ground_contact", "ground_friction", "surface_contact", "surface_friction" };
+    static const char *ground[] = { "ground_contact", "ground_friction", "surface_contact", "surface_friction",
+                                    "body_ground_contact", "body_ground_friction" };
     *lo = 0;
     *hi = m->sets[k].n;
     if (target == -1 || target == -2)
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             if (!strcmp(kind, ground[i]))
                 return true;
+    if (!strncmp(kind, "body_", 5) && strcmp(kind, "body_node_box_friction") && target != -1 &&
+        srd_elemset_column(&m->sets[k], "which") >= 0)
+        return body_obstacle_instances(m, k, target, lo, hi);
     for (int j = 0, same = 0; j < m->n_obstacles; j++) {
         size_t len = strlen(m->obstacles[j].shape);
         if (strncmp(kind, m->obstacles[j].shape, len) || (strcmp(kind + len, "_contact") && strcmp(kind + len, "_friction")))
             continue;
         if (target == -2 || target == j) {
-            *lo = target == -2 ? 0 : same * m->n_nodes;
-            *hi = target == -2 ? m->sets[k].n : *lo + m->n_nodes;
+            int per = touching_nodes(m);
+            *lo = target == -2 ? 0 : same * per;
+            *hi = target == -2 ? m->sets[k].n : *lo + per;
             return true;
         }
         same++;

@@ -214,7 +214,7 @@ void srd_bodies_inertia(srd_sim *s, const double *q, bool with_jacobian, int met
     }
 }
 
-/* R0 <- R0 cay(theta), theta <- 0. */
+/* R0 <- R0 cay(theta), theta <- 0 (and the step start's theta0 <- -theta). */
 static void turn_axes(srd_sim *s, int k)
 {
     int d = rot_dof(s, k);
@@ -227,8 +227,12 @@ static void turn_axes(srd_sim *s, int k)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             axes[3 * j + i] = R[3 * i + j];
-    for (int c = 0; c < 3; c++)
-        s->q[d + c] = s->q0[d + c] = 0;
+    /* the step's start, seen from the new axes, is the turn back: probes and reports that evaluate
+     * the step's elements afterwards (contact forces, friction) see the same motion */
+    for (int c = 0; c < 3; c++) {
+        s->q0[d + c] = -s->q[d + c];
+        s->q[d + c] = 0;
+    }
 }
 
 static void end_momentum(srd_sim *s, int k, int method)

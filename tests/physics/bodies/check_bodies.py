@@ -292,6 +292,28 @@ for mu in (0.5, 0.2):
         check(abs(acc / want - 1) < 1e-3, f"box on 20 degrees, mu = 0.2: slides at {acc:.5f} m/s^2 against "
               f"g (sin a - mu cos a) = {want:.5f} (tol 1e-3)")
 
+# 8b. A ball launched sliding at 0.1 m/s on a box obstacle (friction 0.5) rolls: friction at
+# its touching point slows it to 5/7 of that speed with w = v / r, then rolls on free of
+# friction; the obstacle carries its weight. Checked at 1 s: 1e-3 (penalty and smooth friction).
+ROLL = """gravity = (0, 0, -9.81) m/s^2;
+obstacle box table { center = (0, 0, -0.05) m; size = (0.4, 0.4, 0.1) m; stiffness = 1000 N/m; delta = 1 mm;
+                     friction = 0.5; }
+body ball { position = (0, 0, 0.0205) m; shape = sphere; radius = 2 cm; density = 1000 kg/m^3; velocity = (0.1, 0, 0) m/s; }
+simulate { method = implicit_euler; dt = 1 ms; duration = 1 s; probe c = ball.node every 0.1 s;
+  probe w = angular_velocity(ball) every 0.1 s; probe F = contact_force(table) every 0.1 s; }
+"""
+code, rows, _, _ = run("rolling", ROLL)
+if code or not rows:
+    check(False, "ball rolling on a box obstacle runs")
+else:
+    v = (float(rows[-1]["c.x"]) - float(rows[-2]["c.x"])) / 0.1
+    wy = vec(rows[-1], "w")[1]
+    F = [float(rows[-1]["F.f" + c]) for c in "xyz"]
+    mg = 1000 * 4 / 3 * math.pi * 0.02 ** 3 * G
+    check(abs(v / (0.1 * 5 / 7) - 1) < 1e-3 and abs(wy * 0.02 / v - 1) < 1e-3 and abs(F[2] / mg - 1) < 1e-3 and
+          abs(F[0]) < 1e-6 * mg, f"ball on a box obstacle: rolls at {v:.6f} m/s (5/7 of 0.1: {0.5 / 7:.6f}), "
+          f"w r / v = {wy * 0.02 / v:.6f}, contact force {F[2]:.6f} N (m g {mg:.6f}), no friction once rolling")
+
 # 9. Modes of a hinged chain: two uniform links (0.2 m x 2 cm x 2 cm) hanging from hinges, about
 # their static equilibrium (the joints' tension gives the geometric stiffness). Small swings
 # obey M q'' + K q = 0 with M11 = I + m l^2 / 4 + m l^2, M22 = I + m l^2 / 4, M12 = m l^2 / 2,
