@@ -1575,6 +1575,8 @@ static void elab_free(Elab *e)
     free(e->motions.a);
     free(e->releases.a);
     free(e->body_mass.a);
+    for (int k = 0; k < e->rigids.n; k++)
+        free(e->rigids.a[k].points);
     free(e->rigids.a);
     free(e->joints.a);
     free(e->tri_edge.a);

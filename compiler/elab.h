@@ -138,6 +138,9 @@ typedef struct ElabRigid {
     int    shape;        /* SRD_SHAPE_* */
     double size[3];
     bool   world;        /* the world as a body: held in full */
+    int    n_points;     /* a mesh's vertices in the body's axes, about its centre (malloc'd) */
+    double *points;
+    double offset[3];    /* a mesh: its centre of mass from `position` */
 } ElabRigid;
 
 /* A `joint` block. An end is a rigid body (index into rigids), a node, or the world. */

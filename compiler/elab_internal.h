@@ -36,6 +36,9 @@ void elab_body(Elab *e, Stmt *s, const char *name);
  * edge builders, for lattice.c. */
 bool elab_geom_args(const Geom *g, Value *out, SrcLoc *locs);
 bool elab_room_for(Elab *e, int n, SrcLoc loc);
+/* A shell mesh from its geometry (rectangle(...), obj(...), ...); false after an error. */
+struct GeomMesh;
+bool elab_build_mesh(Elab *e, const Geom *g, struct GeomMesh *mesh);
 int  elab_add_node(Elab *e, const double x[3], int obj, int local);
 int  elab_add_edge(Elab *e, int a, int b, int obj);
 /* rigid.c */

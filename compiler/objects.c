@@ -713,12 +713,19 @@ void elab_body(Elab *e, Stmt *s, const char *name)
     o.first_edge = e->edge_obj.n;
     o.first_tri = e->tri_obj.n;
     o.first_hinge = e->hinge_edge.n;
-    int node = add_node(e, prop_get(&pv, "position")->v, e->objs.n, 0);
+    double at[3];
+    memcpy(at, prop_get(&pv, "position")->v, sizeof at);
+    if (rigid) /* a mesh's centre of mass lies off its origin */
+        for (int c = 0; c < 3; c++)
+            at[c] += e->rigids.a[e->rigids.n - 1].offset[c];
+    int node = add_node(e, at, e->objs.n, 0);
     e->body_mass.a[node] = mass;
     DPUSH(e->objs, o);
 }
 
-/* ---- shared with lattice.c ---- */
+/* ---- shared with lattice.c and rigid.c ---- */
+
+bool elab_build_mesh(Elab *e, const Geom *g, GeomMesh *mesh) { return build_mesh(e, g, mesh); }
 
 bool elab_geom_args(const Geom *g, Value *out, SrcLoc *locs)
 {

@@ -37,7 +37,8 @@ static const PropSpec props[] = {
 
     NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass, or a rigid body's centre of mass"),
     NUM(BK_BODY, "mass", 1, 0, 1, 0, false, true, "mass (a rigid body: or give density and shape)"),
-    WORD(BK_BODY, "shape", "box sphere cylinder capsule", "rigid body: box, sphere, cylinder or capsule (axis: the body's z)"),
+    WORD(BK_BODY, "shape", "box sphere cylinder capsule mesh", "rigid body: box, sphere, cylinder, capsule (axis: the body's z) or mesh"),
+    OTHER(BK_BODY, "mesh", P_MESH, false, "shape = mesh: a closed triangle mesh, obj(\"file.obj\"), placed at `position`"),
     NUM(BK_BODY, "size", 3, 1, 0, 0, false, false, "box: edge lengths along the body's x, y, z"),
     NUM(BK_BODY, "radius", 1, 1, 0, 0, false, false, "sphere, cylinder, capsule: radius"),
     NUM(BK_BODY, "length", 1, 1, 0, 0, false, false, "cylinder: length; capsule: length of its cylindrical part"),

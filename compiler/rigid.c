@@ -10,6 +10,8 @@
 #include "alloc.h"
 #include "batch.h"
 #include <stdlib.h>
+#include <lapacke.h>
+#include "geom.h"
 
 #define PI 3.14159265358979323846
 
@@ -30,24 +32,24 @@ static double shape_volume(int shape, const double *size)
 /* Principal moments of a uniform shape of mass m about its centre, along the body's x, y, z
  * (cylinder and capsule axes along z). The capsule: a cylinder of length l and two hemispheres
  * whose centres of mass sit 3 r / 8 beyond its ends. */
-static void shape_inertia(int shape, const double *size, double m, double *I)
+static void shape_inertia(int shape, const double *size, double m, double *Jm)
 {
     double r = size[0], l = size[1];
     if (shape == SRD_SHAPE_BOX) {
         double a = size[0], b = size[1], c = size[2];
-        I[0] = m * (b * b + c * c) / 12;
-        I[1] = m * (a * a + c * c) / 12;
-        I[2] = m * (a * a + b * b) / 12;
+        Jm[0] = m * (b * b + c * c) / 12;
+        Jm[1] = m * (a * a + c * c) / 12;
+        Jm[2] = m * (a * a + b * b) / 12;
     } else if (shape == SRD_SHAPE_SPHERE) {
-        I[0] = I[1] = I[2] = 0.4 * m * r * r;
+        Jm[0] = Jm[1] = Jm[2] = 0.4 * m * r * r;
     } else if (shape == SRD_SHAPE_CYLINDER) {
-        I[0] = I[1] = m * (3 * r * r + l * l) / 12;
-        I[2] = 0.5 * m * r * r;
+        Jm[0] = Jm[1] = m * (3 * r * r + l * l) / 12;
+        Jm[2] = 0.5 * m * r * r;
     } else if (shape == SRD_SHAPE_CAPSULE) {
         double vc = PI * r * r * l, vs = 4.0 / 3.0 * PI * r * r * r;
         double mc = m * vc / (vc + vs), ms = m - mc;
-        I[0] = I[1] = mc * (l * l / 12 + r * r / 4) + ms * (0.4 * r * r + l * l / 4 + 3 * l * r / 8);
-        I[2] = 0.5 * mc * r * r + 0.4 * ms * r * r;
+        Jm[0] = Jm[1] = mc * (l * l / 12 + r * r / 4) + ms * (0.4 * r * r + l * l / 4 + 3 * l * r / 8);
+        Jm[2] = 0.5 * mc * r * r + 0.4 * ms * r * r;
     }
 }
 
@@ -56,8 +58,8 @@ static int shape_of(const PropValues *pv)
     const Value *v = prop_get(pv, "shape");
     if (!v)
         return SRD_SHAPE_NONE;
-    static const char *names[] = { "box", "sphere", "cylinder", "capsule" };
-    for (int k = 0; k < 4; k++)
+    static const char *names[] = { "box", "sphere", "cylinder", "capsule", "mesh" };
+    for (int k = 0; k < 5; k++)
         if (!strcmp(v->str, names[k]))
             return SRD_SHAPE_BOX + k;
     return SRD_SHAPE_NONE;
@@ -92,11 +94,134 @@ static bool shape_size(const PropValues *pv, int shape, double *size, SrcLoc loc
     return true;
 }
 
+/* ---- closed triangle meshes ---- */
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int *p = a, *q = b;
+    return p[0] != q[0] ? (p[0] > q[0]) - (p[0] < q[0]) : (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+/* Every edge in exactly two triangles: a closed surface, which bounds a volume. */
+static bool mesh_closed(const GeomMesh *g)
+{
+    int n = 3 * g->n_tris, *e = srd_xcalloc((size_t)n * 2 + 2, sizeof(int));
+    for (int t = 0; t < g->n_tris; t++)
+        for (int k = 0; k < 3; k++) {
+            int a = g->tri[3 * t + k], b = g->tri[3 * t + (k + 1) % 3], i = 3 * t + k;
+            e[2 * i] = a < b ? a : b;
+            e[2 * i + 1] = a < b ? b : a;
+        }
+    qsort(e, (size_t)n, 2 * sizeof(int), cmp_pair);
+    bool ok = n > 0;
+    for (int i = 0; i < n && ok; i += 2)
+        ok = i + 1 < n && !cmp_pair(&e[2 * i], &e[2 * i + 2]) && (i + 2 >= n || cmp_pair(&e[2 * i], &e[2 * i + 4]));
+    free(e);
+    return ok;
+}
+
+/* Volume, first and second moments of the solid a closed mesh bounds (the tetrahedra from the
+ * origin to each triangle, signed): V, S = int x dV, C = int x x^T dV (row-major). */
+static void mesh_moments(const GeomMesh *g, double *V, double *S, double *C)
+{
+    *V = 0;
+    memset(S, 0, 3 * sizeof(double));
+    memset(C, 0, 9 * sizeof(double));
+    for (int t = 0; t < g->n_tris; t++) {
+        const double *a = &g->x[3 * g->tri[3 * t]], *b = &g->x[3 * g->tri[3 * t + 1]], *c = &g->x[3 * g->tri[3 * t + 2]];
+        double bc[3], sum[3];
+        srd_cross3(b, c, bc);
+        double d = srd_dot3(a, bc);
+        *V += d / 6;
+        for (int i = 0; i < 3; i++) {
+            sum[i] = a[i] + b[i] + c[i];
+            S[i] += d / 24 * sum[i];
+        }
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                C[3 * i + j] += d / 120 * (a[i] * a[j] + b[i] * b[j] + c[i] * c[j] + sum[i] * sum[j]);
+    }
+    if (*V < 0) { /* triangles wound inward */
+        *V = -*V;
+        for (int i = 0; i < 9; i++)
+            C[i] = -C[i];
+        for (int i = 0; i < 3; i++)
+            S[i] = -S[i];
+    }
+}
+
+/* Principal moments and axes (columns, right-handed) of the inertia about the centre of mass. */
+static bool principal_axes(const double *C, double V, const double *com, double rho, ElabRigid *r)
+{
+    double Cc[9], Jm[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            Cc[3 * i + j] = rho * (C[3 * i + j] - V * com[i] * com[j]);
+    double tr = Cc[0] + Cc[4] + Cc[8];
+    for (int k = 0; k < 9; k++)
+        Jm[k] = (k % 4 == 0) * tr - Cc[k];
+    if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', 3, Jm, 3, r->inertia) != 0)
+        return false;
+    memcpy(r->axes, Jm, sizeof r->axes); /* column k: eigenvector k */
+    double z[3];
+    srd_cross3(&r->axes[0], &r->axes[3], z);
+    if (srd_dot3(z, &r->axes[6]) < 0)
+        for (int c = 0; c < 3; c++)
+            r->axes[6 + c] = -r->axes[6 + c];
+    return true;
+}
+
+static bool mesh_body(Elab *e, const PropValues *pv, ElabRigid *r, double *mass, SrcLoc loc, const char *name)
+{
+    const Value *mv = prop_get(pv, "mesh");
+    GeomMesh g;
+    memset(&g, 0, sizeof g);
+    if (!mv) {
+        Diag *d = diag_error(prop_loc(pv, "shape", loc), "body `%s` has `shape = mesh` but no mesh", name);
+        diag_hint(d, "give the closed surface: `mesh = obj(\"part.obj\", scale = 1 mm);`");
+        return false;
+    }
+    if (!elab_build_mesh(e, mv->geom, &g))
+        return false;
+    double V, S[3], C[9], com[3];
+    bool ok = mesh_closed(&g);
+    if (!ok) {
+        Diag *d = diag_error(prop_loc(pv, "mesh", loc), "the mesh of body `%s` is not a closed surface", name);
+        diag_hint(d, "a rigid body's mesh must enclose its volume: every edge shared by exactly two triangles");
+    }
+    mesh_moments(&g, &V, S, C);
+    if (ok && !(V > 0)) {
+        diag_error(prop_loc(pv, "mesh", loc), "the mesh of body `%s` encloses no volume", name);
+        ok = false;
+    }
+    double rho = prop_get(pv, "mass") ? prop_num(pv, "mass", 0) / V : prop_num(pv, "density", 0);
+    for (int c = 0; c < 3 && ok; c++)
+        com[c] = r->offset[c] = S[c] / V;
+    if (ok && !(principal_axes(C, V, com, rho, r) && rho > 0))
+        ok = false;
+    *mass = rho * V;
+    if (ok && !(*mass > 0)) {
+        diag_error(prop_loc(pv, prop_get(pv, "mass") ? "mass" : "density", loc), "the mass of body `%s` must be positive",
+                   name);
+        ok = false;
+    }
+    r->n_points = ok ? g.n_nodes : 0;
+    r->points = ok ? srd_xcalloc((size_t)g.n_nodes * 3 + 1, sizeof(double)) : NULL;
+    for (int i = 0; i < r->n_points; i++)
+        for (int k = 0; k < 3; k++) {
+            double d[3];
+            srd_sub3(&g.x[3 * i], com, d);
+            r->points[3 * i + k] = srd_dot3(d, &r->axes[3 * k]);
+        }
+    geom_mesh_free(&g);
+    return ok;
+}
+
 /* Mass and principal moments from the shape, density, mass and inertia given. */
 static bool mass_properties(const PropValues *pv, ElabRigid *r, double *mass, SrcLoc loc, const char *name)
 {
     bool has_mass = prop_get(pv, "mass") != NULL, has_rho = prop_get(pv, "density") != NULL;
-    if (r->shape != SRD_SHAPE_NONE && !shape_size(pv, r->shape, r->size, loc, name))
+    if (r->shape != SRD_SHAPE_NONE && r->shape != SRD_SHAPE_MESH && !shape_size(pv, r->shape, r->size, loc, name))
         return false;
     if (has_mass && has_rho) {
         Diag *d = diag_error(prop_loc(pv, "density", loc), "body `%s` has both a mass and a density", name);
@@ -109,6 +234,8 @@ static bool mass_properties(const PropValues *pv, ElabRigid *r, double *mass, Sr
         return false;
     }
     *mass = has_mass ? prop_num(pv, "mass", 0) : prop_num(pv, "density", 0) * shape_volume(r->shape, r->size);
+    if (r->shape == SRD_SHAPE_MESH && (has_mass || has_rho))
+        return true; /* the mesh's volume gives the rest (mesh_body) */
     if (!has_mass && !has_rho) {
         Diag *d = diag_error(loc, "body `%s` needs a mass, or a density and a shape", name);
         diag_hint(d, "for example `mass = 0.5 kg;` or `shape = box; size = (0.1, 0.1, 0.1) m; density = 1000 kg/m^3;`");
@@ -120,25 +247,25 @@ static bool mass_properties(const PropValues *pv, ElabRigid *r, double *mass, Sr
     }
     if (prop_get(pv, "inertia"))
         memcpy(r->inertia, prop_get(pv, "inertia")->v, sizeof r->inertia);
-    else if (r->shape != SRD_SHAPE_NONE)
+    else if (r->shape != SRD_SHAPE_NONE && r->shape != SRD_SHAPE_MESH)
         shape_inertia(r->shape, r->size, *mass, r->inertia);
     return true;
 }
 
 /* Principal moments must be positive and meet the triangle inequality (any real mass
  * distribution does: I1 + I2 >= I3 and its turns). */
-static bool check_inertia(const PropValues *pv, const double *I, SrcLoc loc, const char *name)
+static bool check_inertia(const PropValues *pv, const double *Jm, SrcLoc loc, const char *name)
 {
     SrcLoc at = prop_loc(pv, "inertia", loc);
-    if (!(I[0] > 0 && I[1] > 0 && I[2] > 0)) {
-        Diag *d = diag_error(at, "the inertia of body `%s` is not positive definite: (%g, %g, %g) kg*m^2", name, I[0],
-                             I[1], I[2]);
+    if (!(Jm[0] > 0 && Jm[1] > 0 && Jm[2] > 0)) {
+        Diag *d = diag_error(at, "the inertia of body `%s` is not positive definite: (%g, %g, %g) kg*m^2", name, Jm[0],
+                             Jm[1], Jm[2]);
         diag_hint(d, "give its principal moments, all positive, about the body's x, y and z axes");
         return false;
     }
     for (int k = 0; k < 3; k++)
-        if (I[k] + I[(k + 1) % 3] < I[(k + 2) % 3] * (1 - 1e-12)) {
-            Diag *d = diag_error(at, "no body has the principal moments (%g, %g, %g) kg*m^2 of `%s`", I[0], I[1], I[2],
+        if (Jm[k] + Jm[(k + 1) % 3] < Jm[(k + 2) % 3] * (1 - 1e-12)) {
+            Diag *d = diag_error(at, "no body has the principal moments (%g, %g, %g) kg*m^2 of `%s`", Jm[0], Jm[1], Jm[2],
                                  name);
             diag_hint(d, "each moment must be at most the sum of the other two");
             return false;
@@ -196,13 +323,20 @@ bool elab_rigid_body(Elab *e, const PropValues *pv, int obj, double *mass, SrcLo
     r.shape = shape_of(pv);
     if (!mass_properties(pv, &r, mass, loc, name))
         return false;
+    bool mesh = r.shape == SRD_SHAPE_MESH;
+    if (mesh && !mesh_body(e, pv, &r, mass, loc, name)) {
+        free(r.points);
+        return false;
+    }
     if (r.shape == SRD_SHAPE_NONE && !prop_get(pv, "inertia")) {
         Diag *d = diag_error(loc, "rigid body `%s` needs a shape or its inertia", name);
         diag_hint(d, "give `shape = box; size = ...;` (or sphere, cylinder, capsule), or `inertia = (Ixx, Iyy, Izz) kg*m^2;`");
         return false;
     }
-    if (!check_inertia(pv, r.inertia, loc, name) || !body_axes(pv, r.axes, loc, name))
+    if (!check_inertia(pv, r.inertia, loc, name) || (!mesh && !body_axes(pv, r.axes, loc, name))) {
+        free(r.points);
         return false;
+    }
     if (prop_get(pv, "velocity"))
         memcpy(r.v0, prop_get(pv, "velocity")->v, sizeof r.v0);
     if (prop_get(pv, "angular_velocity"))
@@ -616,6 +750,10 @@ bool rigid_add_bodies(Elab *e, srd_model *m, const int *map)
         b->shape = r->shape;
         b->world = r->world;
         memcpy(b->size, r->size, sizeof b->size);
+        b->n_points = r->n_points;
+        b->points = r->n_points ? srd_xcalloc((size_t)r->n_points * 3, sizeof(double)) : NULL;
+        if (r->n_points)
+            memcpy(b->points, r->points, sizeof(double) * 3 * (size_t)r->n_points);
         if (m->node_body[b->node] >= 0) {
             diag_error(e->objs.a[r->obj].loc, "rigid body `%s` shares its centre with another body (a `join`)",
                        e->objs.a[r->obj].name);
@@ -930,7 +1068,7 @@ void rigid_add_motors(Elab *e, srd_model *m)
 
 /* ---- ground contact ---- */
 
-enum { RIM_POINTS = 12 };
+enum { RIM_POINTS = 12, MAX_TOUCH = 512 }; /* a mesh touches by its first 512 vertices */
 
 /* The points (and sphere radii about them) by which a shape touches a plane: a sphere's and a
  * capsule's centres, a box's corners, points on a cylinder's two rims. Returns the count. */
@@ -949,6 +1087,11 @@ static int touch_points(const srd_body *b, double (*r)[4])
                 r[n][c] = (k >> c & 1 ? 0.5 : -0.5) * b->size[c];
             r[n++][3] = 0;
         }
+    else if (b->shape == SRD_SHAPE_MESH)
+        for (int k = 0; k < b->n_points && n < MAX_TOUCH; k++) {
+            memcpy(r[n], &b->points[3 * k], 3 * sizeof(double));
+            r[n++][3] = 0;
+        }
     else if (b->shape == SRD_SHAPE_CYLINDER)
         for (int k = 0; k < 2 * RIM_POINTS; k++) {
             double a = 2 * PI * (k % RIM_POINTS) / RIM_POINTS;
@@ -965,7 +1108,7 @@ void rigid_add_ground(srd_model *m)
     const double *p = m->ground_point, *n = m->ground_normal;
     for (int k = 0; k < m->n_bodies; k++) {
         const srd_body *b = &m->bodies[k];
-        double r[2 * RIM_POINTS][4];
+        double r[MAX_TOUCH][4];
         int count = b->world ? 0 : touch_points(b, r);
         for (int i = 0; i < count; i++) {
             double c[12] = { r[i][0], r[i][1], r[i][2], r[i][3], m->ground_stiffness, m->ground_delta,
@@ -1036,7 +1179,7 @@ void rigid_add_obstacles(srd_model *m)
 {
     for (int k = 0; k < m->n_obstacles; k++)
         for (int i = 0; i < m->n_bodies; i++) {
-            double r[2 * RIM_POINTS][4];
+            double r[MAX_TOUCH][4];
             int count = m->bodies[i].world ? 0 : touch_points(&m->bodies[i], r);
             for (int p = 0; p < count; p++)
                 add_obstacle_point(m, k, &m->bodies[i], r[p]);

@@ -52,6 +52,8 @@ void srd_model_free(srd_model *m)
     }
     free(m->objects);
     free(m->x0);
+    for (int i = 0; i < m->n_bodies; i++)
+        free(m->bodies[i].points);
     free(m->bodies);
     for (int i = 0; i < m->n_joints; i++)
         free(m->joints[i].name);

@@ -64,6 +64,8 @@ typedef struct srd_body {
     double velocity0[3];/* initial velocity of the centre of mass */
     int    shape;       /* SRD_SHAPE_*: for pictures and contact */
     double size[3];     /* box: edges along the axes; sphere: r; cylinder/capsule: r, length */
+    int    n_points;    /* a mesh: its vertices in the body's axes, relative to the centre (contact) */
+    double *points;
     int    world;       /* the world as a body (held in full), which joints to `world` join */
 } srd_body;
 
