@@ -342,7 +342,8 @@ int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, con
     out->jac_pos = srd_xcalloc((size_t)n * (size_t)nd * (size_t)nd, sizeof(int64_t));
     out->data = srd_xcalloc((size_t)n * (size_t)(set->n_data ? set->n_data : 1), sizeof(double));
     out->state = srd_xcalloc((size_t)n * (size_t)(info->n_state ? info->n_state : 1), sizeof(double));
-    memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
+    if (n && set->n_data) /* a set may be empty (ground contact in a model of rigid bodies only) */
+        memcpy(out->data, set->data, sizeof(double) * (size_t)n * (size_t)set->n_data);
     double *d1 = info->n_state ? initial_directors(m) : NULL;
     double *tau = NULL;
     for (int k = 0; k < info->n_state && !tau; k++)

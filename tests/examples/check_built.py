@@ -118,8 +118,11 @@ def main():
             if model.get("simulate"):
                 extra = ["--duration", "%.17g" % (STEPS * model["simulate"]["dt"])]
             variants = [("defaults", [])]
-            if model["params"]:
-                moved = moved_override(model["params"][0])
+            # a param that shapes the discretisation makes a new model, which a built simulator
+            # refuses by design: move the first param that does not
+            params = [p for p in model["params"] if not p.get("discretisation")]
+            if params:
+                moved = moved_override(params[0])
                 variants.append(("-p " + moved, ["-p", moved]))
             for label, args in variants:
                 out_run, out_exe = os.path.join(work, name + ".run"), os.path.join(work, name + ".exe")

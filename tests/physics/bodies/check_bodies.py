@@ -4,6 +4,7 @@ Each check states its tolerance and why it holds."""
 import csv
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -556,4 +557,5 @@ for name, text, want in BAD:
     check(p.returncode == 1 and want in p.stderr and ":2:" in p.stderr or (p.returncode == 1 and want in p.stderr),
           f"bad input ({name}): exit 1 and `{want}`" + ("" if want in p.stderr else ": " + p.stderr[:300]))
 
+shutil.rmtree(scratch)
 finish()
