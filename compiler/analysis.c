@@ -490,6 +490,9 @@ void elab_analysis(Elab *e, Stmt *s)
     if (s->block == BK_SIMULATE) {
         a->method = word_prop(&pv, "method", "implicit_euler");
         a->dt = prop_num(&pv, "dt", 0);
+        SrcLoc dt_loc = prop_loc(&pv, "dt", s->loc);
+        a->dt_line = dt_loc.line;
+        a->dt_col = dt_loc.col;
         a->duration = prop_num(&pv, "duration", 0);
         a->tolerance = prop_num(&pv, "tolerance", 1e-6);
         a->max_iterations = int_prop(&pv, "max_iterations", 25, SRD_MAX_NEWTON_ITERATIONS, s->loc);
