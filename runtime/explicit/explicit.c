@@ -89,6 +89,8 @@ const char *srd_explicit_unsupported(const srd_model *m, const srd_kernel_info *
 
 /* ---- building ---- */
 
+/* Set k's instances in the model's order (the compiler numbers a lattice's springs node by
+ * node in grid order, so the gathers walk along the node arrays), DOFs in the SoA numbering. */
 static Set make_set(const srd_explicit_input *in, int k, int n_nodes)
 {
     const srd_elemset *es = &in->m->sets[k];
@@ -97,10 +99,8 @@ static Set make_set(const srd_explicit_input *in, int k, int n_nodes)
     int nd = info->nd;
     s.dofs = srd_xcalloc((size_t)es->n * (size_t)nd + 1, sizeof(int32_t));
     for (long i = 0; i < es->n; i++)
-        for (int d = 0; d < nd; d++) {
-            int node = es->nodes[i * es->n_node + info->dof_param[d]];
-            s.dofs[i * nd + d] = info->dof_comp[d] * n_nodes + node;
-        }
+        for (int d = 0; d < nd; d++)
+            s.dofs[i * nd + d] = info->dof_comp[d] * n_nodes + es->nodes[i * es->n_node + info->dof_param[d]];
     s.whole = (srd_elem_batch){ .n = es->n, .n_dofs = nd, .n_data = es->n_data, .dofs = s.dofs, .res = s.dofs };
     return s;
 }
@@ -322,11 +322,10 @@ static void run_sets(const srd_explicit *x, const double *q, const double *v, do
         if (hi <= lo)
             continue;
         int nd = set->whole.n_dofs, nv = set->whole.n_data;
-        const double *data = x->in.set_data ? x->in.set_data[set->k] : x->m->sets[set->k].data;
         srd_elem_batch b = set->whole;
         b.n = (int32_t)(hi - lo);
         b.dofs = b.res = set->dofs + lo * nd;
-        b.data = data + lo * nv;
+        b.data = (x->in.set_data ? x->in.set_data[set->k] : x->m->sets[set->k].data) + lo * nv;
         set->fn(&ctx, &b);
     }
 }
@@ -358,15 +357,25 @@ enum Update {
     RK_STAGE0, RK_STAGE1, RK_STAGE2, RK_FINAL,
 };
 
-static inline double acceleration(const srd_explicit *x, const Segment *g, size_t j, const double *v)
+/* The node pass works through its DOFs in chunks that stay in L1 between its two loops. */
+enum { CHUNK = 256 };
+
+/* acc[0..len) for DOFs j0.. of segment g: the summed buffers (cleared) and the external force
+ * over the mass, less mass damping at velocity vel. */
+static void chunk_accelerations(const srd_explicit *x, const Segment *g, size_t j0, int len, const double *vel,
+                                double *acc)
 {
-    double f = x->fext[j];
+    const double *fext = x->fext + j0, *inv_m = x->inv_m + j0, *damp = x->damp + j0, *v = vel + j0;
+    for (int i = 0; i < len; i++)
+        acc[i] = fext[i];
     for (int k = 0; k < g->n_active; k++) {
-        double *b = x->buf[g->active[k]];
-        f -= b[j];
-        b[j] = 0;
+        double *b = x->buf[g->active[k]] + j0;
+        for (int i = 0; i < len; i++)
+            acc[i] -= b[i];
+        memset(b, 0, sizeof(double) * (size_t)len);
     }
-    return x->inv_m[j] * f - x->damp[j] * v[j];
+    for (int i = 0; i < len; i++)
+        acc[i] = inv_m[i] * acc[i] - damp[i] * v[i];
 }
 
 /* RK4 after stage s's acceleration acc, at stage velocity vs (the step's v at stage 0). */
@@ -410,16 +419,42 @@ static inline void update(srd_explicit *x, enum Update u, size_t j, double acc)
         x->qprev[j] = x->q[j] - dt * x->v[j];
 }
 
+/* Update u of DOFs j0.. with accelerations acc: a switch outside the loops, so that each
+ * loop is update() with u known. */
+static void chunk_update(srd_explicit *x, enum Update u, size_t j0, int len, const double *acc)
+{
+#define UPDATE_LOOP(U)                        \
+    case U:                                   \
+        for (int i = 0; i < len; i++)         \
+            update(x, U, j0 + (size_t)i, acc[i]); \
+        break;
+    switch (u) {
+        UPDATE_LOOP(EULER)
+        UPDATE_LOOP(KICK_DRIFT)
+        UPDATE_LOOP(KICK)
+        UPDATE_LOOP(KICK_KICK_DRIFT)
+        UPDATE_LOOP(RK_STAGE0)
+        UPDATE_LOOP(RK_STAGE1)
+        UPDATE_LOOP(RK_STAGE2)
+        UPDATE_LOOP(RK_FINAL)
+    }
+#undef UPDATE_LOOP
+}
+
 /* Member me's nodes: acceleration from the buffers (at velocity vel), then update u. */
 static void node_pass(srd_explicit *x, int me, enum Update u, const double *vel)
 {
     const Share *sh = &x->share[me];
+    double acc[CHUNK];
     for (int c = 0; c < 3; c++)
         for (int s = 0; s < sh->n_seg; s++) {
             const Segment *g = &sh->seg[s];
             size_t j0 = (size_t)c * (size_t)x->n + (size_t)g->n0, j1 = j0 + (size_t)(g->n1 - g->n0);
-            for (size_t j = j0; j < j1; j++)
-                update(x, u, j, acceleration(x, g, j, vel));
+            for (size_t j = j0; j < j1; j += CHUNK) {
+                int len = j1 - j < CHUNK ? (int)(j1 - j) : CHUNK;
+                chunk_accelerations(x, g, j, len, vel, acc);
+                chunk_update(x, u, j, len, acc);
+            }
         }
 }
 
