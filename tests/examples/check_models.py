@@ -500,6 +500,13 @@ def thermal_bimorph():
     return m
 
 
+def lattice_walker():
+    m = Model()
+    m.cubic_lattice((0.048, 0.012, 0.006), 0.003, rho=1070)
+    m.flat_ground(friction=True)
+    return m
+
+
 EXAMPLES = {
     "cantilever_rod": cantilever_rod,
     "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
@@ -516,6 +523,7 @@ EXAMPLES = {
     "tripod": tripod,
     "balloon": balloon,
     "thermal_bimorph": thermal_bimorph,
+    "lattice_walker": lattice_walker,
 }
 
 
