@@ -107,7 +107,7 @@ def main():
         used = re.search(r"linear solver: sparse \((CHOLMOD Cholesky|UMFPACK LU|"
                          r"CHOLMOD Cholesky of the symmetric part, refined)\)", sparse.stdout)
         # An explicit simulation alone solves no linear system: it only has to run.
-        explicit = model.get("simulate", {}).get("method") in ("euler", "verlet", "rk4") and not model.get("static") \
+        explicit = (model.get("simulate") or {}).get("method") in ("euler", "verlet", "rk4") and not model.get("static") \
             and not model.get("modes")
         check(sparse.returncode == 0 and (used is not None or explicit),
               "%s: runs with --solver sparse (%s)" % (name, used.group(1) if used else "explicit, no linear solves"
