@@ -66,8 +66,8 @@ static const char *set_unsupported(const srd_kernel_info *in)
     if (in->n_state > 0)
         return "elements with step-start state (rod frames, mid-edge shells)";
     for (int k = 0; k < in->nd; k++)
-        if (!in->param_is_node[in->dof_param[k]] || in->dof_comp[k] > SRD_COMP_Z)
-            return "elements on edge DOFs (twists, mid-edge xi)";
+        if (in->dof_comp[k] > SRD_COMP_Z || in->dof_param[k] < 0 || !in->param_is_node[in->dof_param[k]])
+            return "elements on DOFs other than node positions (twists, mid-edge xi)";
     return NULL;
 }
 
