@@ -655,6 +655,26 @@ static void finish_implicit(srd_sim *s, srd_method method)
     }
 }
 
+/* Rayleigh damping's stiffness is that of the body: the multipliers' rows and columns (the
+ * constraints themselves) take no part, or the damping would move where the constraints hold. */
+static void drop_multiplier_couplings(const srd_sim *s, double *k)
+{
+    const srd_model *m = s->m;
+    const srd_system *sys = &s->solver.sys;
+    for (int d = 0; s->n_multipliers && d < m->n_dofs; d++) {
+        int f = sys->free_index[d];
+        if (f < 0 || m->dof_kind[d] != SRD_DOF_LAMBDA)
+            continue;
+        for (int g = 0; g < sys->n_free; g++) {
+            long long a = srd_system_position(sys, f, g), b = srd_system_position(sys, g, f);
+            if (a >= 0)
+                k[a] = 0;
+            if (b >= 0)
+                k[b] = 0;
+        }
+    }
+}
+
 /* Rayleigh damping's step constants: the step's velocity as c1 (q - q0) + c0 v0 (implicit
  * Euler's end velocity, midpoint's mean velocity, Newmark's end velocity), and the stiffness
  * at the step start. */
@@ -667,6 +687,7 @@ static void prepare_damping(srd_sim *s, srd_method method)
     const srd_system *sys = &s->solver.sys;
     net_force_residual(s, s->q0, 1);
     memcpy(s->damping_k, s->solver.jac, sizeof(double) * (size_t)srd_system_storage(sys));
+    drop_multiplier_couplings(s, s->damping_k);
     for (int d = 0; d < s->m->n_dofs; d++)
         if (sys->free_index[d] >= 0)
             s->damping_x[sys->free_index[d]] = s->v0[d];

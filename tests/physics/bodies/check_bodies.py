@@ -383,7 +383,79 @@ code, _, _, err = run("four_bar", LOOP)
 check(code != 0 and "closed loop of joints" in err and "joint " in err and "multiplier" in err,
       f"an over-constrained four-bar: exit {code} (a numerical failure), the redundant constraint named, and a hint")
 
-# 13. Bad input gets clear errors.
+# 13. The examples with bodies and joints, and the outcomes examples/README.md states.
+examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")
+
+
+def run_example(name, *extra):
+    out = os.path.join(scratch, "ex_" + name)
+    p = subprocess.run([srdc, "run", os.path.join(examples, name + ".srd"), "--out", out, "--quiet", *extra],
+                       capture_output=True, text=True)
+    if p.returncode:
+        print("# " + p.stderr[:600].replace("\n", "\n# "))
+    file = os.path.join(out, "probes.csv")
+    return list(csv.DictReader(open(file))) if p.returncode == 0 and os.path.exists(file) else []
+
+
+def at_time(rows, t):
+    return min(rows, key=lambda r: abs(float(r["t"]) - t))
+
+
+# rfem_pendulum: hangs still until 2.5 s, then follows the motor to 45 degrees (its tip within a
+# degree of the straight line from the shaft by 5 s), and the motor carries the rod's moment
+# m g (L / 2) sin(45 deg) (0.1 % at 5 s, the ringing damped).
+rows = run_example("rfem_pendulum")
+if rows:
+    ang = lambda r: math.degrees(math.atan2(float(r["tip.x"]), -float(r["tip.z"])))
+    m_rod = 2700 * math.pi * 0.004 ** 2 * 0.5
+    want = m_rod * G * 0.25 * math.sin(math.pi / 4)
+    tq = float(rows[-1]["torque"])
+    check(abs(ang(at_time(rows, 2.4))) < 1e-6 and abs(ang(rows[-1]) + 45) < 1 and abs(tq / want - 1) < 1e-3,
+          f"rfem_pendulum: still at 2.4 s, tip at {ang(rows[-1]):.2f} deg at 5 s (-45), motor torque {tq:.5f} N m "
+          f"against m g L/2 sin 45 = {want:.5f}")
+else:
+    check(False, "rfem_pendulum runs")
+
+# appendage_base: the sensor swings with the base (+-30 deg at 1 Hz) and a little past it (the
+# appendage bends), and stays clamped 7.25 mm beyond the rod's end (1e-9 m).
+rows = run_example("appendage_base")
+if rows:
+    ang = [math.degrees(math.atan2(float(r["tip.y"]), -float(r["tip.z"]))) for r in rows]
+    off = max(abs(norm([a - b for a, b in zip(vec(r, "tip"), vec(r, "end"))]) - 0.00725) for r in rows)
+    amp = max(abs(a) for a in ang[len(ang) // 3:])
+    check(30 < amp < 35 and off < 1e-9, f"appendage_base: the tip sensor swings +-{amp:.2f} deg (base +-30), "
+          f"held at the rod's end to {off:.1e} m")
+else:
+    check(False, "appendage_base runs")
+
+# rigid_gripper: the palm stops 2 cm lower; the fingertips close on the box's sides (|x| = 2 cm
+# within 1 mm); the box stays put (1 mm); the slide carries the palm and fingers before contact.
+rows = run_example("rigid_gripper")
+if rows:
+    end, early = rows[-1], at_time(rows, 0.3)
+    tips = (abs(float(end["left_tip.x"])), abs(float(end["right_tip.x"])))
+    box = vec(end, "box")
+    w = (1200 * 0.08 * 0.02 * 0.01 + 2 * 1200 * math.pi * 0.0015 ** 2 * 0.08) * G
+    check(abs(float(end["palm_z.z"]) - 0.1) < 1e-9 and all(abs(x - 0.02) < 1e-3 for x in tips) and
+          norm([box[0], box[1], box[2] - 0.0205]) < 1e-3 and abs(float(early["lift"]) / w - 1) < 1e-3,
+          f"rigid_gripper: fingertips at x = -{tips[0]:.4f} and {tips[1]:.4f} m on the box's faces (0.02), box at "
+          f"{[round(v, 4) for v in box]}, slide force {float(early['lift']):.4f} N (weight {w:.4f})")
+else:
+    check(False, "rigid_gripper runs")
+
+# sleeve_pendulum (first 0.6 s): the arm swings down through the vertical; the sleeve's middle
+# stays over the elbow (within 6 cm of it: the sleeve's radius is 4 cm).
+rows = run_example("sleeve_pendulum", "--duration", "0.6 s")
+if rows:
+    lowest = min(float(r["wrist.z"]) for r in rows)
+    # the elbow is where the upper arm's axis ends: 0.15 m beyond its centre, away from the shoulder
+    far = max(norm([m - 2 * e for m, e in zip(vec(r, "mid"), vec(r, "elbow_x"))]) for r in rows)
+    check(lowest < -0.4 and far < 0.06, f"sleeve_pendulum: the wrist swings down to z = {lowest:.3f} m; the sleeve's "
+          f"middle stays within {far * 100:.1f} cm of the elbow")
+else:
+    check(False, "sleeve_pendulum runs")
+
+# 14. Bad input gets clear errors.
 BAD = [
     ("self", "body b { position = (0,0,0) m; shape = sphere; radius = 1 cm; density = 1 kg/m^3; }\n"
              "joint j { type = revolute; a = b; b = b; }\n", "joins b to itself"),
