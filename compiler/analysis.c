@@ -524,6 +524,15 @@ static void too_many_steps(SrcLoc where, double dt, double duration)
     diag_hint(d, "use a larger `dt` or a shorter `duration`");
 }
 
+
+/* Where a block sets property `name` (the setting, starting at its name), or fallback. */
+static SrcLoc setting_loc(const PropValues *pv, const char *name, SrcLoc fallback)
+{
+    for (int k = 0; k < pv->n_specs; k++)
+        if (!strcmp(pv->specs[k]->name, name) && pv->set[k])
+            return pv->where[k]->loc;
+    return fallback;
+}
 /* `start = equilibrium` begins the simulation at the static block's result, so that a body
  * hanging under its weight does not first drop; as for modes, the static block comes first. */
 static void simulate_start(const srd_model *m, srd_analysis *a, const PropValues *pv, SrcLoc where)
@@ -560,6 +569,9 @@ void elab_analysis(Elab *e, Stmt *s)
     if (s->block == BK_SIMULATE) {
         a->method = word_prop(&pv, "method", "implicit_euler");
         a->dt = prop_num(&pv, "dt", 0);
+        SrcLoc dt_loc = setting_loc(&pv, "dt", s->loc);
+        a->dt_line = dt_loc.line;
+        a->dt_col = dt_loc.col;
         a->duration = prop_num(&pv, "duration", 0);
         a->tolerance = prop_num(&pv, "tolerance", 1e-6);
         a->max_iterations = int_prop(&pv, "max_iterations", 25, SRD_MAX_NEWTON_ITERATIONS, s->loc);

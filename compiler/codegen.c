@@ -468,25 +468,68 @@ static void add_at(Cg *g, LLVMValueRef dst, LLVMValueRef idx, LLVMValueRef v)
     LLVMBuildStore(g->B, LLVMBuildFAdd(g->B, LLVMBuildLoad2(g->B, g->f64, p, ""), v, ""), p);
 }
 
+/* Points the row pointers at instance `inst` of the batch. */
+static void select_rows(Cg *g, LLVMValueRef inst, LLVMValueRef n_data, LLVMValueRef n_state)
+{
+    g->dofs_row = table_row(g, g->i32, field(g, g->batch_ty, g->batch, 4, g->ptr, ""), inst, i64c(g, g->spec->nd));
+    g->data_row = table_row(g, g->f64, field(g, g->batch_ty, g->batch, 7, g->ptr, ""), inst, n_data);
+    g->state_row = table_row(g, g->f64, field(g, g->batch_ty, g->batch, 8, g->ptr, ""), inst, n_state);
+}
+
+/* Whether DAG node id is an input gathered from the batch. */
+static bool gathered_input(const Cg *g, int id)
+{
+    const ExprNode *n = dag_node(g->dag, id);
+    return n->op == XO_INPUT && g->slot[id] >= 0 && g->spec->inputs[n->index].cls != KIN_EXPR;
+}
+
+/* The vector form of gather_inputs: each input's lanes are put together in a register
+ * (insertelement, lanes unrolled) and stored as one vector. Stored lane by lane, the vector
+ * loads of the body could not be forwarded from the pending scalar stores and waited for them
+ * to reach the cache: in a kernel as small as a spring that stall was most of its time
+ * (bench/README.md, lattices). The same values reach the same slots. */
+static void gather_vectors(Cg *g, LLVMValueRef base, LLVMValueRef count, LLVMValueRef n_data, LLVMValueRef n_state)
+{
+    int n = dag_size(g->dag);
+    LLVMValueRef *vec = srd_xcalloc((size_t)n + 1, sizeof *vec);
+    LLVMValueRef last = LLVMBuildSub(g->B, count, i64c(g, 1), "");
+    for (int lane = 0; lane < g->W; lane++) {
+        LLVMValueRef inst = LLVMBuildAdd(g->B, base, i64c(g, lane), "");
+        inst = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, inst, count, ""), inst, last, "inst");
+        select_rows(g, inst, n_data, n_state);
+        for (int id = 0; id < n; id++) {
+            if (!gathered_input(g, id))
+                continue;
+            LLVMValueRef v = emit_input_lane(g, dag_node(g->dag, id)->index);
+            vec[id] = LLVMBuildInsertElement(g->B, vec[id] ? vec[id] : LLVMGetUndef(g->vt), v,
+                                             LLVMConstInt(g->i32, (unsigned)lane, 0), "");
+        }
+    }
+    for (int id = 0; id < n; id++)
+        if (vec[id])
+            store_slot(g, g->slot[id], vec[id]);
+    free(vec);
+}
+
 /* Gathers the inputs of lanes 0..W-1 into the spill array. Lanes past the last instance
  * repeat it: their results are computed but never scattered. */
 static void gather_inputs(Cg *g, LLVMValueRef fn, LLVMValueRef base, LLVMValueRef count)
 {
     LLVMValueRef n_data = LLVMBuildSExt(g->B, field(g, g->batch_ty, g->batch, 2, g->i32, ""), g->i64, "");
     LLVMValueRef n_state = LLVMBuildSExt(g->B, field(g, g->batch_ty, g->batch, 3, g->i32, ""), g->i64, "");
+    if (g->W > 1) {
+        gather_vectors(g, base, count, n_data, n_state);
+        return;
+    }
     Loop lane = begin_loop(g, fn, "gather");
     LLVMValueRef inst = LLVMBuildAdd(g->B, base, lane.var, "");
     LLVMValueRef last = LLVMBuildSub(g->B, count, i64c(g, 1), "");
     inst = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, inst, count, ""), inst, last, "inst");
-    g->dofs_row = table_row(g, g->i32, field(g, g->batch_ty, g->batch, 4, g->ptr, ""), inst, i64c(g, g->spec->nd));
-    g->data_row = table_row(g, g->f64, field(g, g->batch_ty, g->batch, 7, g->ptr, ""), inst, n_data);
-    g->state_row = table_row(g, g->f64, field(g, g->batch_ty, g->batch, 8, g->ptr, ""), inst, n_state);
-    for (int id = 0; id < dag_size(g->dag); id++) {
-        const ExprNode *n = dag_node(g->dag, id);
-        if (n->op != XO_INPUT || g->slot[id] < 0 || g->spec->inputs[n->index].cls == KIN_EXPR)
-            continue;
-        LLVMBuildStore(g->B, emit_input_lane(g, n->index), spill_lane_ptr(g, g->slot[id], lane.var));
-    }
+    select_rows(g, inst, n_data, n_state);
+    for (int id = 0; id < dag_size(g->dag); id++)
+        if (gathered_input(g, id))
+            LLVMBuildStore(g->B, emit_input_lane(g, dag_node(g->dag, id)->index),
+                           spill_lane_ptr(g, g->slot[id], lane.var));
     end_loop(g, fn, &lane, i64c(g, g->W), i64c(g, 1));
 }
 

@@ -265,14 +265,28 @@ static void write_cached(const char *dir, const char *path, LLVMMemoryBufferRef 
         unlink(tmp);
 }
 
+/* Instructions in M's functions. */
+static long module_instructions(LLVMModuleRef M)
+{
+    long n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+                n++;
+    return n;
+}
+
 bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *warn, size_t warn_n, char *err,
                  size_t err_n)
 {
+    bool small = module_instructions(M) <= JIT_SMALL_MODULE;
+    const char *pipeline = small ? JIT_SMALL_PIPELINE : JIT_PIPELINE;
+    LLVMCodeGenOptLevel level = small ? JIT_SMALL_CODEGEN_LEVEL : JIT_CODEGEN_LEVEL;
     *out = NULL;
     warn[0] = 0;
     if (hit)
         *hit = false;
-    LLVMTargetMachineRef tm = jit_target_machine(false, JIT_CODEGEN_LEVEL, err, err_n);
+    LLVMTargetMachineRef tm = jit_target_machine(false, level, err, err_n);
     if (!tm) {
         LLVMDisposeModule(M);
         return false;
@@ -286,8 +300,7 @@ bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *war
         unsigned major, minor, patch;
         LLVMGetVersion(&major, &minor, &patch);
         char salt[4096];
-        snprintf(salt, sizeof salt, "%s|%d|%s|%s|%u.%u.%u|chunk%d|srd %s entry%d", JIT_PIPELINE,
-                 (int)JIT_CODEGEN_LEVEL, cpu, features, major, minor, patch, JIT_CHUNK_OPS, SRD_VERSION,
+        snprintf(salt, sizeof salt, "%s|%d|%s|%s|%u.%u.%u|chunk%d|srd %s entry%d", pipeline, (int)level, cpu, features, major, minor, patch, JIT_CHUNK_OPS, SRD_VERSION,
                  (int)CACHE_FORMAT);
         hash_text(ir, strlen(ir), salt, key);
         snprintf(path, sizeof path, "%s/%s.o", dir, key);
@@ -300,7 +313,7 @@ bool jit_compile(LLVMModuleRef M, LLVMMemoryBufferRef *out, bool *hit, char *war
         *hit = true;
     bool ok = true;
     if (!obj) {
-        ok = jit_optimize(M, tm, JIT_PIPELINE, err, err_n);
+        ok = jit_optimize(M, tm, pipeline, err, err_n);
         char *msg = NULL;
         if (ok && LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMObjectFile, &msg, &obj)) {
             snprintf(err, err_n, "cannot generate machine code: %s", msg ? msg : "");

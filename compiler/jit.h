@@ -16,6 +16,13 @@
 enum { JIT_CHUNK_OPS = 150 };
 #define JIT_PIPELINE "default<O0>"
 #define JIT_CODEGEN_LEVEL LLVMCodeGenLevelNone
+/* Small modules (mass-spring lattices, contact: a few hundred instructions) are the other
+ * way round: their kernels are tight loops of gathers, a few operations and scatters, which
+ * CodeGen "none" leaves 1.4 to 1.6 times slower (bench/README.md, lattices), and they compile
+ * in milliseconds at O2 too. Same bits either way. */
+enum { JIT_SMALL_MODULE = 4000 };
+#define JIT_SMALL_PIPELINE "default<O2>"
+#define JIT_SMALL_CODEGEN_LEVEL LLVMCodeGenLevelDefault
 #define AOT_PIPELINE "default<O2>"
 
 /* A target machine for this host (portable = false) or for any x86-64 with AVX2 and FMA. */

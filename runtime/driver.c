@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "alloc.h"
 #include "contact.h"
+#include "explicit.h"
 #include "checkpoint.h"
 #include "files.h"
 #include "output_csv.h"
@@ -302,13 +303,14 @@ static void watch_strain(const srd_sim *s, double t)
 }
 
 /* The stable time step of an explicit method from Gershgorin's bound on the highest natural
- * frequency at the start (0 for implicit methods); warns when dt is above it. */
-static double check_stable_dt(srd_sim *s, srd_method method)
+ * frequency at the start (0 for implicit methods); warns when dt is above it, unless the run
+ * is to be refused for it. */
+static double check_stable_dt(srd_sim *s, srd_method method, bool refused)
 {
     if (method < SRD_SYMPLECTIC_EULER)
         return 0;
     double w = srd_max_frequency_bound(s), stable = srd_stable_dt(method, w);
-    if (stable > 0 && s->dt > stable)
+    if (stable > 0 && s->dt > stable && !refused)
         fprintf(stderr, "%s: warning: dt = %.3g s is above the stable time step of this explicit method, about "
                         "%.3g s (%s / w_max, with w_max <= %.4g rad/s by Gershgorin's bound on M^-1 K at the start)"
                         "\n  hint: use dt below %.3g s, or an implicit method\n", prog_name, s->dt, stable,
@@ -574,6 +576,11 @@ typedef struct Dynamic {
     double                 last_save;       /* wall clock of the last checkpoint */
     uint64_t               fingerprint;
     double                 stable;          /* stable time step of an explicit method, else 0 */
+    /* The explicit fast path (explicit/explicit.h) and the arrays it reads, or NULL. */
+    srd_explicit          *fast;
+    srd_kernel_fn         *fast_fns;
+    srd_kernel_info       *fast_infos;
+    double               **fast_data;
 } Dynamic;
 
 /* The contact statistics as the checkpoint stores them, and back. */
@@ -700,6 +707,111 @@ static int step_outputs(Dynamic *d, long k)
     return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
 }
 
+/* Threads of the fast path: $SRD_THREADS when set, else one for small models, whose steps
+ * take less time than waking a helper at each of the step's two barriers (bench/README.md). */
+enum { FAST_PATH_MIN_PER_THREAD = 20000 };
+
+static int fast_path_threads(const srd_model *m)
+{
+    const char *env = getenv("SRD_THREADS");
+    if (env && *env)
+        return srd_assembly_threads();
+    long n = 0;
+    for (int k = 0; k < m->n_sets; k++)
+        n += m->sets[k].n;
+    return n >= 2 * FAST_PATH_MIN_PER_THREAD ? srd_assembly_threads() : 1;
+}
+
+static void fast_schedules(void *sim, double t) { srd_sim_apply_schedules(sim, t); }
+
+/* The explicit fast path for this simulation, when the method is explicit, the model has only
+ * node DOFs and $SRD_EXPLICIT is not "general" (which keeps the general path, for comparison). */
+static void fast_path_start(Dynamic *d)
+{
+    srd_sim *s = d->s;
+    const srd_model *m = d->m;
+    const char *env = getenv("SRD_EXPLICIT");
+    if (d->method < SRD_SYMPLECTIC_EULER || (env && !strcmp(env, "general")))
+        return;
+    int n = m->n_sets;
+    d->fast_fns = srd_xcalloc((size_t)n + 1, sizeof *d->fast_fns);
+    d->fast_infos = srd_xcalloc((size_t)n + 1, sizeof *d->fast_infos);
+    d->fast_data = srd_xcalloc((size_t)n + 1, sizeof *d->fast_data);
+    for (int k = 0; k < n; k++) {
+        d->fast_fns[k] = s->kernels[k].gradient;
+        d->fast_infos[k] = s->kernels[k].info;
+        d->fast_data[k] = s->set_data ? s->set_data[k] : s->kernels[k].batch.data;
+    }
+    if (srd_explicit_unsupported(m, d->fast_infos))
+        return;
+    srd_explicit_input in = { m, d->fast_fns, d->fast_infos, d->fast_data, s->params, s->fext,
+                              s->schedules.n ? fast_schedules : NULL, s, s->schedules.has_loads,
+                              fast_path_threads(m) };
+    d->fast = srd_explicit_new(&in, d->method, s->dt);
+}
+
+static void fast_path_free(Dynamic *d)
+{
+    srd_explicit_free(d->fast);
+    free(d->fast_fns);
+    free(d->fast_infos);
+    free(d->fast_data);
+}
+
+static bool has_lattice(const srd_model *m)
+{
+    for (int k = 0; k < m->n_objects; k++)
+        if (m->objects[k].kind == SRD_OBJ_LATTICE)
+            return true;
+    return false;
+}
+
+/* Line `line` of the file at path with a caret under column col, as the compiler shows the
+ * source of a diagnostic; nothing when the file cannot be read. */
+static void show_source_line(const char *path, int line, int col)
+{
+    FILE *f = fopen(path, "r");
+    char text[4096];
+    for (int k = 1; f && fgets(text, sizeof text, f); k++)
+        if (k == line) {
+            text[strcspn(text, "\r\n")] = 0;
+            fprintf(stderr, "%5d | %s\n      | %*s^\n", line, text, col - 1, "");
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
+/* A lattice runs on the fast path only below the stable time step: above it an explicit
+ * method blows up within a few steps, so the run is refused with the estimate, at the file's
+ * `dt`. (Other models keep the warning: a point-mass chain's estimate is 0.98 of its exact
+ * limit, and tests drive them past it on purpose.) */
+static int refuse_unstable_dt(const Dynamic *d)
+{
+    const srd_analysis *a = &d->m->simulate;
+    if (d->o->dt > 0 || !a->dt_line)
+        fprintf(stderr, "%s: error: ", prog_name);
+    else
+        fprintf(stderr, "%s:%d:%d: error: ", d->m->source, a->dt_line, a->dt_col);
+    fprintf(stderr, "dt = %.3g s%s is above the stable time step of `%s` on this model, %.3g s\n",
+            d->s->dt, d->o->dt > 0 ? " (--dt)" : "", a->method, d->stable);
+    if (d->o->dt <= 0 && a->dt_line)
+        show_source_line(d->m->source, a->dt_line, a->dt_col);
+    fprintf(stderr, "  hint: use dt <= %.3g s; the estimate is %s / w_max, with w_max bounded by Gershgorin's theorem "
+                    "on M^-1 K at the start; or use an implicit method\n",
+            d->stable, d->method == SRD_RK4 ? "2 sqrt(2)" : "2");
+    return SRD_EXIT_BAD_INPUT;
+}
+
+static void print_fast_path(const Dynamic *d)
+{
+    if (d->o->quiet)
+        return;
+    printf("explicit fast path: %s over %ld element instances on %d thread%s; stable time step %.3g s (dt = %.3g s)\n",
+           d->m->simulate.method, srd_explicit_instances(d->fast), srd_explicit_threads(d->fast),
+           srd_explicit_threads(d->fast) > 1 ? "s" : "", d->stable, d->s->dt);
+}
+
 /* Settings of the simulation with --dt and --duration applied, and its energy file (new, or
  * continued with --resume). */
 static int start_dynamic(Dynamic *d, srd_kernel_fn ground_height)
@@ -720,7 +832,12 @@ static int start_dynamic(Dynamic *d, srd_kernel_fn ground_height)
     d->last_save = srd_seconds();
     srd_contact_stats_init(&d->contact, d->m, ground_height);
     s->dynamic = 1; /* the first frame's reactions include the prescribed accelerations too */
-    d->stable = check_stable_dt(s, d->method);
+    fast_path_start(d);
+    d->stable = check_stable_dt(s, d->method, d->fast && has_lattice(d->m));
+    if (d->fast && has_lattice(d->m) && d->stable > 0 && s->dt > d->stable)
+        return refuse_unstable_dt(d);
+    if (d->fast)
+        print_fast_path(d);
     if (d->o->resume)
         return resume_dynamic(d);
     if (srd_outfile_open(&d->energy, d->o->out, "energy.csv") != 0)
@@ -744,6 +861,25 @@ static void print_dynamic_summary(const Dynamic *d, double wall)
     print_contact_summary(&d->contact);
 }
 
+/* Whether step_outputs will read the state after this step: a frame, probes or contact. */
+static bool outputs_due(const Dynamic *d)
+{
+    const srd_sim *s = d->s;
+    return s->t >= d->next_out - 1e-6 * s->dt || s->t >= d->out->pr.next - 1e-6 * s->dt || d->contact.has_contact;
+}
+
+/* One step of the fast path; the sim's state is brought up to date when it is read. */
+static int fast_step(Dynamic *d)
+{
+    srd_sim *s = d->s;
+    int code = srd_explicit_steps(d->fast, 1);
+    s->t = srd_explicit_time(d->fast);
+    s->steps++;
+    if (code || outputs_due(d))
+        srd_explicit_get_state(d->fast, s->q, s->v);
+    return code;
+}
+
 static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o, Outputs *out,
                        srd_kernel_fn ground_height)
 {
@@ -751,8 +887,10 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     double t0 = srd_seconds();
     int status = start_dynamic(&d, ground_height);
     d.t_first = s->t;
+    if (d.fast && status == SRD_EXIT_OK)
+        srd_explicit_set_state(d.fast, s->q, s->v, s->t); /* after a resume or a static start */
     for (long k = d.first; k <= d.steps && status == SRD_EXIT_OK; k++) {
-        int code = k > 0 ? srd_step(s, d.method, 6) : 0;
+        int code = k > 0 ? (d.fast ? fast_step(&d) : srd_step(s, d.method, 6)) : 0;
         if (code) {
             if (d.method >= SRD_SYMPLECTIC_EULER)
                 report_explicit_failure(s);
@@ -774,6 +912,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     if (status == SRD_EXIT_OK && !o->quiet)
         print_dynamic_summary(&d, srd_seconds() - t0);
     srd_contact_stats_free(&d.contact);
+    fast_path_free(&d);
     return status;
 }
 
@@ -898,11 +1037,15 @@ static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, 
 }
 
 /* Friction and viscous drag are written for the implicit step, whose velocity is (q - q0) / dt:
- * an explicit method would silently leave them out. */
+ * the general explicit path would silently leave them out. The fast path gives them
+ * q0 = q - dt v, so that they see the current velocity. */
 static int check_method(const srd_model *m, const srd_kernel_table *kt)
 {
     const char *method = m->simulate.present ? m->simulate.method : NULL;
+    const char *env = getenv("SRD_EXPLICIT");
     if (!method || srd_method_from_name(method) < SRD_SYMPLECTIC_EULER)
+        return SRD_EXIT_OK;
+    if (!srd_explicit_unsupported(m, kt->infos) && !(env && !strcmp(env, "general")))
         return SRD_EXIT_OK;
     for (int k = 0; k < m->n_sets; k++)
         if (kt->infos[k].needs_time_step) {

@@ -216,6 +216,8 @@ static void apply_schedules(srd_sim *s, double t)
         srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->set_data, s->fext);
 }
 
+void srd_sim_apply_schedules(srd_sim *s, double t) { apply_schedules(s, t); }
+
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr)
 {
     srd_schedules_free(&s->schedules);

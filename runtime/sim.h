@@ -103,6 +103,8 @@ void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_ev
 /* Installs the schedule kernels (see schedule.h) and applies them at the current time;
  * from then on every step evaluates them at its own time. */
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr);
+/* Evaluates the schedules at time t into the element data and the external forces. */
+void srd_sim_apply_schedules(srd_sim *s, double t);
 
 /* One Newton solve at the current state (q is the initial guess and the result).
  * Returns 0 on convergence, 1 when it did not converge, 2 on NaN/Inf. */

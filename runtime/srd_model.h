@@ -180,6 +180,7 @@ typedef struct srd_analysis {
     char  *method;      /* implicit_euler, implicit_midpoint, newmark, euler, verlet, rk4, static, modes */
     char  *start;       /* simulate: reference (NULL) or equilibrium, the static block's result */
     double dt, duration, tolerance;
+    int    dt_line, dt_col; /* where the file sets dt (for messages about it), or 0 */
     int    max_iterations;
     int    line_search;
     char  *solver;      /* auto, dense, banded */

@@ -29,6 +29,7 @@ cantilever_shell_midedge - - displacement
 earthworm 5 5 -
 gripper - - -
 jumper 0.25 0.25 velocity
+lattice_walker 0.5 0.5 displacement
 manta_ray 1.3 1.3 velocity
 parachute 1 1 velocity
 pneunet - - curvature

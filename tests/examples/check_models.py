@@ -596,6 +596,13 @@ def sleeve_pendulum():
     return m
 
 
+def lattice_walker():
+    m = Model()
+    m.cubic_lattice((0.048, 0.012, 0.006), 0.003, rho=1070)
+    m.flat_ground(friction=True)
+    return m
+
+
 EXAMPLES = {
     "rfem_pendulum": rfem_pendulum,
     "appendage_base": appendage_base,
@@ -616,6 +623,7 @@ EXAMPLES = {
     "tripod": tripod,
     "balloon": balloon,
     "thermal_bimorph": thermal_bimorph,
+    "lattice_walker": lattice_walker,
 }
 
 
