@@ -31,6 +31,8 @@ static const char *standard_module(const char *kind)
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";
+    if (!strncmp(kind, "tet_", 4))
+        return "solids";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";
     return NULL;

@@ -13,6 +13,7 @@ typedef enum {
     P_MESH,     /* rectangle(...), hexagon(...), disc(...), obj(...), dismech(...) */
     P_SECTION,  /* circular(r), elliptic(a, b), rectangular(w, h) */
     P_SOLID,    /* box(...), cylinder(...), sphere(...): a lattice's body */
+    P_TETMESH,  /* box(...), cylinder(...), gmsh(...), tetgen(...), filled(...): a solid's mesh */
     P_HEIGHT,   /* an expression of x and y giving a height */
 } PropShape;
 

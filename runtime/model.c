@@ -191,7 +191,7 @@ double srd_model_total_mass(const srd_model *m)
 
 void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
 {
-    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     if (dof < 0 || dof >= m->n_dofs) {
         snprintf(buf, n, "DOF %d", dof);
         return;
@@ -334,7 +334,7 @@ static void json_analysis(FILE *out, const char *key, const srd_analysis *a)
 
 void srd_model_print_json(const srd_model *m, FILE *out)
 {
-    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     fprintf(out, "{\n  \"source\": ");
     json_string(out, m->source);
     fprintf(out, ",\n  \"planar\": %s", m->planar ? "true" : "false");

@@ -946,7 +946,7 @@ static void report_pivot(const srd_sim *s, FILE *out, int dof)
 {
     const srd_model *m = s->m;
     int o = object_of_dof(m, dof);
-    static const char *kinds[] = { "rod", "shell", "body" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     if (!object_held(s, o))
         fprintf(out, "  nothing holds %s %s: no clamp, fix or motion acts on any of its DOFs\n",
                 kinds[m->objects[o].kind], m->objects[o].name);
