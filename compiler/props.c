@@ -47,7 +47,7 @@ static const PropSpec props[] = {
     DISCRETE(BK_SOLID, "mesh", P_TETMESH, 0, true, NULL, "its tetrahedra: box, cylinder, gmsh(\"f.msh\"), tetgen(\"f\") or filled(\"f.stl\")"),
     DISCRETE(BK_SOLID, "spacing", P_NUM, 1, false, NULL, "longest cell edge of a generated mesh (box, cylinder, filled)"),
     DISCRETE(BK_SOLID, "cavity", P_SOLID, 0, false, NULL, "a box left hollow inside a box mesh"),
-    DISCRETE(BK_SOLID, "energy", P_WORD, 0, false, "neo_hookean stvk linear", "neo_hookean (default), stvk or linear"),
+    DISCRETE(BK_SOLID, "model", P_WORD, 0, false, "neo_hookean stvk linear", "neo_hookean (default), stvk or linear"),
     OTHER(BK_SOLID, "material", P_MATERIAL, true, "material name (E, nu, rho), or a condition on x, y, z, region"),
 
     NUM(BK_MEDIUM, "density", 1, -3, 1, 0, true, true, "density of the surrounding fluid (buoyancy)"),

@@ -287,13 +287,13 @@ static bool build_solid(Elab *e, const Stmt *s, ElabObj *o, TetMesh *m, Material
 
 static int energy_kind(const PropValues *pv)
 {
-    const Value *v = prop_get(pv, "energy");
+    const Value *v = prop_get(pv, "model");
     if (!v || !strcmp(v->str, "neo_hookean"))
         return SOLID_NEO_HOOKEAN;
     return !strcmp(v->str, "stvk") ? SOLID_STVK : SOLID_LINEAR;
 }
 
-/* `solid NAME { mesh; spacing; cavity; energy; material; }`: its nodes, tetrahedra, masses and
+/* `solid NAME { mesh; spacing; cavity; model; material; }`: its nodes, tetrahedra, masses and
  * cavities, appended to the model under construction. */
 void elab_solid(Elab *e, Stmt *s, const char *name)
 {
