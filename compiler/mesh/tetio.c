@@ -244,42 +244,30 @@ static bool skip_section(Words *w, const char *name)
     return false;
 }
 
-/* Format 2: `n`, then `tag x y z` lines. */
+/* Format 2: `n`, then `tag x y z` lines (read whole, then indexed by tag). */
 static bool msh2_nodes(Words *w, Build *b, double scale)
 {
-    long n;
+    long n, max_tag = 0;
     if (!read_count(w, false, "the node count", &n))
         return false;
-    size_t save = w->pos;
-    long save_at = w->at, max_tag = 0;
-    for (long i = 0; i < n; i++) { /* first pass: the largest tag */
-        long tag;
-        double p[3];
-        if (!read_long(w, false, "a node number", &tag) || !read_double(w, false, &p[0]) ||
-            !read_double(w, false, &p[1]) || !read_double(w, false, &p[2]))
-            return false;
-        if (tag < 1 || tag > MAX_ITEMS) {
-            fail(w, "node number %ld is out of range", tag);
-            return false;
+    long *tags = malloc(sizeof(long) * (size_t)(n + 1));
+    double *p = malloc(sizeof(double) * 3 * (size_t)(n + 1));
+    bool ok = tags && p;
+    for (long i = 0; i < n && ok; i++) {
+        ok = read_long(w, false, "a node number", &tags[i]) && read_double(w, false, &p[3 * i]) &&
+             read_double(w, false, &p[3 * i + 1]) && read_double(w, false, &p[3 * i + 2]);
+        if (ok && (tags[i] < 1 || tags[i] > MAX_ITEMS)) {
+            fail(w, "node number %ld is out of range", tags[i]);
+            ok = false;
         }
-        max_tag = tag > max_tag ? tag : max_tag;
+        max_tag = ok && tags[i] > max_tag ? tags[i] : max_tag;
     }
-    /* the words were cut in place: read them again from the saved position */
-    w->pos = save;
-    w->at = save_at;
-    if (!alloc_nodes(b, n, max_tag))
-        return false;
-    for (long i = 0; i < n; i++) {
-        long tag;
-        double p[3];
-        for (int c = 0; c < 3; c++)
-            p[c] = 0;
-        read_long(w, false, "a node number", &tag);
-        read_double(w, false, &p[0]), read_double(w, false, &p[1]), read_double(w, false, &p[2]);
-        if (!set_node(w, b, tag, p, scale))
-            return false;
-    }
-    return expect(w, "$EndNodes");
+    ok = ok && alloc_nodes(b, n, max_tag);
+    for (long i = 0; i < n && ok; i++)
+        ok = set_node(w, b, tags[i], &p[3 * i], scale);
+    free(tags);
+    free(p);
+    return ok && expect(w, "$EndNodes");
 }
 
 /* Gmsh element types: 4 is the 4-node tetrahedron; 11 and 29 are tetrahedra of higher order. */

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""check_solids.py SRDC DIR — tetrahedral solids (issue 19 item 4) against closed forms.
+
+1. Uniaxial stress of a neo-Hookean cube (uniaxial.srd): the consistent nodal forces of a nominal
+   traction P on one face, symmetry planes on three others. Linear tetrahedra reproduce a
+   homogeneous deformation exactly, so the stretch lambda and lateral stretch mu the solve finds
+   must satisfy the closed form, P = mu_s (lambda - 1/lambda) + lam_s ln(J) / lambda and
+   0 = mu_s (mu - 1/mu) + lam_s ln(J) / mu with J = lambda mu^2, to 1e-8 (Newton tolerance
+   1e-13); every node on the affine field to 1e-10 of the size; the frame's Cauchy stress
+   sigma_xx = P / mu^2 in every tetrahedron to 1e-8.
+2. Patch test (patch.srd): every surface node of an irregular cylinder mesh moved by one linear
+   field, the interior free: each interior node lands on the field to 1e-10 of the size, for the
+   linear energy and the neo-Hookean one (a homogeneous finite deformation).
+3. Cantilever under its weight (cantilever.srd, 100 x 10 x 10 mm, nu = 0, linear energy), n = 4
+   and 8 cells across: tip deflection against Euler-Bernoulli q L^4 / (8 E I), first bending
+   frequency against 1.8751^2 / (2 pi L^2) sqrt(E I / (rho A)). Linear tetrahedra lock in
+   bending: the raw errors at n = 8 are -4.3 % and +1.3 %; they fall about as h^2 (order > 1.5
+   between n = 4 and 8), and the Richardson extrapolation (order 2) from n = 4 and 8 is within
+   1 % of beam theory for both (-0.18 % and -0.56 %). Timoshenko's shear term would add 0.8 % to
+   the beam's deflection at L / h = 10; it is printed, not used.
+4. Imported meshes: the same cube as Gmsh 2.2, Gmsh 4.1 and TetGen files weighs rho V to 1e-12,
+   and a two-region Gmsh mesh takes its materials by `region`.
+5. A box with a pressurised cavity, its base clamped: the pressure is self-equilibrated, so the
+   base's reaction is zero to 1e-9 of p times the cavity's face area, and the cavity's roof
+   rises.
+
+Prints one `ok - ...` / `not ok - ...` line per check; exits 1 on a failure.
+"""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from tap import check, finish, scratch  # noqa: E402
+from vtk_frame import frame_arrays, frame_points  # noqa: E402
+
+srdc, here = sys.argv[1], os.path.abspath(sys.argv[2])
+
+
+def srd(*args):
+    return subprocess.run([srdc, *args], capture_output=True, text=True)
+
+
+def variant(name, replace=None, append=""):
+    """DIR/NAME with words replaced and lines appended, in a scratch directory."""
+    text = open(os.path.join(here, name)).read()
+    for key, value in (replace or {}).items():
+        assert key in text, key
+        text = text.replace(key, value)
+    path = os.path.join(scratch("model_"), name)
+    with open(path, "w") as f:
+        f.write(text + append)
+    return path
+
+
+def run(path, *args):
+    out = scratch()
+    p = srd("run", path, "--out", out, "--quiet", *args)
+    check(p.returncode == 0, "%s runs: %s" % (os.path.basename(path), p.stderr.strip()[:400]))
+    return out if p.returncode == 0 else None
+
+
+def last_vtu(out, name):
+    files = sorted(f for f in os.listdir(out) if f.startswith(name) and f.endswith(".vtu"))
+    return os.path.join(out, files[-1])
+
+
+def array(path, name):
+    return dict(frame_arrays(path))[name]
+
+
+def tetrahedra(path):
+    arrays = frame_arrays(path)
+    conn = [int(v) for v in dict(arrays)["connectivity"]]
+    types = [int(v) for v in dict(arrays)["types"]]
+    offsets = [int(v) for v in dict(arrays)["offsets"]]
+    tets, start = [], 0
+    for t, end in zip(types, offsets):
+        if t == 10:
+            tets.append(conn[start:end])
+        start = end
+    return tets
+
+
+# ---- 1. uniaxial stress ----
+
+MU_S, LAM_S = 1e6 / (2 * 1.45), 1e6 * 0.45 / (1.45 * 0.1)  # Lame constants, E = 1 MPa, nu = 0.45
+L, P = 10e-3, 0.3e6
+
+
+def face_loads(ref_vtu):
+    """Consistent nodal forces of the nominal traction P on the x = L face: a third of P times
+    each boundary triangle's area on each of its corners."""
+    pts = frame_points(ref_vtu)
+    share = {}
+    faces = {}
+    for t in tetrahedra(ref_vtu):
+        for k in range(4):
+            f = tuple(sorted(t[:k] + t[k + 1:]))
+            faces[f] = faces.get(f, 0) + 1
+    for f, count in faces.items():
+        if count == 1 and all(abs(pts[v][0] - L) < 1e-12 for v in f):
+            a, b, c = (pts[v] for v in f)
+            u = [b[i] - a[i] for i in range(3)]
+            w = [c[i] - a[i] for i in range(3)]
+            area = 0.5 * abs(u[1] * w[2] - u[2] * w[1])
+            for v in f:
+                share[v] = share.get(v, 0) + P * area / 3
+    return "".join("load block.node(%d) = (%.17g, 0, 0) N;\n" % (v, fx) for v, fx in sorted(share.items()))
+
+
+def uniaxial():
+    ref = run(variant("uniaxial.srd", {"load_steps = 4; ": ""}))
+    if not ref:
+        return
+    out = run(variant("uniaxial.srd", append=face_loads(last_vtu(ref, "uniaxial"))))
+    if not out:
+        return
+    frame = last_vtu(out, "uniaxial")
+    x0 = frame_points(last_vtu(ref, "uniaxial"))
+    x = frame_points(frame)
+    lam = max(p[0] for p in x) / L
+    mu = max(p[1] for p in x) / L
+    affine = max(abs(p[0] - lam * q[0]) + abs(p[1] - mu * q[1]) + abs(p[2] - mu * q[2]) for p, q in zip(x, x0))
+    check(affine < 1e-10 * L, "uniaxial: every node on the affine field (worst %.2e of the size)" % (affine / L))
+    J = lam * mu * mu
+    p11 = MU_S * (lam - 1 / lam) + LAM_S * math.log(J) / lam
+    p22 = MU_S * (mu - 1 / mu) + LAM_S * math.log(J) / mu
+    print("# uniaxial: lambda %.12f, mu %.12f, P11 %.10g Pa (applied %.10g), P22 %.3g Pa" % (lam, mu, p11, P, p22))
+    check(abs(p11 - P) < 1e-8 * P, "uniaxial: nominal stress against the closed form (error %.2e, tol 1e-8)"
+          % (abs(p11 - P) / P))
+    check(abs(p22) < 1e-8 * P, "uniaxial: no lateral stress (|P22| / P = %.2e, tol 1e-8)" % (abs(p22) / P))
+    stress = array(frame, "stress")
+    sxx = [stress[9 * k] for k in range(len(stress) // 9)]
+    worst = max(abs(s - P / (mu * mu)) for s in sxx) / (P / (mu * mu))
+    check(worst < 1e-8, "uniaxial: the frame's Cauchy stress sigma_xx = P / mu^2 in every tetrahedron (worst %.2e)"
+          % worst)
+
+
+# ---- 2. patch test ----
+
+A = ((0.02, -0.01, 0.03), (0.015, 0.01, -0.02), (-0.01, 0.025, 0.005))
+
+
+def patch(model):
+    out = run(variant("patch.srd", {"model = linear": "model = " + model}))
+    if not out:
+        return
+    frame = last_vtu(out, "patch")
+    x = frame_points(frame)
+    u = array(frame, "displacement")
+    worst, interior = 0.0, 0
+    for i, p in enumerate(x):
+        q = [p[c] - u[3 * i + c] for c in range(3)]
+        r = math.hypot(q[0], q[1])
+        if r > 9.99e-3 or q[2] <= 1e-15 or q[2] >= 20e-3 - 1e-15:
+            continue
+        interior += 1
+        for c in range(3):
+            want = q[c] + sum(A[c][k] * q[k] for k in range(3))
+            worst = max(worst, abs(p[c] - want))
+    check(interior > 10, "patch (%s): %d interior nodes are free" % (model, interior))
+    check(worst < 1e-10 * 20e-3, "patch (%s): interior nodes on the linear field (worst %.2e of the size, tol 1e-10)"
+          % (model, worst / 20e-3))
+
+
+# ---- 3. cantilever ----
+
+def cantilever():
+    E, rho, g, h, Lb = 1e6, 1000.0, 9.81, 10e-3, 100e-3
+    I, Ar, G = h ** 4 / 12, h * h, E / 2
+    q = rho * g * Ar
+    deflection = q * Lb ** 4 / (8 * E * I)
+    shear = q * Lb ** 2 / (2 * 5 / 6 * G * Ar)  # Timoshenko's shear term, for the record: 0.8 %
+    freq = 1.8751 ** 2 / (2 * math.pi * Lb ** 2) * math.sqrt(E * I / (rho * Ar))
+    tips, freqs = {}, {}
+    for n in (4, 8):
+        out = run(os.path.join(here, "cantilever.srd"), "-p", "n=%d" % n)
+        if not out:
+            return
+        with open(os.path.join(out, "static_probes.csv")) as f:
+            tips[n] = -float(list(csv.DictReader(f))[-1]["tip"])
+        with open(os.path.join(out, "modes.csv")) as f:
+            freqs[n] = float(list(csv.DictReader(f))[0]["frequency_hz"])
+        print("# cantilever n = %d (with Timoshenko's shear term the beam's tip is %.6g m): tip %.6g m (beam %.6g, %+.2f %%), f1 %.6g Hz (beam %.6g, %+.2f %%)"
+              % (n, deflection + shear, tips[n], deflection, 100 * (tips[n] / deflection - 1), freqs[n], freq, 100 * (freqs[n] / freq - 1)))
+    for what, v, ref in (("tip deflection", tips, deflection), ("first frequency", freqs, freq)):
+        order = math.log(abs(v[4] - ref) / abs(v[8] - ref), 2)
+        rich = v[8] + (v[8] - v[4]) / 3
+        check(order > 1.5, "cantilever %s: error falls as h^%.2f from n = 4 to 8" % (what, order))
+        check(abs(rich / ref - 1) < 0.01, "cantilever %s: Richardson extrapolation %+.2f %% of beam theory (tol 1 %%)"
+              % (what, 100 * (rich / ref - 1)))
+
+
+# ---- 4. imports ----
+
+def imports():
+    for mesh in ('gmsh("cube_v2.msh", scale = 1 cm)', 'gmsh("cube_v41.msh", scale = 1 cm)',
+                 'tetgen("cube", scale = 1 cm)'):
+        text = ('material gel { E = 1 MPa; nu = 0.3; rho = 1000 kg/m^3; }\n'
+                'solid c { mesh = %s; material = gel; }\n' % mesh.replace('("', '("%s/' % here))
+        path = os.path.join(scratch("model_"), "import.srd")
+        with open(path, "w") as f:
+            f.write(text)
+        p = srd("dump", "--json", path)
+        check(p.returncode == 0, "import %s: %s" % (mesh, p.stderr.strip()[:300]))
+        if p.returncode:
+            continue
+        m = json.loads(p.stdout)
+        mass = sum(o["mass"] for o in m["objects"])
+        check(abs(mass - 1e-3) < 1e-15, "import %s: mass rho V = %.15g kg" % (mesh, mass))
+    # by region: the core tetrahedron (region 1, a third of the cube) of a denser material
+    for mesh in ('gmsh("cube_v2.msh", scale = 1 cm)', 'gmsh("cube_v41.msh", scale = 1 cm)',
+                 'tetgen("cube", scale = 1 cm)'):
+        text = ('material gel { E = 1 MPa; nu = 0.3; rho = 1000 kg/m^3; }\n'
+                'material core { E = 2 MPa; nu = 0.3; rho = 4000 kg/m^3; }\n'
+                'solid c { mesh = %s; material = region == 1 ? core : gel; }\n' % mesh.replace('("', '("%s/' % here))
+        path = os.path.join(scratch("model_"), "regions.srd")
+        with open(path, "w") as f:
+            f.write(text)
+        p = srd("dump", "--json", path)
+        if p.returncode:
+            check(False, "regions %s: %s" % (mesh, p.stderr.strip()[:300]))
+            continue
+        mass = sum(o["mass"] for o in json.loads(p.stdout)["objects"])
+        want = 4000 * 1e-6 / 3 + 1000 * 2e-6 / 3
+        check(abs(mass - want) < 1e-15, "regions %s: mass %.15g kg (core 4000 kg/m^3 on a third)" % (mesh, mass))
+
+
+# ---- 5. cavity ----
+
+def cavity():
+    out = run(os.path.join(here, "cavity.srd"))
+    if not out:
+        return
+    with open(os.path.join(out, "static_probes.csv")) as f:
+        row = list(csv.DictReader(f))[-1]
+    force = math.sqrt(sum(float(row["R.f" + c]) ** 2 for c in "xyz"))
+    pa = 10e3 * 20e-3 * 20e-3
+    check(force < 1e-9 * pa, "cavity: the base carries no net force (|R| = %.2e N, p A = %g N)" % (force, pa))
+    frame = last_vtu(out, "cavity")
+    x, u = frame_points(frame), array(frame, "displacement")
+    top = [u[3 * i + 2] for i, p in enumerate(x) if abs(p[0] - u[3 * i] - 15e-3) < 1e-9
+           and abs(p[1] - u[3 * i + 1] - 15e-3) < 1e-9 and abs(p[2] - u[3 * i + 2] - 20e-3) < 1e-9]
+    check(len(top) == 1 and top[0] > 1e-5, "cavity: the top's centre rises (%s m)" % top)
+
+
+finish_after = [uniaxial, lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity]
+for step in finish_after:
+    step()
+finish()
