@@ -90,8 +90,15 @@ static bool read_mesh(Elab *e, const Geom *g, double spacing, const Value *cavit
             : !strcmp(g->fn, "tetgen")   ? tetmesh_read_tetgen(path, scale, mesh, err, sizeof err)
                                          : tetmesh_fill_surface(path, scale, spacing > 0 ? pow(spacing, 3) / (6 * sqrt(2)) : 0,
                                                                 mesh, err, sizeof err);
-    if (!ok)
-        diag_error(locs[0], "%s", err);
+    if (!ok) {
+        Diag *d = diag_error(locs[0], "%s", err);
+        if (strstr(err, "not a closed surface"))
+            diag_hint(d, "`filled` needs a watertight surface: close its holes and share the vertices of touching "
+                         "triangles");
+        else if (strstr(err, "not a Gmsh mesh"))
+            diag_hint(d, "gmsh(...) reads .msh files (ASCII 2.2 or 4.1); tetgen(\"base\") reads base.node and base.ele; "
+                         "filled(...) meshes a closed .obj or .stl surface");
+    }
     return ok;
 }
 
@@ -116,8 +123,10 @@ static bool check_quality(const TetMesh *m, SrcLoc at)
                                      "tetrahedra (signed volume %.3g m^3)", t + 1, where, v)
                     : diag_error(at, "tetrahedron %d%s is degenerate: its four corners are nearly in one plane "
                                      "(volume %.3g m^3)", t + 1, where, v);
-    diag_hint(d, v < 0 ? "swap two of its corners (nodes %d, %d, %d, %d of the mesh) or mesh the body again"
-                       : "its corners are nodes %d, %d, %d, %d of the mesh: mesh the body again, with a quality bound",
+    diag_hint(d, v < 0 ? "swap two of its corners (the mesh's nodes %d, %d, %d, %d, counted from 1 in file order) or "
+                         "mesh the body again"
+                       : "its corners are the mesh's nodes %d, %d, %d, %d (counted from 1 in file order): mesh the "
+                         "body again, with a quality bound",
               c[0] + 1, c[1] + 1, c[2] + 1, c[3] + 1);
     return false;
 }
