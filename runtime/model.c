@@ -246,7 +246,11 @@ void srd_model_print(const srd_model *m, FILE *out)
         springs += m->objects[m->edge_object[e]].kind == SRD_OBJ_LATTICE;
     fprintf(out, "  objects        %d rods, %d shells, %d bodies", count_objects(m, SRD_OBJ_ROD),
             count_objects(m, SRD_OBJ_SHELL), count_objects(m, SRD_OBJ_BODY));
-    fprintf(out, lattices ? ", %d lattices\n" : "\n", lattices);
+    int solids = count_objects(m, SRD_OBJ_SOLID), tets = 0;
+    for (int k = 0; k < m->n_sets; k++)
+        tets += !strncmp(m->sets[k].kind, "tet_", 4) && m->sets[k].n_node == 4 ? m->sets[k].n : 0;
+    fprintf(out, lattices ? ", %d lattices" : "", lattices);
+    fprintf(out, solids ? ", %d solids (%d tetrahedra)\n" : "\n", solids, tets);
     fprintf(out, "  nodes          %d\n", m->n_nodes);
     fprintf(out, "  edges          %d (rod %d, shell %d", m->n_edges, count_rod_edges(m),
             m->n_edges - count_rod_edges(m) - springs);

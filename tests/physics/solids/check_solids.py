@@ -23,6 +23,8 @@
 5. A box with a pressurised cavity, its base clamped: the pressure is self-equilibrated, so the
    base's reaction is zero to 1e-9 of p times the cavity's face area, and the cavity's roof
    rises.
+6. `build` and `sweep`: the cavity model's built simulator writes run's probes, byte for byte; a
+   sweep over its pressure and modulus scales as p / E.
 
 Prints one `ok - ...` / `not ok - ...` line per check; exits 1 on a failure.
 """
@@ -248,7 +250,38 @@ def cavity():
     check(len(top) == 1 and top[0] > 1e-5, "cavity: the top's centre rises (%s m)" % top)
 
 
-finish_after = [uniaxial, lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity]
+# ---- 6. build and sweep ----
+
+def built():
+    """The cavity model built into a simulator gives run's probes; a sweep of its pressure and
+    modulus scales as the neo-Hookean energy does (p / E alone sets the shape)."""
+    out = run(os.path.join(here, "cavity.srd"))
+    work = scratch("built_")
+    sim = os.path.join(work, "cavity")
+    p = srd("build", os.path.join(here, "cavity.srd"), "-o", sim)
+    check(p.returncode == 0, "cavity builds: %s" % p.stderr.strip()[:300])
+    if p.returncode or not out:
+        return
+    q = subprocess.run([sim, "--out", os.path.join(work, "out"), "--quiet"], capture_output=True, text=True)
+    check(q.returncode == 0, "the built cavity simulator runs: %s" % q.stderr.strip()[:300])
+    same = open(os.path.join(out, "static_probes.csv")).read() == open(os.path.join(work, "out", "static_probes.csv")).read()
+    check(same, "the built simulator's probes equal run's")
+    model = variant("cavity.srd", {"pressure box1.cavity = 10 kPa;": "param p = 10 kPa;\npressure box1.cavity = p;",
+                                   "material silicone { E = 1 MPa;": "param E = 1 MPa;\nmaterial silicone { E = E;",
+                                   "output vtk \"cavity\";": "probe top = box1.node(220).z;"})
+    sweep = os.path.join(scratch("sweep_"), "out")
+    p = srd("sweep", model, "-p", "p=5kPa,10kPa", "-p", "E=1MPa,2MPa", "--out", sweep, "--quiet")
+    check(p.returncode == 0, "a sweep of the cavity's pressure and modulus runs: %s" % p.stderr.strip()[:300])
+    if p.returncode:
+        return
+    with open(os.path.join(sweep, "summary.csv")) as f:
+        rows = {(r["p_Pa"], r["E_Pa"]): float(r["top"]) for r in csv.DictReader(f)}
+    a, b = rows[("5000", "1000000")], rows[("10000", "2000000")]
+    check(abs(a - b) < 1e-12 and rows[("10000", "1000000")] > a,
+          "sweep: p / E alone sets the shape (%.12g, %.12g m), more pressure lifts the top more" % (a, b))
+
+
+finish_after = [uniaxial, lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity, built]
 for step in finish_after:
     step()
 finish()
