@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_solids.py SRDC DIR — tetrahedral solids (issue 19 item 4) against closed forms.
+"""check_solids.py SRDC DIR EXAMPLES — tetrahedral solids (issue 19 item 4) against closed forms.
 
 1. Uniaxial stress of a neo-Hookean cube (uniaxial.srd): the consistent nodal forces of a nominal
    traction P on one face, symmetry planes on three others. Linear tetrahedra reproduce a
@@ -23,6 +23,10 @@
 5. A box with a pressurised cavity, its base clamped: the pressure is self-equilibrated, so the
    base's reaction is zero to 1e-9 of p times the cavity's face area, and the cavity's roof
    rises.
+7. The examples: silicone_press (the bonded block pushes back harder than a free-sliding one,
+   between 1 and 2.5 times the closed-form neo-Hookean force, and bulges at mid-height) and
+   pneunet_solid (curls toward +z, more than linearly in the pressure; pneunet.srd's rod with
+   the solid's mid-length curvature lifts its tip within 15 % of the solid's).
 6. `build` and `sweep`: the cavity model's built simulator writes run's probes, byte for byte; a
    sweep over its pressure and modulus scales as p / E.
 
@@ -40,6 +44,7 @@ from tap import check, finish, scratch  # noqa: E402
 from vtk_frame import frame_arrays, frame_points  # noqa: E402
 
 srdc, here = sys.argv[1], os.path.abspath(sys.argv[2])
+examples = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else os.path.join(here, "..", "..", "..", "examples")
 
 
 def srd(*args):
@@ -281,7 +286,69 @@ def built():
           "sweep: p / E alone sets the shape (%.12g, %.12g m), more pressure lifts the top more" % (a, b))
 
 
-finish_after = [uniaxial, lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity, built]
+# ---- 7. examples ----
+
+def silicone_press():
+    out = run(os.path.join(examples, "silicone_press.srd"))
+    if not out:
+        return
+    with open(os.path.join(out, "probes.csv")) as f:
+        last = list(csv.DictReader(f))[-1]
+    force = -float(last["plate.fz"])
+    # free-sliding faces: uniaxial neo-Hookean stress at stretch 0.8, lateral stretch from P22 = 0
+    E, nu, stretch = 1e5, 0.45, 0.8
+    mu_s, lam_s = E / (2 * (1 + nu)), E * nu / ((1 + nu) * (1 - 2 * nu))
+    m = 1.0
+    for _ in range(60):
+        f = mu_s * (m - 1 / m) + lam_s * math.log(stretch * m * m) / m
+        df = mu_s * (1 + 1 / m ** 2) + lam_s * (2 - math.log(stretch * m * m)) / m ** 2
+        m -= f / df
+    free = -(mu_s * (stretch - 1 / stretch) + lam_s * math.log(stretch * m * m) / stretch) * 4e-4
+    print("# silicone_press: plate force %.4g N, free-sliding block %.4g N (ratio %.3f)" % (force, free, force / free))
+    check(1.0 < force / free < 2.5, "silicone_press: the bonded block pushes back harder than a free-sliding one "
+          "(%.3g x)" % (force / free))
+    side = float(last["side"])
+    check(side > 20e-3 + 0.5e-3, "silicone_press: the side bulges out at mid-height (x = %.4g mm)" % (1e3 * side))
+
+
+def base_curvature(frame, nx, ny):
+    """Curvature in the x-z plane of the circle through the base line's nodes at 30, 50, 70 % of
+    the length (the box mesh's nodes at y = 0, z = 0)."""
+    x = frame_points(frame)
+    a, b, c = (x[round(nx * f)] for f in (0.3, 0.5, 0.7))
+    (ax, az), (bx, bz), (cx, cz) = (a[0], a[2]), (b[0], b[2]), (c[0], c[2])
+    d = 2 * (ax * (bz - cz) + bx * (cz - az) + cx * (az - bz))
+    ux = ((ax * ax + az * az) * (bz - cz) + (bx * bx + bz * bz) * (cz - az) + (cx * cx + cz * cz) * (az - bz)) / d
+    uz = ((ax * ax + az * az) * (cx - bx) + (bx * bx + bz * bz) * (ax - cx) + (cx * cx + cz * cz) * (bx - ax)) / d
+    return 1 / math.hypot(ax - ux, az - uz)
+
+
+def pneunet_solid():
+    tips = {}
+    for p in ("5kPa", "10kPa"):
+        out = run(os.path.join(examples, "pneunet_solid.srd"), "-p", "p=" + p)
+        if not out:
+            return
+        with open(os.path.join(out, "static_probes.csv")) as f:
+            tips[p] = float(list(csv.DictReader(f))[-1]["tip_z"])
+        if p == "5kPa":
+            kappa = base_curvature(last_vtu(out, "pneunet_solid"), 50, 5)
+    check(tips["5kPa"] > 1e-3, "pneunet_solid: the finger curls toward +z (tip %.3g mm)" % (1e3 * tips["5kPa"]))
+    check(tips["10kPa"] > 2 * tips["5kPa"], "pneunet_solid: twice the pressure lifts the tip more than twice "
+          "(%.3g mm)" % (1e3 * tips["10kPa"]))
+    print("# pneunet_solid: curvature of the base line along the middle at 5 kPa: %.4g /m" % kappa)
+    out = run(os.path.join(examples, "pneunet.srd"), "-p", "kappa0=%.10g/m" % kappa, "-p", "tip_force=0")
+    if not out:
+        return
+    with open(os.path.join(out, "static_probes.csv")) as f:
+        rod = float(list(csv.DictReader(f))[-1]["tip_z"])
+    check(abs(rod / tips["5kPa"] - 1) < 0.15, "pneunet_solid: pneunet.srd's rod with kappa0 = %.3g /m lifts its tip "
+          "to %.3g mm, the solid's %.3g mm (%+.1f %%, tol 15 %%)" % (kappa, 1e3 * rod, 1e3 * tips["5kPa"],
+                                                                   100 * (rod / tips["5kPa"] - 1)))
+
+
+finish_after = [uniaxial, lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity, built, silicone_press,
+                pneunet_solid]
 for step in finish_after:
     step()
 finish()
