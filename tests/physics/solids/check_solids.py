@@ -248,6 +248,10 @@ def cavity():
     force = math.sqrt(sum(float(row["R.f" + c]) ** 2 for c in "xyz"))
     pa = 10e3 * 20e-3 * 20e-3
     check(force < 1e-9 * pa, "cavity: the base carries no net force (|R| = %.2e N, p A = %g N)" % (force, pa))
+    png = os.path.join(out, "cavity.png")
+    r = srd("render", out, "-o", png, "--color", "von_mises")
+    check(r.returncode == 0 and os.path.getsize(png) > 1000, "cavity: srdc render draws the solid's surface (%s)"
+          % r.stderr.strip()[:200])
     frame = last_vtu(out, "cavity")
     x, u = frame_points(frame), array(frame, "displacement")
     top = [u[3 * i + 2] for i, p in enumerate(x) if abs(p[0] - u[3 * i] - 15e-3) < 1e-9
