@@ -443,10 +443,11 @@ static int msh_version(Words *w)
         return 0;
     }
     char *version = next_word(w, false);
-    long binary, size;
+    long binary, size, at = w->line;
     if (!version || !read_long(w, false, "the file type (0 for ASCII)", &binary) ||
         !read_long(w, false, "the data size", &size) || !expect(w, "$EndMeshFormat"))
         return version ? 0 : (fail(w, "the file ends inside `$MeshFormat`"), 0);
+    w->line = at; /* faults of the format are the version line's */
     if (binary) {
         fail(w, "a binary Gmsh mesh: save it as ASCII (`gmsh -save -format msh2` or `Mesh.Binary = 0`)");
         return 0;
@@ -604,8 +605,10 @@ bool tetmesh_read_msh(const char *path, double scale, TetMesh *out, char *err, s
 static void tetgen_paths(const char *path, char *node, char *ele, size_t n)
 {
     size_t len = strlen(path);
-    if (len > 5 && (!strcmp(path + len - 5, ".node") || !strcmp(path + len - 4, ".ele")))
-        len -= path[len - 4] == '.' ? 4 : 5;
+    if (len > 5 && !strcmp(path + len - 5, ".node"))
+        len -= 5;
+    else if (len > 4 && !strcmp(path + len - 4, ".ele"))
+        len -= 4;
     snprintf(node, n, "%.*s.node", (int)len, path);
     snprintf(ele, n, "%.*s.ele", (int)len, path);
 }
