@@ -932,13 +932,16 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
         return v.sel;
     char what[128], desc[192];
     value_describe(&v, what, sizeof what);
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     if (v.kind == V_OBJ)
-        snprintf(desc, sizeof desc, "`%s` is a %s", e->objs.a[v.index].name,
-                 e->objs.a[v.index].kind == SRD_OBJ_ROD ? "rod" : "body");
+        snprintf(desc, sizeof desc, "`%s` is a %s", e->objs.a[v.index].name, kinds[e->objs.a[v.index].kind]);
     else
         snprintf(desc, sizeof desc, "this is %s", what);
     Diag *d = diag_error(x->loc, "`pressure` acts on a shell or on triangles of one, but %s", desc);
-    diag_hint(d, "for example `pressure balloon = 2 kPa;` or `pressure sheet.triangles where z > 0 = 2 kPa;`");
+    if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_SOLID)
+        diag_hint(d, "a solid is inflated through its cavities: `pressure %s.cavity = 20 kPa;`", e->objs.a[v.index].name);
+    else
+        diag_hint(d, "for example `pressure balloon = 2 kPa;` or `pressure sheet.triangles where z > 0 = 2 kPa;`");
     return NULL;
 }
 

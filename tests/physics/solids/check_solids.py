@@ -7,7 +7,8 @@
    must satisfy the closed form, P = mu_s (lambda - 1/lambda) + lam_s ln(J) / lambda and
    0 = mu_s (mu - 1/mu) + lam_s ln(J) / mu with J = lambda mu^2, to 1e-8 (Newton tolerance
    1e-13); every node on the affine field to 1e-10 of the size; the frame's Cauchy stress
-   sigma_xx = P / mu^2 in every tetrahedron to 1e-8.
+   sigma_xx = P / mu^2 in every tetrahedron to 1e-8. The same for the StVK energy, P = F S with
+   S = 2 mu E + lambda tr(E) I.
 2. Patch test (patch.srd): every surface node of an irregular cylinder mesh moved by one linear
    field, the interior free: each interior node lands on the field to 1e-10 of the size, for the
    linear energy and the neo-Hookean one (a homogeneous finite deformation).
@@ -119,11 +120,22 @@ def face_loads(ref_vtu):
     return "".join("load block.node(%d) = (%.17g, 0, 0) N;\n" % (v, fx) for v, fx in sorted(share.items()))
 
 
-def uniaxial():
+def nominal_stress(model, lam, mu):
+    """P11 and P22 of the homogeneous stretch diag(lam, mu, mu) for each energy's closed form."""
+    if model == "neo_hookean":
+        J = lam * mu * mu
+        return (MU_S * (lam - 1 / lam) + LAM_S * math.log(J) / lam, MU_S * (mu - 1 / mu) + LAM_S * math.log(J) / mu)
+    e1, e2 = 0.5 * (lam * lam - 1), 0.5 * (mu * mu - 1)  # StVK: P = F S, S = 2 mu E + lambda tr(E) I
+    tr = e1 + 2 * e2
+    return lam * (2 * MU_S * e1 + LAM_S * tr), mu * (2 * MU_S * e2 + LAM_S * tr)
+
+
+def uniaxial(model="neo_hookean"):
     ref = run(variant("uniaxial.srd", {"load_steps = 4; ": ""}))
     if not ref:
         return
-    out = run(variant("uniaxial.srd", append=face_loads(last_vtu(ref, "uniaxial"))))
+    edit = {} if model == "neo_hookean" else {"material = rubber; }": "material = rubber; model = %s; }" % model}
+    out = run(variant("uniaxial.srd", edit, append=face_loads(last_vtu(ref, "uniaxial"))))
     if not out:
         return
     frame = last_vtu(out, "uniaxial")
@@ -132,19 +144,18 @@ def uniaxial():
     lam = max(p[0] for p in x) / L
     mu = max(p[1] for p in x) / L
     affine = max(abs(p[0] - lam * q[0]) + abs(p[1] - mu * q[1]) + abs(p[2] - mu * q[2]) for p, q in zip(x, x0))
-    check(affine < 1e-10 * L, "uniaxial: every node on the affine field (worst %.2e of the size)" % (affine / L))
-    J = lam * mu * mu
-    p11 = MU_S * (lam - 1 / lam) + LAM_S * math.log(J) / lam
-    p22 = MU_S * (mu - 1 / mu) + LAM_S * math.log(J) / mu
-    print("# uniaxial: lambda %.12f, mu %.12f, P11 %.10g Pa (applied %.10g), P22 %.3g Pa" % (lam, mu, p11, P, p22))
-    check(abs(p11 - P) < 1e-8 * P, "uniaxial: nominal stress against the closed form (error %.2e, tol 1e-8)"
-          % (abs(p11 - P) / P))
-    check(abs(p22) < 1e-8 * P, "uniaxial: no lateral stress (|P22| / P = %.2e, tol 1e-8)" % (abs(p22) / P))
+    check(affine < 1e-10 * L, "uniaxial %s: every node on the affine field (worst %.2e of the size)"
+          % (model, affine / L))
+    p11, p22 = nominal_stress(model, lam, mu)
+    print("# uniaxial %s: lambda %.12f, mu %.12f, P11 %.10g Pa (applied %.10g), P22 %.3g Pa" % (model, lam, mu, p11, P, p22))
+    check(abs(p11 - P) < 1e-8 * P, "uniaxial %s: nominal stress against the closed form (error %.2e, tol 1e-8)"
+          % (model, abs(p11 - P) / P))
+    check(abs(p22) < 1e-8 * P, "uniaxial %s: no lateral stress (|P22| / P = %.2e, tol 1e-8)" % (model, abs(p22) / P))
     stress = array(frame, "stress")
     sxx = [stress[9 * k] for k in range(len(stress) // 9)]
     worst = max(abs(s - P / (mu * mu)) for s in sxx) / (P / (mu * mu))
-    check(worst < 1e-8, "uniaxial: the frame's Cauchy stress sigma_xx = P / mu^2 in every tetrahedron (worst %.2e)"
-          % worst)
+    check(worst < 1e-8, "uniaxial %s: the frame's Cauchy stress sigma_xx = P / mu^2 in every tetrahedron (worst %.2e)"
+          % (model, worst))
 
 
 # ---- 2. patch test ----
@@ -351,7 +362,7 @@ def pneunet_solid():
                                                                    100 * (rod / tips["5kPa"] - 1)))
 
 
-finish_after = [uniaxial, lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity, built, silicone_press,
+finish_after = [uniaxial, lambda: uniaxial("stvk"), lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity, built, silicone_press,
                 pneunet_solid]
 for step in finish_after:
     step()
