@@ -15,9 +15,6 @@ static const double DEGENERATE_RATIO = 1e-9;
 
 /* ---- the mesh ---- */
 
-/* The file argument resolved against the model's directory (as shells' meshes are). */
-static const char *mesh_path(Elab *e, const Value *a, SrcLoc loc);
-
 static const char *generate(const Value *a, const Geom *g, double spacing, const Value *cavity, SrcLoc *cloc,
                             TetMesh *mesh)
 {
@@ -83,7 +80,7 @@ static bool read_mesh(Elab *e, const Geom *g, double spacing, const Value *cavit
             diag_error(strstr(err, "cavity") ? cloc : g->loc, "%s", err);
         return err == NULL;
     }
-    const char *path = mesh_path(e, &a[0], locs[0]);
+    const char *path = elab_relative_path(e, a[0].str, locs[0]); /* as shells' mesh files are */
     double scale = a[1].kind == V_NUM ? a[1].v[0] : 1.0;
     char err[768];
     bool ok = !strcmp(g->fn, "gmsh")     ? tetmesh_read_msh(path, scale, mesh, err, sizeof err)
@@ -100,11 +97,6 @@ static bool read_mesh(Elab *e, const Geom *g, double spacing, const Value *cavit
                          "filled(...) meshes a closed .obj or .stl surface");
     }
     return ok;
-}
-
-static const char *mesh_path(Elab *e, const Value *a, SrcLoc loc)
-{
-    return elab_relative_path(e, a->str, loc);
 }
 
 /* Inverted and degenerate tetrahedra: named by index (from 1) and, when imported, by the line
@@ -131,7 +123,8 @@ static bool check_quality(const TetMesh *m, SrcLoc at)
     return false;
 }
 
-/* Nodes no tetrahedron uses (a mesh file's geometry points) are dropped; used[] maps the rest. */
+/* Nodes no tetrahedron uses (a mesh file's geometry points, a cavity's inside) are dropped;
+ * the rest keep their order. Returns their count. */
 static int compact_nodes(TetMesh *m)
 {
     int *map = malloc(sizeof(int) * (size_t)m->n_nodes + 1), n = 0;

@@ -249,8 +249,11 @@ void srd_model_print(const srd_model *m, FILE *out)
     int solids = count_objects(m, SRD_OBJ_SOLID), tets = 0;
     for (int k = 0; k < m->n_sets; k++)
         tets += !strncmp(m->sets[k].kind, "tet_", 4) && m->sets[k].n_node == 4 ? m->sets[k].n : 0;
-    fprintf(out, lattices ? ", %d lattices" : "", lattices);
-    fprintf(out, solids ? ", %d solids (%d tetrahedra)\n" : "\n", solids, tets);
+    if (lattices)
+        fprintf(out, ", %d lattices", lattices);
+    if (solids)
+        fprintf(out, ", %d solids (%d tetrahedra)", solids, tets);
+    fputc('\n', out);
     fprintf(out, "  nodes          %d\n", m->n_nodes);
     fprintf(out, "  edges          %d (rod %d, shell %d", m->n_edges, count_rod_edges(m),
             m->n_edges - count_rod_edges(m) - springs);
