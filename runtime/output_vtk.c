@@ -71,6 +71,7 @@ typedef struct VtkArray {
     int         type, ncomp;
     size_t      n;      /* values (tuples times components) */
     void       *data;
+    int         digits; /* significant digits of an ASCII Float64 */
 } VtkArray;
 
 typedef struct VtkFrame {
@@ -89,6 +90,7 @@ static void *add_array(VtkFrame *fr, const char *name, int type, int ncomp, size
     a->ncomp = ncomp;
     a->n = n;
     a->data = srd_xcalloc(n + 1, sizes[type]);
+    a->digits = name ? 9 : 12;
     return a->data;
 }
 
@@ -248,6 +250,8 @@ static void tet_fields(VtkFrame *fr, const srd_model *m, const double *q, const 
     size_t n = (size_t)c->n;
     double *stress = add_array(fr, "stress", VTK_F64, 9, 9 * n), *green = add_array(fr, "green_strain", VTK_F64, 9, 9 * n);
     double *vm = add_array(fr, "von_mises", VTK_F64, 1, n);
+    /* stress and strain are difference quotients of the positions: as many digits as they */
+    fr->a[fr->n - 1].digits = fr->a[fr->n - 2].digits = fr->a[fr->n - 3].digits = 12;
     for (size_t k = 0; k < n; k++) {
         if (c->set[k] < 0)
             continue;
@@ -334,7 +338,7 @@ static void write_array(FILE *f, const VtkArray *a, bool binary, size_t *offset)
     fprintf(f, " format=\"ascii\">\n");
     for (size_t i = 0; i < a->n; i++) {
         if (a->type == VTK_F64)
-            fprintf(f, a->name ? "%.9g" : "%.12g", ((const double *)a->data)[i]);
+            fprintf(f, "%.*g", a->digits, ((const double *)a->data)[i]);
         else
             fprintf(f, "%d", a->type == VTK_I32 ? ((const int32_t *)a->data)[i] : ((const unsigned char *)a->data)[i]);
         fputc((i + 1) % (size_t)a->ncomp ? ' ' : '\n', f);
