@@ -20,7 +20,8 @@
    1 % of beam theory for both (-0.18 % and -0.56 %). Timoshenko's shear term would add 0.8 % to
    the beam's deflection at L / h = 10; it is printed, not used.
 4. Imported meshes: the same cube as Gmsh 2.2, Gmsh 4.1 and TetGen files weighs rho V to 1e-12,
-   and a two-region Gmsh mesh takes its materials by `region`.
+   and a two-region Gmsh mesh takes its materials by `region`; the cube's closed surface as OBJ,
+   binary STL and ASCII STL, filled by the tetgen command, weighs rho V to 1e-12.
 5. A box with a pressurised cavity, its base clamped: the pressure is self-equilibrated, so the
    base's reaction is zero to 1e-9 of p times the cavity's face area, and the cavity's roof
    rises.
@@ -248,6 +249,53 @@ def imports():
         check(abs(mass - want) < 1e-15, "regions %s: mass %.15g kg (core 4000 kg/m^3 on a third)" % (mesh, mass))
 
 
+def stl_cube(path, binary):
+    """The unit cube as 12 facets (corners repeated per facet, as STL does)."""
+    obj = [l.split() for l in open(os.path.join(here, "cube.obj"))]
+    v = [tuple(float(c) for c in w[1:]) for w in obj if w and w[0] == "v"]
+    tris = []
+    for w in obj:
+        if w and w[0] == "f":
+            q = [int(i) - 1 for i in w[1:]]
+            tris += [(q[0], q[1], q[2]), (q[0], q[2], q[3])]
+    if binary:
+        import struct
+        with open(path, "wb") as f:
+            f.write(b"\0" * 80 + struct.pack("<I", len(tris)))
+            for t in tris:
+                f.write(struct.pack("<12fH", 0, 0, 0, *(c for i in t for c in v[i]), 0))
+        return
+    with open(path, "w") as f:
+        f.write("solid cube\n")
+        for t in tris:
+            f.write(" facet normal 0 0 0\n  outer loop\n")
+            f.write("".join("   vertex %g %g %g\n" % v[i] for i in t))
+            f.write("  endloop\n endfacet\n")
+        f.write("endsolid cube\n")
+
+
+def filled():
+    """A closed unit cube (OBJ, binary and ASCII STL) filled by tetgen: the boundary is kept, so
+    the mass is rho V exactly, with interior nodes (a 3 mm volume bound in a 10 mm cube)."""
+    work = scratch("surface_")
+    stl_cube(os.path.join(work, "cube_bin.stl"), True)
+    stl_cube(os.path.join(work, "cube_txt.stl"), False)
+    for surface in (os.path.join(here, "cube.obj"), os.path.join(work, "cube_bin.stl"), os.path.join(work, "cube_txt.stl")):
+        path = os.path.join(scratch("model_"), "filled.srd")
+        with open(path, "w") as f:
+            f.write('material gel { E = 1 MPa; nu = 0.3; rho = 1000 kg/m^3; }\n'
+                    'solid c { mesh = filled("%s", scale = 1 cm); spacing = 3 mm; material = gel; }\n' % surface)
+        p = srd("dump", "--json", path)
+        name = os.path.basename(surface)
+        check(p.returncode == 0, "filled %s: %s" % (name, p.stderr.strip()[:300]))
+        if p.returncode:
+            continue
+        m = json.loads(p.stdout)
+        mass = sum(o["mass"] for o in m["objects"])
+        check(abs(mass - 1e-3) < 1e-15 and m["nodes"] > 27, "filled %s: mass rho V = %.15g kg, %d nodes"
+              % (name, mass, m["nodes"]))
+
+
 # ---- 5. cavity ----
 
 def cavity():
@@ -362,7 +410,7 @@ def pneunet_solid():
                                                                    100 * (rod / tips["5kPa"] - 1)))
 
 
-finish_after = [uniaxial, lambda: uniaxial("stvk"), lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, cavity, built, silicone_press,
+finish_after = [uniaxial, lambda: uniaxial("stvk"), lambda: patch("linear"), lambda: patch("neo_hookean"), cantilever, imports, filled, cavity, built, silicone_press,
                 pneunet_solid]
 for step in finish_after:
     step()
