@@ -379,6 +379,70 @@ static bool force_probe(Elab *e, const Stmt *s, srd_probe *p)
     return true;
 }
 
+/* A rigid body's index, or -1 after an error at x. */
+static int probe_body(Elab *e, const Expr *x)
+{
+    Value v = eval_expr(e, (Expr *)x);
+    if (v.kind == V_OBJ && elab_rigid_of(e, v.index) >= 0)
+        return elab_rigid_of(e, v.index);
+    if (v.kind != V_ERR) {
+        Diag *d = diag_error(x->loc, "this probe watches a rigid body");
+        diag_hint(d, "give the name of a body with a shape or an inertia");
+    }
+    return -1;
+}
+
+static int probe_joint(Elab *e, const Expr *x)
+{
+    if (x->kind == EX_NAME)
+        for (int k = 0; k < e->joints.n; k++)
+            if (!strcmp(e->joints.a[k].name, x->str))
+                return k;
+    Diag *d = diag_error(x->loc, "this probe watches a joint, named where it is declared");
+    diag_hint(d, "for example `probe F = joint_force(hinge);` after `joint hinge { ... }`");
+    return -1;
+}
+
+/* angular_momentum(b), angular_velocity(b), axis(b, k); joint_force(j), joint_torque(j),
+ * motor_effort(j). Returns false when the target is none of them. */
+static bool body_probe(Elab *e, const Stmt *s, srd_probe *p)
+{
+    static const char *body_fns[] = { "angular_momentum", "angular_velocity", "axis" };
+    static const char *joint_fns[] = { "joint_force", "joint_torque", "motor_effort" };
+    const Expr *x = s->target;
+    if (x->kind != EX_CALL)
+        return false;
+    for (int k = 0; k < 3; k++) {
+        bool body = !strcmp(x->str, body_fns[k]), joint = !strcmp(x->str, joint_fns[k]);
+        if (!body && !joint)
+            continue;
+        int want = body && k == 2 ? 2 : 1;
+        if (x->n_args != want) {
+            Diag *d = diag_error(x->loc, "`%s` takes %s", x->str, want == 2 ? "a body and an axis number" : "one argument");
+            diag_hint(d, body ? "for example `probe L = angular_momentum(brick);` or `probe e3 = axis(brick, 3);`"
+                              : "for example `probe F = joint_force(hinge);`");
+            p->kind = -1;
+            return true;
+        }
+        p->kind = body ? SRD_PROBE_BODY : SRD_PROBE_JOINT;
+        p->component = body ? SRD_BODY_MOMENTUM + k : SRD_JOINT_FORCE + k;
+        p->target = body ? probe_body(e, x->args[0]) : probe_joint(e, x->args[0]);
+        if (body && k == 2) {
+            Value n = eval_expr(e, x->args[1]);
+            if (n.kind != V_NUM || n.n != 1 || !n.known || (n.v[0] != 1 && n.v[0] != 2 && n.v[0] != 3)) {
+                diag_error(x->args[1]->loc, "the axis of `axis` is 1, 2 or 3");
+                p->kind = -1;
+            } else {
+                p->component = SRD_BODY_AXIS + (int)n.v[0] - 1;
+            }
+        }
+        if (p->target < 0)
+            p->kind = -1;
+        return true;
+    }
+    return false;
+}
+
 static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
 {
     SrcLoc *locs = e->probe_locs[a == &e->model->simulate ? 0 : a == &e->model->statics ? 1 : 2];
@@ -392,7 +456,9 @@ static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
         locs[a->n_probes] = s->name_loc;
     srd_probe fp;
     memset(&fp, 0, sizeof fp);
-    if (force_probe(e, s, &fp)) {
+    bool special = body_probe(e, s, &fp);
+    int component = fp.component, target = fp.target;
+    if (special || force_probe(e, s, &fp)) {
         double every = 0;
         if (fp.kind < 0 || (s->every && !time_value(e, s->every, "a probe period", &every))) {
             free(fp.nodes);
@@ -401,6 +467,10 @@ static void read_probe(Elab *e, Stmt *s, srd_analysis *a)
         }
         fp.name = strdup(s->name);
         fp.dof = fp.node = fp.component = -1;
+        if (special) {
+            fp.component = component;
+            fp.target = target;
+        }
         fp.every = every;
         a->probes = elab_grow(a->probes, sizeof *a->probes * (size_t)(a->n_probes + 1));
         a->probes[a->n_probes++] = fp;

@@ -78,19 +78,19 @@ struct Expr {
 typedef enum {
     ST_USE, ST_PARAM, ST_LET, ST_FN, ST_BLOCK, ST_PROP, ST_GRAVITY, ST_JOIN, ST_CLAMP,
     ST_FIX, ST_LOAD, ST_PRESSURE, ST_ACTUATE, ST_ENERGY, ST_FORCE, ST_APPLY, ST_FOR, ST_OUTPUT,
-    ST_PROBE, ST_RETURN, ST_PLANAR, ST_MOVE, ST_ROTATE, ST_RELEASE,
+    ST_PROBE, ST_RETURN, ST_PLANAR, ST_MOVE, ST_ROTATE, ST_RELEASE, ST_CONSTRAINT,
 } StmtKind;
 
 typedef enum {
     BK_MATERIAL, BK_ROD, BK_SHELL, BK_BODY, BK_LATTICE, BK_SOLID, BK_MEDIUM, BK_VISCOUS, BK_DAMPING, BK_RFT,
-    BK_DRAG, BK_GROUND, BK_OBSTACLE, BK_CONTACT, BK_VIEW, BK_SIMULATE, BK_STATIC, BK_MODES,
+    BK_DRAG, BK_GROUND, BK_OBSTACLE, BK_CONTACT, BK_VIEW, BK_SIMULATE, BK_STATIC, BK_MODES, BK_JOINT,
     BK_COUNT
 } BlockKind;
 
 typedef struct Ident {
     const char *name;
     SrcLoc      loc;
-    const char *kind;     /* energy stencil parameters: node, edge */
+    const char *kind;     /* element stencil parameters: node, edge, body */
     SrcLoc      kind_loc;
 } Ident;
 

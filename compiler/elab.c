@@ -12,6 +12,7 @@
 #include "geom.h"
 #include "parse.h"
 #include "props.h"
+#include "srd_kernel.h"
 
 #define PI 3.14159265358979323846
 
@@ -87,7 +88,7 @@ static void collect_decls(Elab *e, Stmt **stmts, int n)
         Stmt *s = stmts[i];
         if (s->kind == ST_FOR)
             collect_decls(e, s->body, s->n_body);
-        if (s->kind != ST_FN && s->kind != ST_ENERGY && s->kind != ST_FORCE)
+        if (s->kind != ST_FN && s->kind != ST_ENERGY && s->kind != ST_FORCE && s->kind != ST_CONSTRAINT)
             continue;
         const Decl *prev = elab_find_decl(e, s->name);
         if (prev) {
@@ -279,6 +280,22 @@ static void mark_shaping_param(Elab *e, const char *name)
             e->model->params[k].shapes = 1;
 }
 
+/* A joint's end: a rigid body, one node, or the word `world`. */
+static bool check_joint_end(Elab *e, Value v, Expr *x)
+{
+    if (v.kind == V_WORD && !strcmp(v.str, "world"))
+        return true;
+    if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_BODY)
+        return !e->objs.a[v.index].broken;
+    if (v.kind == V_SEL && v.sel->kind == SEL_NODE && v.sel->n == 1 && v.sel->component == COMP_ALL)
+        return true;
+    char desc[128];
+    value_describe(&v, desc, sizeof desc);
+    Diag *d = diag_error(x->loc, "a joint's end must be a body, one node or `world`, but this is %s", desc);
+    diag_hint(d, "for example `a = palm;`, `b = finger.start;` or `b = world;`");
+    return false;
+}
+
 /* Checks one property value against its spec. */
 static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char *owner)
 {
@@ -383,6 +400,14 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
         }
         return true;
     }
+    case P_REF:
+        return check_joint_end(e, v, x);
+    case P_TIMED:
+        if (v.kind != V_NUM || v.n != 1) {
+            diag_error(x->loc, "`%s` must be a number (an expression of t may change it over time)", p->name);
+            return false;
+        }
+        return true;
     case P_HEIGHT:
         if (v.kind != V_NUM || v.n != 1 || !(v.any_dims || dims_eq(v.dims, dims_of(1, 0, 0, 0)))) {
             char desc[128];
@@ -395,7 +420,7 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     if (!ok)
         return false;
     bool by_region = p->shape == P_MATERIAL && (p->block == BK_LATTICE || p->block == BK_SOLID) && v.param && !strcmp(v.param, "position");
-    if (!v.known && p->shape != P_HEIGHT && !by_region) {
+    if (!v.known && p->shape != P_HEIGHT && p->shape != P_TIMED && p->shape != P_REF && !by_region) {
         Diag *d = diag_error(x->loc, "`%s` must be known when the model is built, but this depends on `%s`", p->name,
                              v.param ? v.param : "a run-time value");
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
@@ -483,7 +508,8 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
                 bind_region(e, s->loc);
             v = eval_expr(e, s->value);
             e->scope = outer;
-        } else if (pv->specs[k]->shape == P_WORD && s->value->kind == EX_NAME) {
+        } else if ((pv->specs[k]->shape == P_WORD || pv->specs[k]->shape == P_REF) && s->value->kind == EX_NAME &&
+                   (pv->specs[k]->shape == P_WORD || !strcmp(s->value->str, "world"))) {
             /* An option word (`bending = midedge`) is not looked up as a name: a module may
              * define an energy called `midedge`. */
             v = value_error();
@@ -1232,7 +1258,7 @@ static void exec_actuate(Elab *e, Stmt *s)
 
 static bool stencil_is_node(const Stmt *def, int k)
 {
-    return k < def->n_stencil && !strcmp(def->stencil[k].kind, "node");
+    return k < def->n_stencil && (!strcmp(def->stencil[k].kind, "node") || !strcmp(def->stencil[k].kind, "body"));
 }
 
 /* One stencil argument of `apply` for parameter k of def: one node or edge, or a selection of
@@ -1313,7 +1339,7 @@ static void exec_apply(Elab *e, Stmt *s)
         return;
     }
     const Stmt *def = d->stmt;
-    PendingApply pa = { def, s->loc, NULL, NULL, NULL, NULL, -1 };
+    PendingApply pa = { def, s->loc, NULL, NULL, NULL, NULL, -1, 0 };
     pa.nodes = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
     pa.edges = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
     pa.data = arena_alloc(e->arena, sizeof(double) * (size_t)(def->n_params + 1));
@@ -1360,6 +1386,16 @@ static void exec_apply(Elab *e, Stmt *s)
     Value r = eval_user_element(e, def, params, np);
     if (r.kind == V_ERR)
         return;
+    if (def->kind == ST_CONSTRAINT) {
+        if (r.kind != V_NUM || r.n < 1 || r.n > SRD_MAX_MULTIPLIERS) {
+            Diag *dg = diag_error(s->loc, "constraint `%s` must give 1 to %d numbers", def->name, SRD_MAX_MULTIPLIERS);
+            diag_note(dg, def->name_loc, "`%s` is defined here", def->name);
+            return;
+        }
+        pa.n_lambda = r.n;
+        DPUSH(e->applies, pa);
+        return;
+    }
     bool energy = def->kind == ST_ENERGY;
     Dims want = energy ? dims_of(2, 1, -2, 0) : dims_of(1, 1, -2, 0);
     int want_n = energy ? 1 : 3;
@@ -1426,7 +1462,7 @@ static void exec_for(Elab *e, Stmt *s)
 static void exec_block(Elab *e, Stmt *s)
 {
     const char *name = NULL;
-    if (s->block <= BK_SOLID) {
+    if (s->block <= BK_SOLID || s->block == BK_JOINT) {
         name = decl_name(e, s);
         if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
@@ -1439,6 +1475,7 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_BODY: elab_body(e, s, name); break;
     case BK_LATTICE: elab_lattice(e, s, name); break;
     case BK_SOLID: elab_solid(e, s, name); break;
+    case BK_JOINT: elab_joint(e, s, name); break;
     case BK_SIMULATE:
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;
@@ -1468,6 +1505,7 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_USE:
     case ST_FN:
     case ST_ENERGY:
+    case ST_CONSTRAINT:
     case ST_FORCE: break;
     case ST_PARAM: exec_param(e, s); break;
     case ST_LET: exec_let(e, s); break;
@@ -1507,9 +1545,10 @@ static void check_element_definitions(Elab *e)
         if (def->kind == ST_FN)
             continue;
         for (int k = 0; k < def->n_stencil; k++)
-            if (strcmp(def->stencil[k].kind, "node") && strcmp(def->stencil[k].kind, "edge")) {
+            if (strcmp(def->stencil[k].kind, "node") && strcmp(def->stencil[k].kind, "edge") &&
+                strcmp(def->stencil[k].kind, "body")) {
                 Diag *d = diag_error(def->stencil[k].kind_loc, "unknown stencil kind `%s`", def->stencil[k].kind);
-                diag_hint(d, "a stencil is made of `node` and `edge` arguments");
+                diag_hint(d, "a stencil is made of `node`, `edge` and `body` arguments");
             }
         for (int k = 0; k < def->n_stencil + def->n_params; k++)
             for (int j = 0; j < k; j++) {
@@ -1527,6 +1566,12 @@ static void check_element_definitions(Elab *e)
             params[k].param = def->params[k].name;
         }
         Value r = eval_user_element(e, def, params, np);
+        if (def->kind == ST_CONSTRAINT) {
+            if (r.kind != V_ERR && (r.kind != V_NUM || r.n < 1 || r.n > SRD_MAX_MULTIPLIERS))
+                diag_error(def->name_loc, "constraint `%s` must give 1 to %d numbers (the quantities held at zero)",
+                           def->name, SRD_MAX_MULTIPLIERS);
+            continue;
+        }
         if (r.kind != V_ERR && (r.kind != V_NUM || r.n != (def->kind == ST_ENERGY ? 1 : 3))) {
             char have[128];
             value_describe(&r, have, sizeof have);
@@ -1584,6 +1629,8 @@ static void elab_free(Elab *e)
     free(e->motions.a);
     free(e->releases.a);
     free(e->body_mass.a);
+    free(e->rigids.a);
+    free(e->joints.a);
     free(e->tri_edge.a);
     elab_free_names(e);
 }

@@ -136,7 +136,38 @@ typedef struct PendingApply {
     double     *data;    /* parameter values */
     Sel        *tris;    /* a triangle selection filling node arguments tri_node.. +2, or NULL */
     int         tri_node;
+    int         n_lambda;/* a constraint: its multipliers per instance */
 } PendingApply;
+
+/* A rigid body's inertial data (the object's node is its centre of mass). */
+typedef struct ElabRigid {
+    int    obj;
+    double inertia[3];   /* principal moments */
+    double axes[9];      /* column k: principal axis k in the world at the reference */
+    double v0[3], w0[3]; /* initial velocity and angular velocity (world) */
+    int    shape;        /* SRD_SHAPE_* */
+    double size[3];
+    bool   world;        /* the world as a body: held in full */
+} ElabRigid;
+
+/* A `joint` block. An end is a rigid body (index into rigids), a node, or the world. */
+enum { JOINT_FIXED, JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_SPHERICAL, JOINT_UNIVERSAL };
+enum { END_WORLD, END_BODY, END_NODE };
+enum { MOTOR_NONE, MOTOR_POSITION, MOTOR_VELOCITY, MOTOR_EFFORT };
+typedef struct PendingJoint {
+    const char *name;
+    SrcLoc      loc;
+    int         type;
+    int         end_kind[2], end[2];
+    int         rod_obj[2], rod_end[2]; /* a node end that is a rod's .start (1) or .end (2) */
+    SrcLoc      end_loc[2];
+    double      at[3], axis[3], axis2[3];
+    double      k, c, rest, lim[2], k_lim; /* spring, damper, natural value, limits (rad or m) */
+    bool        has_lim;
+    int         motor;        /* MOTOR_* */
+    double      target;       /* the motor's value when constant */
+    int         target_expr;  /* its run-time expression when it changes with time, or -1 */
+} PendingJoint;
 
 /* `pressure sel = p;`: the triangles it pushes and its value (a number, or a run-time
  * expression when it changes with time). */
@@ -226,6 +257,8 @@ typedef struct Elab {
     DARRAY(PendingMotion) motions;
     DARRAY(PendingRelease) releases;
     DARRAY(double) body_mass; /* per node: point masses of bodies */
+    DARRAY(ElabRigid) rigids; /* rigid bodies */
+    DARRAY(PendingJoint) joints;
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */
     SrcLoc   gravity_loc;

@@ -40,6 +40,22 @@ bool elab_room_for(Elab *e, int n, SrcLoc loc);
 const char *elab_relative_path(Elab *e, const char *name, SrcLoc loc);
 int  elab_add_node(Elab *e, const double x[3], int obj, int local);
 int  elab_add_edge(Elab *e, int a, int b, int obj);
+/* rigid.c */
+bool elab_is_rigid(const PropValues *pv);
+/* Records a rigid body for object obj: mass (out) and inertia from its shape, density, mass or
+ * inertia; false after an error. */
+bool elab_rigid_body(Elab *e, const PropValues *pv, int obj, double *mass, SrcLoc loc, const char *name);
+int  elab_rigid_of(const Elab *e, int obj);
+void elab_joint(Elab *e, Stmt *s, const char *name);
+/* finalize: the model's rigid bodies (node_body too), the joints' element instances (map: node
+ * before merging -> model node), then, once DOFs are numbered, the world's rotation held and
+ * the motors' actuations. */
+bool rigid_add_bodies(Elab *e, srd_model *m, const int *map);
+bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *needs_twist);
+void rigid_fix_world(Elab *e, srd_model *m);
+/* Ground contact and friction of every rigid body's shape on a flat ground. */
+void rigid_add_ground(srd_model *m);
+void rigid_add_motors(Elab *e, srd_model *m);
 /* lattice.c */
 void elab_lattice(Elab *e, Stmt *s, const char *name);
 /* The stiffness relation of a lattice (LATTICE_*) joining `shells` shells of neighbours with

@@ -274,7 +274,7 @@ static Value eval_add(Expr *x, Value a, Value b)
         r.v[i] = x->op == OP_ADD ? a.v[i] + b.v[i] : a.v[i] - b.v[i];
     /* Literal zeros stay free of dimension; so do sums of the free parameters an energy's body
      * is checked with (unknown values), whose dimensions only a caller fixes. */
-    r.any_dims = a.any_dims && b.any_dims && r.n == 1 && (r.v[0] == 0 || !a.known || !b.known);
+    r.any_dims = a.any_dims && b.any_dims && ((r.n == 1 && r.v[0] == 0) || !a.known || !b.known);
     return merge_meta(r, &a, &b);
 }
 
@@ -578,7 +578,7 @@ static Value eval_unit(Elab *e, Expr *x)
 /* ---- calls ---- */
 
 typedef enum { F_DIMLESS, F_SAME, F_SIGN, F_SQRT, F_ATAN2, F_MINMAX, F_CLAMP, F_POW, F_DOT, F_CROSS, F_NORM, F_NORMALIZE, F_PREV, F_GROUND_HEIGHT,
-              F_GROUND_SLOPE } FnRule;
+              F_GROUND_SLOPE, F_AT } FnRule;
 
 typedef struct Builtin {
     const char *name;
@@ -599,6 +599,8 @@ static const Builtin builtins[] = {
     { "clamp", 3, F_CLAMP, NULL },  { "pow", 2, F_POW, NULL },      { "dot", 2, F_DOT, NULL },
     { "cross", 2, F_CROSS, NULL },  { "norm", 1, F_NORM, NULL },    { "normalize", 1, F_NORMALIZE, NULL },
     { "prev", 1, F_PREV, NULL },
+    /* a force applied at a point of a body (a force element on a body returns it) */
+    { "at", 2, F_AT, NULL },
     /* the model's uneven ground, for contact elements: known only inside kernels */
     { "ground_height", 2, F_GROUND_HEIGHT, NULL }, { "ground_slope", 2, F_GROUND_SLOPE, NULL },
 };
@@ -812,6 +814,13 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
             r.v[i] = NAN;
         r.param = "ground";
         return r;
+    case F_AT:
+        if (a[0].n != 3 || a[1].n != 3 || !(a[1].any_dims || dims_eq(a[1].dims, dims_of(1, 0, 0, 0)))) {
+            Diag *d = diag_error(x->loc, "`at` takes a force and the point it acts at, two 3-vectors");
+            diag_hint(d, "for example `return at(f, b.x + 0.1 m * b.e1);` in a force on body b");
+            return value_error();
+        }
+        return a[0];
     case F_PREV:
         r.known = false;
         for (int i = 0; i < r.n; i++)
@@ -1059,7 +1068,7 @@ static Value eval_call(Elab *e, Expr *x)
         return call_user_fn(e, x, d->stmt);
     if (d) {
         Diag *dg = diag_error(x->loc, "`%s` is %s, not a function", x->str,
-                              d->stmt->kind == ST_ENERGY ? "an energy" : "a force");
+                              d->stmt->kind == ST_ENERGY ? "an energy" : d->stmt->kind == ST_CONSTRAINT ? "a constraint" : "a force");
         diag_hint(dg, "use it with `apply %s(...);`", x->str);
         return value_error();
     }
@@ -1130,7 +1139,8 @@ static Value eval_name(Elab *e, Expr *x)
     const Decl *d = elab_find_decl(e, x->str);
     if (d) {
         diag_error(x->loc, "`%s` is a %s; call it with arguments", x->str,
-                   d->stmt->kind == ST_FN ? "function" : d->stmt->kind == ST_ENERGY ? "energy" : "force");
+                   d->stmt->kind == ST_FN ? "function" : d->stmt->kind == ST_ENERGY ? "energy"
+                   : d->stmt->kind == ST_CONSTRAINT ? "constraint" : "force");
         return value_error();
     }
     /* An unknown bare word: an option such as `implicit_euler`, or a mistake the consumer reports. */
@@ -1145,9 +1155,23 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
 {
     (void)e;
     const char *m = x->str;
-    if (strcmp(base.str, "node") && strcmp(base.str, "edge"))
+    if (strcmp(base.str, "node") && strcmp(base.str, "edge") && strcmp(base.str, "body"))
         return value_error(); /* an unknown stencil kind, reported at the signature */
     Dims L = dims_of(1, 0, 0, 0);
+    if (!strcmp(base.str, "body")) {
+        if (!strcmp(m, "x") || !strcmp(m, "x0"))
+            return value_unknown(3, L, "stencil");
+        if (!strcmp(m, "v"))
+            return value_unknown(3, dims_of(1, 0, -1, 0), "stencil");
+        if (!strcmp(m, "m"))
+            return value_unknown(1, dims_of(0, 1, 0, 0), "stencil");
+        if (!strcmp(m, "theta") || !strcmp(m, "e1") || !strcmp(m, "e2") || !strcmp(m, "e3"))
+            return value_unknown(3, DIMLESS, "stencil");
+        Diag *d = diag_error(x->loc, "a stencil body has no member `%s`", m);
+        diag_hint(d, "a body has x (centre of mass), e1, e2, e3 (its axes now), theta (its turn in the step), "
+                     "x0 (reference position), v (velocity at the step start), m (mass)");
+        return value_error();
+    }
     if (!strcmp(base.str, "node")) {
         if (!strcmp(m, "x") || !strcmp(m, "x0"))
             return value_unknown(3, L, "stencil");

@@ -611,6 +611,8 @@ static void add_contact_everywhere(srd_model *m, const char *contact_kind, const
     int cs = srd_model_elemset(m, contact_kind, 1, 0, n_values, names);
     int fs = friction > 0 ? srd_model_elemset(m, friction_kind, 1, 0, n_values + 2, fnames) : -1;
     for (int i = 0; i < m->n_nodes; i++) {
+        if (m->node_body[i] >= 0)
+            continue; /* a rigid body touches with its shape (rigid_add_ground) */
         srd_elemset_add(&m->sets[cs], &i, NULL, NULL, values, m->node_object[i]);
         if (fs >= 0)
             srd_elemset_add(&m->sets[fs], &i, NULL, NULL, fvalues, m->node_object[i]);
@@ -642,6 +644,7 @@ static void add_ground(Fin *f)
     double values[8] = { m->ground_stiffness, m->ground_delta, p[0], p[1], p[2], n[0], n[1], n[2] };
     add_contact_everywhere(m, "ground_contact", "ground_friction", names, values, 8, m->ground_friction,
                            m->ground_slip_velocity);
+    rigid_add_ground(m);
 }
 
 /* Rigid spheres, boxes and cylinders: contact, and friction when given, on every node. An
@@ -763,14 +766,26 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
         const Stmt *def = pa->def;
         int nn = 0, ne = 0;
         for (int k = 0; k < def->n_stencil; k++)
-            if (!strcmp(def->stencil[k].kind, "node"))
+            if (!strcmp(def->stencil[k].kind, "node") || !strcmp(def->stencil[k].kind, "body"))
                 nn++;
             else
                 ne++;
+        for (int k = 0, node = 0; k < def->n_stencil; k++) {
+            bool body = !strcmp(def->stencil[k].kind, "body");
+            bool in_tris = pa->tris && node >= pa->tri_node && node < pa->tri_node + 3;
+            if (body && (in_tris || m->node_body[f->map[pa->nodes[node]]] < 0)) {
+                Diag *d = diag_error(pa->loc, "stencil argument `%s` of `%s` must be a rigid body", def->stencil[k].name,
+                                     def->name);
+                diag_hint(d, "a rigid body has a shape or an inertia; a point-mass body is a node");
+                ok = false;
+            }
+            node += body || !strcmp(def->stencil[k].kind, "node");
+        }
         const char *names[32];
         for (int k = 0; k < def->n_params && k < 32; k++)
             names[k] = def->params[k].name;
         int set = srd_model_elemset(m, def->name, nn, ne, def->n_params, names);
+        m->sets[set].n_lambda = pa->n_lambda;
         int nodes[64];
         for (int k = 0; k < nn && k < 64; k++) /* triangle corners are filled per instance */
             nodes[k] = pa->tris && k >= pa->tri_node && k < pa->tri_node + 3 ? -1 : f->map[pa->nodes[k]];
@@ -797,9 +812,11 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
 
 typedef struct Groups {
     int  n;
-    int *size;      /* DOFs per group: 3 for a node, 1 for a twist or xi */
+    int *size;      /* DOFs per group: 3 for a node (6 for a rigid body's), 1 for a twist or xi,
+                       a constraint's multipliers */
     int  twist0;    /* first twist group */
     int  xi0;       /* first xi group */
+    int  lambda0;   /* first multiplier group: one per constraint instance */
     int *twist_group, *xi_group; /* per edge, or -1 */
 } Groups;
 
@@ -815,10 +832,16 @@ static Groups make_groups(srd_model *m, const unsigned char *needs_twist, const 
     g.xi0 = n;
     for (int i = 0; i < m->n_edges; i++)
         g.xi_group[i] = needs_xi[i] ? n++ : -1;
+    g.lambda0 = n;
+    for (int s = 0; s < m->n_sets; s++)
+        n += m->sets[s].n_lambda ? m->sets[s].n : 0;
     g.n = n;
     g.size = srd_xcalloc((size_t)n, sizeof(int));
-    for (int i = 0; i < n; i++)
-        g.size[i] = i < m->n_nodes ? 3 : 1;
+    for (int i = 0; i < g.lambda0; i++) /* a rigid body's node carries its rotation too */
+        g.size[i] = i >= m->n_nodes ? 1 : m->node_body && m->node_body[i] >= 0 ? 6 : 3;
+    for (int s = 0, v = g.lambda0; s < m->n_sets; s++)
+        for (int i = 0; m->sets[s].n_lambda && i < m->sets[s].n; i++)
+            g.size[v++] = m->sets[s].n_lambda;
     return g;
 }
 
@@ -830,9 +853,10 @@ static void element_cliques(const srd_model *m, const Groups *g, int **cstart, i
         total += m->sets[s].n * (m->sets[s].n_node + m->sets[s].n_edge);
         count += m->sets[s].n;
     }
+    total += count; /* a constraint's multipliers */
     *cstart = srd_xcalloc((size_t)count + 1, sizeof(int));
     *members = srd_xcalloc((size_t)total + 1, sizeof(int));
-    int c = 0, k = 0;
+    int c = 0, k = 0, lambda_group = g->lambda0;
     for (int s = 0; s < m->n_sets; s++) {
         const srd_elemset *set = &m->sets[s];
         bool xi = !strcmp(set->kind, "midedge");
@@ -841,6 +865,8 @@ static void element_cliques(const srd_model *m, const Groups *g, int **cstart, i
             (*cstart)[c++] = k;
             for (int j = 0; j < set->n_node; j++)
                 (*members)[k++] = set->nodes[i * set->n_node + j];
+            if (set->n_lambda)
+                (*members)[k++] = lambda_group++;
             if (is_stretch)
                 continue; /* their edge is only a label */
             for (int j = 0; j < set->n_edge; j++) {
@@ -926,7 +952,19 @@ static void number_dofs(Fin *f, const unsigned char *needs_twist, const unsigned
             m->dof_kind[first[i] + c] = SRD_DOF_NODE_X + c;
             m->dof_owner[first[i] + c] = i;
         }
+        for (int c = 3; c < g.size[i]; c++) {
+            m->dof_kind[first[i] + c] = SRD_DOF_ROT;
+            m->dof_owner[first[i] + c] = m->node_body[i];
+        }
     }
+    for (int s = 0, v = g.lambda0; s < m->n_sets; s++)
+        for (int i = 0; m->sets[s].n_lambda && i < m->sets[s].n; i++, v++) {
+            m->sets[s].lambda_dof[i] = first[v];
+            for (int c = 0; c < m->sets[s].n_lambda; c++) {
+                m->dof_kind[first[v] + c] = SRD_DOF_LAMBDA;
+                m->dof_owner[first[v] + c] = s;
+            }
+        }
     for (int i = 0; i < m->n_edges; i++) {
         m->edge_twist[i] = g.twist_group[i] >= 0 ? first[g.twist_group[i]] : -1;
         m->edge_xi[i] = g.xi_group[i] >= 0 ? first[g.xi_group[i]] : -1;
@@ -1491,6 +1529,8 @@ static bool copy_probes(Fin *f, srd_analysis *a, const SrcLoc *locs)
             ok &= reaction_probe(f, p, loc);
         } else if (p->kind == SRD_PROBE_CONTACT) {
             ok &= contact_probe(m, p, loc);
+        } else if (p->kind == SRD_PROBE_BODY || p->kind == SRD_PROBE_JOINT) {
+            continue; /* bodies and joints keep their indices */
         } else if (p->node >= 0) {
             p->node = f->map[p->node];
             p->dof = p->component >= 0 && p->component < 3 ? m->node_dof[p->node] + p->component : -1;
@@ -1534,6 +1574,8 @@ void elab_finalize(Elab *e)
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
     add_wall_hinges(&f);
+    ok &= rigid_add_bodies(e, m, f.map);
+    ok &= rigid_add_joints(e, m, f.map, needs_twist);
     ok &= add_user_elements(&f, needs_twist);
     for (int i = 0; i < e->pressures.n; i++)
         add_pressure(&f, &e->pressures.a[i]);
@@ -1553,6 +1595,8 @@ void elab_finalize(Elab *e)
     ok &= copy_probes(&f, &m->simulate, e->probe_locs[0]);
     ok &= copy_probes(&f, &m->statics, e->probe_locs[1]);
     ok &= copy_probes(&f, &m->modes, e->probe_locs[2]);
+    rigid_fix_world(e, m);
+    rigid_add_motors(e, m);
     free(needs_twist);
     free(needs_xi);
     free(f.map);

@@ -27,12 +27,16 @@ static const char *standard_module(const char *kind)
     if (!strcmp(kind, "ground_contact") || !strcmp(kind, "ground_friction") || !strcmp(kind, "sphere_contact") ||
         !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction") ||
         !strcmp(kind, "box_contact") || !strcmp(kind, "box_friction") || !strcmp(kind, "cylinder_contact") ||
-        !strcmp(kind, "cylinder_friction"))
+        !strcmp(kind, "cylinder_friction") || !strcmp(kind, "body_ground_contact") ||
+        !strcmp(kind, "body_ground_friction"))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";
     if (!strncmp(kind, "tet_", 4))
         return "solids";
+    if (!strncmp(kind, "joint_", 6) || !strncmp(kind, "hinge_", 6) || !strncmp(kind, "slide_", 6) ||
+        !strcmp(kind, "node_point") || !strncmp(kind, "rod_clamp", 9))
+        return "bodies";
     if (!strcmp(kind, "viscous_drag") || !strcmp(kind, "rft_drag") || !strcmp(kind, "aero_drag"))
         return "fluids";
     return NULL;
@@ -71,7 +75,7 @@ static void fill_info(KernelSet *ks, const Stmt *def)
     ks->arrays = calloc((size_t)(np + 2 * nd + 3 * ns + 1), sizeof(int));
     int *is_node = ks->arrays, *dp = is_node + np, *dc = dp + nd, *sk = dc + nd, *sp = sk + ns, *sc = sp + ns;
     for (int p = 0; p < np; p++)
-        is_node[p] = !strcmp(def->stencil[p].kind, "node");
+        is_node[p] = !strcmp(def->stencil[p].kind, "node") || !strcmp(def->stencil[p].kind, "body");
     for (int k = 0; k < nd; k++) {
         dp[k] = le->dofs[k].param;
         dc[k] = le->dofs[k].comp;

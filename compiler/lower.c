@@ -15,13 +15,13 @@
 
 #define PI 3.14159265358979323846
 
-enum { SY_ERR, SY_NUM, SY_NODE, SY_EDGE, SY_STR };
+enum { SY_ERR, SY_NUM, SY_NODE, SY_EDGE, SY_STR, SY_BODY };
 
 typedef struct Sym {
     int    kind;
     int    n;       /* SY_NUM components */
     ExprId c[9];
-    int    param;   /* SY_NODE / SY_EDGE: stencil parameter */
+    int    param;   /* SY_NODE / SY_EDGE / SY_BODY: stencil parameter */
 } Sym;
 
 typedef struct SymBind SymBind;
@@ -546,6 +546,14 @@ static Sym lower_call(Lower *L, const Expr *x)
             r.c[i] = dag_div(d, r.c[i], len);
         return r;
     }
+    if (!strcmp(x->str, "at") && n == 2 && a[0].n == 3 && a[1].n == 3) {
+        /* a force and its point: 6 numbers that only a force on a body returns (derive) */
+        Sym r = a[0];
+        r.n = 6;
+        for (int c = 0; c < 3; c++)
+            r.c[3 + c] = a[1].c[c];
+        return r;
+    }
     if (!strcmp(x->str, "cross") && n == 2 && a[0].n == 3 && a[1].n == 3) {
         const ExprId *p = a[0].c, *q = a[1].c;
         Sym r = a[0];
@@ -556,6 +564,72 @@ static Sym lower_call(Lower *L, const Expr *x)
     }
     fail(L, "line %d: `%s` cannot be used inside an element kernel", x->loc.line, x->str);
     return sym_err();
+}
+
+/* Axis k of body parameter p now: its axes at the step start (state) turned by the Cayley
+ * rotation of its rotation DOFs, R0 cay(theta) e_k with
+ * cay(theta) v = v + 4 / (4 + |theta|^2) (theta x v + theta x (theta x v) / 2). */
+static Sym body_axis(Lower *L, int p, int k)
+{
+    ExprDag *d = L->d;
+    ExprId th[3], v[3], zero = dag_const(d, 0.0);
+    for (int c = 0; c < 3; c++) {
+        th[c] = dof_input(L, p, SRD_COMP_ROT + c);
+        v[c] = dag_const(d, c == k ? 1.0 : 0.0);
+    }
+    ExprId tv[3], ttv[3];
+    for (int c = 0; c < 3; c++) { /* theta x e_k, then theta x (theta x e_k) */
+        int a = (c + 1) % 3, b = (c + 2) % 3;
+        tv[c] = dag_sub(d, dag_mul(d, th[a], v[b]), dag_mul(d, th[b], v[a]));
+    }
+    for (int c = 0; c < 3; c++) {
+        int a = (c + 1) % 3, b = (c + 2) % 3;
+        ttv[c] = dag_sub(d, dag_mul(d, th[a], tv[b]), dag_mul(d, th[b], tv[a]));
+    }
+    ExprId n2 = zero;
+    for (int c = 0; c < 3; c++)
+        n2 = dag_add(d, n2, dag_mul(d, th[c], th[c]));
+    ExprId scale = dag_div(d, dag_const(d, 4.0), dag_add(d, dag_const(d, 4.0), n2));
+    Sym r = sym_err();
+    r.kind = SY_NUM;
+    r.n = 3;
+    for (int i = 0; i < 3; i++)
+        r.c[i] = zero;
+    for (int c = 0; c < 3; c++) { /* component c of the turned e_k, along axis c at the step start */
+        ExprId w = dag_add(d, v[c], dag_mul(d, scale, dag_add(d, tv[c], dag_mul(d, dag_const(d, 0.5), ttv[c]))));
+        for (int i = 0; i < 3; i++)
+            r.c[i] = dag_add(d, r.c[i], dag_mul(d, w, state_input(L, STATE_FRAME, p, 3 * c + i)));
+    }
+    return r;
+}
+
+/* x (centre of mass), theta (rotation DOFs), e1 e2 e3 (axes now), x0, v, m of a body. */
+static Sym body_member(Lower *L, int p, const char *m)
+{
+    Sym r = sym_err();
+    r.kind = SY_NUM;
+    r.n = 3;
+    if (m[0] == 'e' && m[1] >= '1' && m[1] <= '3' && !m[2])
+        return body_axis(L, p, m[1] - '1');
+    for (int c = 0; c < 3; c++) {
+        if (!strcmp(m, "x"))
+            r.c[c] = dof_input(L, p, c);
+        else if (!strcmp(m, "theta"))
+            r.c[c] = dof_input(L, p, SRD_COMP_ROT + c);
+        else if (!strcmp(m, "x0"))
+            r.c[c] = state_input(L, STATE_X0, p, c);
+        else if (!strcmp(m, "v"))
+            r.c[c] = input(L, KIN_VEL0, stencil_dof(L, p, c));
+        else if (!strcmp(m, "m")) {
+            r.n = 1;
+            r.c[0] = state_input(L, STATE_MASS, p, 0);
+            break;
+        } else {
+            fail(L, "a body has no member `%s`", m);
+            return sym_err();
+        }
+    }
+    return r;
 }
 
 static Sym stencil_member(Lower *L, Sym base, const Expr *x)
@@ -722,6 +796,8 @@ static Sym lower_node(Lower *L, const Expr *x)
         a = lower_expr(L, x->a);
         if (a.kind == SY_NODE || a.kind == SY_EDGE)
             return stencil_member(L, a, x);
+        if (a.kind == SY_BODY)
+            return body_member(L, a.param, x->str);
         if (a.kind == SY_NUM && a.n > 1 && a.n <= 3) {
             int c = !strcmp(x->str, "x") ? 0 : !strcmp(x->str, "y") ? 1 : 2;
             return sym_scalar(a.c[c]);
@@ -781,7 +857,7 @@ const Stmt *lower_find_definition(const Program *prog, const char *kind)
 {
     for (int i = 0; i < prog->n_stmts; i++) {
         const Stmt *s = prog->stmts[i];
-        if ((s->kind == ST_ENERGY || s->kind == ST_FORCE) && !strcmp(s->name, kind))
+        if ((s->kind == ST_ENERGY || s->kind == ST_FORCE || s->kind == ST_CONSTRAINT) && !strcmp(s->name, kind))
             return s;
     }
     return NULL;
@@ -1022,6 +1098,33 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
     return worth;
 }
 
+/* A force F at point p of the first parameter, a body: its generalised force on the body's six
+ * DOFs is (dp/dq)^T F (virtual work), which enters the residual with a minus sign; the Jacobian
+ * is that of those rows in every stencil DOF, so the point's motion is in it too. */
+static void force_at_point(Lower *L, LoweredElement *out, Sym result, const int *wrt)
+{
+    int nd = L->nd;
+    ExprId dp[18], rows[6], *jac = calloc((size_t)(6 * nd) + 1, sizeof(ExprId));
+    diff_jacobian(L->d, &result.c[3], 3, wrt, 6, dp); /* the body's DOFs are stencil DOFs 0..5 */
+    for (int k = 0; k < 6; k++) {
+        ExprId r = dag_const(L->d, 0.0);
+        for (int c = 0; c < 3; c++)
+            r = dag_sub(L->d, r, dag_mul(L->d, dp[c * 6 + k], result.c[c]));
+        rows[k] = r;
+    }
+    diff_jacobian(L->d, rows, 6, wrt, nd, jac);
+    for (int k = 0; k < nd; k++)
+        out->res[k] = -1;
+    for (int k = 0; k < 6; k++) {
+        out->res[k] = rows[k];
+        for (int l = 0; l < nd; l++)
+            out->jac[k * nd + l] = jac[k * nd + l];
+    }
+    free(jac);
+    out->value = -1;
+    out->symmetric = false;
+}
+
 static void derive(Lower *L, LoweredElement *out, Sym result)
 {
     int nd = L->nd;
@@ -1045,6 +1148,8 @@ static void derive(Lower *L, LoweredElement *out, Sym result)
         }
         out->value = result.c[0];
         out->symmetric = true;
+    } else if (result.n == 6) {
+        force_at_point(L, out, result, wrt);
     } else {
         /* A force F on the first node enters the residual as -F. */
         ExprId f[3];
@@ -1086,6 +1191,21 @@ static void lower_begin(Lower *L, const Program *prog, const srd_model *model, c
     L->err_n = err_n;
 }
 
+/* A constraint c(q) = 0 of k components enters as the energy lambda . c(q), lambda being the
+ * instance's k multiplier DOFs: stationarity gives c = 0 on the multipliers' rows and the
+ * constraint forces (grad c)^T lambda on the others, with the exact Hessian of both. */
+static Sym multiplier_energy(Lower *L, const Stmt *def, Sym c)
+{
+    if (c.kind != SY_NUM || c.n < 1 || c.n > SRD_MAX_MULTIPLIERS) {
+        fail(L, "constraint `%s` must give 1 to %d numbers", def->name, SRD_MAX_MULTIPLIERS);
+        return sym_err();
+    }
+    ExprId e = dag_const(L->d, 0.0);
+    for (int i = 0; i < c.n; i++)
+        e = dag_add(L->d, e, dag_mul(L->d, dof_input(L, -1, SRD_COMP_LAMBDA + i), c.c[i]));
+    return sym_scalar(e);
+}
+
 bool lower_element(const Program *prog, const Program *model_prog, const srd_model *model, const Stmt *def,
                    const srd_elemset *set, LoweredElement *out, char *err, size_t err_n)
 {
@@ -1096,14 +1216,18 @@ bool lower_element(const Program *prog, const Program *model_prog, const srd_mod
     L.set = set;
     L.def = def;
     bind_globals(&L);
-    /* Node DOFs first, in parameter order, so stencils read like their signature. */
-    for (int p = 0; p < def->n_stencil; p++)
-        if (!strcmp(def->stencil[p].kind, "node"))
-            for (int c = 0; c < 3; c++)
-                stencil_dof(&L, p, c);
+    /* Node DOFs first, in parameter order, so stencils read like their signature; a body's
+     * rotation follows its position. */
+    for (int p = 0; p < def->n_stencil; p++) {
+        bool body = !strcmp(def->stencil[p].kind, "body");
+        if (body || !strcmp(def->stencil[p].kind, "node"))
+            for (int c = 0; c < (body ? 6 : 3); c++)
+                stencil_dof(&L, p, c < 3 ? c : SRD_COMP_ROT + c - 3);
+    }
     for (int p = 0; p < def->n_stencil; p++) {
         Sym s = sym_err();
-        s.kind = !strcmp(def->stencil[p].kind, "node") ? SY_NODE : SY_EDGE;
+        const char *kind = def->stencil[p].kind;
+        s.kind = !strcmp(kind, "node") ? SY_NODE : !strcmp(kind, "body") ? SY_BODY : SY_EDGE;
         s.param = p;
         bind(&L, def->stencil[p].name, s, NULL);
     }
@@ -1116,8 +1240,14 @@ bool lower_element(const Program *prog, const Program *model_prog, const srd_mod
         bind(&L, def->params[k].name, sym_scalar(data_input(&L, col)), NULL);
     }
     Sym r = L.failed ? sym_err() : def->value ? lower_expr(&L, def->value) : lower_body(&L, def->body, def->n_body);
+    if (def->kind == ST_CONSTRAINT && !L.failed)
+        r = multiplier_energy(&L, def, r);
     out->is_force = def->kind == ST_FORCE;
-    if (!L.failed && (r.kind != SY_NUM || r.n != (out->is_force ? 3 : 1)))
+    bool on_body = out->is_force && def->n_stencil > 0 && !strcmp(def->stencil[0].kind, "body");
+    if (!L.failed && on_body && (r.kind != SY_NUM || r.n != 6))
+        fail(&L, "`%s` acts on body `%s`: return the force with its point, `at(force, point)`", def->name,
+             def->stencil[0].name);
+    else if (!L.failed && !on_body && (r.kind != SY_NUM || r.n != (out->is_force ? 3 : 1)))
         fail(&L, "`%s` does not give a %s", def->name, out->is_force ? "3-vector force" : "scalar energy");
     if (!L.failed)
         derive(&L, out, r);

@@ -10,7 +10,8 @@
 #include "srd_model.h"
 
 /* One DOF of the stencil: node parameter p's x/y/z (comp 0..2), or edge parameter p's twist
- * (comp 3) or mid-edge xi (comp 4). Node DOFs come first, in parameter order. */
+ * (comp 3) or mid-edge xi (comp 4), a body parameter's rotation (comp 5..7), or a
+ * constraint's multiplier k (param -1, comp 8 + k). Node DOFs come first, in parameter order. */
 typedef struct StencilDof {
     int param;
     int comp;
@@ -28,6 +29,7 @@ typedef enum {
     STATE_REF_TWIST, /* reference twist between the previous stencil edge and this one, at the step start */
     STATE_TAU0,    /* mid-edge tau^{k,0} = n_avg x e^ of an edge at the step start (comp 0..2) */
     STATE_TAU_REF, /* the same at the reference configuration */
+    STATE_FRAME,   /* a body's axes at the step start (comp 3 k + i: component i of axis k) */
 } StateKind;
 
 typedef struct StateEntry {

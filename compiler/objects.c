@@ -694,6 +694,14 @@ void elab_body(Elab *e, Stmt *s, const char *name)
     if (!props_complete(s, &pv, owner))
         return;
     double mass = prop_num(&pv, "mass", 0);
+    bool rigid = elab_is_rigid(&pv);
+    if (rigid && !elab_rigid_body(e, &pv, e->objs.n, &mass, s->name_loc, name))
+        return;
+    if (!rigid && !prop_given(&pv, "mass")) {
+        Diag *d = diag_error(s->name_loc, "body `%s` needs a mass", name);
+        diag_hint(d, "a point mass: `mass = 0.1 kg;`; a rigid body: a shape with its density or mass");
+        return;
+    }
     if (!(mass > 0)) {
         diag_error(prop_loc(&pv, "mass", s->loc), "the mass of body `%s` must be positive", name);
         return;

@@ -56,7 +56,7 @@ static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
 %token <num> NUMBER "number"
 %token <str> IDENT "identifier" STRING "string" UNIT "unit"
 %token KW_USE "use" KW_PARAM "param" KW_LET "let" KW_FN "fn" KW_MATERIAL "material"
-%token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_LATTICE "lattice" KW_SOLID "solid" KW_JOIN "join" KW_CLAMP "clamp"
+%token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_LATTICE "lattice" KW_SOLID "solid" KW_JOINT "joint" KW_CONSTRAINT "constraint" KW_JOIN "join" KW_CLAMP "clamp"
 %token KW_FIX "fix" KW_LOAD "load" KW_PRESSURE "pressure" KW_GRAVITY "gravity" KW_MEDIUM "medium"
 %token KW_VISCOUS "viscous" KW_DAMPING "damping" KW_RFT "rft" KW_DRAG "drag"
 %token KW_VIEW "view"
@@ -172,6 +172,20 @@ stmt
                                     { $$ = ast_stmt(ctx, ST_FORCE, L(@$)); $$->name = $2; $$->name_loc = L(@2);
                                       set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
                                       set_stmts($9, &$$->body, &$$->n_body); }
+    | KW_CONSTRAINT IDENT '(' stencil ';' opt_idents ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_CONSTRAINT, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
+                                      $$->value = $9; }
+    | KW_CONSTRAINT IDENT '(' stencil ')' '=' expr ';'
+                                    { $$ = ast_stmt(ctx, ST_CONSTRAINT, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); $$->value = $7; }
+    | KW_CONSTRAINT IDENT '(' stencil ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_CONSTRAINT, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_stmts($7, &$$->body, &$$->n_body); }
+    | KW_CONSTRAINT IDENT '(' stencil ';' opt_idents ')' '{' body_stmts '}'
+                                    { $$ = ast_stmt(ctx, ST_CONSTRAINT, L(@$)); $$->name = $2; $$->name_loc = L(@2);
+                                      set_idents($4, &$$->stencil, &$$->n_stencil, ctx); set_idents($6, &$$->params, &$$->n_params, ctx);
+                                      set_stmts($9, &$$->body, &$$->n_body); }
     | KW_APPLY IDENT '(' opt_args ')' ';'
                                     { $$ = apply_stmt(ctx, L(@$), $2, L(@2), $4, NULL); }
     | KW_APPLY IDENT '(' args ';' named_args ')' ';'
@@ -210,6 +224,8 @@ reserved_word
     | KW_BODY                     { $$ = "body"; }
     | KW_LATTICE                  { $$ = "lattice"; }
     | KW_SOLID                    { $$ = "solid"; }
+    | KW_JOINT                    { $$ = "joint"; }
+    | KW_CONSTRAINT               { $$ = "constraint"; }
     | KW_JOIN                     { $$ = "join"; }
     | KW_CLAMP                    { $$ = "clamp"; }
     | KW_FIX                      { $$ = "fix"; }
@@ -249,6 +265,7 @@ object_kw
     | KW_BODY                       { $$ = BK_BODY; }
     | KW_LATTICE                    { $$ = BK_LATTICE; }
     | KW_SOLID                      { $$ = BK_SOLID; }
+    | KW_JOINT                      { $$ = BK_JOINT; }
     ;
 
 env_kw
@@ -320,6 +337,7 @@ stencil
 
 stencil_param
     : IDENT IDENT                   { $$ = ident_new(ctx, $2, L(@2)); $$->kind = $1; $$->kind_loc = L(@1); }
+    | KW_BODY IDENT                 { $$ = ident_new(ctx, $2, L(@2)); $$->kind = "body"; $$->kind_loc = L(@1); }
     ;
 
 opt_idents
@@ -405,6 +423,7 @@ primary
     | STRING                        { $$ = ast_expr(ctx, EX_STR, L(@$)); $$->str = $1; }
     | IDENT                         { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = $1; }
     | KW_LATTICE                    { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = "lattice"; } /* `stretching = lattice` */
+    | KW_FORCE                      { $$ = ast_expr(ctx, EX_NAME, L(@$)); $$->str = "force"; } /* `motor = force` */
     | IDENT '(' opt_args ')'        { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true; set_call_args(ctx, $$, $3); ast_nest(ctx, $$); }
     | KW_CLAMP '(' opt_args ')'     { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = "clamp"; $$->has_args = true; set_call_args(ctx, $$, $3); ast_nest(ctx, $$); }
     | IDENT '(' KW_GROUND ')'       { $$ = ast_expr(ctx, EX_CALL, L(@$)); $$->str = $1; $$->has_args = true;
@@ -640,10 +659,10 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
 }
 
 static const char *statement_words[] = {
-    "use", "param", "let", "fn", "material", "rod", "shell", "body", "lattice", "solid", "join", "clamp", "fix", "load",
+    "use", "param", "let", "fn", "material", "rod", "shell", "body", "lattice", "solid", "joint", "join", "clamp", "fix", "load",
     "pressure", "move", "rotate", "release", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground",
     "obstacle", "contact", "actuate",
-    "energy", "force", "apply", "for", "simulate", "static", "modes", "planar",
+    "energy", "force", "constraint", "apply", "for", "simulate", "static", "modes", "planar",
 };
 
 /* `spring s { ... }`, `gravty = ...`: a word at the start of a statement that is not a keyword. */
@@ -655,7 +674,7 @@ static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool 
     if (close)
         diag_hint(d, "did you mean `%s`?", close);
     else if (block)
-        diag_hint(d, "blocks are material, rod, shell, body, lattice, solid, medium, viscous, damping, rft, drag, ground, obstacle, "
+        diag_hint(d, "blocks are material, rod, shell, body, lattice, solid, joint, medium, viscous, damping, rft, drag, ground, obstacle, "
                      "contact, simulate, static and modes");
     else
         diag_hint(d, "statements start with a keyword such as let, rod, clamp, load or gravity");

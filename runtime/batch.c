@@ -88,6 +88,12 @@ static int stencil_model_dof(const srd_model *m, const srd_elemset *set, const s
                              const int *rank)
 {
     int p = info->dof_param[k], comp = info->dof_comp[k];
+    if (comp >= SRD_COMP_LAMBDA)
+        return set->n_lambda ? set->lambda_dof[i] + comp - SRD_COMP_LAMBDA : -1;
+    if (info->param_is_node[p] && comp >= SRD_COMP_ROT) {
+        int node = set->nodes[i * set->n_node + rank[p]];
+        return m->node_body && m->node_body[node] >= 0 ? m->node_dof[node] + 3 + comp - SRD_COMP_ROT : -1;
+    }
     if (info->param_is_node[p])
         return m->node_dof[set->nodes[i * set->n_node + rank[p]]] + comp;
     int e = set->edges[i * set->n_edge + rank[p]];
@@ -273,6 +279,7 @@ static double state_value(const srd_model *m, const srd_elemset *set, const srd_
     /* tau0 is that of the step start; the first step starts at the reference configuration. */
     case SRD_STATE_TAU0:
     case SRD_STATE_TAU_REF: return edge >= 0 ? tau[3 * edge + c] : 0;
+    case SRD_STATE_FRAME: return node >= 0 && m->node_body[node] >= 0 ? m->bodies[m->node_body[node]].axes[c] : 0;
     }
     return 0;
 }
@@ -297,6 +304,24 @@ static void remap(srd_batch_owner *out, const srd_system *sys, int n, int nd)
 }
 
 void srd_batch_remap(srd_batch_owner *bo, const srd_system *sys) { remap(bo, sys, bo->b.n, bo->b.n_dofs); }
+
+void srd_batch_set_frames(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
+                          const double *body_axes)
+{
+    const srd_elemset *set = &m->sets[set_index];
+    int rank[64], nodes = 0;
+    for (int p = 0; p < info->n_params && p < 64; p++)
+        rank[p] = info->param_is_node[p] ? nodes++ : -1;
+    for (int k = 0; k < info->n_state; k++) {
+        if (info->state_kind[k] != SRD_STATE_FRAME)
+            continue;
+        int p = info->state_param[k], c = info->state_comp[k];
+        for (int i = 0; i < set->n; i++) {
+            int b = m->node_body[set->nodes[i * set->n_node + rank[p]]];
+            bo->state[i * info->n_state + k] = b >= 0 ? body_axes[9 * b + c] : 0;
+        }
+    }
+}
 
 int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, const srd_kernel_info *info,
                     const srd_system *sys)

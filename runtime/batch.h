@@ -62,6 +62,10 @@ void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_in
 void srd_batch_free(srd_batch_owner *bo);
 /* Recomputes the residual rows and Jacobian positions for another system (a release frees
  * DOFs); DOFs, data and state stay. */
+/* Puts the bodies' axes at the step start (9 per body, column k = axis k) into the state of
+ * every body parameter of the set. */
+void srd_batch_set_frames(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
+                          const double *body_axes);
 void srd_batch_remap(srd_batch_owner *bo, const srd_system *sys);
 /* The reference director d1 of every edge at the reference configuration (3 per edge, in the
  * edge's own orientation; the caller frees it): what the element state starts from. */

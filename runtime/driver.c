@@ -2,6 +2,7 @@
  * VTK frames, probes and energies as it goes. `srdc run` (JIT kernels) and every simulator
  * built by `srdc build` (kernels linked in) share it. */
 #include "driver.h"
+#include "joint.h"
 #include "sparse.h"
 #include "clock.h"
 #include <errno.h>
@@ -117,6 +118,10 @@ static int open_probes(Probes *pr, const char *dir, const srd_model *m, const sr
             srd_outfile_printf(&pr->out, ",%s.fx,%s.fy,%s.fz,%s.mx,%s.my,%s.mz", n, n, n, n, n, n);
         else if (a->probes[i].kind == SRD_PROBE_CONTACT)
             srd_outfile_printf(&pr->out, ",%s.fx,%s.fy,%s.fz", n, n, n);
+        else if (a->probes[i].kind == SRD_PROBE_JOINT && a->probes[i].component == SRD_JOINT_MOTOR)
+            srd_outfile_printf(&pr->out, ",%s", n);
+        else if (a->probes[i].kind == SRD_PROBE_BODY || a->probes[i].kind == SRD_PROBE_JOINT)
+            srd_outfile_printf(&pr->out, ",%s.x,%s.y,%s.z", n, n, n);
         else if (a->probes[i].dof >= 0)
             srd_outfile_printf(&pr->out, ",%s", a->probes[i].name);
         else
@@ -201,7 +206,12 @@ static int write_probes(Probes *pr, srd_sim *s, const srd_analysis *a, const dou
     srd_outfile_printf(&pr->out, "%.9g", t);
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
-        if (p->kind != SRD_PROBE_STATE)
+        if (p->kind == SRD_PROBE_BODY || p->kind == SRD_PROBE_JOINT) {
+            double v[3];
+            int n = srd_probe_values(s, p, v);
+            for (int c = 0; c < n; c++)
+                srd_outfile_printf(&pr->out, ",%.12g", v[c]);
+        } else if (p->kind != SRD_PROBE_STATE)
             write_force_probe(pr, s, p, reactions);
         else if (p->dof >= 0)
             srd_outfile_printf(&pr->out, ",%.12g", q[p->dof]);
@@ -229,9 +239,13 @@ static void report_singular(const srd_sim *s)
 {
     fprintf(stderr, "%s: error: the Jacobian is singular at t = %.6g s: the model can move without resistance\n",
             prog_name, s->t);
-    srd_sim_report_singular(s, stderr, 8);
-    fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
-                    "stiffness; a static analysis needs every rigid motion held\n");
+    if (srd_sim_report_singular(s, stderr, 8) == -1)
+        fprintf(stderr, "hint: in a closed loop of joints some constraints repeat the others (a planar four-bar of "
+                        "hinges holds its out-of-plane motion twice): make one joint of the loop spherical or "
+                        "universal, or drop one of its constraints\n");
+    else
+        fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
+                        "stiffness; a static analysis needs every rigid motion held\n");
 }
 
 static void report_failure(const srd_sim *s, int code)

@@ -38,6 +38,7 @@ static void free_elemset(srd_elemset *s)
     free(s->data);
     free(s->param_column);
     free(s->object);
+    free(s->lambda_dof);
 }
 
 void srd_model_free(srd_model *m)
@@ -51,6 +52,11 @@ void srd_model_free(srd_model *m)
     }
     free(m->objects);
     free(m->x0);
+    free(m->bodies);
+    for (int i = 0; i < m->n_joints; i++)
+        free(m->joints[i].name);
+    free(m->joints);
+    free(m->node_body);
     free(m->node_mass);
     free(m->node_object);
     free(m->node_local);
@@ -154,7 +160,9 @@ int srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const si
         s->signs = srd_xrealloc(s->signs, c * (size_t)(s->n_edge ? s->n_edge : 1));
         s->data = srd_xrealloc(s->data, sizeof(double) * c * (size_t)(s->n_data ? s->n_data : 1));
         s->object = srd_xrealloc(s->object, sizeof(int) * c);
+        s->lambda_dof = srd_xrealloc(s->lambda_dof, sizeof(int) * c);
     }
+    s->lambda_dof[s->n] = -1; /* numbered with the other DOFs */
     int i = s->n++;
     for (int k = 0; k < s->n_node; k++)
         s->nodes[i * s->n_node + k] = nodes[k];
@@ -204,6 +212,28 @@ void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
             snprintf(buf, n, "body %s, %c", o->name, "xyz"[kind]);
         else
             snprintf(buf, n, "%s %s, node %d, %c", kinds[o->kind], o->name, m->node_local[owner], "xyz"[kind]);
+    } else if (kind == SRD_DOF_ROT) {
+        const srd_body *b = &m->bodies[owner];
+        snprintf(buf, n, "body %s, rotation %d", m->objects[b->object].name, dof - m->node_dof[b->node] - 3);
+    } else if (kind == SRD_DOF_LAMBDA) {
+        const srd_elemset *s = &m->sets[owner];
+        int i = 0;
+        while (i < s->n && !(dof >= s->lambda_dof[i] && dof < s->lambda_dof[i] + s->n_lambda))
+            i++;
+        const char *joint = NULL;
+        for (int j = 0; j < m->n_joints && !joint; j++)
+            for (int k = 0; k < m->n_joints && k < 1; k++) {
+                const srd_joint *jt = &m->joints[j];
+                for (int p = 0; p < jt->n_parts; p++)
+                    if (jt->part[p].set == owner && jt->part[p].instance == i)
+                        joint = jt->name;
+                if (jt->motor_part.set == owner && jt->motor_part.instance == i)
+                    joint = jt->name;
+            }
+        if (joint)
+            snprintf(buf, n, "joint %s, %s, multiplier %d", joint, s->kind, i < s->n ? dof - s->lambda_dof[i] : 0);
+        else
+            snprintf(buf, n, "%s %d, multiplier %d", s->kind, i, i < s->n ? dof - s->lambda_dof[i] : 0);
     } else {
         const srd_object *o = &m->objects[m->edge_object[owner]];
         snprintf(buf, n, "%s %s, edge %d, %s", kinds[o->kind], o->name, owner - o->first_edge,
@@ -261,6 +291,9 @@ void srd_model_print(const srd_model *m, FILE *out)
     fprintf(out, "  triangles      %d\n", m->n_tris);
     fprintf(out, "  DOFs           %d (node %d, twist %d, mid-edge %d)\n", m->n_dofs, node_dofs,
             count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
+    if (m->n_bodies || count_dofs(m, SRD_DOF_LAMBDA))
+        fprintf(out, "  rigid bodies   %d (rotation DOFs %d), constraint multipliers %d\n", m->n_bodies,
+                count_dofs(m, SRD_DOF_ROT), count_dofs(m, SRD_DOF_LAMBDA));
     fprintf(out, "  fixed DOFs     %d\n", m->n_fixed);
     if (m->n_slides)
         fprintf(out, "  sliding nodes  %d (a clamped rod end's next node, on its end edge's line)\n", m->n_slides);

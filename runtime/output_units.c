@@ -21,6 +21,20 @@ static void state_probe(srd_outfile *o, const char *file, const srd_model *m, co
     row(o, file, p->name, "", kind == SRD_DOF_TWIST || kind == SRD_DOF_XI ? "rad" : "m");
 }
 
+/* Units of body and joint probes; a motor's effort is a torque (revolute) or a force. */
+static void body_probe_rows(srd_outfile *o, const char *file, const srd_model *m, const srd_probe *p)
+{
+    static const char *xyz[] = { ".x", ".y", ".z" };
+    if (p->kind == SRD_PROBE_JOINT && p->component == SRD_JOINT_MOTOR) {
+        row(o, file, p->name, "", m->joints[p->target].type == SRD_JOINT_REVOLUTE ? "N m" : "N");
+        return;
+    }
+    const char *unit = p->kind == SRD_PROBE_JOINT ? (p->component == SRD_JOINT_FORCE ? "N" : "N m")
+                     : p->component == SRD_BODY_MOMENTUM ? "kg m^2/s" : p->component == SRD_BODY_OMEGA ? "1/s" : "1";
+    for (int c = 0; c < 3; c++)
+        row(o, file, p->name, xyz[c], unit);
+}
+
 static void probe_rows(srd_outfile *o, const char *file, const srd_model *m, const srd_analysis *a)
 {
     static const char *force[] = { ".fx", ".fy", ".fz" }, *moment[] = { ".mx", ".my", ".mz" };
@@ -29,6 +43,10 @@ static void probe_rows(srd_outfile *o, const char *file, const srd_model *m, con
         const srd_probe *p = &a->probes[i];
         if (p->kind == SRD_PROBE_STATE) {
             state_probe(o, file, m, p);
+            continue;
+        }
+        if (p->kind == SRD_PROBE_BODY || p->kind == SRD_PROBE_JOINT) {
+            body_probe_rows(o, file, m, p);
             continue;
         }
         for (int c = 0; c < 3; c++)

@@ -13,6 +13,7 @@ static const char *const target_names[][6] = {
     { "angle", "phi_bar", NULL },
     { "pressure", "p", NULL },
     { "springs", "rest_factor", NULL },
+    { "motor", "target", NULL },
     { "E", "ks", "EI1", "EI2", "GJ", "kb" },
 };
 

@@ -33,6 +33,8 @@ void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_ev
         /* Friction and drag need a velocity: a static solve has none. */
         if (!s->dynamic && sk->info.needs_time_step)
             continue;
+        if ((s->kernel_pass == 1 && s->m->sets[k].n_lambda) || (s->kernel_pass == 2 && !s->m->sets[k].n_lambda))
+            continue;
         srd_elem_batch part = share_of(&sk->batch.b, share, shares);
         if (part.n > 0)
             (with_jacobian ? sk->fn : sk->gradient)(sk->info.is_force ? ctx_nc : ctx, &part);
@@ -156,7 +158,10 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
             return -1;
         }
         symmetric &= infos[k].symmetric;
+        s->n_multipliers += m->sets[k].n_lambda * m->sets[k].n;
     }
+    /* Multipliers make the system indefinite and gyroscopic terms unsymmetric: LU solvers. */
+    symmetric &= !s->n_multipliers && !m->n_bodies;
     srd_solver_plan(&s->solver, m, solver, symmetric);
     if (!memory_suffices(s, err, err_n))
         return SRD_SIM_NO_MEMORY;
@@ -201,6 +206,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     characteristic_scales(s);
     srd_motion_init(s);
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
+    srd_bodies_init(s);
     return 0;
 }
 
@@ -245,6 +251,7 @@ void srd_sim_free(srd_sim *s)
     free(s->fext);
     free_free_vectors(s);
     free(s->params);
+    srd_bodies_free(&s->bodies);
     memset(s, 0, sizeof *s);
 }
 
@@ -279,6 +286,36 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
     return potential;
 }
 
+/* A step whose forces act at a point between its start and end (midpoint): the constraint
+ * forces lambda grad c act there too (their work over the step is then lambda times the change
+ * of c, to third order, which keeps the scheme's energy behaviour), while the constraints
+ * themselves, c = 0, hold at the end. Their Jacobian is left unscaled by b: the q-q block is
+ * off by that factor and the multiplier rows take grad c at the evaluation point, which costs
+ * Newton's method a little of its rate but not the solution. */
+static void constraints_at_end(srd_sim *s, const srd_eval_ctx *ctx, const double *q, bool with_jacobian)
+{
+    const srd_model *m = s->m;
+    size_t len = srd_system_grad_len(&s->solver.sys);
+    s->kernel_pass = 2;
+    srd_sim_run_kernels(s, ctx, ctx, with_jacobian, 0, 1);
+    double *end_rows = srd_xcalloc(len, sizeof(double)), energy = 0;
+    srd_eval_ctx end = *ctx;
+    end.q = q;
+    end.grad = end_rows;
+    end.jac = NULL;
+    end.energy = &energy;
+    srd_sim_run_kernels(s, &end, &end, false, 0, 1);
+    s->kernel_pass = 0;
+    for (int k = 0; k < m->n_sets; k++)
+        for (int i = 0; m->sets[k].n_lambda && i < m->sets[k].n; i++)
+            for (int c = 0; c < m->sets[k].n_lambda; c++) {
+                int f = s->solver.sys.free_index[m->sets[k].lambda_dof[i] + c];
+                if (f >= 0)
+                    s->res[f] = end_rows[f];
+            }
+    free(end_rows);
+}
+
 /* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
  *   static:  grad E(q) - lambda fext
  *   dynamic: a M (q - qhat) + grad E(b q + (1 - b) q0) - fext, Jacobian a M + b K
@@ -294,8 +331,8 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     double b = s->dynamic ? s->stiffness_b : 1;
     const double *qe = q;
     if (b != 1) {
-        for (int d = 0; d < m->n_dofs; d++)
-            s->qeval[d] = b * q[d] + (1 - b) * s->q0[d];
+        for (int d = 0; d < m->n_dofs; d++) /* a multiplier is the step's, never averaged */
+            s->qeval[d] = m->dof_kind[d] == SRD_DOF_LAMBDA ? q[d] : b * q[d] + (1 - b) * s->q0[d];
         qe = s->qeval;
     }
     double energy = 0;
@@ -308,16 +345,21 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     if (!s->conservative)
         memset(s->res_nc, 0, sizeof(double) * srd_system_grad_len(sys));
     double t0 = srd_seconds();
+    /* Constraints hold at the step's end, not at the evaluation point of the forces. */
+    bool split = b != 1 && s->n_multipliers;
+    s->kernel_pass = split ? 1 : 0;
     if (s->assembler)
         srd_assembler_run(s->assembler, s, &ctx, &ctx_nc, with_jacobian);
     else
         srd_sim_run_kernels(s, &ctx, &ctx_nc, with_jacobian, 0, 1);
+    if (with_jacobian && b != 1)
+        srd_solver_scale(&s->solver, b);
+    if (split)
+        constraints_at_end(s, &ctx, q, with_jacobian);
     if (!s->conservative)
         for (int f = 0; f < sys->n_free; f++)
             s->res[f] += s->res_nc[f];
     s->time_assembly += srd_seconds() - t0;
-    if (with_jacobian && b != 1)
-        srd_solver_scale(&s->solver, b);
     double a = s->dynamic ? s->inertia_a : 0;
     double potential = energy / b;
     for (int d = 0; d < m->n_dofs; d++) {
@@ -337,6 +379,8 @@ static double assemble(srd_sim *s, const double *q, int with_jacobian)
     }
     if (a > 0 && is_damped(s))
         potential += add_damping(s, q, with_jacobian);
+    if (a > 0 && s->bodies.n)
+        srd_bodies_inertia(s, q, with_jacobian, s->method);
     return potential;
 }
 
@@ -357,6 +401,21 @@ static double residual_norm(const srd_sim *s)
         r = fmax(r, fabs(s->res[f]));
     }
     return r;
+}
+
+/* Every constraint (a joint's, a motor's) holds to SRD_CONSTRAINT_TOLERANCE: its rows of the
+ * residual are the constraint values themselves. */
+static bool constraints_met(const srd_sim *s)
+{
+    const srd_model *m = s->m;
+    for (int k = 0; s->n_multipliers && k < m->n_sets; k++)
+        for (int i = 0; m->sets[k].n_lambda && i < m->sets[k].n; i++)
+            for (int c = 0; c < m->sets[k].n_lambda; c++) {
+                int f = s->solver.sys.free_index[m->sets[k].lambda_dof[i] + c];
+                if (f >= 0 && !(fabs(s->res[f]) <= SRD_CONSTRAINT_TOLERANCE))
+                    return false;
+            }
+    return true;
 }
 
 /* q + alpha dq over the free DOFs (fixed DOFs keep their values). */
@@ -400,8 +459,9 @@ static double line_search(srd_sim *s, double pi0, double slope, double r2, bool 
         if (!s->conservative)
             for (int f = 0; f < n; f++)
                 pi1 += s->res_nc_start[f] * alpha * s->dq[f];
-        bool ok = s->conservative || !s->dynamic ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
-                                                 : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
+        bool ok = (s->conservative || !s->dynamic) && !s->n_multipliers && !s->bodies.n
+                      ? isfinite(pi1) && pi1 <= pi0 + 1e-4 * alpha * slope
+                      : squared_norm(s->res, n) <= (1 - 1e-4 * alpha) * r2;
         /* Close to the solution the decrease the step promises is below the rounding error of
          * the potential itself, and the test above rejects good steps at random; there the
          * residual decides. */
@@ -447,7 +507,7 @@ int srd_newton(srd_sim *s)
             fprintf(s->log, "    t = %.6g s, iteration %d: |residual| = %.6e N\n", s->t, it, r);
         if (!isfinite(r))
             return 2;
-        if (r <= s->tolerance * s->force_scale)
+        if (r <= s->tolerance * s->force_scale && constraints_met(s))
             return 0;
         if (have_res && !have_jac)
             pi0 = assemble_reduced(s, s->q, 1);
@@ -481,6 +541,8 @@ int srd_newton(srd_sim *s)
             assemble_reduced(s, s->q, 0);
             st->residual = residual_norm(s);
             record_residual(st, st->residual);
+            if (isfinite(st->residual) && !constraints_met(s))
+                continue; /* the next iteration's Newton step closes them */
             return isfinite(st->residual) ? 0 : 2;
         }
         /* Quadratic convergence predicts the next residual as r^2 / r_prev: only when that
@@ -547,6 +609,12 @@ static int acceleration(srd_sim *s, double t, const double *q, const double *v, 
         if (!isfinite(acc[d]))
             return 2;
     }
+    /* A body's torque in its axes: at theta = 0 the rotation rows are minus the torque. */
+    for (int k = 0; k < m->n_bodies; k++)
+        for (int c = 0; c < 3; c++) {
+            int f = sys->free_index[m->node_dof[m->bodies[k].node] + 3 + c];
+            s->bodies.torque[3 * k + c] = f >= 0 ? -s->res[f] : 0;
+        }
     srd_slides_along(s, acc);
     return 0;
 }
@@ -636,6 +704,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     memcpy(s->q0, s->q, bytes);
     memcpy(s->v0, s->v, bytes);
     memcpy(s->work, s->a0, bytes);
+    s->method = method;
     s->t += s->dt;
     apply_schedules(s, s->t);
     srd_motion_impose(s, s->t, 1, s->q, NULL);
@@ -661,6 +730,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     finish_implicit(s, method);
     exact_prescribed_rates(s, method);
     advance_state(s);
+    srd_bodies_finish(s, method);
     return 0;
 }
 
@@ -676,19 +746,24 @@ static int explicit_step(srd_sim *s, srd_method method)
     int code = 0;
     if (method == SRD_SYMPLECTIC_EULER) {
         code = acceleration(s, s->t, s->q, s->v, acc);
+        srd_bodies_kick(s, s->bodies.torque, dt);
         for (int d = 0; d < n; d++) {
             s->v[d] += dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
+        srd_bodies_drift(s, dt);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
     } else if (method == SRD_VERLET) {
         code = acceleration(s, s->t, s->q, s->v, acc);
+        srd_bodies_kick(s, s->bodies.torque, 0.5 * dt);
         for (int d = 0; d < n; d++) {
             s->v[d] += 0.5 * dt * acc[d];
             s->q[d] += dt * s->v[d];
         }
+        srd_bodies_drift(s, dt);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
         code |= acceleration(s, s->t + dt, s->q, s->v, acc);
+        srd_bodies_kick(s, s->bodies.torque, 0.5 * dt);
         for (int d = 0; d < n; d++)
             s->v[d] += 0.5 * dt * acc[d];
     } else {
@@ -796,6 +871,9 @@ void srd_sim_start_here(srd_sim *s)
 {
     size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
     advance_state(s); /* from q0, the reference, to q */
+    srd_bodies_finish(s, -1);
+    memset(s->bodies.momentum, 0, sizeof(double) * 3 * (size_t)s->bodies.n);
+    memset(s->bodies.torque, 0, sizeof(double) * 3 * (size_t)s->bodies.n);
     memcpy(s->q0, s->q, bytes);
     memset(s->v, 0, bytes);
     memset(s->v0, 0, bytes);
@@ -826,7 +904,7 @@ double srd_kinetic_energy(const srd_sim *s)
     double k = 0;
     for (int d = 0; d < s->m->n_dofs; d++)
         k += 0.5 * s->m->dof_mass[d] * s->v[d] * s->v[d];
-    return k;
+    return k + srd_bodies_kinetic_energy(s);
 }
 
 double srd_potential_energy(srd_sim *s)
@@ -865,6 +943,49 @@ static void scale_natural_shapes(srd_sim *s, double **saved, double factor)
     }
 }
 
+static int *free_to_dof(const srd_sim *s)
+{
+    int *dof_of_free = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(int));
+    for (int d = 0; d < s->m->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            dof_of_free[s->solver.sys.free_index[d]] = d;
+    return dof_of_free;
+}
+
+/* A static solve from multipliers of zero sees no geometric stiffness in its joints (a hanging
+ * pendulum swings freely) and its Jacobian is singular: the multipliers that best balance the
+ * forces at the start, min |r + C^T dlambda| (least squares), give it to the first iteration. */
+static void guess_multipliers(srd_sim *s)
+{
+    int nf = s->solver.sys.n_free, nc = 0;
+    if (!s->n_multipliers)
+        return;
+    int *lam = srd_xcalloc((size_t)nf + 1, sizeof(int)), *dof = free_to_dof(s);
+    for (int f = 0; f < nf; f++)
+        if (s->m->dof_kind[dof[f]] == SRD_DOF_LAMBDA)
+            lam[nc++] = f;
+    assemble_reduced(s, s->q, 1);
+    double *Ct = srd_xcalloc((size_t)nf * nc + 1, sizeof(double)), *b = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    double *e = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int j = 0; j < nc; j++) {
+        e[lam[j]] = 1;
+        srd_solver_multiply(&s->solver, e, &Ct[(size_t)j * nf]);
+        e[lam[j]] = 0;
+        for (int i = 0; i < nc; i++)
+            Ct[(size_t)j * nf + lam[i]] = 0; /* the constraint rows take no part */
+    }
+    for (int f = 0; f < nf; f++)
+        b[f] = s->m->dof_kind[dof[f]] == SRD_DOF_LAMBDA ? 0 : -s->res[f];
+    if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', nf, nc, 1, Ct, nf, b, nf) == 0)
+        for (int j = 0; j < nc; j++)
+            s->q[dof[lam[j]]] += isfinite(b[j]) ? b[j] : 0;
+    free(lam);
+    free(dof);
+    free(Ct);
+    free(b);
+    free(e);
+}
+
 int srd_static(srd_sim *s, int load_steps)
 {
     s->dynamic = 0;
@@ -877,9 +998,12 @@ int srd_static(srd_sim *s, int load_steps)
         s->load_factor = (double)k / load_steps;
         scale_natural_shapes(s, saved, s->load_factor);
         srd_motion_impose(s, s->t, s->load_factor, s->q, NULL);
+        guess_multipliers(s);
         code = srd_newton(s);
         s->steps++;
     }
+    if (code == 0)
+        srd_bodies_finish(s, -1); /* the bodies' turns into their axes: modes and runs start there */
     for (int k = 0; k < s->m->n_sets; k++)
         free(saved[k]);
     free(saved);
@@ -910,14 +1034,6 @@ void srd_sim_report_worst(const srd_sim *s, FILE *out, int count)
 }
 
 /* The model DOF of each free index (the caller frees it). */
-static int *free_to_dof(const srd_sim *s)
-{
-    int *dof_of_free = srd_xcalloc((size_t)s->solver.sys.n_free + 1, sizeof(int));
-    for (int d = 0; d < s->m->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
-            dof_of_free[s->solver.sys.free_index[d]] = d;
-    return dof_of_free;
-}
 
 static void print_dof(const srd_sim *s, FILE *out, int dof)
 {
@@ -927,8 +1043,13 @@ static void print_dof(const srd_sim *s, FILE *out, int dof)
 }
 
 /* The object a DOF belongs to (the first one of a merged node). */
+/* The object a DOF belongs to, or -1 for a constraint's multiplier. */
 static int object_of_dof(const srd_model *m, int d)
 {
+    if (m->dof_kind[d] == SRD_DOF_LAMBDA)
+        return -1;
+    if (m->dof_kind[d] == SRD_DOF_ROT)
+        return m->bodies[m->dof_owner[d]].object;
     return m->dof_kind[d] <= SRD_DOF_NODE_Z ? m->node_object[m->dof_owner[d]] : m->edge_object[m->dof_owner[d]];
 }
 
@@ -947,6 +1068,12 @@ static void report_pivot(const srd_sim *s, FILE *out, int dof)
     const srd_model *m = s->m;
     int o = object_of_dof(m, dof);
     static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
+    if (o < 0) {
+        fprintf(out, "  a constraint repeats what others already hold (a closed loop of joints over-constrains "
+                     "it); its multiplier has no equation of its own:\n");
+        print_dof(s, out, dof);
+        return;
+    }
     if (!object_held(s, o))
         fprintf(out, "  nothing holds %s %s: no clamp, fix or motion acts on any of its DOFs\n",
                 kinds[m->objects[o].kind], m->objects[o].name);
@@ -970,7 +1097,7 @@ int srd_sim_report_singular(const srd_sim *s, FILE *out, int count)
     int pivot = s->solver.singular_col;
     if (!named && pivot >= 0 && pivot < n) {
         report_pivot(s, out, dof_of_free[pivot]);
-        named = 1;
+        named = s->m->dof_kind[dof_of_free[pivot]] == SRD_DOF_LAMBDA ? -1 : 1;
     }
     free(dof_of_free);
     return named;
@@ -1011,10 +1138,13 @@ typedef struct ModalRows {
     int    *rows;         /* free indices */
     double *mass;         /* per row */
     int    *dof_of_free;  /* per free index: the model DOF */
+    int     n_lambda;
+    int    *lambda;       /* free indices of constraint multipliers */
 } ModalRows;
 
 static void modal_rows_free(ModalRows *mr)
 {
+    free(mr->lambda);
     free(mr->rows);
     free(mr->mass);
     free(mr->dof_of_free);
@@ -1034,11 +1164,20 @@ static int modal_rows(const srd_sim *s, ModalRows *mr, char *err, size_t err_n)
     mr->rows = srd_xcalloc((size_t)nf + 1, sizeof(int));
     mr->mass = srd_xcalloc((size_t)nf + 1, sizeof(double));
     mr->n = 0;
-    for (int f = 0; f < nf; f++)
-        if (!across[f]) {
-            mr->mass[mr->n] = m->dof_mass[mr->dof_of_free[f]];
+    mr->lambda = srd_xcalloc((size_t)nf + 1, sizeof(int));
+    mr->n_lambda = 0;
+    for (int f = 0; f < nf; f++) {
+        int d = mr->dof_of_free[f];
+        if (m->dof_kind[d] == SRD_DOF_LAMBDA) {
+            mr->lambda[mr->n_lambda++] = f; /* constraints: their null space carries the modes */
+        } else if (!across[f]) {
+            /* a body's rotation DOFs at theta = 0: the kinetic energy is 1/2 theta'.J theta' */
+            mr->mass[mr->n] = m->dof_kind[d] == SRD_DOF_ROT ? m->bodies[m->dof_owner[d]].inertia[d - m->node_dof[
+                                  m->bodies[m->dof_owner[d]].node] - 3]
+                                                             : m->dof_mass[d];
             mr->rows[mr->n++] = f;
         }
+    }
     free(across);
     for (int i = 0; i < mr->n; i++)
         if (!(mr->mass[i] > 0)) {
@@ -1134,6 +1273,109 @@ static int modes_dense(srd_sim *s, const ModalRows *mr, int count, double *freq,
     return info != 0 ? -1 : 0;
 }
 
+/* The stiffness among the modal rows (K, symmetrised) and the constraints' Jacobian C (their
+ * multipliers' rows against the modal rows), column-major. */
+static void constrained_blocks(const srd_sim *s, const ModalRows *mr, double *K, double *C)
+{
+    int nf = s->solver.sys.n_free, n = mr->n, nc = mr->n_lambda;
+    double *e = srd_xcalloc((size_t)nf + 1, sizeof(double)), *col = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int j = 0; j < n; j++) {
+        e[mr->rows[j]] = 1;
+        srd_solver_multiply(&s->solver, e, col);
+        e[mr->rows[j]] = 0;
+        for (int i = 0; i < n; i++)
+            K[(size_t)j * n + i] = col[mr->rows[i]];
+        for (int i = 0; i < nc; i++)
+            C[(size_t)j * nc + i] = col[mr->lambda[i]];
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < j; i++)
+            K[(size_t)j * n + i] = K[(size_t)i * n + j] = 0.5 * (K[(size_t)j * n + i] + K[(size_t)i * n + j]);
+    free(e);
+    free(col);
+}
+
+/* Columns of Z (n x r, column-major): an orthonormal basis of the null space of C (nc x n),
+ * by the singular value decomposition; returns r. */
+static int null_space(double *C, int nc, int n, double **Z)
+{
+    double *sv = srd_xcalloc((size_t)(nc < n ? nc : n) + 1, sizeof(double)), *vt = srd_xcalloc((size_t)n * n + 1,
+                                                                                              sizeof(double));
+    double *superb = srd_xcalloc((size_t)n + 1, sizeof(double)), u = 0;
+    int info = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', nc, n, C, nc, sv, &u, 1, vt, n, superb);
+    int rank = 0;
+    for (int i = 0; info == 0 && i < (nc < n ? nc : n); i++)
+        rank += sv[i] > 1e-10 * sv[0];
+    int r = info == 0 ? n - rank : 0;
+    *Z = srd_xcalloc((size_t)n * (size_t)(r ? r : 1) + 1, sizeof(double));
+    for (int k = 0; k < r; k++) /* rows rank.. of V^T */
+        for (int i = 0; i < n; i++)
+            (*Z)[(size_t)k * n + i] = vt[(size_t)i * n + rank + k];
+    free(sv);
+    free(vt);
+    free(superb);
+    return r;
+}
+
+/* Z^T A Z for a dense A (n x n) or, with A NULL, the diagonal `diag`: r x r. */
+static double *project(const double *A, const double *diag, const double *Z, int n, int r)
+{
+    double *out = srd_xcalloc((size_t)r * (size_t)r + 1, sizeof(double)), *AZ = srd_xcalloc((size_t)n + 1, sizeof(double));
+    for (int b = 0; b < r; b++) {
+        const double *zb = &Z[(size_t)b * n];
+        for (int i = 0; i < n; i++) {
+            AZ[i] = 0;
+            if (!A)
+                AZ[i] = diag[i] * zb[i];
+            else
+                for (int j = 0; j < n; j++)
+                    AZ[i] += A[(size_t)j * n + i] * zb[j];
+        }
+        for (int a = 0; a < r; a++) {
+            double v = 0;
+            for (int i = 0; i < n; i++)
+                v += Z[(size_t)a * n + i] * AZ[i];
+            out[(size_t)b * r + a] = v;
+        }
+    }
+    free(AZ);
+    return out;
+}
+
+/* Modes of a model with joints: K y = w^2 M y on the null space of the constraints' Jacobian
+ * (the motions the joints allow), K with the multipliers' geometric stiffness lambda grad^2 c. */
+static int modes_constrained(srd_sim *s, const ModalRows *mr, int count, double *freq, double *modes, char *err,
+                             size_t err_n)
+{
+    int n = mr->n, nc = mr->n_lambda, nf = s->solver.sys.n_free;
+    double *K = srd_xcalloc((size_t)n * n + 1, sizeof(double)), *C = srd_xcalloc((size_t)nc * n + 1, sizeof(double));
+    constrained_blocks(s, mr, K, C);
+    double *Z = NULL;
+    int r = null_space(C, nc, n, &Z);
+    double *Kr = project(K, NULL, Z, n, r), *Mr = project(NULL, mr->mass, Z, n, r);
+    double *w = srd_xcalloc((size_t)r + 1, sizeof(double));
+    int info = r ? LAPACKE_dsygv(LAPACK_COL_MAJOR, 1, 'V', 'U', r, Kr, r, Mr, r, w) : 0;
+    if (info != 0)
+        snprintf(err, err_n, "the eigenvalue solver failed (LAPACK dsygv info %d)", info);
+    double *v = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int k = 0; k < count && info == 0; k++) {
+        freq[k] = k < r && w[k] > 0 ? sqrt(w[k]) / (2 * 3.14159265358979323846) : 0;
+        memset(v, 0, sizeof(double) * (size_t)nf);
+        for (int i = 0; i < n && k < r; i++)
+            for (int b = 0; b < r; b++)
+                v[mr->rows[i]] += Z[(size_t)b * n + i] * Kr[(size_t)k * r + b];
+        store_mode(s, mr, k, v, modes);
+    }
+    free(K);
+    free(C);
+    free(Z);
+    free(Kr);
+    free(Mr);
+    free(w);
+    free(v);
+    return info != 0 ? -1 : 0;
+}
+
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
     ModalRows mr;
@@ -1150,7 +1392,8 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
     assemble_reduced(s, s->q, 1);
     s->dynamic = dynamic;
     memset(modes, 0, sizeof(double) * (size_t)count * (size_t)s->m->n_dofs);
-    int status = srd_modes_use_lanczos(s, count) ? modes_lanczos(s, &mr, count, freq, modes, err, err_n)
+    int status = mr.n_lambda                    ? modes_constrained(s, &mr, count, freq, modes, err, err_n)
+               : srd_modes_use_lanczos(s, count) ? modes_lanczos(s, &mr, count, freq, modes, err, err_n)
                                                  : modes_dense(s, &mr, count, freq, modes, err, err_n);
     modal_rows_free(&mr);
     return status;
@@ -1159,7 +1402,7 @@ int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, siz
 /* Adds the gradient of the elements of set k over instances [lo, hi) at the current state to g,
  * with a row for every DOF (fixed ones included): the batch's residual map is swapped for its
  * DOF map. Forces add minus the force. */
-static void full_gradient(srd_sim *s, int k, int lo, int hi, double *g)
+void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g)
 {
     const srd_sim_kernel *sk = &s->kernels[k];
     if ((!s->dynamic && sk->info.needs_time_step) || hi <= lo)
@@ -1181,7 +1424,7 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
     apply_schedules(s, s->t);
     memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < m->n_sets; k++)
-        full_gradient(s, k, 0, m->sets[k].n, reaction);
+        srd_sim_instance_gradient(s, k, 0, m->sets[k].n, reaction);
     for (int d = 0; d < m->n_dofs; d++)
         reaction[d] -= s->load_factor * s->fext[d];
     /* A sliding node's reaction is its residual across the line (its line does not move, or
@@ -1232,7 +1475,7 @@ void srd_sim_contact_forces(srd_sim *s, int target, double *force)
     for (int k = 0; k < m->n_sets; k++) {
         int lo, hi;
         if (contact_instances(m, k, target, &lo, &hi))
-            full_gradient(s, k, lo, hi, g);
+            srd_sim_instance_gradient(s, k, lo, hi, g);
     }
     for (int d = 0; d < m->n_dofs; d++)
         force[d] -= g[d];

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "batch.h"
+#include "body.h"
 #include "schedule.h"
 #include "solve.h"
 #include "srd_kernel.h"
@@ -75,7 +76,18 @@ typedef struct srd_sim {
     int              n_frames;
     double          *frame_d1, *frame_t, *frame_m0;
     double          *slide_axis;  /* 3 per model slide: its line's direction now (slide.c) */
+    srd_bodies       bodies;      /* rigid bodies' orientation and momentum (body.c) */
+    int              method;      /* the integrator of the step being solved (srd_method) */
+    int              n_multipliers; /* constraint multiplier DOFs (joints): an indefinite system */
+    int              kernel_pass; /* 0: every set; 1: all but constraints; 2: constraints only */
+    const double    *q_now;       /* the configuration being assembled (constraints hold there) */
 } srd_sim;
+
+/* Adds the gradient of instances [lo, hi) of set k at the current state into g (by model DOF). */
+void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g);
+
+/* Constraints hold to this (m or rad) when Newton's method stops. */
+#define SRD_CONSTRAINT_TOLERANCE 1e-10
 
 /* fns[s] is the compiled kernel of element set s, gradients[s] its gradient-only variant (the
  * array may be NULL). Returns 0, or -1 with a message in err when a set has no kernel, or
@@ -186,7 +198,8 @@ int srd_static(srd_sim *s, int load_steps);
 void srd_sim_report_worst(const srd_sim *s, FILE *out, int count);
 /* After a singular Jacobian (last.singular): the free DOFs nothing holds (an empty column: no
  * element, mass or support acts on them), at most `count`, else the DOF of the zero pivot the
- * factorisation met (one DOF of a free rigid motion or mechanism). Returns how many it named. */
+ * factorisation met (one DOF of a free rigid motion or mechanism). Returns how many it named, or
+ * -1 when the pivot is a constraint's multiplier (a redundant constraint of a closed loop). */
 int  srd_sim_report_singular(const srd_sim *s, FILE *out, int count);
 
 /* After an explicit step failed: the free DOFs whose position or velocity is not finite, or

@@ -50,9 +50,13 @@ typedef void (*srd_kernel_fn)(const srd_eval_ctx *ctx, const srd_elem_batch *bat
 #define SRD_GRADIENT_PREFIX "srd_gradient_"
 
 /* Stencil DOF components and per-instance state values, as the compiler lays them out. */
-enum { SRD_COMP_X, SRD_COMP_Y, SRD_COMP_Z, SRD_COMP_TWIST, SRD_COMP_XI };
+/* SRD_COMP_ROT + k: rotation parameter k of a body parameter (a node parameter of the set);
+ * SRD_COMP_LAMBDA + k: multiplier k of a constraint instance (dof_param -1). */
+enum { SRD_COMP_X, SRD_COMP_Y, SRD_COMP_Z, SRD_COMP_TWIST, SRD_COMP_XI, SRD_COMP_ROT, SRD_COMP_LAMBDA = 8 };
+enum { SRD_MAX_MULTIPLIERS = 9 }; /* per constraint instance */
 enum { SRD_STATE_X0, SRD_STATE_MASS, SRD_STATE_REST, SRD_STATE_D1, SRD_STATE_D2, SRD_STATE_TANGENT,
-       SRD_STATE_SIGN, SRD_STATE_REF_TWIST, SRD_STATE_TAU0, SRD_STATE_TAU_REF };
+       SRD_STATE_SIGN, SRD_STATE_REF_TWIST, SRD_STATE_TAU0, SRD_STATE_TAU_REF,
+       SRD_STATE_FRAME /* a body's orientation at the step start: comp 3 k + i, component i of axis k */ };
 
 /* How a kernel reads an instance: stencil DOF k is component dof_comp[k] of stencil
  * parameter dof_param[k]; state value k is state_kind[k] of parameter state_param[k]

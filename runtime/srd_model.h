@@ -7,7 +7,10 @@
 
 enum { SRD_VIEW_EYE = 1, SRD_VIEW_TARGET = 2, SRD_VIEW_UP = 4, SRD_VIEW_FOV = 8, SRD_VIEW_FROM = 16 };
 enum { SRD_OBJ_ROD, SRD_OBJ_SHELL, SRD_OBJ_BODY, SRD_OBJ_LATTICE, SRD_OBJ_SOLID };
-enum { SRD_DOF_NODE_X, SRD_DOF_NODE_Y, SRD_DOF_NODE_Z, SRD_DOF_TWIST, SRD_DOF_XI };
+/* DOF kinds. A rigid body's node carries its centre of mass (x, y, z) and then its rotation
+ * (3 ROT DOFs: the Cayley parameters of the body's turn since the step start, see body.h). A
+ * constraint instance carries its Lagrange multipliers (LAMBDA DOFs: its reactions). */
+enum { SRD_DOF_NODE_X, SRD_DOF_NODE_Y, SRD_DOF_NODE_Z, SRD_DOF_TWIST, SRD_DOF_XI, SRD_DOF_ROT, SRD_DOF_LAMBDA };
 enum { SRD_BEND_HINGE, SRD_BEND_MIDEDGE };
 
 typedef struct srd_object {
@@ -43,8 +46,46 @@ typedef struct srd_elemset {
     int    *object;     /* n: owning object, -1 for junction elements */
     unsigned char *param_column; /* n_data flags, or NULL: the column changes with a run-time
                                     param, so kernels read it even when it is uniform */
+    int     n_lambda;   /* constraints: multipliers per instance (0 for energies and forces) */
+    int    *lambda_dof; /* n: the first of the instance's n_lambda multiplier DOFs */
     int     cap;
 } srd_elemset;
+
+/* A rigid body: its node is the centre of mass, its principal axes the columns of `axes` at the
+ * reference (world coordinates), its principal moments `inertia` about them. */
+enum { SRD_SHAPE_NONE, SRD_SHAPE_BOX, SRD_SHAPE_SPHERE, SRD_SHAPE_CYLINDER, SRD_SHAPE_CAPSULE, SRD_SHAPE_MESH };
+typedef struct srd_body {
+    int    object;      /* its object (kind SRD_OBJ_BODY) */
+    int    node;
+    double mass;
+    double inertia[3];  /* principal moments of inertia, kg m^2 */
+    double axes[9];     /* column k: principal axis k at the reference */
+    double omega0[3];   /* initial angular velocity (world) */
+    double velocity0[3];/* initial velocity of the centre of mass */
+    int    shape;       /* SRD_SHAPE_*: for pictures and contact */
+    double size[3];     /* box: edges along the axes; sphere: r; cylinder/capsule: r, length */
+    int    world;       /* the world as a body (held in full), which joints to `world` join */
+} srd_body;
+
+/* An element instance: set and index in it. */
+typedef struct srd_part {
+    int set, instance;
+} srd_part;
+
+/* A `joint`: the constraints that hold its ends together, its motor, and where it is. */
+enum { SRD_JOINT_FIXED, SRD_JOINT_REVOLUTE, SRD_JOINT_PRISMATIC, SRD_JOINT_SPHERICAL, SRD_JOINT_UNIVERSAL };
+enum { SRD_MOTOR_NONE, SRD_MOTOR_POSITION, SRD_MOTOR_VELOCITY, SRD_MOTOR_EFFORT };
+typedef struct srd_joint {
+    char    *name;
+    int      type;        /* SRD_JOINT_* */
+    int      body_a;      /* body, or -1 when end a is a node */
+    int      body_b;
+    double   at[3], axis[3]; /* at the reference */
+    int      n_parts;
+    srd_part part[4];     /* its constraint instances */
+    int      motor;       /* SRD_MOTOR_* */
+    srd_part motor_part;  /* set -1: none */
+} srd_joint;
 
 typedef struct srd_param {
     char  *name;
@@ -82,7 +123,12 @@ typedef struct srd_obstacle {
 
 /* What a probe records: a DOF or node position; the reaction (force and moment) the
  * constraints exert on a region; the contact force of the ground or an obstacle. */
-enum { SRD_PROBE_STATE, SRD_PROBE_REACTION, SRD_PROBE_CONTACT };
+enum { SRD_PROBE_STATE, SRD_PROBE_REACTION, SRD_PROBE_CONTACT, SRD_PROBE_BODY, SRD_PROBE_JOINT };
+/* What a body or joint probe records (its `component`): a body's angular momentum and angular
+ * velocity (world), its axis k (SRD_BODY_AXIS + k); a joint's force and torque on its body b
+ * (torque about the joint's point), its motor's torque or force. */
+enum { SRD_BODY_MOMENTUM, SRD_BODY_OMEGA, SRD_BODY_AXIS };
+enum { SRD_JOINT_FORCE, SRD_JOINT_TORQUE, SRD_JOINT_MOTOR };
 
 typedef struct srd_probe {
     char  *name;
@@ -93,7 +139,7 @@ typedef struct srd_probe {
     double every;
     int    n_nodes;     /* reaction: the constrained region (nodes and the edges between them) */
     int   *nodes;
-    int    target;      /* contact: -1 the ground, k obstacle k */
+    int    target;      /* contact: -1 the ground, k obstacle k; body and joint probes: the body or joint */
     char  *target_name; /* contact: "ground" or the obstacle's name, as written */
 } srd_probe;
 
@@ -156,6 +202,12 @@ typedef struct srd_model {
     double *node_mass;
     int    *node_object;     /* the object that created the node (first one when merged) */
     int    *node_local;      /* its index within that object */
+
+    int     n_bodies;        /* rigid bodies (a point-mass body has none) */
+    srd_body *bodies;
+    int    *node_body;       /* n_nodes: the rigid body a node is the centre of, or -1 */
+    int     n_joints;
+    srd_joint *joints;
 
     int     n_edges;
     int    *edge_nodes;      /* 2 * n_edges */

@@ -178,7 +178,7 @@ def rod_shell_joint(srdc, physics, work):
     joint = P * L1 ** 3 / (3 * EI1) + P * L2 * L1 ** 2 / (2 * EI1)
     slope = P * L1 ** 2 / (2 * EI1) + P * L2 * L1 / EI1
     tip = joint + slope * L2 + P * L2 ** 3 / (3 * EI2)
-    got_joint, got_tip = -float(row["joint"]), -float(row["tip"])
+    got_joint, got_tip = -float(row["junction"]), -float(row["tip"])
     print("# rod-shell joint: joint %.4e m (beam %.4e), tip %.4e m (beam %.4e)" % (got_joint, joint, got_tip, tip))
     check(abs(got_joint / joint - 1) < 0.02 and abs(got_tip / tip - 1) < 0.02,
           "a rod joined to a clamped strip's edge: joint deflection %.2f %% and tip deflection %.2f %% from beam "
