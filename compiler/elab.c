@@ -287,8 +287,8 @@ static bool check_joint_end(Elab *e, Value v, Expr *x)
         return true;
     if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_BODY)
         return !e->objs.a[v.index].broken;
-    if (v.kind == V_SEL && v.sel->kind == SEL_NODE && v.sel->n == 1 && v.sel->component == COMP_ALL)
-        return true;
+    if (v.kind == V_SEL && v.sel->component == COMP_ALL && v.sel->n >= 1)
+        return true; /* one node, or several (an edge glued to a body: each pinned) */
     char desc[128];
     value_describe(&v, desc, sizeof desc);
     Diag *d = diag_error(x->loc, "a joint's end must be a body, one node or `world`, but this is %s", desc);
@@ -1462,7 +1462,7 @@ static void exec_for(Elab *e, Stmt *s)
 static void exec_block(Elab *e, Stmt *s)
 {
     const char *name = NULL;
-    if (s->block <= BK_SOLID || s->block == BK_JOINT) {
+    if (s->block <= BK_SOLID || s->block == BK_JOINT || s->block == BK_RFEM) {
         name = decl_name(e, s);
         if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
@@ -1476,6 +1476,7 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_LATTICE: elab_lattice(e, s, name); break;
     case BK_SOLID: elab_solid(e, s, name); break;
     case BK_JOINT: elab_joint(e, s, name); break;
+    case BK_RFEM: elab_rfem(e, s, name); break;
     case BK_SIMULATE:
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;

@@ -28,7 +28,8 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "sphere_friction") || !strcmp(kind, "surface_contact") || !strcmp(kind, "surface_friction") ||
         !strcmp(kind, "box_contact") || !strcmp(kind, "box_friction") || !strcmp(kind, "cylinder_contact") ||
         !strcmp(kind, "cylinder_friction") || !strcmp(kind, "body_ground_contact") ||
-        !strcmp(kind, "body_ground_friction"))
+        !strcmp(kind, "body_ground_friction") || !strcmp(kind, "node_body_box_contact") ||
+        !strcmp(kind, "node_body_box_friction") || !strcmp(kind, "body_node_box_friction"))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";

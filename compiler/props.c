@@ -36,7 +36,7 @@ static const PropSpec props[] = {
     NUM(BK_SHELL, "angle", 1, 0, 0, 0, false, true, "natural hinge angle (default 0: flat)"),
 
     NUM(BK_BODY, "position", 3, 1, 0, 0, true, false, "position of the point mass, or a rigid body's centre of mass"),
-    NUM(BK_BODY, "mass", 1, 0, 1, 0, false, false, "mass (a rigid body: or give density and shape)"),
+    NUM(BK_BODY, "mass", 1, 0, 1, 0, false, true, "mass (a rigid body: or give density and shape)"),
     WORD(BK_BODY, "shape", "box sphere cylinder capsule", "rigid body: box, sphere, cylinder or capsule (axis: the body's z)"),
     NUM(BK_BODY, "size", 3, 1, 0, 0, false, false, "box: edge lengths along the body's x, y, z"),
     NUM(BK_BODY, "radius", 1, 1, 0, 0, false, false, "sphere, cylinder, capsule: radius"),
@@ -47,6 +47,12 @@ static const PropSpec props[] = {
     NUM(BK_BODY, "x_axis", 3, 0, 0, 0, false, false, "the body's x axis in the world (default: world x, or y, made normal to z)"),
     NUM(BK_BODY, "velocity", 3, 1, 0, -1, false, false, "initial velocity of the centre of mass"),
     NUM(BK_BODY, "angular_velocity", 3, 0, 0, -1, false, false, "initial angular velocity (world axes)"),
+
+    OTHER(BK_RFEM, "path", P_PATH, true, "the rod's axis: a line"),
+    DISCRETE(BK_RFEM, "elements", P_INT, 0, true, NULL, "spring-damping elements n (n + 1 rigid elements, the end ones half as long)"),
+    NUM(BK_RFEM, "radius", 1, 1, 0, 0, true, false, "radius of the circular section"),
+    OTHER(BK_RFEM, "material", P_MATERIAL, true, "material name (E, nu, rho)"),
+    NUM(BK_RFEM, "damping", 1, 0, 0, 1, false, false, "damping of each element as a time: d = damping * k (default 0)"),
 
     WORD(BK_JOINT, "type", "fixed revolute prismatic spherical universal", "fixed, revolute, prismatic, spherical or universal"),
     OTHER(BK_JOINT, "a", P_REF, true, "first end: a rigid body, a node (finger.start) or world"),

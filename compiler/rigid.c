@@ -216,6 +216,49 @@ bool elab_rigid_body(Elab *e, const PropValues *pv, int obj, double *mass, SrcLo
     return true;
 }
 
+bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center, int shape, double radius,
+                    double length, double rho, const double *axis)
+{
+    ElabObj o;
+    memset(&o, 0, sizeof o);
+    o.name = name;
+    o.kind = SRD_OBJ_BODY;
+    o.loc = loc;
+    o.first_node = e->node_obj.n;
+    o.n_nodes = 1;
+    o.first_edge = e->edge_obj.n;
+    o.first_tri = e->tri_obj.n;
+    o.first_hinge = e->hinge_edge.n;
+    ElabRigid r;
+    memset(&r, 0, sizeof r);
+    r.obj = e->objs.n;
+    r.shape = shape;
+    r.size[0] = radius;
+    r.size[1] = length;
+    o.mass = rho * shape_volume(shape, r.size);
+    shape_inertia(shape, r.size, o.mass, r.inertia);
+    double x[3] = { 1, 0, 0 }, y[3];
+    if (fabs(axis[0]) > 0.9)
+        x[0] = 0, x[1] = 1;
+    double along = srd_dot3(x, axis);
+    for (int c = 0; c < 3; c++)
+        x[c] -= along * axis[c];
+    double n = sqrt(srd_dot3(x, x));
+    for (int c = 0; c < 3; c++)
+        x[c] /= n;
+    srd_cross3(axis, x, y);
+    for (int c = 0; c < 3; c++) {
+        r.axes[c] = x[c];
+        r.axes[3 + c] = y[c];
+        r.axes[6 + c] = axis[c];
+    }
+    int node = elab_add_node(e, center, e->objs.n, 0);
+    e->body_mass.a[node] = o.mass;
+    DPUSH(e->objs, o);
+    DPUSH(e->rigids, r);
+    return o.mass > 0;
+}
+
 int elab_rigid_of(const Elab *e, int obj)
 {
     for (int k = 0; k < e->rigids.n; k++)
@@ -250,7 +293,7 @@ static void joint_end(Elab *e, const Value *v, int *kind, int *index, int *rod_o
         *index = elab_rigid_of(e, v->index);
     } else {
         *kind = END_NODE;
-        *index = v->kind == V_OBJ ? e->objs.a[v->index].first_node : v->sel->items[0];
+        *index = v->kind == V_OBJ ? e->objs.a[v->index].first_node : select_nodes(e, v->sel)->items[0];
     }
 }
 
@@ -428,6 +471,38 @@ static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
     return true;
 }
 
+/* A joint whose end is several nodes (a shell's edge, a rod's nodes) pins each to the body: one
+ * spherical joint per node, named NAME[k]; otherwise the joint itself. */
+static void glue_nodes(Elab *e, const PropValues *pv, PendingJoint *j)
+{
+    int side = -1;
+    Sel *nodes = NULL;
+    for (int s = 0; s < 2; s++) {
+        const Value *v = prop_get(pv, s ? "b" : "a");
+        if (v->kind == V_SEL && (v->sel->kind != SEL_NODE || v->sel->n > 1)) {
+            side = s;
+            nodes = select_nodes(e, v->sel);
+        }
+    }
+    if (side < 0 || nodes->n == 1) {
+        DPUSH(e->joints, *j);
+        return;
+    }
+    if (j->type != JOINT_SPHERICAL) {
+        Diag *d = diag_error(j->end_loc[side], "joint `%s` holds %d nodes: only a spherical joint glues several",
+                             j->name, nodes->n);
+        diag_hint(d, "`type = spherical;` pins each node to the body at its place");
+        return;
+    }
+    for (int k = 0; k < nodes->n; k++) {
+        PendingJoint g = *j;
+        g.name = arena_printf(e->arena, "%s[%d]", j->name, k);
+        g.end[side] = nodes->items[k];
+        memcpy(g.at, &e->x0.a[3 * nodes->items[k]], sizeof g.at);
+        DPUSH(e->joints, g);
+    }
+}
+
 void elab_joint(Elab *e, Stmt *s, const char *name)
 {
     PropValues pv;
@@ -470,7 +545,7 @@ void elab_joint(Elab *e, Stmt *s, const char *name)
             return;
         }
     elab_joint_worlds(e, &j);
-    DPUSH(e->joints, j);
+    glue_nodes(e, &pv, &j);
 }
 
 /* ---- the world ---- */
@@ -712,6 +787,34 @@ static void add_coordinate_elements(srd_model *m, const PendingJoint *pj, const 
     }
 }
 
+/* A ball joint's rotational springs and dampers (rfem): about u (the axis), v (axis2) and w. */
+static void add_rotation_springs(srd_model *m, const PendingJoint *pj, const JointFrame *f)
+{
+    static const char *n[] = { "u1", "u2", "u3", "v1", "v2", "v3", "ub1", "ub2", "ub3", "vb1", "vb2", "vb3",
+                               "k1", "k2", "k3" };
+    static const char *kinds[2] = { "joint_rotation_spring", "joint_rotation_damper" };
+    static const char *kn[2][3] = { { "ku", "kv", "kw" }, { "cu", "cv", "cw" } };
+    for (int which = 0; which < 2 && f->a >= 0; which++) {
+        const double *k = which ? pj->c_rot : pj->k_rot;
+        if (!(k[0] > 0 || k[1] > 0 || k[2] > 0))
+            continue;
+        const char *names[15];
+        double d[15], ub[3], vb[3];
+        memcpy(names, n, sizeof names);
+        for (int c = 0; c < 3; c++)
+            names[12 + c] = kn[which][c];
+        in_body(m, f->b, pj->axis, ub);
+        memcpy(vb, f->v_b, sizeof vb);
+        copy3(d, f->u_a);
+        copy3(d + 3, f->v_a);
+        copy3(d + 6, ub);
+        copy3(d + 9, vb);
+        copy3(d + 12, k);
+        int nodes[2] = { m->bodies[f->a].node, m->bodies[f->b].node };
+        add_part(m, kinds[which], 0, nodes, names, d, 15);
+    }
+}
+
 /* The joint's frame in each body: its point, and axes u (the axis), v (axis2, normal to it), w. */
 static void joint_frame(const Elab *e, const srd_model *m, const PendingJoint *pj, const int *map, JointFrame *f)
 {
@@ -766,6 +869,7 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *need
         copy3(j->axis, pj->axis);
         j->motor_part.set = -1;
         add_holding_parts(m, pj, &f, j);
+        add_rotation_springs(m, pj, &f);
         if (pj->type == JOINT_REVOLUTE || pj->type == JOINT_PRISMATIC)
             add_coordinate_elements(m, pj, &f, j);
     }

@@ -380,8 +380,9 @@ void srd_model_print_json(const srd_model *m, FILE *out)
     fprintf(out, ",\n  \"planar\": %s", m->planar ? "true" : "false");
     fprintf(out, ",\n  \"nodes\": %d,\n  \"edges\": %d,\n  \"rod_edges\": %d,\n  \"triangles\": %d", m->n_nodes,
             m->n_edges, count_rod_edges(m), m->n_tris);
-    fprintf(out, ",\n  \"dofs\": %d,\n  \"dofs_by_kind\": {\"node\": %d, \"twist\": %d, \"midedge\": %d}", m->n_dofs,
-            count_dofs(m, SRD_DOF_NODE_X) * 3, count_dofs(m, SRD_DOF_TWIST), count_dofs(m, SRD_DOF_XI));
+    fprintf(out, ",\n  \"dofs\": %d,\n  \"dofs_by_kind\": {\"node\": %d, \"twist\": %d, \"midedge\": %d, \"rotation\": %d, "
+            "\"multiplier\": %d}", m->n_dofs, count_dofs(m, SRD_DOF_NODE_X) * 3, count_dofs(m, SRD_DOF_TWIST),
+            count_dofs(m, SRD_DOF_XI), count_dofs(m, SRD_DOF_ROT), count_dofs(m, SRD_DOF_LAMBDA));
     fprintf(out, ",\n  \"fixed_dofs\": %d,\n  \"sliding_nodes\": %d,\n  \"total_mass\": %.17g", m->n_fixed, m->n_slides,
             srd_model_total_mass(m));
     fprintf(out, ",\n  \"bandwidth\": {\"natural\": %d, \"ordered\": %d}", m->bandwidth_natural, m->bandwidth);

@@ -21,10 +21,13 @@ int srd_instance_free_dofs(const srd_system *s, const srd_model *m, int k, int i
     const srd_elemset *set = &m->sets[k];
     int n = 0;
     for (int j = 0; j < set->n_node; j++) {
-        int base = m->node_dof[set->nodes[i * set->n_node + j]];
-        for (int c = 0; c < 3; c++)
+        int node = set->nodes[i * set->n_node + j], base = m->node_dof[node];
+        int dofs = m->node_body && m->node_body[node] >= 0 ? 6 : 3; /* a rigid body's rotation too */
+        for (int c = 0; c < dofs; c++)
             n = add_free(s, base + c, out, n);
     }
+    for (int c = 0; c < set->n_lambda; c++) /* a constraint's multipliers */
+        n = add_free(s, set->lambda_dof[i] + c, out, n);
     for (int j = 0; j < set->n_edge; j++) {
         int e = set->edges[i * set->n_edge + j];
         n = add_free(s, m->edge_twist[e], out, n);

@@ -57,6 +57,10 @@ class Model:
         self.springs = 0            # lattice springs
         self.lattice_mass = 0.0
         self.tets = {}              # solid tetrahedra by element kind
+        self.rigids = set()         # nodes that are rigid bodies' centres (3 rotation DOFs each)
+        self.world_fixed = 0        # the world as a body: its 6 DOFs held
+        self.multipliers = 0        # joints' constraint multipliers
+        self.joint_elements = {}    # element kind -> instances the joints (and applies) add
 
     def add_nodes(self, points):
         first = len(self.x)
@@ -113,6 +117,23 @@ class Model:
         (node,) = self.add_nodes([position])
         self.point_masses.append((node, mass))
         return node
+
+    def rigid(self, position, mass):
+        node = self.body(position, mass)
+        self.rigids.add(node)
+        return node
+
+    def world(self):
+        # a joint to `world` joins a body made for it: a node at the origin, held in full
+        node = self.rigid((0.0, 0.0, 0.0), 0.0)
+        self.world_fixed = 6
+        return node
+
+    def parts(self, multipliers=0, **kinds):
+        # joint parts: constraint multipliers and element instances by kind
+        self.multipliers += multipliers
+        for kind, count in kinds.items():
+            self.joint_elements[kind] = self.joint_elements.get(kind, 0) + count
 
     def join(self, a, b):
         assert dist(self.x[a], self.x[b]) < 1e-9, "joined nodes of the expected model must coincide"
@@ -220,8 +241,9 @@ class Model:
         sliding = len({node[b] for a, b in self.held_ends if node[b] not in clamped})
         fixed += sum(1 for e, k in shell_edges.items() if self.shells[k][3] == "midedge" and inside(e))
 
-        elements = {}
-        ground = n_nodes if self.ground is not None else 0
+        elements = dict(self.joint_elements)
+        rigid = len({node[i] for i in self.rigids})
+        ground = n_nodes - rigid if self.ground is not None else 0  # a rigid body touches with its shape
         rod_nodes = {n for e in rod_edges for n in e}
         for kind, count in (("stretch", len(rod_edges) + len(shell_edges)), ("bend_twist", bend),
                             ("hinge", hinges), ("midedge", midedges), ("ground_contact", ground),
@@ -236,14 +258,16 @@ class Model:
                             ("pressure_volume", self.pressure_volume), ("lattice_spring", self.springs),
                             *self.tets.items()):
             if count:
-                elements[kind] = count
+                elements[kind] = elements.get(kind, 0) + count
+        fixed += self.world_fixed
         return {
             "nodes": n_nodes,
             "edges": len(rod_edges) + len(shell_edges) + self.springs,
             "rod_edges": len(rod_edges),
             "triangles": len(shell_tris),
-            "dofs": 3 * n_nodes + twist + xi,
-            "dofs_by_kind": {"node": 3 * n_nodes, "twist": twist, "midedge": xi},
+            "dofs": 3 * n_nodes + twist + xi + 3 * rigid + self.multipliers,
+            "dofs_by_kind": {"node": 3 * n_nodes, "twist": twist, "midedge": xi, "rotation": 3 * rigid,
+                             "multiplier": self.multipliers},
             "elements": elements,
             "fixed_dofs": fixed,
             "sliding_nodes": sliding,
@@ -539,7 +563,83 @@ def pneunet_solid():
     return m
 
 
+def cylinder_mass(rho, r, length):
+    return rho * math.pi * r * r * length
+
+
+def rfem_pendulum():
+    # rfem of 10 elements (11 cylinders: the end ones half long) hung from a shaft on a motor
+    m = Model()
+    n, length, r = 10, 0.5, 0.004
+    m.world()
+    for k in range(n + 1):
+        seg = length / n / 2 if k in (0, n) else length / n
+        m.rigid((0.0, 0.0, -seg), cylinder_mass(2700, r, seg))  # positions do not matter to the counts
+    m.rigid((0.0, 0.0, 0.0), cylinder_mass(7800, 0.01, 0.02))   # the shaft
+    # rfem: a ball joint and rotational springs and dampers per element; mount: fixed; motor:
+    # revolute with an angle motor
+    m.parts(3 * n + 3 + 3 + 3 + 2 + 1, joint_point=n + 2, joint_rotation_spring=n, joint_rotation_damper=n,
+            joint_lock=1, joint_hinge_axis=1, hinge_motor_angle=1)
+    return m
+
+
+def appendage_base():
+    m = Model()
+    area = math.pi * 0.01166 ** 2
+    m.rod(line((0.0, 0.0, 0.0), (0.0, 0.0, -0.05), 21), rho=1311, area=area)
+    m.world()
+    m.rigid((0.0, 0.0, 0.005), cylinder_mass(7800, 0.02, 0.01))  # base
+    m.rigid((0.0, 0.0, -0.05725), 0.01347)                       # tip sensor
+    # two rod ends clamped into bodies (pin, direction, twist), a revolute joint with a motor
+    m.parts(2 * 6 + 6, node_point=2, rod_clamp=2, rod_clamp_twist=2, joint_point=1, joint_hinge_axis=1,
+            hinge_motor_angle=1)
+    return m
+
+
+def rigid_gripper():
+    m = Model()
+    area = math.pi * 0.0015 ** 2
+    for x in (-0.035, 0.035):
+        m.rod(line((x, 0.0, 0.115), (x, 0.0, 0.035), 17), rho=1200, area=area)
+    m.world()
+    m.rigid((0.0, 0.0, 0.12), 1200 * 0.08 * 0.02 * 0.01)  # palm
+    m.rigid((0.0, 0.0, 0.0205), 0.02)                     # the box
+    m.flat_ground(friction=True)
+    # 2 rod clamps, the slide (lock, line, position motor); each box's 8 corners on the ground;
+    # the fingers' 34 nodes against the box, with friction both ways
+    m.parts(2 * 6 + 3 + 2 + 1, node_point=2, rod_clamp=2, rod_clamp_twist=2, joint_lock=1, joint_slide_line=1,
+            slide_motor_position=1, body_ground_contact=16, body_ground_friction=16, node_body_box_contact=34,
+            node_body_box_friction=34, body_node_box_friction=34)
+    return m
+
+
+def sleeve_pendulum():
+    m = Model()
+    around, rings = 24, 9
+    # data/sleeve.obj (make_sleeve_mesh.py): rings of radius 4 cm from x = 0.2 to 0.4 m, to 6 decimals
+    points = [tuple(round(v, 6) for v in (0.2 + 0.2 * r / (rings - 1), 0.04 * math.cos(2 * math.pi * k / around),
+                                          0.04 * math.sin(2 * math.pi * k / around)))
+              for r in range(rings) for k in range(around)]
+    tris = []
+    for r in range(rings - 1):
+        for k in range(around):
+            p, q = r * around + k, r * around + (k + 1) % around
+            s, t = p + around, q + around
+            tris += [(p, q, t), (p, t, s)] if (r + k) % 2 else [(p, q, s), (q, t, s)]
+    m.shell(points, tris, rho=300, thickness=0.001, bending="hinge")
+    m.world()
+    m.rigid((0.15, 0.0, 0.0), 1050 * 0.3 * 0.03 * 0.03)
+    m.rigid((0.425, 0.0, 0.0), 1050 * 0.25 * 0.03 * 0.03)
+    # two hinges (one damped); each cuff's 24 nodes pinned to a link
+    m.parts(2 * 5 + 48 * 3, joint_point=2, joint_hinge_axis=2, hinge_damper=1, node_point=48)
+    return m
+
+
 EXAMPLES = {
+    "rfem_pendulum": rfem_pendulum,
+    "appendage_base": appendage_base,
+    "rigid_gripper": rigid_gripper,
+    "sleeve_pendulum": sleeve_pendulum,
     "cantilever_rod": cantilever_rod,
     "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
     "cantilever_shell_midedge": lambda: cantilever_shell("midedge"),

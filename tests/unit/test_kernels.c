@@ -1252,6 +1252,14 @@ static const char *bodies_text =
     "joint u1 { type = universal; a = palm; b = cube; axis = (1, 0, 0); axis2 = (0, 0.6, 0.8); }\n"
     "joint n1 { type = spherical; a = arm.node(6); b = palm; }\n"
     "joint c1 { type = fixed; a = arm.start; b = cube; }\n"
+    /* arm.node(6) lies 1 mm beyond the z face of a 10 x 10 x 10.72 cm box about cube's centre */
+    "apply node_body_box_contact(arm.node(6), cube; kc = 100 N/m, delta = 5 mm, hx = 5 cm, hy = 5 cm, hz = 53.6 mm);\n"
+    "apply node_body_box_friction(arm.node(6), cube; kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                             hx = 5 cm, hy = 5 cm, hz = 53.6 mm);\n"
+    "apply body_node_box_friction(cube, arm.node(6); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                             hx = 5 cm, hy = 5 cm, hz = 53.6 mm);\n"
+    "rfem chain { path = line((0.1, 0.9, 0) m, (0.2, 0.95, 0.01) m); elements = 2; radius = 2 mm; material = m;\n"
+    "             damping = 1 ms; }\n"
     /* palm's point (1, 0.5, -0.4) cm is at z = -7.447 mm: 1 mm above the plane (radius 0) and
      * 1 mm off it as a sphere of 2 mm */
     "apply body_ground_contact(palm; rx = 1 cm, ry = 0.5 cm, rz = -0.4 cm, radius = 0 m, kc = 100 N/m, delta = 5 mm,\n"
