@@ -4,7 +4,7 @@
 const char *block_kind_name(BlockKind k)
 {
     static const char *names[BK_COUNT] = {
-        "material", "rod",  "shell",  "body",  "lattice",  "medium",   "viscous", "damping", "rft",
+        "material", "rod",  "shell",  "body",  "lattice",  "solid", "medium",   "viscous", "damping", "rft",
         "drag",     "ground", "obstacle", "contact", "view", "simulate", "static",  "modes", "joint", "rfem",
     };
     return k < BK_COUNT ? names[k] : "?";

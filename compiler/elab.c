@@ -363,17 +363,26 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     case P_PATH:
     case P_MESH:
     case P_SOLID:
+    case P_TETMESH:
     case P_SECTION: {
         static const char *paths = " line polyline arc circle helix ";
         static const char *meshes = " rectangle hexagon disc sphere obj dismech ";
         static const char *solids = " box cylinder sphere ";
+        static const char *tetmeshes = " box cylinder gmsh tetgen filled ";
         char key[64];
         bool good = false;
         if (v.kind == V_GEOM || v.kind == V_SECTION) {
             snprintf(key, sizeof key, " %s ", v.geom->fn);
             good = p->shape == P_PATH ? strstr(paths, key) != NULL
                  : p->shape == P_MESH ? strstr(meshes, key) != NULL
-                 : p->shape == P_SOLID ? strstr(solids, key) != NULL : v.kind == V_SECTION;
+                 : p->shape == P_SOLID ? strstr(solids, key) != NULL
+                 : p->shape == P_TETMESH ? strstr(tetmeshes, key) != NULL : v.kind == V_SECTION;
+        }
+        if (!good && p->shape == P_TETMESH) {
+            Diag *d = diag_error(x->loc, "`%s` of %s must be a tetrahedral mesh", p->name, owner);
+            diag_hint(d, "meshes: box(size, origin), cylinder(radius, length, base, axis), gmsh(\"f.msh\"), "
+                         "tetgen(\"f\"), filled(\"f.stl\")");
+            return false;
         }
         if (!good && p->shape == P_SOLID) {
             Diag *d = diag_error(x->loc, "`%s` of %s must be a solid shape", p->name, owner);
@@ -410,7 +419,7 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     }
     if (!ok)
         return false;
-    bool by_region = p->shape == P_MATERIAL && p->block == BK_LATTICE && v.param && !strcmp(v.param, "position");
+    bool by_region = p->shape == P_MATERIAL && (p->block == BK_LATTICE || p->block == BK_SOLID) && v.param && !strcmp(v.param, "position");
     if (!v.known && p->shape != P_HEIGHT && p->shape != P_TIMED && p->shape != P_REF && !by_region) {
         Diag *d = diag_error(x->loc, "`%s` must be known when the model is built, but this depends on `%s`", p->name,
                              v.param ? v.param : "a run-time value");
@@ -434,6 +443,15 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
 }
 
 static void bind_node_position(Elab *e, SrcLoc loc);
+
+/* `region`, a solid's region number from its mesh file, as a value known per tetrahedron. */
+static void bind_region(Elab *e, SrcLoc loc)
+{
+    Value r = value_num(NAN, dims_of(0, 0, 0, 0));
+    r.known = false;
+    r.param = "position";
+    scope_bind(e, "region", r, loc, BIND_BUILTIN);
+}
 
 void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
 {
@@ -481,10 +499,13 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
             scope_bind(e, "y", yv, s->loc, BIND_BUILTIN);
             v = eval_expr(e, s->value);
             e->scope = outer;
-        } else if (pv->specs[k]->shape == P_MATERIAL && blk->block == BK_LATTICE) {
-            /* a lattice's material may depend on the position: checked here, chosen per part */
+        } else if (pv->specs[k]->shape == P_MATERIAL && (blk->block == BK_LATTICE || blk->block == BK_SOLID)) {
+            /* a lattice's or solid's material may depend on the position (and a solid's on the
+             * mesh file's region): checked here, chosen per part */
             Binding *outer = e->scope;
             bind_node_position(e, s->loc);
+            if (blk->block == BK_SOLID)
+                bind_region(e, s->loc);
             v = eval_expr(e, s->value);
             e->scope = outer;
         } else if ((pv->specs[k]->shape == P_WORD || pv->specs[k]->shape == P_REF) && s->value->kind == EX_NAME &&
@@ -937,29 +958,56 @@ static Sel *pressure_triangles(Elab *e, Expr *x)
         return v.sel;
     char what[128], desc[192];
     value_describe(&v, what, sizeof what);
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     if (v.kind == V_OBJ)
-        snprintf(desc, sizeof desc, "`%s` is a %s", e->objs.a[v.index].name,
-                 e->objs.a[v.index].kind == SRD_OBJ_ROD ? "rod" : "body");
+        snprintf(desc, sizeof desc, "`%s` is a %s", e->objs.a[v.index].name, kinds[e->objs.a[v.index].kind]);
     else
         snprintf(desc, sizeof desc, "this is %s", what);
     Diag *d = diag_error(x->loc, "`pressure` acts on a shell or on triangles of one, but %s", desc);
-    diag_hint(d, "for example `pressure balloon = 2 kPa;` or `pressure sheet.triangles where z > 0 = 2 kPa;`");
+    if (v.kind == V_OBJ && e->objs.a[v.index].kind == SRD_OBJ_SOLID)
+        diag_hint(d, "a solid is inflated through its cavities: `pressure %s.cavity = 20 kPa;`", e->objs.a[v.index].name);
+    else
+        diag_hint(d, "for example `pressure balloon = 2 kPa;` or `pressure sheet.triangles where z > 0 = 2 kPa;`");
     return NULL;
+}
+
+/* `pressure S.cavity`: the solid S, or -1 (and an error when it has no cavity); -2 when the
+ * target is something else. */
+static int pressure_cavity(Elab *e, Expr *x)
+{
+    if (x->kind != EX_MEMBER || x->has_args || strcmp(x->str, "cavity"))
+        return -2;
+    Value v = eval_expr(e, x->a);
+    if (v.kind != V_OBJ || e->objs.a[v.index].kind != SRD_OBJ_SOLID)
+        return -2;
+    const ElabObj *o = &e->objs.a[v.index];
+    if (o->broken)
+        return -1;
+    if (o->n_cavity == 0) {
+        Diag *d = diag_error(x->loc, "solid `%s` has no cavity", o->name);
+        diag_hint(d, "a generated box takes `cavity = box(size, origin);`; an imported mesh's cavities are its closed "
+                     "inner surfaces");
+        return -1;
+    }
+    return v.index;
 }
 
 static void exec_pressure(Elab *e, Stmt *s)
 {
     static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "", false };
-    Sel *tris = pressure_triangles(e, s->target);
+    int solid = pressure_cavity(e, s->target);
+    if (solid == -1)
+        return;
+    Sel *tris = solid >= 0 ? NULL : pressure_triangles(e, s->target);
     Value v = eval_expr(e, s->value);
-    if (!tris || v.kind == V_ERR)
+    if ((!tris && solid < 0) || v.kind == V_ERR)
         return;
     if (v.kind == V_NUM && v.n == 1 && (v.any_dims || dims_eq(v.dims, props_dims(&spec))) && !v.known) {
         /* changes with time: a schedule kernel evaluates it each step */
     } else if (!check_prop(e, &spec, v, s->value, NULL)) {
         return;
     }
-    PendingPressure pp = { tris, v.known ? v.v[0] : 0, v.known ? -1 : elab_remember_expr(e, s->value), s->loc };
+    PendingPressure pp = { tris, solid, v.known ? v.v[0] : 0, v.known ? -1 : elab_remember_expr(e, s->value), s->loc };
     DPUSH(e->pressures, pp);
 }
 
@@ -1138,14 +1186,17 @@ static void exec_actuate(Elab *e, Stmt *s)
     bool rod_target = at->name[0] == 'c' || at->name[0] == 't';
     bool spring_target = !strcmp(at->name, "springs");
     if ((rod_target && o->kind != SRD_OBJ_ROD) || (!strcmp(at->name, "angle") && o->kind != SRD_OBJ_SHELL) ||
-        spring_target != (o->kind == SRD_OBJ_LATTICE) || o->kind == SRD_OBJ_BODY) {
-        static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+        spring_target != (o->kind == SRD_OBJ_LATTICE) || o->kind == SRD_OBJ_BODY || o->kind == SRD_OBJ_SOLID) {
+        static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
         Diag *d = diag_error(t->loc, "%s `%s` has no %s", kinds[o->kind], o->name, spring_target ? "springs" : at->what);
         if (spring_target && o->kind == SRD_OBJ_ROD)
             diag_hint(d, "only a lattice has springs; a rod's edges take `actuate %s.edges.rest_length = ...`", o->name);
         if (o->kind == SRD_OBJ_LATTICE)
             diag_hint(d, "a lattice is actuated through its springs' rest lengths: `actuate %s.springs where x < 0 = 1 + 0.1 * "
                          "sin(2*pi*1 Hz*t);`", o->name);
+        if (o->kind == SRD_OBJ_SOLID)
+            diag_hint(d, "a solid is driven by the pressure in its cavities: `pressure %s.cavity = 20 kPa * ramp(t, 0 s, 1 s);`",
+                      o->name);
         return;
     }
     if (!strcmp(at->name, "E") && sel) {
@@ -1411,7 +1462,7 @@ static void exec_for(Elab *e, Stmt *s)
 static void exec_block(Elab *e, Stmt *s)
 {
     const char *name = NULL;
-    if (s->block <= BK_LATTICE || s->block == BK_JOINT || s->block == BK_RFEM) {
+    if (s->block <= BK_SOLID || s->block == BK_JOINT || s->block == BK_RFEM) {
         name = decl_name(e, s);
         if (!name || !check_new_name(e, name, s->name_loc, true))
             return;
@@ -1423,6 +1474,7 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_SHELL: elab_shell(e, s, name); break;
     case BK_BODY: elab_body(e, s, name); break;
     case BK_LATTICE: elab_lattice(e, s, name); break;
+    case BK_SOLID: elab_solid(e, s, name); break;
     case BK_JOINT: elab_joint(e, s, name); break;
     case BK_RFEM: elab_rfem(e, s, name); break;
     case BK_SIMULATE:
@@ -1430,13 +1482,13 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_MODES: elab_analysis(e, s); break;
     default: elab_environment(e, s); break;
     }
-    if (s->block >= BK_ROD && s->block <= BK_LATTICE && e->objs.n == objects_before) {
+    if (s->block >= BK_ROD && s->block <= BK_SOLID && e->objs.n == objects_before) {
         /* Keep the name declared so that its later uses add no errors of their own. */
         ElabObj broken;
         memset(&broken, 0, sizeof broken);
         broken.name = name;
         static const int kinds[] = { [BK_ROD] = SRD_OBJ_ROD, [BK_SHELL] = SRD_OBJ_SHELL, [BK_BODY] = SRD_OBJ_BODY,
-                                     [BK_LATTICE] = SRD_OBJ_LATTICE };
+                                     [BK_LATTICE] = SRD_OBJ_LATTICE, [BK_SOLID] = SRD_OBJ_SOLID };
         broken.kind = kinds[s->block];
         broken.loc = s->name_loc;
         broken.broken = true;
@@ -1548,6 +1600,9 @@ static void elab_free(Elab *e)
     for (int i = 0; i < e->objs.n; i++) {
         free(e->objs.a[i].s);
         free(e->objs.a[i].spring_k);
+        free(e->objs.a[i].tets);
+        free(e->objs.a[i].tet_data);
+        free(e->objs.a[i].cavity);
     }
     free(e->objs.a);
     free(e->mats.a);

@@ -67,6 +67,10 @@ enum { SHELL_STRETCH_LATTICE, SHELL_STRETCH_DISMECH_MIDEDGE };
 /* The grids of a `lattice`: simple cubic, body-centred cubic, face-centred cubic. */
 enum { LATTICE_CUBIC, LATTICE_BCC, LATTICE_FCC };
 
+/* The energies of a `solid` (std.solids) and the values each tetrahedron carries. */
+enum { SOLID_NEO_HOOKEAN, SOLID_STVK, SOLID_LINEAR };
+enum { SOLID_DATA = 12 };
+
 typedef struct ElabObj {
     const char *name;
     int         kind;     /* SRD_OBJ_* */
@@ -88,6 +92,12 @@ typedef struct ElabObj {
     int         grid;     /* lattices: LATTICE_* */
     int         neighbours; /* lattices: shells of neighbours joined by springs */
     double      spacing;  /* lattices: the grid's cube edge a */
+    int         n_tets;   /* solids: tetrahedra */
+    int        *tets;     /* solids: 4 * n_tets nodes (before joins are merged), positively oriented */
+    double     *tet_data; /* solids: SOLID_DATA values per tetrahedron (mu, lambda, volume, Dm^-1) */
+    int         energy;   /* solids: SOLID_* */
+    int         n_cavity; /* solids: triangles bounding cavities (normals into the solid) */
+    int        *cavity;   /* solids: 3 * n_cavity nodes (before joins are merged) */
 } ElabObj;
 
 typedef struct ElabMaterial {
@@ -167,6 +177,7 @@ typedef struct PendingJoint {
  * expression when it changes with time). */
 typedef struct PendingPressure {
     Sel   *tris;
+    int    solid;    /* `pressure S.cavity`: the solid whose cavities it inflates (tris NULL), or -1 */
     double p;
     int    expr;     /* run-time expression, or -1 */
     SrcLoc loc;

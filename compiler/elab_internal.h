@@ -39,6 +39,8 @@ bool elab_room_for(Elab *e, int n, SrcLoc loc);
 /* A shell mesh from its geometry (rectangle(...), obj(...), ...); false after an error. */
 struct GeomMesh;
 bool elab_build_mesh(Elab *e, const Geom *g, struct GeomMesh *mesh);
+/* A file named in the model, relative to the model's directory (for solid.c's meshes). */
+const char *elab_relative_path(Elab *e, const char *name, SrcLoc loc);
 int  elab_add_node(Elab *e, const double x[3], int obj, int local);
 int  elab_add_edge(Elab *e, int a, int b, int obj);
 /* rigid.c */
@@ -75,6 +77,11 @@ bool lattice_relation(int grid, int shells, double *beta, double *nu);
  * merged); returns the set, or -1 when there is no lattice. edge_of[i] receives the model edge
  * of instance i (an array of n_edges ints). */
 int  lattice_add_springs(const Elab *e, srd_model *m, int *edge_of);
+/* solid.c */
+void elab_solid(Elab *e, Stmt *s, const char *name);
+/* Adds one std.solids instance per tetrahedron of every solid of the flat model; map takes a
+ * node before joins to its model node. */
+void solid_add_tets(const Elab *e, srd_model *m, const int *map);
 /* analysis.c */
 void elab_environment(Elab *e, Stmt *s);
 void elab_analysis(Elab *e, Stmt *s);

@@ -607,6 +607,7 @@ static const Builtin builtins[] = {
 
 static const char *geometry_fns[] = { "line",   "polyline", "arc",      "circle",   "helix",
                                       "rectangle", "hexagon", "disc",   "sphere", "obj",      "dismech", "box", "cylinder",
+                                      "gmsh", "tetgen", "filled",
                                       "circular", "elliptic", "rectangular" };
 
 /* Called for every evaluated call, in loops too: the first letters are compared before the

@@ -1146,6 +1146,22 @@ static void corner_mean(const srd_model *m, const Sel *tris, double o[3])
                 o[c] += m->x0[3 * m->tri_nodes[3 * tris->items[i] + k] + c] / (3.0 * tris->n);
 }
 
+/* The cavities of a solid: closed by construction; their triangles' corners as model nodes, and
+ * their mean as the volume energy's fixed point. */
+static void cavity_pressure(Fin *f, const PendingPressure *pp, int set, double *data)
+{
+    srd_model *m = f->m;
+    const ElabObj *o = &f->e->objs.a[pp->solid];
+    data[1] = data[2] = data[3] = 0;
+    for (int i = 0; i < 3 * o->n_cavity; i++)
+        for (int c = 0; c < 3; c++)
+            data[1 + c] += m->x0[3 * f->map[o->cavity[i]] + c] / (3.0 * o->n_cavity);
+    for (int i = 0; i < o->n_cavity; i++) {
+        int nodes[3] = { f->map[o->cavity[3 * i]], f->map[o->cavity[3 * i + 1]], f->map[o->cavity[3 * i + 2]] };
+        srd_elemset_add(&m->sets[set], nodes, NULL, NULL, data, pp->solid);
+    }
+}
+
 /* One `pressure` statement: the energy -p V on a closed surface (one instance per triangle),
  * else the follower force on every corner of every triangle; a pressure that changes with
  * time drives the instances' p column as an actuation. */
@@ -1154,18 +1170,22 @@ static void add_pressure(Fin *f, const PendingPressure *pp)
     static const char *force_data[] = { "p" };
     static const char *volume_data[] = { "p", "ox", "oy", "oz" };
     srd_model *m = f->m;
-    bool closed = closed_surface(m, pp->tris);
+    bool closed = pp->solid >= 0 || closed_surface(m, pp->tris);
     int set = closed ? srd_model_elemset(m, "pressure_volume", 3, 0, 4, volume_data)
                      : srd_model_elemset(m, "pressure_force", 3, 0, 1, force_data);
     double data[4] = { pp->p, 0, 0, 0 };
-    corner_mean(m, pp->tris, &data[1]);
     int first = m->sets[set].n;
-    for (int i = 0; i < pp->tris->n; i++) {
-        int t = pp->tris->items[i];
-        const int *v = &m->tri_nodes[3 * t];
-        for (int r = 0; r < (closed ? 1 : 3); r++) {
-            int nodes[3] = { v[r], v[(r + 1) % 3], v[(r + 2) % 3] };
-            srd_elemset_add(&m->sets[set], nodes, NULL, NULL, data, m->tri_object[t]);
+    if (pp->solid >= 0) {
+        cavity_pressure(f, pp, set, data);
+    } else {
+        corner_mean(m, pp->tris, &data[1]);
+        for (int i = 0; i < pp->tris->n; i++) {
+            int t = pp->tris->items[i];
+            const int *v = &m->tri_nodes[3 * t];
+            for (int r = 0; r < (closed ? 1 : 3); r++) {
+                int nodes[3] = { v[r], v[(r + 1) % 3], v[(r + 2) % 3] };
+                srd_elemset_add(&m->sets[set], nodes, NULL, NULL, data, m->tri_object[t]);
+            }
         }
     }
     if (pp->expr < 0)
@@ -1175,7 +1195,8 @@ static void add_pressure(Fin *f, const PendingPressure *pp)
     for (int i = 0; i < n; i++)
         inst[i] = first + i;
     PendingAct *pa = arena_alloc(f->e->arena, sizeof *pa);
-    *pa = (PendingAct){ "pressure", m->tri_object[pp->tris->items[0]], NULL, pp->expr, pp->loc };
+    *pa = (PendingAct){ "pressure", pp->solid >= 0 ? pp->solid : m->tri_object[pp->tris->items[0]], NULL, pp->expr,
+                        pp->loc };
     push_act(f, pa, set, inst, srd_xcalloc((size_t)n + 1, sizeof(double)), n);
 }
 
@@ -1550,6 +1571,7 @@ void elab_finalize(Elab *e)
     plan_slides(&f);
     drop_held_slides(&f);
     add_stretch(&f);
+    solid_add_tets(e, m, f.map);
     add_bend_twist(&f, needs_twist);
     add_shell_bending(&f, needs_xi);
     add_wall_hinges(&f);

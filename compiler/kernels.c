@@ -34,6 +34,8 @@ static const char *standard_module(const char *kind)
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";
+    if (!strncmp(kind, "tet_", 4))
+        return "solids";
     if (!strncmp(kind, "joint_", 6) || !strncmp(kind, "hinge_", 6) || !strncmp(kind, "slide_", 6) ||
         !strcmp(kind, "node_point") || !strncmp(kind, "rod_clamp", 9))
         return "bodies";

@@ -172,7 +172,7 @@ static const char *render_help =
     "\n"
     "Draws frames of a run (the VTK series a `run` wrote into DIR) as PNG pictures: rods as\n"
     "shaded tubes of their radius, shell triangles shaded on both sides, springs as lines,\n"
-    "point bodies as dots, a flat ground as a grid, and the time. The camera fits every frame of\n"
+    "point bodies as dots, solids by their surfaces, a flat ground as a grid, and the time. The camera fits every frame of\n"
     "the run, so a series of pictures keeps one view.\n"
     "\n"
     "  -o FILE         the picture (default DIR/NAME.png); with --frame all, FILE_000000.png ...;\n"

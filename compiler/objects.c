@@ -55,6 +55,11 @@ static const GeomSig sigs[] = {
     { "cylinder", "cylinder(radius, length, base = (0, 0, 0) m, axis = (0, 0, 1))",
       { { "radius", A_LENGTH, true }, { "length", A_LENGTH, true }, { "base", A_POINT, false },
         { "axis", A_DIRECTION, false } }, 4, false },
+    { "gmsh", "gmsh(\"file.msh\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
+    { "tetgen", "tetgen(\"file\", scale = 1 m)  (file.node and file.ele)",
+      { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
+    { "filled", "filled(\"surface.stl\", scale = 1 m)  (or .obj)",
+      { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "obj", "obj(\"file.obj\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "dismech", "dismech(\"file.txt\", scale = 1 m)", { { "file", A_STRING, true }, { "scale", A_LENGTH, false } }, 2, false },
     { "circular", "circular(radius)", { { "radius", A_LENGTH, true } }, 1, false },
@@ -397,6 +402,7 @@ void elab_material(Elab *e, Stmt *s, const char *name)
     m.E = prop_num(&pv, "E", NAN);
     m.rho = prop_num(&pv, "rho", NAN);
     m.nu = prop_num(&pv, "nu", 0.5);
+    m.has_nu = prop_given(&pv, "nu");
     if (ok && !(m.E > 0)) {
         diag_error(prop_loc(&pv, "E", s->loc), "Young's modulus of `%s` must be positive", name);
         ok = false;
@@ -734,5 +740,6 @@ bool elab_geom_args(const Geom *g, Value *out, SrcLoc *locs)
 }
 
 bool elab_room_for(Elab *e, int n, SrcLoc loc) { return room_for(e, n, loc); }
+const char *elab_relative_path(Elab *e, const char *name, SrcLoc loc) { return relative_path(e, name, loc); }
 int  elab_add_node(Elab *e, const double x[3], int obj, int local) { return add_node(e, x, obj, local); }
 int  elab_add_edge(Elab *e, int a, int b, int obj) { return add_edge(e, a, b, obj); }

@@ -117,7 +117,7 @@ typedef struct Module {
 
 static const char *std_modules[] = { "std.rods",     "std.shells",  "std.springs",
                                      "std.schedules", "std.contact", "std.fluids",
-                                     "std.loads" };
+                                     "std.loads",   "std.solids" };
 
 /* std.rods → <stdlib>/rods.srd; a.b → <dir of the using file>/a/b.srd */
 static const char *module_path(Arena *a, const char *name, const char *stdlib_dir, const char *from)
@@ -162,7 +162,7 @@ static bool load_one(Arena *a, const char *path, SrcLoc use_loc, const char *use
                 diag_hint(d, "did you mean `%s`?", close);
             else if (!strncmp(use_name, "std.", 4))
                 diag_hint(d, "the standard modules are std.rods, std.shells, std.springs, std.schedules, std.contact, "
-                             "std.fluids and std.loads");
+                             "std.fluids, std.loads and std.solids");
         } else {
             diag_error(NO_LOC, "cannot read `%s`: %s", path, sources_error());
         }

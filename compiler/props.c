@@ -82,6 +82,12 @@ static const PropSpec props[] = {
     DISCRETE(BK_LATTICE, "neighbours", P_INT, 0, false, NULL, "shells of neighbours joined by springs (default 2)"),
     OTHER(BK_LATTICE, "material", P_MATERIAL, true, "material name (E along the grid axes, rho)"),
 
+    DISCRETE(BK_SOLID, "mesh", P_TETMESH, 0, true, NULL, "its tetrahedra: box, cylinder, gmsh(\"f.msh\"), tetgen(\"f\") or filled(\"f.stl\")"),
+    DISCRETE(BK_SOLID, "spacing", P_NUM, 1, false, NULL, "longest cell edge of a generated mesh (box, cylinder, filled)"),
+    DISCRETE(BK_SOLID, "cavity", P_SOLID, 0, false, NULL, "a box left hollow inside a box mesh"),
+    DISCRETE(BK_SOLID, "model", P_WORD, 0, false, "neo_hookean stvk linear", "neo_hookean (default), stvk or linear"),
+    OTHER(BK_SOLID, "material", P_MATERIAL, true, "material name (E, nu, rho), or a condition on x, y, z, region"),
+
     NUM(BK_MEDIUM, "density", 1, -3, 1, 0, true, true, "density of the surrounding fluid (buoyancy)"),
     NUM(BK_VISCOUS, "eta", 1, -1, 1, -1, true, true, "viscous drag per length and velocity"),
     NUM(BK_DAMPING, "alpha", 1, 0, 0, -1, false, true, "mass-proportional Rayleigh coefficient"),

@@ -13,6 +13,7 @@ typedef enum {
     P_MESH,     /* rectangle(...), hexagon(...), disc(...), obj(...), dismech(...) */
     P_SECTION,  /* circular(r), elliptic(a, b), rectangular(w, h) */
     P_SOLID,    /* box(...), cylinder(...), sphere(...): a lattice's body */
+    P_TETMESH,  /* box(...), cylinder(...), gmsh(...), tetgen(...), filled(...): a solid's mesh */
     P_HEIGHT,   /* an expression of x and y giving a height */
     P_REF,      /* a rigid body, a single node (finger.start) or `world`: a joint's end */
     P_TIMED,    /* a number of any dimension that may change with time t (a motor's target) */

@@ -14,7 +14,7 @@ static const char *sel_kind_name(SelKind k, int n)
 
 static const char *obj_kind_name(int kind)
 {
-    return kind == SRD_OBJ_ROD ? "rod" : kind == SRD_OBJ_SHELL ? "shell" : kind == SRD_OBJ_LATTICE ? "lattice" : "body";
+    return kind == SRD_OBJ_ROD ? "rod" : kind == SRD_OBJ_SHELL ? "shell" : kind == SRD_OBJ_LATTICE ? "lattice" : kind == SRD_OBJ_SOLID ? "solid" : "body";
 }
 
 static Sel *sel_new(Elab *e, SelKind kind, int n, int obj)
@@ -67,12 +67,15 @@ static const char *rod_members[] = { "start", "end", "node", "nodes", "edge", "e
 static const char *shell_members[] = { "node", "nodes", "edge", "edges", "triangles", "hinges", "boundary" };
 static const char *body_members[] = { "node" };
 static const char *lattice_members[] = { "node", "nodes", "edge", "edges", "springs" };
+static const char *solid_members[] = { "node", "nodes", "cavity" };
 
 static void unknown_member(const ElabObj *o, Expr *x)
 {
     const char *const *names = o->kind == SRD_OBJ_ROD ? rod_members : o->kind == SRD_OBJ_SHELL ? shell_members
-                             : o->kind == SRD_OBJ_LATTICE ? lattice_members : body_members;
-    int n = o->kind == SRD_OBJ_ROD ? 6 : o->kind == SRD_OBJ_SHELL ? 7 : o->kind == SRD_OBJ_LATTICE ? 5 : 1;
+                             : o->kind == SRD_OBJ_LATTICE ? lattice_members
+                             : o->kind == SRD_OBJ_SOLID ? solid_members : body_members;
+    int n = o->kind == SRD_OBJ_ROD ? 6 : o->kind == SRD_OBJ_SHELL ? 7 : o->kind == SRD_OBJ_LATTICE ? 5
+          : o->kind == SRD_OBJ_SOLID ? 3 : 1;
     Diag *d = diag_error(x->loc, "%s `%s` has no member `%s`", obj_kind_name(o->kind), o->name, x->str);
     if (!d) /* reported already, from an earlier turn of a loop */
         return;
@@ -150,6 +153,15 @@ static Value object_member(Elab *e, int oi, Expr *x)
     if (o->kind == SRD_OBJ_BODY) {
         if (!strcmp(m, "node") && !x->has_args)
             return sel_value(sel_range(e, SEL_NODE, o->first_node, 1, oi));
+        unknown_member(o, x);
+        return value_error();
+    }
+    if (o->kind == SRD_OBJ_SOLID && !strcmp(m, "cavity")) {
+        Diag *d = diag_error(x->loc, "a solid's cavity is the target of a pressure only");
+        diag_hint(d, "`pressure %s.cavity = 20 kPa;` inflates every cavity of the solid", o->name);
+        return value_error();
+    }
+    if (o->kind == SRD_OBJ_SOLID && strcmp(m, "node") && strcmp(m, "nodes")) {
         unknown_member(o, x);
         return value_error();
     }

@@ -56,7 +56,7 @@ static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
 %token <num> NUMBER "number"
 %token <str> IDENT "identifier" STRING "string" UNIT "unit"
 %token KW_USE "use" KW_PARAM "param" KW_LET "let" KW_FN "fn" KW_MATERIAL "material"
-%token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_LATTICE "lattice" KW_JOINT "joint" KW_RFEM "rfem" KW_CONSTRAINT "constraint" KW_JOIN "join" KW_CLAMP "clamp"
+%token KW_ROD "rod" KW_SHELL "shell" KW_BODY "body" KW_LATTICE "lattice" KW_SOLID "solid" KW_JOINT "joint" KW_RFEM "rfem" KW_CONSTRAINT "constraint" KW_JOIN "join" KW_CLAMP "clamp"
 %token KW_FIX "fix" KW_LOAD "load" KW_PRESSURE "pressure" KW_GRAVITY "gravity" KW_MEDIUM "medium"
 %token KW_VISCOUS "viscous" KW_DAMPING "damping" KW_RFT "rft" KW_DRAG "drag"
 %token KW_VIEW "view"
@@ -223,6 +223,7 @@ reserved_word
     | KW_SHELL                    { $$ = "shell"; }
     | KW_BODY                     { $$ = "body"; }
     | KW_LATTICE                  { $$ = "lattice"; }
+    | KW_SOLID                    { $$ = "solid"; }
     | KW_JOINT                    { $$ = "joint"; }
     | KW_RFEM                     { $$ = "rfem"; }
     | KW_CONSTRAINT               { $$ = "constraint"; }
@@ -264,6 +265,7 @@ object_kw
     | KW_SHELL                      { $$ = BK_SHELL; }
     | KW_BODY                       { $$ = BK_BODY; }
     | KW_LATTICE                    { $$ = BK_LATTICE; }
+    | KW_SOLID                      { $$ = BK_SOLID; }
     | KW_JOINT                      { $$ = BK_JOINT; }
     | KW_RFEM                       { $$ = BK_RFEM; }
     ;
@@ -659,7 +661,7 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
 }
 
 static const char *statement_words[] = {
-    "use", "param", "let", "fn", "material", "rod", "shell", "body", "lattice", "joint", "rfem", "join", "clamp", "fix", "load",
+    "use", "param", "let", "fn", "material", "rod", "shell", "body", "lattice", "solid", "joint", "rfem", "join", "clamp", "fix", "load",
     "pressure", "move", "rotate", "release", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground",
     "obstacle", "contact", "actuate",
     "energy", "force", "constraint", "apply", "for", "simulate", "static", "modes", "planar",
@@ -674,7 +676,7 @@ static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool 
     if (close)
         diag_hint(d, "did you mean `%s`?", close);
     else if (block)
-        diag_hint(d, "blocks are material, rod, shell, body, lattice, joint, rfem, medium, viscous, damping, rft, drag, ground, obstacle, "
+        diag_hint(d, "blocks are material, rod, shell, body, lattice, solid, joint, rfem, medium, viscous, damping, rft, drag, ground, obstacle, "
                      "contact, simulate, static and modes");
     else
         diag_hint(d, "statements start with a keyword such as let, rod, clamp, load or gravity");

@@ -201,7 +201,7 @@ double srd_model_total_mass(const srd_model *m)
 
 void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
 {
-    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     if (dof < 0 || dof >= m->n_dofs) {
         snprintf(buf, n, "DOF %d", dof);
         return;
@@ -278,7 +278,14 @@ void srd_model_print(const srd_model *m, FILE *out)
         springs += m->objects[m->edge_object[e]].kind == SRD_OBJ_LATTICE;
     fprintf(out, "  objects        %d rods, %d shells, %d bodies", count_objects(m, SRD_OBJ_ROD),
             count_objects(m, SRD_OBJ_SHELL), count_objects(m, SRD_OBJ_BODY));
-    fprintf(out, lattices ? ", %d lattices\n" : "\n", lattices);
+    int solids = count_objects(m, SRD_OBJ_SOLID), tets = 0;
+    for (int k = 0; k < m->n_sets; k++)
+        tets += !strncmp(m->sets[k].kind, "tet_", 4) && m->sets[k].n_node == 4 ? m->sets[k].n : 0;
+    if (lattices)
+        fprintf(out, ", %d lattices", lattices);
+    if (solids)
+        fprintf(out, ", %d solids (%d tetrahedra)", solids, tets);
+    fputc('\n', out);
     fprintf(out, "  nodes          %d\n", m->n_nodes);
     fprintf(out, "  edges          %d (rod %d, shell %d", m->n_edges, count_rod_edges(m),
             m->n_edges - count_rod_edges(m) - springs);
@@ -369,7 +376,7 @@ static void json_analysis(FILE *out, const char *key, const srd_analysis *a)
 
 void srd_model_print_json(const srd_model *m, FILE *out)
 {
-    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     fprintf(out, "{\n  \"source\": ");
     json_string(out, m->source);
     fprintf(out, ",\n  \"planar\": %s", m->planar ? "true" : "false");

@@ -1,5 +1,6 @@
 /* output_vtk.c — VTK XML frames and the ParaView series file. */
 #include "output_vtk.h"
+#include "solid_stress.h"
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -70,6 +71,7 @@ typedef struct VtkArray {
     int         type, ncomp;
     size_t      n;      /* values (tuples times components) */
     void       *data;
+    int         digits; /* significant digits of an ASCII Float64 */
 } VtkArray;
 
 typedef struct VtkFrame {
@@ -88,6 +90,7 @@ static void *add_array(VtkFrame *fr, const char *name, int type, int ncomp, size
     a->ncomp = ncomp;
     a->n = n;
     a->data = srd_xcalloc(n + 1, sizes[type]);
+    a->digits = name ? 9 : 12;
     return a->data;
 }
 
@@ -98,6 +101,8 @@ typedef struct CellList {
     int n, *nodes, *offsets, *object;
     unsigned char *type;
     int *edge, *tri; /* per cell, or -1 */
+    int *set, *inst; /* per cell: the std.solids set and instance of a tetrahedron, or -1 */
+    int n_tets;
 } CellList;
 
 static bool drawn_as_line(const srd_elemset *set)
@@ -111,6 +116,7 @@ static bool drawn_as_line(const srd_elemset *set)
 
 static void add_cell(CellList *c, const int *nodes, int k, int type, int object, int edge, int tri)
 {
+    c->set[c->n] = c->inst[c->n] = -1;
     int at = c->n ? c->offsets[c->n - 1] : 0;
     memcpy(&c->nodes[at], nodes, sizeof(int) * (size_t)k);
     c->offsets[c->n] = at + k;
@@ -125,9 +131,11 @@ static void list_cells(const srd_model *m, CellList *c)
 {
     size_t cap = (size_t)m->n_edges + m->n_tris + m->n_objects + 1;
     for (int k = 0; k < m->n_sets; k++)
-        cap += drawn_as_line(&m->sets[k]) ? (size_t)m->sets[k].n : 0;
+        cap += drawn_as_line(&m->sets[k]) || srd_tet_kind(&m->sets[k]) >= 0 ? (size_t)m->sets[k].n : 0;
     memset(c, 0, sizeof *c);
-    c->nodes = srd_xcalloc(3 * cap, sizeof(int));
+    c->nodes = srd_xcalloc(4 * cap, sizeof(int));
+    c->set = srd_xcalloc(cap, sizeof(int));
+    c->inst = srd_xcalloc(cap, sizeof(int));
     c->offsets = srd_xcalloc(cap, sizeof(int));
     c->object = srd_xcalloc(cap, sizeof(int));
     c->edge = srd_xcalloc(cap, sizeof(int));
@@ -144,6 +152,14 @@ static void list_cells(const srd_model *m, CellList *c)
     for (int k = 0; k < m->n_sets; k++)
         for (int i = 0; drawn_as_line(&m->sets[k]) && i < m->sets[k].n; i++)
             add_cell(c, &m->sets[k].nodes[2 * i], 2, 3, -1, -1, -1);
+    /* tetrahedra of solids: VTK_TETRA (10) */
+    for (int k = 0; k < m->n_sets; k++)
+        for (int i = 0; srd_tet_kind(&m->sets[k]) >= 0 && i < m->sets[k].n; i++) {
+            add_cell(c, &m->sets[k].nodes[4 * i], 4, 10, m->sets[k].object[i], -1, -1);
+            c->set[c->n - 1] = k;
+            c->inst[c->n - 1] = i;
+            c->n_tets++;
+        }
 }
 
 static void free_cells(CellList *c)
@@ -154,6 +170,8 @@ static void free_cells(CellList *c)
     free(c->edge);
     free(c->tri);
     free(c->type);
+    free(c->set);
+    free(c->inst);
 }
 
 static double edge_strain(const srd_model *m, const double *q, int e)
@@ -224,6 +242,30 @@ static void point_fields(VtkFrame *fr, const srd_model *m, const double *q, cons
         id[i] = m->node_object[i];
 }
 
+/* Solids' tetrahedra: their Cauchy stress and Green strain tensors and the stress's von Mises
+ * value (zero on other cells), and their equivalent strain sqrt(2/3 e:e), e the deviatoric
+ * Green strain, as `strain`. Written only when the model has solids. */
+static void tet_fields(VtkFrame *fr, const srd_model *m, const double *q, const CellList *c, double *strain)
+{
+    size_t n = (size_t)c->n;
+    double *stress = add_array(fr, "stress", VTK_F64, 9, 9 * n), *green = add_array(fr, "green_strain", VTK_F64, 9, 9 * n);
+    double *vm = add_array(fr, "von_mises", VTK_F64, 1, n);
+    /* stress and strain are difference quotients of the positions: as many digits as they */
+    fr->a[fr->n - 1].digits = fr->a[fr->n - 2].digits = fr->a[fr->n - 3].digits = 12;
+    for (size_t k = 0; k < n; k++) {
+        if (c->set[k] < 0)
+            continue;
+        double *g = &green[9 * k], tr;
+        srd_tet_stress(m, &m->sets[c->set[k]], c->inst[k], q, &stress[9 * k], g);
+        vm[k] = srd_von_mises(&stress[9 * k]);
+        tr = (g[0] + g[4] + g[8]) / 3;
+        double dev = 0;
+        for (int i = 0; i < 9; i++)
+            dev += (g[i] - (i % 4 == 0) * tr) * (g[i] - (i % 4 == 0) * tr);
+        strain[k] = sqrt(2.0 / 3.0 * dev);
+    }
+}
+
 static void cell_fields(VtkFrame *fr, const srd_model *m, const double *q, const CellList *c)
 {
     size_t n = (size_t)c->n;
@@ -231,6 +273,8 @@ static void cell_fields(VtkFrame *fr, const srd_model *m, const double *q, const
     double *radius = add_array(fr, "radius", VTK_F64, 1, n), *thick = add_array(fr, "thickness", VTK_F64, 1, n);
     double *twist = add_array(fr, "twist", VTK_F64, 1, n), *strain = add_array(fr, "strain", VTK_F64, 1, n);
     int32_t *id = add_array(fr, "object_id", VTK_I32, 1, n);
+    if (c->n_tets)
+        tet_fields(fr, m, q, c, strain);
     for (size_t k = 0; k < n; k++) {
         int e = c->edge[k], t = c->tri[k];
         id[k] = c->object[k];
@@ -294,7 +338,7 @@ static void write_array(FILE *f, const VtkArray *a, bool binary, size_t *offset)
     fprintf(f, " format=\"ascii\">\n");
     for (size_t i = 0; i < a->n; i++) {
         if (a->type == VTK_F64)
-            fprintf(f, a->name ? "%.9g" : "%.12g", ((const double *)a->data)[i]);
+            fprintf(f, "%.*g", a->digits, ((const double *)a->data)[i]);
         else
             fprintf(f, "%d", a->type == VTK_I32 ? ((const int32_t *)a->data)[i] : ((const unsigned char *)a->data)[i]);
         fputc((i + 1) % (size_t)a->ncomp ? ' ' : '\n', f);

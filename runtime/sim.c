@@ -1096,7 +1096,7 @@ static void report_pivot(const srd_sim *s, FILE *out, int dof)
 {
     const srd_model *m = s->m;
     int o = object_of_dof(m, dof);
-    static const char *kinds[] = { "rod", "shell", "body", "lattice" };
+    static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
     if (o < 0) {
         fprintf(out, "  a constraint repeats what others already hold (a closed loop of joints over-constrains "
                      "it); its multiplier has no equation of its own:\n");

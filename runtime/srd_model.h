@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 enum { SRD_VIEW_EYE = 1, SRD_VIEW_TARGET = 2, SRD_VIEW_UP = 4, SRD_VIEW_FOV = 8, SRD_VIEW_FROM = 16 };
-enum { SRD_OBJ_ROD, SRD_OBJ_SHELL, SRD_OBJ_BODY, SRD_OBJ_LATTICE };
+enum { SRD_OBJ_ROD, SRD_OBJ_SHELL, SRD_OBJ_BODY, SRD_OBJ_LATTICE, SRD_OBJ_SOLID };
 /* DOF kinds. A rigid body's node carries its centre of mass (x, y, z) and then its rotation
  * (3 ROT DOFs: the Cayley parameters of the body's turn since the step start, see body.h). A
  * constraint instance carries its Lagrange multipliers (LAMBDA DOFs: its reactions). */

@@ -3,7 +3,12 @@
 # everything is already there.
 set -e
 packages="build-essential cmake ninja-build pkg-config flex bison llvm-19-dev libopenblas-dev \
-liblapacke-dev libsuitesparse-dev libarpack2-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 libcairo2-dev ffmpeg python3-matplotlib chromium"
+liblapacke-dev libsuitesparse-dev libarpack2-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 libcairo2-dev ffmpeg python3-matplotlib chromium \
+tetgen"
+# tetgen (TetGen 1.5) fills closed OBJ/STL surfaces with tetrahedra for `solid { mesh = filled(...); }`.
+# It runs as a command, not a linked library: TetGen is AGPL, and Gmsh's library (libgmsh-dev)
+# would pull in a large dependency tree (OpenCASCADE, FLTK, ...) for one function; srdc reads
+# Gmsh's .msh files itself.
 # npm fetches three.js for the browser viewer at build time; chromium tests its pages. A
 # machine with Node.js from elsewhere (NodeSource's nodejs ships npm and conflicts with
 # Debian's npm package) already has the command: then Debian's package is not asked for.

@@ -277,15 +277,11 @@ static double lambert(const Scene *sc, const int32_t *v)
     return lambert_at(sc, &x[3 * v[0]], &x[3 * v[1]], &x[3 * v[2]]);
 }
 
-static bool make_prim(const Scene *sc, size_t c, Prim *p)
+/* The primitive of k nodes v (a point, a line or a triangle) coloured as cell c. */
+static bool fill_prim(const Scene *sc, size_t c, const int32_t *v, int k, Prim *p)
 {
     const srd_frame *f = sc->f;
-    size_t at = c ? (size_t)f->offsets[c - 1] : 0;
-    int k = f->offsets[c] - (int)at;
-    const int32_t *v = &f->connectivity[at];
-    if (!(k == 1 || k == 2 || k == 3) || f->types[c] != (k == 1 ? 1 : k == 2 ? 3 : 5))
-        return false;
-    p->kind = f->types[c];
+    p->kind = k == 1 ? 1 : k == 2 ? 3 : 5;
     p->cell = c;
     p->depth = 0;
     for (int j = 0; j < k; j++) {
@@ -298,6 +294,76 @@ static bool make_prim(const Scene *sc, size_t c, Prim *p)
     p->shade = k == 3 ? lambert(sc, v) : 1;
     p->alpha = 1;
     return true;
+}
+
+static bool make_prim(const Scene *sc, size_t c, Prim *p)
+{
+    const srd_frame *f = sc->f;
+    size_t at = c ? (size_t)f->offsets[c - 1] : 0;
+    int k = f->offsets[c] - (int)at;
+    if (!(k == 1 || k == 2 || k == 3) || f->types[c] != (k == 1 ? 1 : k == 2 ? 3 : 5))
+        return false;
+    return fill_prim(sc, c, &f->connectivity[at], k, p);
+}
+
+/* ---- solids: tetrahedra (VTK_TETRA) drawn by their boundary faces ---- */
+
+typedef struct TetFace {
+    int32_t key[3], v[3]; /* sorted corners; corners as the tetrahedron orients them outward */
+    size_t  cell;
+} TetFace;
+
+static int tet_face_cmp(const void *a, const void *b)
+{
+    const TetFace *x = a, *y = b;
+    for (int k = 0; k < 3; k++)
+        if (x->key[k] != y->key[k])
+            return x->key[k] < y->key[k] ? -1 : 1;
+    return 0;
+}
+
+/* The four faces of tetrahedron cell c, each turned away from the corner it omits. */
+static size_t tet_cell_faces(const srd_frame *f, size_t c, TetFace *out)
+{
+    static const int opp[4][3] = { { 1, 2, 3 }, { 0, 3, 2 }, { 0, 1, 3 }, { 0, 2, 1 } };
+    size_t at = c ? (size_t)f->offsets[c - 1] : 0;
+    if (f->types[c] != 10 || f->offsets[c] - (int)at != 4)
+        return 0;
+    for (int k = 0; k < 4; k++) {
+        TetFace *t = &out[k];
+        for (int j = 0; j < 3; j++)
+            t->v[j] = t->key[j] = f->connectivity[at + (size_t)opp[k][j]];
+        for (int i = 0; i < 2; i++) /* sort the key */
+            for (int j = 0; j < 2 - i; j++)
+                if (t->key[j] > t->key[j + 1]) {
+                    int32_t s = t->key[j];
+                    t->key[j] = t->key[j + 1];
+                    t->key[j + 1] = s;
+                }
+        t->cell = c;
+    }
+    return 4;
+}
+
+/* Triangles of the faces met once (the solids' surfaces, cavities included); returns the count. */
+static size_t tet_prims(const Scene *sc, Prim *out)
+{
+    const srd_frame *f = sc->f;
+    TetFace *faces = srd_xcalloc(4 * f->n_cells + 1, sizeof *faces);
+    size_t n = 0, made = 0;
+    for (size_t c = 0; c < f->n_cells; c++)
+        n += tet_cell_faces(f, c, &faces[n]);
+    qsort(faces, n, sizeof *faces, tet_face_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && !tet_face_cmp(&faces[i], &faces[j]))
+            j++;
+        if (j == i + 1)
+            made += fill_prim(sc, faces[i].cell, faces[i].v, 3, &out[made]);
+        i = j;
+    }
+    free(faces);
+    return made;
 }
 
 static double pixels(const Scene *sc, double size, double depth)
@@ -487,10 +553,11 @@ static void draw_scene(cairo_t *cr, const Scene *sc, double scene_size)
     const srd_frame_field *ob = srd_frame_field_named(sc->f, "obstacles");
     if (ob && ob->ncomp != 12)
         ob = NULL;
-    Prim *prims = srd_xcalloc(sc->f->n_cells + obstacle_triangles(ob) + 1, sizeof(Prim));
+    Prim *prims = srd_xcalloc(4 * sc->f->n_cells + obstacle_triangles(ob) + 1, sizeof(Prim));
     size_t n = 0;
     for (size_t c = 0; c < sc->f->n_cells; c++)
         n += make_prim(sc, c, &prims[n]);
+    n += tet_prims(sc, &prims[n]);
     Tris t = { prims + n, 0 };
     add_obstacles(sc, ob, &t, scene_size);
     n += t.n;

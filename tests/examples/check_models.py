@@ -56,6 +56,7 @@ class Model:
         self.pressure_volume = 0    # triangles of closed shells under `pressure`
         self.springs = 0            # lattice springs
         self.lattice_mass = 0.0
+        self.tets = {}              # solid tetrahedra by element kind
         self.rigids = set()         # nodes that are rigid bodies' centres (3 rotation DOFs each)
         self.world_fixed = 0        # the world as a body: its 6 DOFs held
         self.multipliers = 0        # joints' constraint multipliers
@@ -89,6 +90,28 @@ class Model:
         squares = sum(n[a1] * n[a2] * (n[3 - a1 - a2] + 1) for a1, a2 in ((0, 1), (0, 2), (1, 2)))
         self.springs += axis + 2 * squares
         self.lattice_mass += rho * size[0] * size[1] * size[2]
+
+    def box_solid(self, size, a, rho, kind="tet_neo_hookean", cavity=None):
+        """A box cut into ceil(side / a) cubes per axis, six tetrahedra each; a cavity (origin,
+        size) removes the cubes whose centres lie in it and the grid points inside it (no
+        tetrahedron uses them); each cavity face is two pressure_volume triangles."""
+        n = [math.ceil(s / a - 1e-9) for s in size]
+        h = [size[c] / n[c] for c in range(3)]
+        lo, hi = [0, 0, 0], [0, 0, 0]
+        if cavity:
+            lo = [round(cavity[0][c] / h[c]) for c in range(3)]
+            hi = [round((cavity[0][c] + cavity[1][c]) / h[c]) for c in range(3)]
+        inside = lambda i, j, k: all(lo[c] < v < hi[c] for c, v in enumerate((i, j, k)))
+        nodes = [(i * h[0], j * h[1], k * h[2]) for k in range(n[2] + 1) for j in range(n[1] + 1)
+                 for i in range(n[0] + 1) if not inside(i, j, k)]
+        first = len(self.x)
+        self.add_nodes(nodes)
+        c = [hi[k] - lo[k] for k in range(3)]
+        cells = n[0] * n[1] * n[2] - c[0] * c[1] * c[2]
+        self.tets[kind] = self.tets.get(kind, 0) + 6 * cells
+        self.lattice_mass += rho * cells * h[0] * h[1] * h[2]
+        self.cavity_triangles = 4 * (c[0] * c[1] + c[0] * c[2] + c[1] * c[2])
+        return list(range(first, len(self.x)))
 
     def body(self, position, mass):
         (node,) = self.add_nodes([position])
@@ -232,7 +255,8 @@ class Model:
                             ("surface_friction", n_nodes if self.surface else 0),
                             ("sphere_contact", n_nodes * len(self.spheres)),
                             ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f)),
-                            ("pressure_volume", self.pressure_volume), ("lattice_spring", self.springs)):
+                            ("pressure_volume", self.pressure_volume), ("lattice_spring", self.springs),
+                            *self.tets.items()):
             if count:
                 elements[kind] = elements.get(kind, 0) + count
         fixed += self.world_fixed
@@ -524,6 +548,21 @@ def thermal_bimorph():
     return m
 
 
+def silicone_press():
+    m = Model()
+    nodes = m.box_solid((0.02, 0.02, 0.01), 0.0025, rho=1070)
+    m.clamp([i for i in nodes if abs(m.x[i][2]) < 1e-12 or abs(m.x[i][2] - 0.01) < 1e-12])  # table and plate
+    return m
+
+
+def pneunet_solid():
+    m = Model()
+    nodes = m.box_solid((0.1, 0.01, 0.01), 0.002, rho=1070, cavity=((0.004, 0.002, 0.002), (0.092, 0.006, 0.004)))
+    m.clamp([i for i in nodes if abs(m.x[i][0]) < 1e-12])
+    m.pressure_volume = m.cavity_triangles
+    return m
+
+
 def cylinder_mass(rho, r, length):
     return rho * math.pi * r * r * length
 
@@ -624,6 +663,8 @@ EXAMPLES = {
     "balloon": balloon,
     "thermal_bimorph": thermal_bimorph,
     "lattice_walker": lattice_walker,
+    "silicone_press": silicone_press,
+    "pneunet_solid": pneunet_solid,
 }
 
 

@@ -50,6 +50,11 @@ static const char *model_text =
     "shell ball { mesh = sphere(10 cm, 6 cm, center = (0, 0.5, 0) m); thickness = 1 mm; material = m; }\n"
     /* pressure: -p V on the closed sphere, the follower force (whose p a schedule drives) on the
      * open plate, and the follower force applied by hand over a selection of triangles */
+    /* std.solids: one solid per energy (a cube of six tetrahedra each, +-2 mm perturbations of
+     * 3 cm cells invert none), and a box with a cavity whose pressure is -p V on its walls */
+    "solid nh { mesh = box((3, 3, 3) cm, origin = (0, 0.8, 0) m); spacing = 3 cm; material = m; }\n"
+    "solid sv { mesh = box((3, 3, 3) cm, origin = (0.1, 0.8, 0) m); spacing = 3 cm; material = m; model = stvk; }\n"
+    "solid li { mesh = box((3, 3, 3) cm, origin = (0.2, 0.8, 0) m); spacing = 3 cm; material = m; model = linear; }\n"
     "pressure ball = 2 kPa;\n"
     "pressure plate = 1 kPa * (1 + 0.5 * sin(2 * pi * w * t));\n"
     "apply pressure_force(sheet.triangles where x < 1 cm; p = 500 Pa);\n"
