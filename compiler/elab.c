@@ -367,7 +367,7 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     case P_SECTION: {
         static const char *paths = " line polyline arc circle helix ";
         static const char *meshes = " rectangle hexagon disc sphere obj dismech ";
-        static const char *solids = " box cylinder sphere ";
+        const char *solids = p->block == BK_LATTICE ? " box cylinder sphere filled " : " box cylinder sphere ";
         static const char *tetmeshes = " box cylinder gmsh tetgen filled ";
         char key[64];
         bool good = false;

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab_internal.h"
+#include "geom.h"
+#include "mesh/tetmesh.h"
 
 #define PI 3.14159265358979323846
 
-enum { SHAPE_BOX, SHAPE_CYLINDER, SHAPE_SPHERE };
+enum { SHAPE_BOX, SHAPE_CYLINDER, SHAPE_SPHERE, SHAPE_SURFACE };
 enum { MAX_OFFSETS = 128, SAMPLES = 8 };
 /* The index grid of a lattice (half-spacing points, 4 bytes each) and its springs must fit in
  * memory: 256 MB of grid, and 20 million springs (about 1 GB of model and kernel data). */
@@ -20,6 +22,9 @@ enum { MAX_OFFSETS = 128, SAMPLES = 8 };
 
 typedef struct Shape {
     int    kind;
+    GeomMesh surface;   /* SHAPE_SURFACE: a closed triangulated surface (filled("x.stl")) */
+    double lo[3], hi[3];/* its bounds */
+    double volume;
     double anchor[3];   /* a lattice point: box corner, cylinder base centre, sphere centre */
     double size[3];     /* box */
     double axis[3];     /* cylinder: unit axis */
@@ -123,9 +128,107 @@ bool lattice_relation(int grid, int shells, double *beta, double *nu)
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
+/* ---- closed surfaces ---- */
+
+static void sub3(const double *a, const double *b, double *r)
+{
+    for (int c = 0; c < 3; c++)
+        r[c] = a[c] - b[c];
+}
+
+static void cross3(const double *a, const double *b, double *r)
+{
+    r[0] = a[1] * b[2] - a[2] * b[1];
+    r[1] = a[2] * b[0] - a[0] * b[2];
+    r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* Squared distance from p to triangle (a, b, c): the closest point by the triangle's Voronoi
+ * regions (vertices, edges, face). */
+static double triangle_distance2(const double *p, const double *a, const double *b, const double *c)
+{
+    double ab[3], ac[3], ap[3], q[3];
+    sub3(b, a, ab);
+    sub3(c, a, ac);
+    sub3(p, a, ap);
+    double d1 = dot3(ab, ap), d2 = dot3(ac, ap), d00 = dot3(ab, ab), d01 = dot3(ab, ac), d11 = dot3(ac, ac);
+    double den = d00 * d11 - d01 * d01;
+    double v = (d11 * d1 - d01 * d2) / den, w = (d00 * d2 - d01 * d1) / den;
+    if (v >= 0 && w >= 0 && v + w <= 1) { /* over the face */
+        for (int k = 0; k < 3; k++)
+            q[k] = a[k] + v * ab[k] + w * ac[k] - p[k];
+        return dot3(q, q);
+    }
+    const double *e[3][2] = { { a, b }, { b, c }, { c, a } };
+    double best = INFINITY;
+    for (int i = 0; i < 3; i++) { /* else the nearest of its edges (or their ends) */
+        double u[3], r[3];
+        sub3(e[i][1], e[i][0], u);
+        sub3(p, e[i][0], r);
+        double t = fmin(fmax(dot3(u, r) / dot3(u, u), 0), 1);
+        for (int k = 0; k < 3; k++)
+            q[k] = e[i][0][k] + t * u[k] - p[k];
+        best = fmin(best, dot3(q, q));
+    }
+    return best;
+}
+
+/* Inside a closed surface: its winding number about x (the sum of the triangles' solid angles,
+ * Van Oosterom and Strackee) is 1 inside and 0 outside, whichever way it is wound; points within
+ * tol of the surface count as inside. */
+static bool surface_inside(const Shape *sh, const double x[3], double tol)
+{
+    for (int c = 0; c < 3; c++)
+        if (x[c] < sh->lo[c] - tol || x[c] > sh->hi[c] + tol)
+            return false;
+    const GeomMesh *g = &sh->surface;
+    double omega = 0, near = INFINITY;
+    for (int t = 0; t < g->n_tris; t++) {
+        const double *p[3];
+        double r[3][3], n[3], bc[3];
+        for (int k = 0; k < 3; k++) {
+            p[k] = &g->x[3 * g->tri[3 * t + k]];
+            sub3(p[k], x, r[k]);
+            n[k] = sqrt(dot3(r[k], r[k]));
+        }
+        cross3(r[1], r[2], bc);
+        double num = dot3(r[0], bc);
+        double den = n[0] * n[1] * n[2] + dot3(r[0], r[1]) * n[2] + dot3(r[0], r[2]) * n[1] + dot3(r[1], r[2]) * n[0];
+        omega += 2 * atan2(num, den);
+        if (tol > 0)
+            near = fmin(near, triangle_distance2(x, p[0], p[1], p[2]));
+    }
+    return fabs(omega) > 2 * PI || near <= tol * tol;
+}
+
+/* The volume a closed surface bounds, and its bounds. */
+static void surface_extent(Shape *sh)
+{
+    const GeomMesh *g = &sh->surface;
+    double v = 0;
+    for (int c = 0; c < 3; c++) {
+        sh->lo[c] = INFINITY;
+        sh->hi[c] = -INFINITY;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int c = 0; c < 3; c++) {
+            sh->lo[c] = fmin(sh->lo[c], g->x[3 * i + c]);
+            sh->hi[c] = fmax(sh->hi[c], g->x[3 * i + c]);
+        }
+    for (int t = 0; t < g->n_tris; t++) {
+        double bc[3];
+        cross3(&g->x[3 * g->tri[3 * t + 1]], &g->x[3 * g->tri[3 * t + 2]], bc);
+        v += dot3(&g->x[3 * g->tri[3 * t]], bc) / 6;
+    }
+    sh->volume = fabs(v);
+    memcpy(sh->anchor, sh->lo, sizeof sh->anchor); /* the grid starts at the lowest corner */
+}
+
 /* x inside the closed body; tol widens it, so that grid points on a face count as inside. */
 static bool shape_inside(const Shape *sh, const double x[3], double tol)
 {
+    if (sh->kind == SHAPE_SURFACE)
+        return surface_inside(sh, x, tol);
     double d[3] = { x[0] - sh->anchor[0], x[1] - sh->anchor[1], x[2] - sh->anchor[2] };
     if (sh->kind == SHAPE_BOX) {
         for (int c = 0; c < 3; c++)
@@ -143,6 +246,8 @@ static bool shape_inside(const Shape *sh, const double x[3], double tol)
 /* The exact volume, which a curved body's lattice is made to weigh rho times. */
 static double shape_volume(const Shape *sh)
 {
+    if (sh->kind == SHAPE_SURFACE)
+        return sh->volume;
     if (sh->kind == SHAPE_BOX)
         return sh->size[0] * sh->size[1] * sh->size[2];
     if (sh->kind == SHAPE_SPHERE)
@@ -153,6 +258,11 @@ static double shape_volume(const Shape *sh)
 /* An axis-aligned box holding the body: the range of the grid to search. */
 static void shape_bounds(const Shape *sh, double lo[3], double hi[3])
 {
+    if (sh->kind == SHAPE_SURFACE) {
+        memcpy(lo, sh->lo, 3 * sizeof(double));
+        memcpy(hi, sh->hi, 3 * sizeof(double));
+        return;
+    }
     for (int c = 0; c < 3; c++) {
         if (sh->kind == SHAPE_BOX) {
             lo[c] = sh->anchor[c];
@@ -171,6 +281,8 @@ static void shape_bounds(const Shape *sh, double lo[3], double hi[3])
 /* The body's smallest extent, for the spacing check. */
 static double shape_extent(const Shape *sh)
 {
+    if (sh->kind == SHAPE_SURFACE) /* its bounding box's thinnest side */
+        return fmin(sh->hi[0] - sh->lo[0], fmin(sh->hi[1] - sh->lo[1], sh->hi[2] - sh->lo[2]));
     if (sh->kind == SHAPE_BOX)
         return fmin(sh->size[0], fmin(sh->size[1], sh->size[2]));
     if (sh->kind == SHAPE_SPHERE)
@@ -204,7 +316,7 @@ static bool box_fits(const Shape *sh, double a)
     return true;
 }
 
-static bool read_shape(const Geom *g, Shape *sh)
+static bool read_shape(Elab *e, const Geom *g, Shape *sh)
 {
     Value a[6];
     SrcLoc locs[6];
@@ -212,6 +324,18 @@ static bool read_shape(const Geom *g, Shape *sh)
     sh->loc = g->loc;
     if (!elab_geom_args(g, a, locs))
         return false;
+    if (!strcmp(g->fn, "filled")) {
+        char err[768];
+        sh->kind = SHAPE_SURFACE;
+        if (!tetmesh_read_surface(elab_relative_path(e, a[0].str, locs[0]), a[1].kind == V_NUM ? a[1].v[0] : 1.0,
+                                  &sh->surface, err, sizeof err)) {
+            Diag *d = diag_error(locs[0], "%s", err);
+            diag_hint(d, "a lattice fills a watertight surface: every edge shared by exactly two triangles");
+            return false;
+        }
+        surface_extent(sh);
+        return true;
+    }
     if (!strcmp(g->fn, "box")) {
         sh->kind = SHAPE_BOX;
         memcpy(sh->size, a[0].v, sizeof sh->size);
@@ -602,11 +726,14 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
     Shape sh;
     double beta;
     SrcLoc spacing_at = prop_loc(&pv, "spacing", s->loc);
-    if (!read_layout(s, &pv, &o, &beta) || !read_shape(shape->geom, &sh) ||
+    memset(&sh, 0, sizeof sh);
+    if (!read_layout(s, &pv, &o, &beta) || !read_shape(e, shape->geom, &sh) ||
         !build_lattice(e, s, &o, &sh, &mt, beta, spacing_at)) {
         free(o.spring_k);
+        geom_mesh_free(&sh.surface);
         return;
     }
+    geom_mesh_free(&sh.surface);
     o.G = o.E / (2 * (1 + o.nu));
     DPUSH(e->objs, o);
 }

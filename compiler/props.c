@@ -76,7 +76,7 @@ static const PropSpec props[] = {
     WORD(BK_JOINT, "motor", "angle velocity torque position force", "revolute: angle, velocity or torque; prismatic: position, velocity or force"),
     OTHER(BK_JOINT, "target", P_TIMED, false, "the motor's angle, velocity, torque, position or force: an expression of t"),
 
-    DISCRETE(BK_LATTICE, "shape", P_SOLID, 0, true, NULL, "the body it fills: box, cylinder or sphere"),
+    DISCRETE(BK_LATTICE, "shape", P_SOLID, 0, true, NULL, "the body it fills: box, cylinder, sphere or filled(\"closed.stl\")"),
     DISCRETE(BK_LATTICE, "spacing", P_NUM, 1, true, NULL, "edge of the grid's cubic cell"),
     DISCRETE(BK_LATTICE, "grid", P_WORD, 0, false, "cubic bcc fcc", "grid: cubic (default), bcc or fcc"),
     DISCRETE(BK_LATTICE, "neighbours", P_INT, 0, false, NULL, "shells of neighbours joined by springs (default 2)"),

@@ -233,18 +233,28 @@ static bool mesh_with_tetgen(const GeomMesh *s, double max_volume, TetMesh *out,
     return ok;
 }
 
-bool tetmesh_fill_surface(const char *path, double scale, double max_volume, TetMesh *out, char *err, size_t err_n)
+bool tetmesh_read_surface(const char *path, double scale, GeomMesh *out, char *err, size_t err_n)
 {
-    GeomMesh s;
-    memset(&s, 0, sizeof s);
     memset(out, 0, sizeof *out);
     size_t len = strlen(path);
     bool stl = len > 4 && (!strcmp(path + len - 4, ".stl") || !strcmp(path + len - 4, ".STL"));
     char ferr[512];
-    bool ok = stl ? read_stl(path, scale, &s, err, err_n) : geom_read_obj(path, scale, &s, ferr, sizeof ferr);
+    bool ok = stl ? read_stl(path, scale, out, err, err_n) : geom_read_obj(path, scale, out, ferr, sizeof ferr);
     if (!ok && !stl)
         snprintf(err, err_n, !strncmp(ferr, "line ", 5) ? "surface file `%s`, %s" : "%s%s", !strncmp(ferr, "line ", 5) ? path : "", ferr);
-    ok = ok && check_closed(&s, path, err, err_n) && mesh_with_tetgen(&s, max_volume, out, err, err_n);
+    ok = ok && check_closed(out, path, err, err_n);
+    if (!ok)
+        geom_mesh_free(out);
+    return ok;
+}
+
+bool tetmesh_fill_surface(const char *path, double scale, double max_volume, TetMesh *out, char *err, size_t err_n)
+{
+    GeomMesh s;
+    memset(out, 0, sizeof *out);
+    if (!tetmesh_read_surface(path, scale, &s, err, err_n))
+        return false;
+    bool ok = mesh_with_tetgen(&s, max_volume, out, err, err_n);
     geom_mesh_free(&s);
     return ok;
 }

@@ -35,6 +35,10 @@ const char *tetmesh_cylinder(const double base[3], const double axis[3], double 
 bool tetmesh_read_msh(const char *path, double scale, TetMesh *out, char *err, size_t err_n);
 /* base.node and base.ele (path may name either file, or the base). */
 bool tetmesh_read_tetgen(const char *path, double scale, TetMesh *out, char *err, size_t err_n);
+/* A closed triangulated surface (OBJ or STL, ASCII or binary): false (err set) when it cannot be
+ * read or is not closed. */
+struct GeomMesh;
+bool tetmesh_read_surface(const char *path, double scale, struct GeomMesh *out, char *err, size_t err_n);
 /* A closed triangulated surface (OBJ or STL, ASCII or binary) filled with tetrahedra of at most
  * max_volume (0: TetGen's choice) by the `tetgen` command (quality bound 1.4). */
 bool tetmesh_fill_surface(const char *path, double scale, double max_volume, TetMesh *out, char *err, size_t err_n);

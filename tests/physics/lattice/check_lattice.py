@@ -196,6 +196,44 @@ for grid, shells in (("cubic", 2), ("cubic", 3), ("bcc", 2), ("bcc", 3), ("fcc",
 check(not wrong, "node and spring counts of every grid and shell count match an enumeration%s"
       % (": " + "; ".join(wrong) if wrong else ""))
 
+# Filling a closed surface: the 15 x 10 x 10 mm box as an OBJ of 12 triangles (wound one way,
+# and the other) holds the same lattice as box(...): nodes, springs and mass rho V exactly (the
+# winding number decides inside, and grid points on the surface, within 1e-9 of the spacing,
+# count as inside, as on a box's faces). An open surface is refused.
+def box_obj(path, flip):
+    corners = [(15e-3 * (k & 1), 10e-3 * (k >> 1 & 1), 10e-3 * (k >> 2 & 1)) for k in range(8)]
+    quads = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
+    with open(path, "w") as f:
+        f.write("".join("v %.17g %.17g %.17g\n" % c for c in corners))
+        for q in quads if not flip else [tuple(reversed(q)) for q in quads]:
+            f.write("f %d %d %d\nf %d %d %d\n" % (q[0] + 1, q[1] + 1, q[2] + 1, q[0] + 1, q[2] + 1, q[3] + 1))
+
+
+dumps = []
+for shape in ("box((15 mm, 10 mm, 10 mm))", "filled(\"box.obj\")", "filled(\"box_flipped.obj\")"):
+    folder = tap.scratch("model_")
+    box_obj(os.path.join(folder, "box.obj"), False)
+    box_obj(os.path.join(folder, "box_flipped.obj"), True)
+    model = os.path.join(folder, "fill.srd")
+    with open(model, "w") as f:
+        f.write("material gel { E = 1 MPa; rho = 1000 kg/m^3; }\n"
+                "lattice box { shape = %s; spacing = 2.5 mm; grid = bcc; material = gel; }\n" % shape)
+    p = srd("dump", model, "--json")
+    dumps.append(json.loads(p.stdout) if p.returncode == 0 else None)
+same = all(d and (d["nodes"], d["edges"]) == (dumps[0]["nodes"], dumps[0]["edges"]) and
+           abs(d["total_mass"] / (1000 * 15e-3 * 1e-4) - 1) < 1e-12 for d in dumps)
+check(same, "a lattice filling a closed OBJ box (either winding) is the box's: %s" %
+      [(d["nodes"], d["edges"], d["total_mass"]) if d else None for d in dumps])
+folder = tap.scratch("model_")
+with open(os.path.join(folder, "open.obj"), "w") as f:
+    f.write("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\n")
+with open(os.path.join(folder, "open.srd"), "w") as f:
+    f.write("material gel { E = 1 MPa; rho = 1000 kg/m^3; }\n"
+            "lattice l { shape = filled(\"open.obj\", scale = 1 cm); spacing = 2 mm; material = gel; }\n")
+p = srd("check", os.path.join(folder, "open.srd"))
+check(p.returncode == 1 and "closed" in p.stderr and "open.srd:2:" in p.stderr,
+      "a lattice filling an open surface is refused at the file name: %s" % p.stderr.strip()[:200])
+
 # 5. Volumetric actuation: every spring of a free cylinder rests 2 % longer; the static
 # equilibrium is the reference scaled by 1.02 about the held node, exactly (tol 1e-15 m).
 out = run(os.path.join(here, "expand.srd"))
