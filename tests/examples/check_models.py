@@ -91,6 +91,17 @@ class Model:
         self.springs += axis + 2 * squares
         self.lattice_mass += rho * size[0] * size[1] * size[2]
 
+    def filled_lattice(self, inside, lo, n, a, rho, volume):
+        """A cubic grid of spacing a from corner lo over n cells per axis, the points for which
+        inside(x, y, z) holds, springs to the edges and face diagonals of its cells between
+        them; it weighs rho times the enclosed volume."""
+        pts = {(i, j, k) for i in range(n[0] + 1) for j in range(n[1] + 1) for k in range(n[2] + 1)
+               if inside(lo[0] + i * a, lo[1] + j * a, lo[2] + k * a)}
+        self.add_nodes([(lo[0] + i * a, lo[1] + j * a, lo[2] + k * a) for i, j, k in sorted(pts)])
+        steps = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, -1, 0), (1, 0, 1), (1, 0, -1), (0, 1, 1), (0, 1, -1)]
+        self.springs += sum(1 for p in pts for d in steps if (p[0] + d[0], p[1] + d[1], p[2] + d[2]) in pts)
+        self.lattice_mass += rho * volume
+
     def box_solid(self, size, a, rho, kind="tet_neo_hookean", cavity=None):
         """A box cut into ceil(side / a) cubes per axis, six tetrahedra each; a cavity (origin,
         size) removes the cubes whose centres lie in it and the grid points inside it (no
@@ -642,7 +653,24 @@ def lattice_walker():
     return m
 
 
+def quadruped_walker():
+    # data/quadruped.obj: legs as two 8 mm bars across x = 0..8 and 28..36 mm (y = -18..18 mm),
+    # a 12 mm-wide body between them, 6 mm high; grid points on the surface count as inside
+    eps = 1e-9
+
+    def inside(x, y, z):
+        bar = (-eps <= x <= 0.008 + eps or 0.028 - eps <= x <= 0.036 + eps) and abs(y) <= 0.018 + eps
+        body = 0.008 - eps <= x <= 0.028 + eps and abs(y) <= 0.006 + eps
+        return (bar or body) and -eps <= z <= 0.006 + eps
+    m = Model()
+    m.filled_lattice(inside, (0.0, -0.018, 0.0), (18, 18, 3), 0.002, rho=1070,
+                     volume=(2 * 0.008 * 0.036 + 0.020 * 0.012) * 0.006)
+    m.flat_ground(friction=True)
+    return m
+
+
 EXAMPLES = {
+    "quadruped_walker": quadruped_walker,
     "rfem_pendulum": rfem_pendulum,
     "appendage_base": appendage_base,
     "rigid_gripper": rigid_gripper,
