@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir -p examples/pictures
+cp -r examples/data "$out/" # models rewritten into $out read their data files from there
 # NAME  DURATION (run this long; - for the file's own)  TIME (the moment; - for the last frame)  FIELD (- for object colours)
 while read -r name duration time field; do
     [ -z "$name" ] && continue
@@ -29,6 +30,7 @@ cantilever_shell_midedge - - displacement
 earthworm 5 5 -
 gripper - - -
 jumper 0.25 0.25 velocity
+quadruped_walker 0.5 0.5 -
 lattice_walker 0.5 0.5 displacement
 manta_ray 1.3 1.3 velocity
 parachute 1 1 velocity
