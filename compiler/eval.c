@@ -1158,29 +1158,21 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
     if (strcmp(base.str, "node") && strcmp(base.str, "edge") && strcmp(base.str, "body"))
         return value_error(); /* an unknown stencil kind, reported at the signature */
     Dims L = dims_of(1, 0, 0, 0);
-    if (!strcmp(base.str, "body")) {
+    bool body = !strcmp(base.str, "body");
+    if (body || !strcmp(base.str, "node")) {
+        /* a node's members, and a body's with its rotation and axes */
         if (!strcmp(m, "x") || !strcmp(m, "x0"))
             return value_unknown(3, L, "stencil");
         if (!strcmp(m, "v"))
             return value_unknown(3, dims_of(1, 0, -1, 0), "stencil");
         if (!strcmp(m, "m"))
             return value_unknown(1, dims_of(0, 1, 0, 0), "stencil");
-        if (!strcmp(m, "theta") || !strcmp(m, "e1") || !strcmp(m, "e2") || !strcmp(m, "e3"))
+        if (body && (!strcmp(m, "theta") || !strcmp(m, "e1") || !strcmp(m, "e2") || !strcmp(m, "e3")))
             return value_unknown(3, DIMLESS, "stencil");
-        Diag *d = diag_error(x->loc, "a stencil body has no member `%s`", m);
-        diag_hint(d, "a body has x (centre of mass), e1, e2, e3 (its axes now), theta (its turn in the step), "
-                     "x0 (reference position), v (velocity at the step start), m (mass)");
-        return value_error();
-    }
-    if (!strcmp(base.str, "node")) {
-        if (!strcmp(m, "x") || !strcmp(m, "x0"))
-            return value_unknown(3, L, "stencil");
-        if (!strcmp(m, "v"))
-            return value_unknown(3, dims_of(1, 0, -1, 0), "stencil");
-        if (!strcmp(m, "m"))
-            return value_unknown(1, dims_of(0, 1, 0, 0), "stencil");
-        Diag *d = diag_error(x->loc, "a stencil node has no member `%s`", m);
-        diag_hint(d, "a node has x (position), x0 (reference position), v (velocity at the step start), m (mass)");
+        Diag *d = diag_error(x->loc, "a stencil %s has no member `%s`", base.str, m);
+        diag_hint(d, body ? "a body has x (centre of mass), e1, e2, e3 (its axes now), theta (its turn in the step), "
+                            "x0 (reference position), v (velocity at the step start), m (mass)"
+                          : "a node has x (position), x0 (reference position), v (velocity at the step start), m (mass)");
         return value_error();
     }
     if (!strcmp(m, "theta") || !strcmp(m, "xi"))

@@ -603,31 +603,40 @@ static Sym body_axis(Lower *L, int p, int k)
     return r;
 }
 
-/* x (centre of mass), theta (rotation DOFs), e1 e2 e3 (axes now), x0, v, m of a body. */
+/* What nodes and bodies share: x (the node, a body's centre), x0 (reference), v (velocity at the
+ * step start), m (mass); a body's rotation DOFs theta too. False when `m` is none of them. */
+static bool point_member(Lower *L, int p, const char *m, bool body, Sym *r)
+{
+    r->n = 3;
+    for (int c = 0; c < 3; c++) {
+        if (!strcmp(m, "x"))
+            r->c[c] = dof_input(L, p, c);
+        else if (body && !strcmp(m, "theta"))
+            r->c[c] = dof_input(L, p, SRD_COMP_ROT + c);
+        else if (!strcmp(m, "x0"))
+            r->c[c] = state_input(L, STATE_X0, p, c);
+        else if (!strcmp(m, "v"))
+            r->c[c] = input(L, KIN_VEL0, stencil_dof(L, p, c));
+        else if (!strcmp(m, "m")) {
+            r->n = 1;
+            r->c[0] = state_input(L, STATE_MASS, p, 0);
+            return true;
+        } else
+            return false;
+    }
+    return true;
+}
+
+/* A body's members: a point's, and e1 e2 e3 (its axes now). */
 static Sym body_member(Lower *L, int p, const char *m)
 {
     Sym r = sym_err();
     r.kind = SY_NUM;
-    r.n = 3;
     if (m[0] == 'e' && m[1] >= '1' && m[1] <= '3' && !m[2])
         return body_axis(L, p, m[1] - '1');
-    for (int c = 0; c < 3; c++) {
-        if (!strcmp(m, "x"))
-            r.c[c] = dof_input(L, p, c);
-        else if (!strcmp(m, "theta"))
-            r.c[c] = dof_input(L, p, SRD_COMP_ROT + c);
-        else if (!strcmp(m, "x0"))
-            r.c[c] = state_input(L, STATE_X0, p, c);
-        else if (!strcmp(m, "v"))
-            r.c[c] = input(L, KIN_VEL0, stencil_dof(L, p, c));
-        else if (!strcmp(m, "m")) {
-            r.n = 1;
-            r.c[0] = state_input(L, STATE_MASS, p, 0);
-            break;
-        } else {
-            fail(L, "a body has no member `%s`", m);
-            return sym_err();
-        }
+    if (!point_member(L, p, m, true, &r)) {
+        fail(L, "a body has no member `%s`", m);
+        return sym_err();
     }
     return r;
 }
@@ -639,22 +648,9 @@ static Sym stencil_member(Lower *L, Sym base, const Expr *x)
     r.kind = SY_NUM;
     int p = base.param;
     if (base.kind == SY_NODE) {
-        r.n = 3;
-        for (int c = 0; c < 3; c++) {
-            if (!strcmp(m, "x"))
-                r.c[c] = dof_input(L, p, c);
-            else if (!strcmp(m, "x0"))
-                r.c[c] = state_input(L, STATE_X0, p, c);
-            else if (!strcmp(m, "v"))
-                r.c[c] = input(L, KIN_VEL0, stencil_dof(L, p, c));
-            else if (!strcmp(m, "m")) {
-                r.n = 1;
-                r.c[0] = state_input(L, STATE_MASS, p, 0);
-                break;
-            } else {
-                fail(L, "a node has no member `%s`", m);
-                return sym_err();
-            }
+        if (!point_member(L, p, m, false, &r)) {
+            fail(L, "a node has no member `%s`", m);
+            return sym_err();
         }
         return r;
     }

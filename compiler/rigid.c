@@ -350,8 +350,8 @@ bool elab_rigid_body(Elab *e, const PropValues *pv, int obj, double *mass, SrcLo
     return true;
 }
 
-bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center, int shape, double radius,
-                    double length, double rho, const double *axis)
+/* A body object whose one node is the next one made. */
+static ElabObj body_object(const Elab *e, const char *name, SrcLoc loc)
 {
     ElabObj o;
     memset(&o, 0, sizeof o);
@@ -363,6 +363,13 @@ bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center,
     o.first_edge = e->edge_obj.n;
     o.first_tri = e->tri_obj.n;
     o.first_hinge = e->hinge_edge.n;
+    return o;
+}
+
+bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center, int shape, double radius,
+                    double length, double rho, const double *axis)
+{
+    ElabObj o = body_object(e, name, loc);
     ElabRigid r;
     memset(&r, 0, sizeof r);
     r.obj = e->objs.n;
@@ -693,15 +700,7 @@ static int world_rigid(Elab *e)
     for (int k = 0; k < e->rigids.n; k++)
         if (e->rigids.a[k].world)
             return k;
-    ElabObj o;
-    memset(&o, 0, sizeof o);
-    o.name = "world";
-    o.kind = SRD_OBJ_BODY;
-    o.first_node = e->node_obj.n;
-    o.n_nodes = 1;
-    o.first_edge = e->edge_obj.n;
-    o.first_tri = e->tri_obj.n;
-    o.first_hinge = e->hinge_edge.n;
+    ElabObj o = body_object(e, "world", NO_LOC);
     static const double origin[3] = { 0, 0, 0 };
     int node = elab_add_node(e, origin, e->objs.n, 0);
     e->node_fix.a[node] = 7;

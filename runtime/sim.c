@@ -1218,21 +1218,35 @@ static int modal_rows(const srd_sim *s, ModalRows *mr, char *err, size_t err_n)
     return 0;
 }
 
-/* M^-1/2 K M^-1/2 over the modal rows, from the assembled (reduced) Jacobian column by column. */
-static double *modal_matrix(const srd_sim *s, const ModalRows *mr)
+/* The stiffness among the modal rows (K) and, when C is given, the constraints' Jacobian C (their
+ * multipliers' rows against the modal rows), column-major, from the assembled Jacobian column
+ * by column. */
+static void stiffness_blocks(const srd_sim *s, const ModalRows *mr, double *K, double *C)
 {
-    int nf = s->solver.sys.n_free, n = mr->n;
-    double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
+    int nf = s->solver.sys.n_free, n = mr->n, nc = mr->n_lambda;
     double *e = srd_xcalloc((size_t)nf + 1, sizeof(double)), *col = srd_xcalloc((size_t)nf + 1, sizeof(double));
     for (int j = 0; j < n; j++) {
         e[mr->rows[j]] = 1;
         srd_solver_multiply(&s->solver, e, col);
         e[mr->rows[j]] = 0;
         for (int i = 0; i < n; i++)
-            A[(size_t)j * n + i] = col[mr->rows[i]] / sqrt(mr->mass[i] * mr->mass[j]);
+            K[(size_t)j * n + i] = col[mr->rows[i]];
+        for (int i = 0; C && i < nc; i++)
+            C[(size_t)j * nc + i] = col[mr->lambda[i]];
     }
     free(e);
     free(col);
+}
+
+/* M^-1/2 K M^-1/2 over the modal rows. */
+static double *modal_matrix(const srd_sim *s, const ModalRows *mr)
+{
+    int n = mr->n;
+    double *A = srd_xcalloc((size_t)n * (size_t)n + 1, sizeof(double));
+    stiffness_blocks(s, mr, A, NULL);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            A[(size_t)j * n + i] /= sqrt(mr->mass[i] * mr->mass[j]);
     return A;
 }
 
@@ -1302,27 +1316,6 @@ static int modes_dense(srd_sim *s, const ModalRows *mr, int count, double *freq,
     return info != 0 ? -1 : 0;
 }
 
-/* The stiffness among the modal rows (K, symmetrised) and the constraints' Jacobian C (their
- * multipliers' rows against the modal rows), column-major. */
-static void constrained_blocks(const srd_sim *s, const ModalRows *mr, double *K, double *C)
-{
-    int nf = s->solver.sys.n_free, n = mr->n, nc = mr->n_lambda;
-    double *e = srd_xcalloc((size_t)nf + 1, sizeof(double)), *col = srd_xcalloc((size_t)nf + 1, sizeof(double));
-    for (int j = 0; j < n; j++) {
-        e[mr->rows[j]] = 1;
-        srd_solver_multiply(&s->solver, e, col);
-        e[mr->rows[j]] = 0;
-        for (int i = 0; i < n; i++)
-            K[(size_t)j * n + i] = col[mr->rows[i]];
-        for (int i = 0; i < nc; i++)
-            C[(size_t)j * nc + i] = col[mr->lambda[i]];
-    }
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < j; i++)
-            K[(size_t)j * n + i] = K[(size_t)i * n + j] = 0.5 * (K[(size_t)j * n + i] + K[(size_t)i * n + j]);
-    free(e);
-    free(col);
-}
 
 /* Columns of Z (n x r, column-major): an orthonormal basis of the null space of C (nc x n),
  * by the singular value decomposition; returns r. */
@@ -1378,7 +1371,10 @@ static int modes_constrained(srd_sim *s, const ModalRows *mr, int count, double 
 {
     int n = mr->n, nc = mr->n_lambda, nf = s->solver.sys.n_free;
     double *K = srd_xcalloc((size_t)n * n + 1, sizeof(double)), *C = srd_xcalloc((size_t)nc * n + 1, sizeof(double));
-    constrained_blocks(s, mr, K, C);
+    stiffness_blocks(s, mr, K, C);
+    for (int j = 0; j < n; j++) /* symmetrised: the projection below reads all of it */
+        for (int i = 0; i < j; i++)
+            K[(size_t)j * n + i] = K[(size_t)i * n + j] = 0.5 * (K[(size_t)j * n + i] + K[(size_t)i * n + j]);
     double *Z = NULL;
     int r = null_space(C, nc, n, &Z);
     double *Kr = project(K, NULL, Z, n, r), *Mr = project(NULL, mr->mass, Z, n, r);

@@ -1194,32 +1194,52 @@ static void fd_check_set(const ModelKernels *mk, const srd_model *m, int s, cons
 /* The planar variants: planar_text's kernels against central differences on configurations
  * in the x-z plane. Its kernels must not read a twist (lowered as 0), and every kind that reads
  * one in the general model must be here. */
+/* Parses, elaborates, lowers and JIT-compiles a test model's text; checks that it did. */
+typedef struct TestModel {
+    Arena        arena;
+    srd_model   *m;
+    ModelKernels mk;
+    bool         ok;
+} TestModel;
+
+static void test_model_open(TestModel *t, const char *name, const char *text, const char *what)
+{
+    arena_init(&t->arena);
+    Program prog = { 0 };
+    bool parsed = parse_program_text(&t->arena, name, text, strlen(text), parse_stdlib_dir(), &prog);
+    t->m = parsed ? elab_program(&prog, &t->arena, name) : NULL;
+    diag_flush(stdout);
+    char err[512] = "";
+    t->ok = t->m && kernels_lower(&t->mk, &prog, t->m, true, err, sizeof err);
+    bool lowered = t->ok;
+    t->ok = t->ok && kernels_jit(&t->mk, JIT_CHUNK_OPS, err, sizeof err);
+    if (lowered && !t->ok)
+        kernels_free(&t->mk);
+    check(&tally, t->ok, "%s elaborates and its kernels JIT-compile (%s)", what, t->ok ? "ok" : err);
+}
+
+static void test_model_close(TestModel *t)
+{
+    if (t->ok)
+        kernels_free(&t->mk);
+    if (t->m)
+        srd_model_free(t->m);
+    arena_free(&t->arena);
+}
+
 static void planar_checks(void)
 {
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    bool parsed = parse_program_text(&arena, "planar.srd", planar_text, strlen(planar_text), parse_stdlib_dir(), &prog);
-    srd_model *m = parsed ? elab_program(&prog, &arena, "planar.srd") : NULL;
-    diag_flush(stdout);
-    ModelKernels mk;
-    char err[512] = "";
-    bool ok = m && m->planar && kernels_lower(&mk, &prog, m, true, err, sizeof err);
-    ok = ok && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
-    check(&tally, ok, "planar test model elaborates and its kernels JIT-compile (%s)", ok ? "ok" : err);
-    if (ok) {
-        for (int s = 0; s < mk.n; s++) {
-            if (!mk.sets[s].fn)
-                continue;
-            check(&tally, !lowered_reads_twist(&mk.sets[s].lowered), "planar %s: the kernel reads no twist DOF",
-                  mk.sets[s].lowered.kind);
-            fd_check_set(&mk, m, s, "planar ", true, &fd_checked_planar);
-        }
-        kernels_free(&mk);
+    TestModel t;
+    test_model_open(&t, "planar.srd", planar_text, "planar test model");
+    check(&tally, t.m && t.m->planar, "the planar test model is planar");
+    for (int s = 0; t.ok && s < t.mk.n; s++) {
+        if (!t.mk.sets[s].fn)
+            continue;
+        check(&tally, !lowered_reads_twist(&t.mk.sets[s].lowered), "planar %s: the kernel reads no twist DOF",
+              t.mk.sets[s].lowered.kind);
+        fd_check_set(&t.mk, t.m, s, "planar ", true, &fd_checked_planar);
     }
-    if (m)
-        srd_model_free(m);
-    arena_free(&arena);
+    test_model_close(&t);
 }
 
 /* Rigid bodies turned off the world axes, and a joint of every kind with every element: their
@@ -1279,26 +1299,12 @@ static const char *bodies_text =
 
 static void bodies_checks(void)
 {
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    bool parsed = parse_program_text(&arena, "bodies.srd", bodies_text, strlen(bodies_text), parse_stdlib_dir(), &prog);
-    srd_model *m = parsed ? elab_program(&prog, &arena, "bodies.srd") : NULL;
-    diag_flush(stdout);
-    ModelKernels mk;
-    char err[512] = "";
-    bool ok = m && kernels_lower(&mk, &prog, m, true, err, sizeof err);
-    ok = ok && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
-    check(&tally, ok, "bodies test model elaborates and its kernels JIT-compile (%s)", ok ? "ok" : err);
-    if (ok) {
-        for (int s = 0; s < mk.n; s++) /* the kinds model_text has not checked already */
-            if (mk.sets[s].fn && !kinds_has(&fd_checked, mk.sets[s].lowered.kind))
-                fd_check_set(&mk, m, s, "", false, &fd_checked);
-        kernels_free(&mk);
-    }
-    if (m)
-        srd_model_free(m);
-    arena_free(&arena);
+    TestModel t;
+    test_model_open(&t, "bodies.srd", bodies_text, "bodies test model");
+    for (int s = 0; t.ok && s < t.mk.n; s++) /* the kinds model_text has not checked already */
+        if (t.mk.sets[s].fn && !kinds_has(&fd_checked, t.mk.sets[s].lowered.kind))
+            fd_check_set(&t.mk, t.m, s, "", false, &fd_checked);
+    test_model_close(&t);
 }
 
 int main(void)

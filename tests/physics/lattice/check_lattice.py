@@ -388,14 +388,20 @@ if len(ring_errors) == 3:
 # node position advances by more than 0.4 mm in each quarter second after the pressure ramp
 # (measured 0.60 and 0.61 mm; about 0.3 mm per 8 Hz cycle); on a frictionless floor it moves
 # less than 0.05 mm in half a second (measured 0.015 mm, the settling onto the contact springs).
-walked = {}
-for mu, duration in (("0.8", "0.75"), ("0", "0.5")):
-    out = tap.scratch()
-    p = srd("run", os.path.join(examples, "lattice_walker.srd"), "--out", out, "--quiet", "-p", "mu=" + mu,
-            "--duration", duration)
-    check(p.returncode == 0, "lattice_walker runs with mu = %s: %s" % (mu, p.stderr.strip()[:300]))
-    if p.returncode == 0:
-        walked[mu] = {round(r[0], 3): sum(r[1::3]) / len(r[1::3]) for r in frames(os.path.join(out, "walker.csv"))}
+def mean_x(example, frames_csv, runs):
+    """Per run (mu, duration) of the example: {mu: {t: mean node x}} of the runs that ran."""
+    walked = {}
+    for mu, duration in runs:
+        out = tap.scratch()
+        p = srd("run", os.path.join(examples, example + ".srd"), "--out", out, "--quiet", "-p", "mu=" + mu,
+                "--duration", duration)
+        check(p.returncode == 0, "%s runs with mu = %s: %s" % (example, mu, p.stderr.strip()[:300]))
+        if p.returncode == 0:
+            walked[mu] = {round(r[0], 3): sum(r[1::3]) / len(r[1::3]) for r in frames(os.path.join(out, frames_csv))}
+    return walked
+
+
+walked = mean_x("lattice_walker", "walker.csv", (("0.8", "0.75"), ("0", "0.5")))
 if len(walked) == 2:
     steps = [walked["0.8"][a] - walked["0.8"][b] for a, b in ((0.25, 0.5), (0.5, 0.75))]
     drift = abs(walked["0"][0.5] - walked["0"][0.0])
@@ -407,16 +413,8 @@ if len(walked) == 2:
 # chambers firing in turn, walks in -x on frictional ground: its mean node position moves more
 # than 0.5 mm in the first 0.6 s (measured 0.75 mm); on a frictionless floor it moves less than
 # 0.05 mm in 0.3 s.
-moved = {}
-for mu, duration in (("0.8", "0.6"), ("0", "0.3")):
-    out = tap.scratch()
-    p = srd("run", os.path.join(examples, "quadruped_walker.srd"), "--out", out, "--quiet", "-p", "mu=" + mu,
-            "--duration", duration)
-    check(p.returncode == 0, "quadruped_walker runs with mu = %s: %s" % (mu, p.stderr.strip()[:300]))
-    if p.returncode == 0:
-        fr = frames(os.path.join(out, "quadruped.csv"))
-        mean = [sum(r[1::3]) / len(r[1::3]) for r in fr]
-        moved[mu] = mean[-1] - mean[0]
+walked = mean_x("quadruped_walker", "quadruped.csv", (("0.8", "0.6"), ("0", "0.3")))
+moved = {mu: w[max(w)] - w[min(w)] for mu, w in walked.items()}
 if len(moved) == 2:
     check(moved["0.8"] < -0.5e-3 and abs(moved["0"]) < 0.05e-3,
           "quadruped_walker walks in -x with friction (%.2f mm in 0.6 s, tol < -0.5 mm); without it moves %.3f mm "
