@@ -1015,8 +1015,7 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *need
     return true;
 }
 
-/* Explicit methods integrate bodies (a kick and a free turn) but cannot hold joints, whose
- * multipliers have no dynamics; RK4's stages have no turn of a body to take. */
+/* Explicit methods integrate bodies but cannot hold joints, whose multipliers have no dynamics. */
 static void check_method(Elab *e, const srd_model *m)
 {
     const char *method = m->simulate.present && m->simulate.method ? m->simulate.method : "";
@@ -1026,10 +1025,6 @@ static void check_method(Elab *e, const srd_model *m)
                              e->joints.a[0].name, method);
         diag_hint(d, "joints hold exactly through multipliers solved with each step: use implicit_euler, "
                      "implicit_midpoint or newmark");
-    } else if (!strcmp(method, "rk4") && m->n_bodies) {
-        Diag *d = diag_error(e->objs.a[e->rigids.a[0].obj].loc, "rigid body `%s` cannot be integrated by rk4",
-                             e->objs.a[e->rigids.a[0].obj].name);
-        diag_hint(d, "use verlet or euler (a kick and an exact-momentum free turn per step), or an implicit method");
     }
 }
 

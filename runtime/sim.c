@@ -801,6 +801,7 @@ static int explicit_step(srd_sim *s, srd_method method)
                 kq[st * n + d] = s->v0[d] + (st ? c[st] * dt * kv[(st - 1) * n + d] : 0);
             srd_motion_impose(s, s->t + c[st] * dt, 1, qs, &kq[st * n]); /* the stage's driven DOFs */
             code = acceleration(s, s->t + c[st] * dt, qs, &kq[st * n], &kv[st * n]);
+            srd_bodies_rk4_stage(s, qs, &kq[st * n], &kv[st * n]);
         }
         for (int d = 0; d < n; d++) {
             s->q[d] = s->q0[d] + dt / 6 * (kq[d] + 2 * kq[n + d] + 2 * kq[2 * n + d] + kq[3 * n + d]);
@@ -809,6 +810,7 @@ static int explicit_step(srd_sim *s, srd_method method)
         free(kq);
         free(kv);
         free(qs);
+        srd_bodies_rk4_finish(s);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
     }
     s->t += dt;

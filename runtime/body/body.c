@@ -319,6 +319,49 @@ void srd_bodies_drift(srd_sim *s, double dt)
     share_frames(s);
 }
 
+/* ---- RK4 ---- */
+
+/* B(theta)^-1 x = (I + theta^/2 + theta theta^T / 4) x, and B^-T x = (I - theta^/2 + ...) x. */
+static void chart_rate(const double *th, const double *x, int transpose, double *out)
+{
+    double tx[3], d = srd_dot3(th, x) / 4;
+    srd_cross3(th, x, tx);
+    for (int c = 0; c < 3; c++)
+        out[c] = x[c] + (transpose ? -0.5 : 0.5) * tx[c] + d * th[c];
+}
+
+void srd_bodies_rk4_stage(srd_sim *s, const double *qs, double *kq, double *kv)
+{
+    for (int k = 0; k < s->bodies.n; k++) {
+        int d = rot_dof(s, k);
+        if (s->solver.sys.free_index[d] < 0)
+            continue;
+        const double *J = s->m->bodies[k].inertia, *th = &qs[d];
+        double w[3], tau[3], Jw[3], gyro[3];
+        memcpy(w, &kq[d], sizeof w);
+        chart_rate(th, &s->bodies.torque[3 * k], 1, tau);
+        for (int c = 0; c < 3; c++)
+            Jw[c] = J[c] * w[c];
+        srd_cross3(w, Jw, gyro);
+        chart_rate(th, w, 0, &kq[d]);
+        for (int c = 0; c < 3; c++)
+            kv[d + c] = (tau[c] - gyro[c]) / J[c];
+    }
+}
+
+void srd_bodies_rk4_finish(srd_sim *s)
+{
+    for (int k = 0; k < s->bodies.n; k++) {
+        int d = rot_dof(s, k);
+        if (s->solver.sys.free_index[d] < 0)
+            continue;
+        for (int c = 0; c < 3; c++)
+            s->bodies.momentum[3 * k + c] = s->m->bodies[k].inertia[c] * s->v[d + c];
+        turn_axes(s, k);
+    }
+    share_frames(s);
+}
+
 /* ---- what probes and summaries read ---- */
 
 double srd_bodies_kinetic_energy(const srd_sim *s)

@@ -38,6 +38,14 @@ void srd_bodies_finish(struct srd_sim *s, int method);
 void srd_bodies_kick(struct srd_sim *s, const double *rotation_residual, double dt);
 void srd_bodies_drift(struct srd_sim *s, double dt);
 
+/* RK4 on a body's rotation in its chart theta (R = R0 cay(theta)), with the body-axis angular
+ * velocity w as the rate variable: theta' = B(theta)^-1 w = (I + theta^/2 + theta theta^T/4) w,
+ * J w' = tau - w x J w, tau = B(theta)^-T times the generalised force acceleration() left in
+ * bodies.torque. A stage's kq (entering: w at the stage) and kv rows of the rotation DOFs are
+ * set; after the last stage, finish folds the turn into the axes. */
+void srd_bodies_rk4_stage(struct srd_sim *s, const double *qs, double *kq, double *kv);
+void srd_bodies_rk4_finish(struct srd_sim *s);
+
 /* Rotational kinetic energy 1/2 Pi . J^-1 Pi, and a body's angular momentum in the world. */
 double srd_bodies_kinetic_energy(const struct srd_sim *s);
 void   srd_body_world_momentum(const struct srd_sim *s, int k, double *L);

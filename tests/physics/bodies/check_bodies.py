@@ -71,20 +71,24 @@ SPIN = """body brick {{ position = (0, 0, 0) m; shape = box; size = (0.3, 0.2, 0
 simulate {{ method = {m}; dt = 2 ms; duration = 2 s; tolerance = 1e-12;
   probe L = angular_momentum(brick) every 20 ms; probe c = brick.node every 20 ms; }}
 """
-for method in ("implicit_euler", "implicit_midpoint", "newmark", "verlet"):
+# RK4 (in the rotation's chart) is fourth order: (w dt)^5 ~ 1e-10 per step, so its momentum and
+# energy stay within 1e-7 over the 1,000 steps (measured 5e-11).
+for method in ("implicit_euler", "implicit_midpoint", "newmark", "verlet", "rk4"):
     code, rows, energy, _ = run("spin_" + method, SPIN.format(m=method))
     if code or not rows:
         check(False, f"free body under {method} runs")
         continue
     L0 = vec(rows[0], "L")
     drift = max(norm([a - b for a, b in zip(vec(r, "L"), L0)]) for r in rows) / norm(L0)
-    check(drift < 1e-10, f"free body, {method}: world angular momentum conserved to {drift:.2e} (tol 1e-10)")
+    tol = 1e-7 if method == "rk4" else 1e-10
+    check(drift < tol, f"free body, {method}: world angular momentum conserved to {drift:.2e} (tol {tol:g})")
     end = vec(rows[-1], "c")
     check(abs(end[0] - 0.2) < 1e-9, f"free body, {method}: its centre moves uniformly (x = {end[0]:.12f} m, 0.2)")
-    if method in ("implicit_midpoint", "verlet"):
+    if method in ("implicit_midpoint", "verlet", "rk4"):
         e = [float(r["kinetic"]) for r in energy]
         de = max(abs(x - e[0]) for x in e) / e[0]
-        check(de < 1e-10, f"free body, {method}: kinetic energy conserved to {de:.2e} (tol 1e-10)")
+        tol = 1e-7 if method == "rk4" else 1e-10
+        check(de < tol, f"free body, {method}: kinetic energy conserved to {de:.2e} (tol {tol:g})")
 
 # 1b. A body shaped by a closed triangle mesh (a 0.3 x 0.2 x 0.1 m box's 12 triangles, placed
 # off its centre and turned 30 degrees about z): the mesh's volume integrals give the box's
