@@ -11,6 +11,13 @@ failures = 0
 checks = 0
 
 
+def examples_chosen(names):
+    """The example names to run: all of them, or those in $SRD_EXAMPLES (space-separated), which
+    the sanitizer build sets to a sample covering every kind of object (tests/CMakeLists.txt)."""
+    only = os.environ.get("SRD_EXAMPLES", "").split()
+    return [n for n in names if not only or n in only]
+
+
 def check(ok, what):
     """Prints one result line; remembers a failure."""
     global failures, checks

@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tap import check, finish, scratch  # noqa: E402
+from tap import check, examples_chosen, finish, scratch  # noqa: E402
 from check_built import csv_columns, same_units, vtk_arrays  # noqa: E402
 from vtk_frame import frame_arrays  # noqa: E402
 
@@ -95,6 +95,8 @@ def main():
     srdc, examples = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     for path in sorted(glob.glob(os.path.join(examples, "*.srd"))):
         name = os.path.splitext(os.path.basename(path))[0]
+        if name not in examples_chosen([name]):
+            continue
         model = json.loads(run([srdc, "dump", "--json", path]).stdout)
         extra = ["--duration", "%.17g" % (STEPS * model["simulate"]["dt"])] if model.get("simulate") else []
         tolerance = min([model[a]["tolerance"] for a in ("simulate", "static") if model.get(a)] or [1e-8])

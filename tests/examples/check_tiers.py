@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tap import check, finish, scratch  # noqa: E402
+from tap import check, examples_chosen, finish, scratch  # noqa: E402
 
 srdc, examples = sys.argv[1], sys.argv[2]
 # Short runs: a few steps of each dynamic example (at least two of its time steps).
@@ -37,7 +37,7 @@ def files(out):
     return found
 
 
-names = sorted(f[:-4] for f in os.listdir(examples) if f.endswith(".srd"))
+names = examples_chosen(sorted(f[:-4] for f in os.listdir(examples) if f.endswith(".srd")))
 for name in names:
     results = {}
     for mode in ("wait", "interp", "tiered"):
