@@ -199,6 +199,20 @@ double srd_model_total_mass(const srd_model *m)
     return sum;
 }
 
+/* The name of the joint whose constraint or motor is instance i of set k, or NULL. */
+static const char *joint_of_part(const srd_model *m, int k, int i)
+{
+    for (int j = 0; j < m->n_joints; j++) {
+        const srd_joint *jt = &m->joints[j];
+        for (int p = 0; p < jt->n_parts; p++)
+            if (jt->part[p].set == k && jt->part[p].instance == i)
+                return jt->name;
+        if (jt->motor_part.set == k && jt->motor_part.instance == i)
+            return jt->name;
+    }
+    return NULL;
+}
+
 void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
 {
     static const char *kinds[] = { "rod", "shell", "body", "lattice", "solid" };
@@ -222,16 +236,7 @@ void srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n)
         int i = 0;
         while (i < s->n && !(dof >= s->lambda_dof[i] && dof < s->lambda_dof[i] + s->n_lambda))
             i++;
-        const char *joint = NULL;
-        for (int j = 0; j < m->n_joints && !joint; j++)
-            for (int k = 0; k < m->n_joints && k < 1; k++) {
-                const srd_joint *jt = &m->joints[j];
-                for (int p = 0; p < jt->n_parts; p++)
-                    if (jt->part[p].set == owner && jt->part[p].instance == i)
-                        joint = jt->name;
-                if (jt->motor_part.set == owner && jt->motor_part.instance == i)
-                    joint = jt->name;
-            }
+        const char *joint = joint_of_part(m, owner, i);
         if (joint)
             snprintf(buf, n, "joint %s, %s, multiplier %d", joint, s->kind, i < s->n ? dof - s->lambda_dof[i] : 0);
         else

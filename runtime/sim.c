@@ -104,6 +104,12 @@ static void allocate_free_vectors(srd_sim *s)
         s->damping_k = srd_xcalloc((size_t)srd_system_storage(sys) + 1, sizeof(double));
         s->damping_kv0 = srd_xcalloc(n_free, sizeof(double));
     }
+    s->n_lambda_rows = 0;
+    s->lambda_rows = srd_xcalloc((size_t)s->n_multipliers + 1, sizeof(int));
+    for (int d = 0; s->n_multipliers && d < s->m->n_dofs; d++)
+        if (s->m->dof_kind[d] == SRD_DOF_LAMBDA && sys->free_index[d] >= 0)
+            s->lambda_rows[s->n_lambda_rows++] = sys->free_index[d];
+    s->end_rows = s->n_multipliers ? srd_xcalloc(srd_system_grad_len(sys), sizeof(double)) : NULL;
 }
 
 static void free_free_vectors(srd_sim *s)
@@ -116,6 +122,8 @@ static void free_free_vectors(srd_sim *s)
     free(s->damping_y);
     free(s->damping_k);
     free(s->damping_kv0);
+    free(s->lambda_rows);
+    free(s->end_rows);
 }
 
 /* Vectors of n_dofs doubles the sim and its integrators keep (q, v, residuals, scratch). */
@@ -296,26 +304,19 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
  * Newton's method a little of its rate but not the solution. */
 static void constraints_at_end(srd_sim *s, const srd_eval_ctx *ctx, const double *q, bool with_jacobian)
 {
-    const srd_model *m = s->m;
-    size_t len = srd_system_grad_len(&s->solver.sys);
     s->kernel_pass = 2;
     srd_sim_run_kernels(s, ctx, ctx, with_jacobian, 0, 1);
-    double *end_rows = srd_xcalloc(len, sizeof(double)), energy = 0;
+    double energy = 0;
+    memset(s->end_rows, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
     srd_eval_ctx end = *ctx;
     end.q = q;
-    end.grad = end_rows;
+    end.grad = s->end_rows;
     end.jac = NULL;
     end.energy = &energy;
     srd_sim_run_kernels(s, &end, &end, false, 0, 1);
     s->kernel_pass = 0;
-    for (int k = 0; k < m->n_sets; k++)
-        for (int i = 0; m->sets[k].n_lambda && i < m->sets[k].n; i++)
-            for (int c = 0; c < m->sets[k].n_lambda; c++) {
-                int f = s->solver.sys.free_index[m->sets[k].lambda_dof[i] + c];
-                if (f >= 0)
-                    s->res[f] = end_rows[f];
-            }
-    free(end_rows);
+    for (int k = 0; k < s->n_lambda_rows; k++)
+        s->res[s->lambda_rows[k]] = s->end_rows[s->lambda_rows[k]];
 }
 
 /* Residual at configuration q (free DOFs), and the Jacobian when `with_jacobian`:
@@ -409,14 +410,9 @@ static double residual_norm(const srd_sim *s)
  * residual are the constraint values themselves. */
 static bool constraints_met(const srd_sim *s)
 {
-    const srd_model *m = s->m;
-    for (int k = 0; s->n_multipliers && k < m->n_sets; k++)
-        for (int i = 0; m->sets[k].n_lambda && i < m->sets[k].n; i++)
-            for (int c = 0; c < m->sets[k].n_lambda; c++) {
-                int f = s->solver.sys.free_index[m->sets[k].lambda_dof[i] + c];
-                if (f >= 0 && !(fabs(s->res[f]) <= SRD_CONSTRAINT_TOLERANCE))
-                    return false;
-            }
+    for (int k = 0; k < s->n_lambda_rows; k++)
+        if (!(fabs(s->res[s->lambda_rows[k]]) <= SRD_CONSTRAINT_TOLERANCE))
+            return false;
     return true;
 }
 
@@ -659,12 +655,9 @@ static void finish_implicit(srd_sim *s, srd_method method)
  * constraints themselves) take no part, or the damping would move where the constraints hold. */
 static void drop_multiplier_couplings(const srd_sim *s, double *k)
 {
-    const srd_model *m = s->m;
     const srd_system *sys = &s->solver.sys;
-    for (int d = 0; s->n_multipliers && d < m->n_dofs; d++) {
-        int f = sys->free_index[d];
-        if (f < 0 || m->dof_kind[d] != SRD_DOF_LAMBDA)
-            continue;
+    for (int r = 0; r < s->n_lambda_rows; r++) {
+        int f = s->lambda_rows[r];
         for (int g = 0; g < sys->n_free; g++) {
             long long a = srd_system_position(sys, f, g), b = srd_system_position(sys, g, f);
             if (a >= 0)
@@ -982,29 +975,27 @@ static int *free_to_dof(const srd_sim *s)
  * forces at the start, min |r + C^T dlambda| (least squares), give it to the first iteration. */
 static void guess_multipliers(srd_sim *s)
 {
-    int nf = s->solver.sys.n_free, nc = 0;
-    if (!s->n_multipliers)
+    int nf = s->solver.sys.n_free, nc = s->n_lambda_rows;
+    const int *lam = s->lambda_rows;
+    if (!nc)
         return;
-    int *lam = srd_xcalloc((size_t)nf + 1, sizeof(int)), *dof = free_to_dof(s);
-    for (int f = 0; f < nf; f++)
-        if (s->m->dof_kind[dof[f]] == SRD_DOF_LAMBDA)
-            lam[nc++] = f;
     assemble_reduced(s, s->q, 1);
     double *Ct = srd_xcalloc((size_t)nf * nc + 1, sizeof(double)), *b = srd_xcalloc((size_t)nf + 1, sizeof(double));
     double *e = srd_xcalloc((size_t)nf + 1, sizeof(double));
+    for (int f = 0; f < nf; f++)
+        b[f] = -s->res[f];
     for (int j = 0; j < nc; j++) {
         e[lam[j]] = 1;
         srd_solver_multiply(&s->solver, e, &Ct[(size_t)j * nf]);
         e[lam[j]] = 0;
+        b[lam[j]] = 0;
         for (int i = 0; i < nc; i++)
             Ct[(size_t)j * nf + lam[i]] = 0; /* the constraint rows take no part */
     }
-    for (int f = 0; f < nf; f++)
-        b[f] = s->m->dof_kind[dof[f]] == SRD_DOF_LAMBDA ? 0 : -s->res[f];
+    int *dof = free_to_dof(s);
     if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', nf, nc, 1, Ct, nf, b, nf) == 0)
         for (int j = 0; j < nc; j++)
             s->q[dof[lam[j]]] += isfinite(b[j]) ? b[j] : 0;
-    free(lam);
     free(dof);
     free(Ct);
     free(b);

@@ -79,6 +79,9 @@ typedef struct srd_sim {
     srd_bodies       bodies;      /* rigid bodies' orientation and momentum (body.c) */
     int              method;      /* the integrator of the step being solved (srd_method) */
     int              n_multipliers; /* constraint multiplier DOFs (joints): an indefinite system */
+    int              n_lambda_rows; /* the free ones' residual rows, found with the free numbering */
+    int             *lambda_rows;
+    double          *end_rows;    /* grad_len scratch: the constraints at the step's end (midpoint) */
     int              kernel_pass; /* 0: every set; 1: all but constraints; 2: constraints only */
     const double    *q_now;       /* the configuration being assembled (constraints hold there) */
 } srd_sim;
