@@ -286,9 +286,15 @@ function chooseField(name) {
   show(state.k);
 }
 
-/* Playing runs the run's own time at the chosen speed; the last frame ends it. */
-function tick(now) {
+/* Playing runs the run's own time at the chosen speed; the last frame ends it. The ticks are
+   timers, not animation frames: a headless browser's virtual clock runs timers in its own time
+   but animation frames in real time, so a page driven by animation frames, captured by such a
+   browser, stopped short of the last frame on a busy machine. */
+const TICK_MS = 1000 / 60;
+
+function tick() {
   if (!state.playing) return;
+  const now = performance.now();
   const dt = state.last ? (now - state.last) / 1000 : 0;
   state.last = now;
   state.time += dt * Number($('speed').value);
@@ -296,7 +302,7 @@ function tick(now) {
   while (k + 1 < n && run.frames[k + 1].t <= state.time) k++;
   if (k !== state.k) show(k);
   if (k >= n - 1) return setPlaying(false);
-  requestAnimationFrame(tick);
+  setTimeout(tick, TICK_MS);
 }
 
 function setPlaying(on) {
@@ -306,7 +312,7 @@ function setPlaying(on) {
   if (state.k >= n - 1) show(0);
   state.time = run.frames[state.k].t;
   state.last = 0;
-  requestAnimationFrame(tick);
+  setTimeout(tick, 0);
 }
 
 /* #frame=first|last|N (1 to the number of frames) and field=NAME; without a frame the run plays. */
