@@ -128,23 +128,59 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     m->obstacles[m->n_obstacles++] = o;
 }
 
+/* The objects a `contact` block names: every rod for `contact self` (taken when the model is
+ * complete: contact_add_pairs), else the rods listed. */
+static bool is_self(const Stmt *s)
+{
+    return s->n_items == 1 && s->items[0]->kind == EX_NAME && !strcmp(s->items[0]->str, "self");
+}
+
+static void contact_object(Elab *e, Expr *x, srd_self_contact *c)
+{
+    Value v = eval_expr(e, x);
+    if (v.kind == V_ERR)
+        return;
+    if (v.kind != V_OBJ) {
+        Diag *d = diag_error(x->loc, "`contact` takes `self` or the names of rods, and this is not an object");
+        diag_hint(d, "name objects declared above the block, or write `contact self` for every rod");
+        return;
+    }
+    int kind = e->objs.a[v.index].kind;
+    if (kind != SRD_OBJ_ROD) {
+        Diag *d = diag_error(x->loc, "`%s` is not a rod; contact between parts is for rods", e->objs.a[v.index].name);
+        diag_hint(d, "shells, solids and rigid bodies touch the ground and obstacles");
+        return;
+    }
+    for (int k = 0; k < c->n_objects; k++)
+        if (c->objects[k] == v.index) {
+            diag_error(x->loc, "`%s` is named twice", e->objs.a[v.index].name);
+            return;
+        }
+    c->objects = elab_grow(c->objects, sizeof *c->objects * (size_t)(c->n_objects + 1));
+    c->objects[c->n_objects++] = v.index;
+}
+
 static void contact_block(Elab *e, Stmt *s, const PropValues *pv)
 {
-    if (strcmp(s->subkind, "self")) {
-        Diag *d = diag_error(s->subkind_loc, "unknown contact kind `%s`", s->subkind);
-        diag_hint(d, "write `contact self { ... }`; contact with the ground and obstacles is set in their blocks");
+    srd_self_contact *c = &e->model->self_contact;
+    if (c->present) {
+        Diag *d = diag_error(s->loc, "`contact` is given twice");
+        diag_hint(d, "one block lists every object in contact: `contact a, b, c { ... }`");
         return;
     }
-    srd_model *m = e->model;
-    if (m->has_self_contact) {
-        diag_error(s->loc, "`contact self` is given twice");
-        return;
+    c->present = 1;
+    e->contact = s;
+    for (int k = 0; !is_self(s) && k < s->n_items; k++)
+        contact_object(e, s->items[k], c);
+    c->delta = prop_num(pv, "delta", 0);
+    c->stiffness = prop_num(pv, "stiffness", 0);
+    c->friction = prop_num(pv, "friction", 0);
+    c->slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
+    c->radius = prop_num(pv, "radius", 0);
+    if (prop_given(pv, "radius") && !(c->radius > 0)) {
+        Diag *d = diag_error(prop_loc(pv, "radius", s->loc), "a contact radius must be positive");
+        diag_hint(d, "leave `radius` out to take each rod's own radius");
     }
-    m->has_self_contact = 1;
-    m->contact_delta = prop_num(pv, "delta", 0);
-    m->contact_stiffness = prop_num(pv, "stiffness", 0);
-    m->contact_friction = prop_num(pv, "friction", 0);
-    m->contact_slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
 }
 
 /* ---- the camera of pictures: `view { ... }` ---- */

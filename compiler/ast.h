@@ -108,7 +108,7 @@ struct Stmt {
     Expr       *target;   /* clamp/fix/load/pressure/actuate target, probe expression */
     Expr       *where;    /* actuate ... where cond */
     const char *over_var; /* actuate ... over s in range */
-    Expr      **items;    /* join operands, apply stencil arguments */
+    Expr      **items;    /* join operands, apply stencil arguments, the objects in contact */
     int         n_items;
     Stmt      **body;     /* block items, for body, fn/energy/force body */
     int         n_body;

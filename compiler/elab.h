@@ -266,6 +266,7 @@ typedef struct Elab {
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
     int      seen[BK_COUNT];  /* environment blocks already given */
     SrcLoc   gravity_loc;
+    const Stmt *contact;      /* the `contact` block, or NULL */
     const char *const *overrides;   /* -p name=value */
     int      n_overrides;
     bool    *override_used;

@@ -82,6 +82,8 @@ void elab_solid(Elab *e, Stmt *s, const char *name);
 /* Adds one std.solids instance per tetrahedron of every solid of the flat model; map takes a
  * node before joins to its model node. */
 void solid_add_tets(const Elab *e, srd_model *m, const int *map);
+/* contact.c: the dynamic element sets of `contact`, once edges are known; false after an error. */
+bool contact_add_pairs(Elab *e, srd_model *m);
 /* analysis.c */
 void elab_environment(Elab *e, Stmt *s);
 void elab_analysis(Elab *e, Stmt *s);

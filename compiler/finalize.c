@@ -1582,6 +1582,7 @@ void elab_finalize(Elab *e)
         add_pressure(&f, &e->pressures.a[i]);
     add_ground(&f);
     add_obstacles(&f);
+    ok &= contact_add_pairs(e, m);
     add_viscous(&f);
     add_rft(&f);
     add_aero_drag(&f);

@@ -126,6 +126,8 @@ static const PropSpec props[] = {
     NUM(BK_CONTACT, "delta", 1, 1, 0, 0, true, true, "contact distance"),
     NUM(BK_CONTACT, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
     NUM(BK_CONTACT, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 10 um/s)"),
+    NUM(BK_CONTACT, "radius", 1, 1, 0, 0, false, true,
+        "contact radius of every part (default: a rod's radius, half a shell's thickness)"),
 
     WORD(BK_SIMULATE, "method", "implicit_euler implicit_midpoint newmark euler verlet rk4", "time integrator"),
     NUM(BK_SIMULATE, "dt", 1, 0, 0, 1, true, false, "time step"),

@@ -125,8 +125,9 @@ stmt
     | KW_OBSTACLE IDENT IDENT '{' items '}'
                                     { $$ = block_stmt(ctx, BK_OBSTACLE, L(@1), $5); $$->subkind = $2; $$->subkind_loc = L(@2);
                                       $$->name = $3; $$->name_loc = L(@3); }
-    | KW_CONTACT IDENT '{' items '}'
-                                    { $$ = block_stmt(ctx, BK_CONTACT, L(@1), $4); $$->subkind = $2; $$->subkind_loc = L(@2); }
+    | KW_CONTACT expr_list '{' items '}'
+                                    { $$ = block_stmt(ctx, BK_CONTACT, L(@1), $4);
+                                      $$->items = (Expr **)vec_items($2); $$->n_items = vec_len($2); }
     | analysis_kw '{' items '}'     { $$ = block_stmt(ctx, (BlockKind)$1, L(@1), $3); }
     | KW_GRAVITY '=' expr ';'       { $$ = ast_stmt(ctx, ST_GRAVITY, L(@$)); $$->value = $3; }
     | KW_JOIN expr_list ';'         { $$ = ast_stmt(ctx, ST_JOIN, L(@$)); $$->items = (Expr **)vec_items($2); $$->n_items = vec_len($2); }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "alloc.h"
 #include "contact.h"
+#include "pairs.h"
 #include "explicit.h"
 #include "checkpoint.h"
 #include "files.h"
@@ -27,14 +28,16 @@
 /* Messages start with the program's name: srdc, or the built simulator's. */
 static const char *prog_name = "srdc";
 
-/* What the runtime cannot do yet is refused before anything runs. */
+/* What the runtime cannot do yet is refused before anything runs: contact between the model's
+ * parts finds its pairs at the start of each implicit step and checks them after the solve, a
+ * loop the explicit methods do not have. */
 static int check_supported(const srd_model *m)
 {
-    if (m->has_self_contact) {
-        fprintf(stderr, "%s: error: self contact (`contact self`) is not available yet in `srdc run`\n"
-                        "  hint: gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh damping, actuation, "
-                        "loads, a flat, inclined or uneven ground and sphere, box and cylinder obstacles with "
-                        "friction run; remove the `contact self` block to run the rest\n", prog_name);
+    const char *method = m->simulate.present ? m->simulate.method : NULL;
+    if (m->self_contact.present && method && srd_method_from_name(method) >= SRD_SYMPLECTIC_EULER) {
+        fprintf(stderr, "%s: error: contact between the model's parts (`contact`) runs under implicit methods, "
+                        "not `%s`\n  hint: use method = implicit_euler, implicit_midpoint or newmark\n",
+                prog_name, method);
         return -1;
     }
     return 0;
@@ -249,10 +252,22 @@ static void report_singular(const srd_sim *s)
                         "stiffness; a static analysis needs every rigid motion held\n");
 }
 
+static void report_crossing(const srd_sim *s)
+{
+    fprintf(stderr, "%s: error: at t = %.6g s two edges in contact would pass through each other, even in %s\n"
+                    "hint: raise the contact `stiffness` or `delta`, or shorten `dt`%s\n",
+            prog_name, s->t, s->dynamic ? "the smallest substeps" : "this load step",
+            s->dynamic ? "" : "; or use more `load_steps`");
+}
+
 static void report_failure(const srd_sim *s, int code)
 {
     if (code == 1 && s->last.singular) {
         report_singular(s);
+        return;
+    }
+    if (code == SRD_STEP_CROSSED) {
+        report_crossing(s);
         return;
     }
     fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
@@ -418,6 +433,15 @@ static void print_solver_summary(const srd_sim *s)
     printf("\n");
 }
 
+/* Parts that sank into each other by more than half their contact thickness, once per run. */
+static void warn_overlap(const srd_sim *s)
+{
+    char msg[1024];
+    srd_pairs_overlap_warning(s->pairs, msg, sizeof msg);
+    if (msg[0])
+        fprintf(stderr, "%s: warning: %s\n", prog_name, msg);
+}
+
 static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_run_options *o)
 {
     const srd_analysis *a = &m->statics;
@@ -430,6 +454,8 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
         return SRD_EXIT_NUMERIC;
     }
     watch_strain(s, 0);
+    srd_pairs_sample(s->pairs, s->q, 0);
+    warn_overlap(s);
     if (write_probes(&out->pr, s, a, s->q, 0) != 0)
         return report_outfile(&out->pr.out);
     int status = write_frame(out, s, s->q, NULL, 0, true);
@@ -438,6 +464,7 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
         printf("static equilibrium: %d load steps, %ld Newton iterations, residual %.3e N\n", a->load_steps,
                s->total_iterations, s->last.residual);
         print_solver_summary(s);
+        srd_pairs_print_summary(s->pairs, stdout);
     }
     return status;
 }
@@ -704,6 +731,7 @@ static int step_outputs(Dynamic *d, long k)
         d->out->pr.next += d->probe_every;
     }
     srd_contact_stats_sample(&d->contact, d->m, s->q, s->params, s->t);
+    srd_pairs_sample(s->pairs, s->q, s->t);
     return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
 }
 
@@ -859,13 +887,15 @@ static void print_dynamic_summary(const Dynamic *d, double wall)
     printf(threads > 1 ? " (assembly on %d threads)\n" : "\n", threads);
     print_solver_summary(s);
     print_contact_summary(&d->contact);
+    srd_pairs_print_summary(s->pairs, stdout);
 }
 
 /* Whether step_outputs will read the state after this step: a frame, probes or contact. */
 static bool outputs_due(const Dynamic *d)
 {
     const srd_sim *s = d->s;
-    return s->t >= d->next_out - 1e-6 * s->dt || s->t >= d->out->pr.next - 1e-6 * s->dt || d->contact.has_contact;
+    return s->t >= d->next_out - 1e-6 * s->dt || s->t >= d->out->pr.next - 1e-6 * s->dt || d->contact.has_contact ||
+           s->pairs;
 }
 
 /* One step of the fast path; the sim's state is brought up to date when it is read. */
@@ -907,6 +937,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
         if (!o->quiet)
             progress(k, d.steps, d.first, t0);
     }
+    warn_overlap(s);
     if (srd_outfile_close(&d.energy) != 0 && status == SRD_EXIT_OK)
         status = report_outfile(&d.energy);
     if (status == SRD_EXIT_OK && !o->quiet)

@@ -8,6 +8,7 @@
 srd_model *srd_model_new(void)
 {
     srd_model *m = srd_xcalloc(1, sizeof *m);
+    m->self_contact.edge_set = m->self_contact.friction_set = -1;
     return m;
 }
 
@@ -108,6 +109,7 @@ void srd_model_free(srd_model *m)
         free(m->obstacles[i].name);
     }
     free(m->obstacles);
+    free(m->self_contact.objects);
     free_analysis(&m->simulate);
     free_analysis(&m->statics);
     free_analysis(&m->modes);
@@ -184,6 +186,14 @@ int srd_model_add_object(srd_model *m, const srd_object *o)
     m->objects[m->n_objects] = *o;
     m->objects[m->n_objects].name = srd_xstrdup(o->name);
     return m->n_objects++;
+}
+
+double srd_contact_radius(const srd_model *m, int o)
+{
+    const srd_object *ob = &m->objects[o];
+    if (m->self_contact.radius > 0)
+        return m->self_contact.radius;
+    return ob->kind == SRD_OBJ_SHELL ? 0.5 * ob->thickness : ob->radius;
 }
 
 double srd_model_total_mass(const srd_model *m)
@@ -338,7 +348,7 @@ void srd_model_print(const srd_model *m, FILE *out)
         fprintf(out, " ground");
     if (m->n_obstacles)
         fprintf(out, " obstacles:%d", m->n_obstacles);
-    if (m->has_self_contact)
+    if (m->self_contact.present)
         fprintf(out, " self-contact");
     fprintf(out, "\n");
     if (m->simulate.present)
@@ -434,7 +444,7 @@ void srd_model_print_json(const srd_model *m, FILE *out)
             m->medium_density > 0 ? "true" : "false", m->viscous_eta > 0 ? "true" : "false",
             (m->damping_alpha > 0 || m->damping_beta > 0) ? "true" : "false", m->has_rft ? "true" : "false",
             m->has_drag ? "true" : "false", m->has_ground ? "true" : "false",
-            m->has_self_contact ? "true" : "false");
+            m->self_contact.present ? "true" : "false");
     json_analysis(out, "simulate", &m->simulate);
     json_analysis(out, "static", &m->statics);
     json_analysis(out, "modes", &m->modes);

@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "alloc.h"
 #include "parallel.h"
+#include "pairs.h"
 #include "eigen.h"
 #include <lapacke.h>
 #include <math.h>
@@ -154,6 +155,27 @@ static bool memory_suffices(const srd_sim *s, char *err, size_t err_n)
     return false;
 }
 
+/* Contact pairs couple any two parts of the model, which a band cannot hold: the automatic
+ * choice takes sparse storage where it would take a band, and a band asked for is refused. */
+static bool plan_solver(srd_sim *s, const srd_model *m, srd_solver_kind solver, int symmetric, char *err, size_t err_n)
+{
+    if (m->self_contact.present && solver == SRD_SOLVER_BANDED) {
+        snprintf(err, err_n, "`solver = banded` cannot hold contact between the model's parts, which couples any two "
+                             "nodes\nhint: write `solver = sparse` (or dense, or leave `solver` out)");
+        return false;
+    }
+    srd_solver_plan(&s->solver, m, solver, symmetric);
+    if (m->self_contact.present && s->solver.kind == SRD_SOLVER_BANDED) {
+        srd_solver_free(&s->solver);
+        srd_solver_plan(&s->solver, m, SRD_SOLVER_SPARSE, symmetric);
+        if (s->solver.predicted[SRD_SOLVER_DENSE] < s->solver.predicted[SRD_SOLVER_SPARSE]) {
+            srd_solver_free(&s->solver);
+            srd_solver_plan(&s->solver, m, SRD_SOLVER_DENSE, symmetric);
+        }
+    }
+    return true;
+}
+
 int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const srd_kernel_fn *gradients,
                  const srd_kernel_info *infos, srd_solver_kind solver, char *err, size_t err_n)
 {
@@ -170,7 +192,8 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     }
     /* Multipliers make the system indefinite and gyroscopic terms unsymmetric: LU solvers. */
     symmetric &= !s->n_multipliers && !m->n_bodies;
-    srd_solver_plan(&s->solver, m, solver, symmetric);
+    if (!plan_solver(s, m, solver, symmetric, err, err_n))
+        return -1;
     if (!memory_suffices(s, err, err_n))
         return SRD_SIM_NO_MEMORY;
     srd_solver_allocate(&s->solver);
@@ -215,6 +238,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
     srd_motion_init(s);
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
     srd_bodies_init(s);
+    s->pairs = srd_pairs_new(s);
     return 0;
 }
 
@@ -262,6 +286,7 @@ void srd_sim_free(srd_sim *s)
     free_free_vectors(s);
     free(s->params);
     srd_bodies_free(&s->bodies);
+    srd_pairs_free(s->pairs);
     memset(s, 0, sizeof *s);
 }
 
@@ -712,6 +737,27 @@ static void exact_prescribed_rates(srd_sim *s, srd_method method)
             }
 }
 
+/* Newton's method with the contact pairs found at q_start (the step's start): when a node moved
+ * farther than the pairs' margin covers, they are found again with a margin that covers the
+ * motion and the solve goes on from where it ended (three times at most); edges that would
+ * pass through each other fail the solve (SRD_STEP_CROSSED), which the caller subdivides. */
+static int newton_with_pairs(srd_sim *s, const double *q_start, double dt)
+{
+    if (!s->pairs)
+        return srd_newton(s);
+    for (int attempt = 0;; attempt++) {
+        srd_pairs_update(s, attempt ? NULL : q_start, dt); /* later attempts: the same start */
+        int code = srd_newton(s);
+        if (code != 0)
+            return code;
+        int verdict = srd_pairs_check(s, s->q);
+        if (verdict == SRD_PAIRS_OK)
+            return 0;
+        if (verdict == SRD_PAIRS_CROSSED || attempt == 3)
+            return SRD_STEP_CROSSED;
+    }
+}
+
 /* One implicit substep from the current state over s->dt. */
 static int implicit_substep(srd_sim *s, srd_method method)
 {
@@ -735,7 +781,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     for (int d = 0; d < m->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             s->q[d] = s->q0[d] + s->dt * s->v0[d];
-    int code = srd_newton(s);
+    int code = newton_with_pairs(s, s->q0, s->dt);
     if (code != 0) {
         memcpy(s->q, s->q0, bytes);
         memcpy(s->v, s->v0, bytes);
@@ -831,6 +877,7 @@ void srd_sim_release(srd_sim *s, int k)
     srd_solver_allocate(&s->solver);
     for (int j = 0; j < m->n_sets; j++)
         srd_batch_remap(&s->kernels[j].batch, &s->solver.sys);
+    srd_pairs_forget_couplings(s->pairs); /* the pattern is new: the next step adds them again */
     free_free_vectors(s);
     allocate_free_vectors(s);
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
@@ -1015,7 +1062,7 @@ int srd_static(srd_sim *s, int load_steps)
         scale_natural_shapes(s, saved, s->load_factor);
         srd_motion_impose(s, s->t, s->load_factor, s->q, NULL);
         guess_multipliers(s);
-        code = srd_newton(s);
+        code = newton_with_pairs(s, s->q, 0);
         s->steps++;
     }
     if (code == 0)

@@ -84,6 +84,7 @@ typedef struct srd_sim {
     double          *end_rows;    /* grad_len scratch: the constraints at the step's end (midpoint) */
     int              kernel_pass; /* 0: every set; 1: all but constraints; 2: constraints only */
     const double    *q_now;       /* the configuration being assembled (constraints hold there) */
+    struct srd_pairs *pairs;      /* contact between the model's parts (contact/pairs.h), or NULL */
 } srd_sim;
 
 /* Adds the gradient of instances [lo, hi) of set k at the current state into g (by model DOF). */
@@ -120,9 +121,13 @@ typedef enum {
 /* Looks a method up by its name in the language (implicit_euler, ..., rk4); -1 if unknown. */
 int srd_method_from_name(const char *name);
 
+/* What a step that fails returns besides Newton's codes: two parts in contact would pass
+ * through each other. */
+enum { SRD_STEP_CROSSED = 3 };
+
 /* One step of size s->dt with `method`; an implicit step that fails is retried with 2, 4, ...
  * substeps (at most `max_halvings` times). Returns 0, or the Newton code of the failure
- * (explicit methods: 2 when the state becomes NaN). */
+ * (explicit methods: 2 when the state becomes NaN), or SRD_STEP_CROSSED. */
 int srd_step(srd_sim *s, srd_method method, int max_halvings);
 
 /* Makes the current configuration (a static equilibrium) the start of a simulation at t = 0,

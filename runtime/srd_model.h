@@ -46,6 +46,8 @@ typedef struct srd_elemset {
     int    *object;     /* n: owning object, -1 for junction elements */
     unsigned char *param_column; /* n_data flags, or NULL: the column changes with a run-time
                                     param, so kernels read it even when it is uniform */
+    int     dynamic;    /* 1: the runtime finds the instances during a run (contact pairs); the
+                           set has none when elaborated */
     int     n_lambda;   /* constraints: multipliers per instance (0 for energies and forces) */
     int    *lambda_dof; /* n: the first of the instance's n_lambda multiplier DOFs */
     int     cap;
@@ -88,6 +90,20 @@ typedef struct srd_joint {
     int      motor;       /* SRD_MOTOR_* */
     srd_part motor_part;  /* set -1: none */
 } srd_joint;
+
+/* Contact between the model's own parts (`contact self`, or `contact a, b { ... }` for some of
+ * them): every edge of the rods and shells that take part against every other such edge that
+ * shares no node with it. The runtime finds the pairs within reach each step and fills the
+ * dynamic element sets edge_set (edge_contact) and friction_set (edge_friction: four instances
+ * a pair, one per node). */
+typedef struct srd_self_contact {
+    int     present;
+    int     n_objects;
+    int    *objects;      /* the objects that take part (rods, shells) */
+    double  stiffness, delta, friction, slip_velocity;
+    double  radius;       /* the contact radius given, or 0: a rod's radius, half a shell's thickness */
+    int     edge_set, friction_set; /* -1: none */
+} srd_self_contact;
 
 typedef struct srd_param {
     char  *name;
@@ -275,8 +291,7 @@ typedef struct srd_model {
     int     n_run_exprs;
     int     n_obstacles;
     srd_obstacle *obstacles;
-    int     has_self_contact;
-    double  contact_delta, contact_stiffness, contact_friction, contact_slip_velocity;
+    srd_self_contact self_contact;
 
     /* The camera of pictures (`view` block): what is given, by SRD_VIEW_* bits. */
     unsigned view_given;
@@ -301,6 +316,9 @@ int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const s
 int  srd_model_add_object(srd_model *m, const srd_object *o);
 
 double srd_model_total_mass(const srd_model *m);
+/* The contact radius of object o's edges under `contact self`: the one given, else a rod's
+ * radius or half a shell's thickness. */
+double srd_contact_radius(const srd_model *m, int o);
 /* "rod finger, node 37, z" — for numerical-failure reports. */
 void   srd_model_describe_dof(const srd_model *m, int dof, char *buf, size_t n);
 

@@ -172,14 +172,15 @@ os.close(master)
 check(p.returncode == 0 and b"ETA 0s" in bar and b"100.0%" in bar and bar.endswith(b"\r"),
       "progress bar on a terminal: %d bytes with an ETA, cleared at the end" % len(bar))
 
-# 6. Self contact is refused before anything runs, with the whole message and a hint.
+# 6. Contact between parts runs under implicit methods only: an explicit method is refused before
+# anything runs, with the whole message and a hint.
 path = os.path.join(work, "self_contact.srd")
 with open(path, "w") as f:
-    f.write(open(os.path.join(here, "three_blocks.srd")).read()
+    f.write(open(os.path.join(here, "three_blocks.srd")).read().replace("dt = 1 ms;", "method = verlet; dt = 1 ms;")
             + "contact self { stiffness = 10 N/m; delta = 0.2 mm; }\n")
 p = srd("run", path, "--out", os.path.join(work, "self"))
-check(p.returncode == 1 and "self contact (`contact self`) is not available yet" in p.stderr
-      and "remove the `contact self` block" in p.stderr, "self contact: refused with a whole message: %r"
+check(p.returncode == 1 and "runs under implicit methods, not `verlet`" in p.stderr
+      and "use method = implicit_euler" in p.stderr, "contact under verlet: refused with a whole message: %r"
       % p.stderr.strip())
 
 shutil.rmtree(work)

@@ -1297,6 +1297,40 @@ static const char *bodies_text =
     "                           delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s, px = 0 m, py = 0 m, pz = -10.447 mm,\n"
     "                           nx = 0, ny = 0, nz = 1);\n";
 
+/* Contact between edges in every region of their closest points, 10 cm edges placed so that the
+ * +-2 mm perturbations keep each pair in its region and within the penalty's reach (h = 2 cm,
+ * delta = 5 mm): crossing (interior-interior, s = t = 1/2), a's end against b's middle
+ * (endpoint-interior), end against end, and nearly parallel edges overlapping along half their
+ * length. edge_friction acts on each of the four nodes (p = a0, a1, b0, b1). */
+#define PAIR_ROD(name, x0, y0, z0, x1, y1, z1) \
+    "rod " name " { path = line((" #x0 ", " #y0 ", " #z0 ") m, (" #x1 ", " #y1 ", " #z1 ") m); nodes = 2; radius = 1 mm; " \
+    "material = m; }\n"
+#define EDGE_PAIR(a, b) "apply edge_contact(" a ".start, " a ".end, " b ".start, " b ".end; kc = 100 N/m, delta = 5 mm, h = 2 cm);\n"
+#define EDGE_RUB(p, a, b, w) "apply edge_friction(" p ", " a ".start, " a ".end, " b ".start, " b ".end; kc = 100 N/m, " \
+    "delta = 5 mm, h = 2 cm, mu = 0.4, slip_velocity = 10 m/s, which = " #w ");\n"
+static const char *pairs_text =
+    "use std.contact;\n"
+    "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
+    PAIR_ROD("a", 0, 0, 0, 0.1, 0, 0) PAIR_ROD("cross", 0.05, -0.05, 0.021, 0.05, 0.05, 0.021)
+    PAIR_ROD("side", 0.12, -0.05, 0.005, 0.12, 0.05, 0.005) PAIR_ROD("tip", 0.115, 0.01, 0.006, 0.2, 0.1, 0.006)
+    PAIR_ROD("along", 0.05, 0.001, 0.0205, 0.15, -0.001, 0.0205)
+    EDGE_PAIR("a", "cross") EDGE_PAIR("a", "side") EDGE_PAIR("a", "tip") EDGE_PAIR("a", "along")
+    EDGE_RUB("a.start", "a", "cross", 0) EDGE_RUB("a.end", "a", "cross", 1) EDGE_RUB("cross.start", "a", "cross", 2)
+    EDGE_RUB("cross.end", "a", "cross", 3) EDGE_RUB("a.end", "a", "side", 1) EDGE_RUB("side.start", "a", "side", 2)
+    EDGE_RUB("a.end", "a", "tip", 1) EDGE_RUB("tip.start", "a", "tip", 2) EDGE_RUB("along.end", "a", "along", 3)
+    EDGE_RUB("a.start", "a", "along", 0);
+
+/* The edge pairs' kernels against central differences (the regions: pairs_text). */
+static void pairs_checks(void)
+{
+    TestModel t;
+    test_model_open(&t, "pairs.srd", pairs_text, "contact pairs test model");
+    for (int s = 0; t.ok && s < t.mk.n; s++)
+        if (t.mk.sets[s].fn && !kinds_has(&fd_checked, t.mk.sets[s].lowered.kind))
+            fd_check_set(&t.mk, t.m, s, "", false, &fd_checked);
+    test_model_close(&t);
+}
+
 static void bodies_checks(void)
 {
     TestModel t;
@@ -1336,6 +1370,7 @@ int main(void)
     }
     planar_checks();
     bodies_checks();
+    pairs_checks();
     check_stdlib_coverage();
     compare_aot(&mk, m);
     compare_interp(&mk, m);

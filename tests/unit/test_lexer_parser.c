@@ -128,7 +128,11 @@ static void test_statements(Tally *t)
     s = one_stmt(t, "obstacle box { size = (1, 1, 1) cm; }");
     check(t, s && s->block == BK_OBSTACLE && !strcmp(s->subkind, "box") && !s->name, "unnamed obstacle");
     s = one_stmt(t, "contact self { delta = 1 mm; }");
-    check(t, s && s->block == BK_CONTACT && !strcmp(s->subkind, "self"), "contact block");
+    check(t, s && s->block == BK_CONTACT && s->n_items == 1 && s->items[0]->kind == EX_NAME &&
+                 !strcmp(s->items[0]->str, "self"), "contact block");
+    s = one_stmt(t, "contact rope, limb[2] { delta = 1 mm; }");
+    check(t, s && s->block == BK_CONTACT && s->n_items == 2 && s->items[1]->kind == EX_INDEX,
+          "contact block between named objects");
 
     s = one_stmt(t, "simulate { output vtk \"frames\" every 10 ms; output csv \"x\"; probe tip = f.end.z every 1 ms; probe a = b; }");
     check(t, s && s->n_body == 4, "simulate with outputs and probes");

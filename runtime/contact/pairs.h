@@ -1,0 +1,44 @@
+/* pairs.h — contact between the model's own parts (`contact self`): finding the pairs of edges
+ * within reach (a spatial hash over the edges' boxes, with a margin for the step's motion),
+ * filling the dynamic element sets that act on them, the new couplings in the solver's pattern,
+ * and, after each step, the checks that no pair was missed or passed through another. */
+#ifndef SRD_PAIRS_H
+#define SRD_PAIRS_H
+#include <stdio.h>
+
+struct srd_sim;
+typedef struct srd_pairs srd_pairs;
+
+/* What srd_pairs_check finds after a solve. */
+enum {
+    SRD_PAIRS_OK,      /* every pair within reach was among the candidates, none crossed */
+    SRD_PAIRS_MISSED,  /* a node moved farther than the margin covers: find the pairs again */
+    SRD_PAIRS_CROSSED, /* two edges would pass through each other on the way: cut the step */
+};
+
+/* The pairs of s's model, or NULL when it has no `contact`. */
+srd_pairs *srd_pairs_new(const struct srd_sim *s);
+void       srd_pairs_free(srd_pairs *p);
+/* Finds the candidate pairs at configuration q (the start of the step or load step, n_dofs
+ * values) within reach of the contact plus the margin, and puts them into the contact sets'
+ * batches (and their couplings into a sparse Jacobian's pattern). dt: the step (0 in statics).
+ * q NULL: the configuration of the last update again (with the margin srd_pairs_check widened). */
+void srd_pairs_update(struct srd_sim *s, const double *q, double dt);
+/* After a converged solve ending at q: SRD_PAIRS_*. MISSED widens the margin for the next
+ * srd_pairs_update at the same start. */
+int  srd_pairs_check(struct srd_sim *s, const double *q);
+/* The sparse pattern was planned anew (a release): every coupling is to be added again. */
+void srd_pairs_forget_couplings(srd_pairs *p);
+/* Statistics of an accepted state at time t: the pairs in contact (closer than their contact
+ * thickness) and the deepest overlap. */
+void srd_pairs_sample(srd_pairs *p, const double *q, double t);
+/* The summary line(s) of a run. */
+void srd_pairs_print_summary(const srd_pairs *p, FILE *out);
+/* The first time two edges overlapped by more than half their contact thickness, written as a
+ * warning into buf (empty when it never happened). */
+void srd_pairs_overlap_warning(const srd_pairs *p, char *buf, size_t n);
+/* Counts for tests and benchmarks: candidate pairs now, and seconds spent finding pairs. */
+int    srd_pairs_count(const srd_pairs *p);
+double srd_pairs_seconds(const srd_pairs *p);
+
+#endif
