@@ -140,6 +140,11 @@ static void contact_object(Elab *e, Expr *x, srd_self_contact *c)
     Value v = eval_expr(e, x);
     if (v.kind == V_ERR)
         return;
+    if (v.kind == V_WORD) {
+        Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
+        diag_hint(d, "`contact` names rods declared above it, or takes `self` for every rod");
+        return;
+    }
     if (v.kind != V_OBJ) {
         Diag *d = diag_error(x->loc, "`contact` takes `self` or the names of rods, and this is not an object");
         diag_hint(d, "name objects declared above the block, or write `contact self` for every rod");

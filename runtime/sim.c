@@ -745,17 +745,28 @@ static int newton_with_pairs(srd_sim *s, const double *q_start, double dt)
 {
     if (!s->pairs)
         return srd_newton(s);
+    size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
+    double *guess = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double)); /* a solve that missed pairs
+                                                                                starts again from here */
+    memcpy(guess, s->q, bytes);
+    int code = 0;
     for (int attempt = 0;; attempt++) {
         srd_pairs_update(s, attempt ? NULL : q_start, dt); /* later attempts: the same start */
-        int code = srd_newton(s);
+        if (attempt)
+            memcpy(s->q, guess, bytes);
+        code = srd_newton(s);
         if (code != 0)
-            return code;
+            break;
         int verdict = srd_pairs_check(s, s->q);
         if (verdict == SRD_PAIRS_OK)
-            return 0;
-        if (verdict == SRD_PAIRS_CROSSED || attempt == 3)
-            return SRD_STEP_CROSSED;
+            break;
+        if (verdict == SRD_PAIRS_CROSSED || attempt == 3) {
+            code = SRD_STEP_CROSSED;
+            break;
+        }
     }
+    free(guess);
+    return code;
 }
 
 /* One implicit substep from the current state over s->dt. */

@@ -41,7 +41,8 @@ struct srd_pairs {
     double *radius;           /* their contact radii */
     double  kc, delta, mu, slip_velocity;
     int     set, friction_set;
-    double  margin_floor, boost, margin; /* the margin: max(floor, 3 v dt, boost) */
+    double  margin_floor, boost, margin; /* the margin: max(floor, 3 v dt, 2 last_move, boost) */
+    double  last_move;        /* the largest node displacement of the last accepted solve */
     double *q_ref;            /* the configuration the candidates were found at (n_dofs) */
     int     n_pairs, cap_pairs;
     int    *pair;             /* 2 per candidate: contact edge indices, first < second */
@@ -456,7 +457,7 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
     double t0 = srd_seconds();
     if (q)
         memcpy(p->q_ref, q, sizeof(double) * (size_t)s->m->n_dofs);
-    p->margin = fmax(p->margin_floor, fmax(p->boost, dt > 0 ? 3 * largest_speed(s, p) * dt : 0));
+    p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, dt > 0 ? 3 * largest_speed(s, p) * dt : 0));
     broad_phase(p, p->q_ref);
     fill_batches(s, p);
     add_couplings(s, p);
@@ -533,8 +534,10 @@ int srd_pairs_check(srd_sim *s, const double *q)
             p->crossed++;
             verdict = SRD_PAIRS_CROSSED;
         }
-    if (verdict == SRD_PAIRS_OK)
+    if (verdict == SRD_PAIRS_OK) {
         p->boost = 0;
+        p->last_move = moved; /* the next step or load step likely moves as far */
+    }
     p->seconds += srd_seconds() - t0;
     return verdict;
 }

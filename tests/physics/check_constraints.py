@@ -14,7 +14,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tap import check, finish  # noqa: E402
-from vtk_frame import frame_arrays, frame_points  # noqa: E402
+from vtk_frame import binary_arrays, frame_arrays, frame_points  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
 scratch = tempfile.mkdtemp(prefix="srd_constraints_")
@@ -89,23 +89,6 @@ if rows:
 
 # 1b. The same frame written `binary` (appended raw arrays): every array, read back through its
 # offset and 64-bit size header, equals the text frame's to its 9 (points: 12) digits.
-def binary_arrays(path):
-    data = open(path, "rb").read()
-    head, raw = data.split(b'<AppendedData encoding="raw">', 1)
-    raw = raw[raw.index(b"_") + 1:]
-    arrays = []
-    for tag in re.findall(rb"<DataArray [^>]*/>", head):
-        kind = re.search(rb'type="(\w+)"', tag).group(1)
-        name = re.search(rb'Name="(\w+)"', tag)
-        at = int(re.search(rb'offset="(\d+)"', tag).group(1))
-        size = struct.unpack("<Q", raw[at:at + 8])[0]
-        fmt = {b"Float64": "d", b"Int32": "i", b"UInt8": "B"}[kind]
-        count = size // struct.calcsize(fmt)
-        arrays.append((name.group(1).decode() if name else None,
-                       list(struct.unpack("<%d%s" % (count, fmt), raw[at + 8:at + 8 + size]))))
-    return arrays
-
-
 text = open(os.path.join(here, "cantilever_reaction.srd")).read().replace('output vtk "sag"', 'output vtk "sag" binary')
 code, _, _, bout = run("cantilever_binary.srd", text)
 check(code == 0, "cantilever, binary frames: runs")
