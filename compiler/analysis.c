@@ -128,8 +128,8 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     m->obstacles[m->n_obstacles++] = o;
 }
 
-/* The objects a `contact` block names: every rod for `contact self` (taken when the model is
- * complete: contact_add_pairs), else the rods listed. */
+/* The objects a `contact` block names: every rod and shell for `contact self` (taken when the
+ * model is complete: contact_add_pairs), else the rods and shells listed. */
 static bool is_self(const Stmt *s)
 {
     return s->n_items == 1 && s->items[0]->kind == EX_NAME && !strcmp(s->items[0]->str, "self");
@@ -142,18 +142,19 @@ static void contact_object(Elab *e, Expr *x, srd_self_contact *c)
         return;
     if (v.kind == V_WORD) {
         Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
-        diag_hint(d, "`contact` names rods declared above it, or takes `self` for every rod");
+        diag_hint(d, "`contact` names rods and shells declared above it, or takes `self` for all of them");
         return;
     }
     if (v.kind != V_OBJ) {
-        Diag *d = diag_error(x->loc, "`contact` takes `self` or the names of rods, and this is not an object");
-        diag_hint(d, "name objects declared above the block, or write `contact self` for every rod");
+        Diag *d = diag_error(x->loc, "`contact` takes `self` or the names of rods and shells, and this is not an object");
+        diag_hint(d, "name objects declared above the block, or write `contact self` for every rod and shell");
         return;
     }
     int kind = e->objs.a[v.index].kind;
-    if (kind != SRD_OBJ_ROD) {
-        Diag *d = diag_error(x->loc, "`%s` is not a rod; contact between parts is for rods", e->objs.a[v.index].name);
-        diag_hint(d, "shells, solids and rigid bodies touch the ground and obstacles");
+    if (kind != SRD_OBJ_ROD && kind != SRD_OBJ_SHELL) {
+        Diag *d = diag_error(x->loc, "`%s` is not a rod or a shell; contact between parts is for rods and shells",
+                             e->objs.a[v.index].name);
+        diag_hint(d, "solids, lattices and rigid bodies touch the ground and obstacles");
         return;
     }
     for (int k = 0; k < c->n_objects; k++)

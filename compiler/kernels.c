@@ -30,7 +30,8 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "cylinder_friction") || !strcmp(kind, "body_ground_contact") ||
         !strcmp(kind, "body_ground_friction") || !strcmp(kind, "node_body_box_contact") ||
         !strcmp(kind, "node_body_box_friction") || !strcmp(kind, "body_node_box_friction") ||
-        !strcmp(kind, "edge_contact") || !strcmp(kind, "edge_friction") ||
+        !strcmp(kind, "edge_contact") || !strcmp(kind, "edge_friction") || !strcmp(kind, "node_triangle_contact") ||
+        !strcmp(kind, "node_triangle_friction") ||
         !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))

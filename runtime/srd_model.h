@@ -93,9 +93,10 @@ typedef struct srd_joint {
 
 /* Contact between the model's own parts (`contact self`, or `contact a, b { ... }` for some of
  * them): every edge of the rods and shells that take part against every other such edge that
- * shares no node with it. The runtime finds the pairs within reach each step and fills the
- * dynamic element sets edge_set (edge_contact) and friction_set (edge_friction: four instances
- * a pair, one per node). */
+ * shares no node with it, and, with shells, every node of those objects against every shell
+ * triangle it is not a corner of. The runtime finds the pairs within reach each step and fills
+ * the dynamic element sets edge_set (edge_contact), tri_set (node_triangle_contact) and their
+ * friction (four instances a pair, one per node). */
 typedef struct srd_self_contact {
     int     present;
     int     n_objects;
@@ -103,6 +104,7 @@ typedef struct srd_self_contact {
     double  stiffness, delta, friction, slip_velocity;
     double  radius;       /* the contact radius given, or 0: a rod's radius, half a shell's thickness */
     int     edge_set, friction_set; /* -1: none */
+    int     tri_set, tri_friction_set; /* node_triangle_contact and its friction, with shells */
 } srd_self_contact;
 
 typedef struct srd_param {

@@ -1,8 +1,13 @@
-/* pairs.c — contact between the model's own parts: which pairs of edges are close enough to act
- * on each other this step, as instances of the dynamic element sets edge_contact and
- * edge_friction (std.contact), and the checks that keep any pair from being missed.
+/* pairs.c — contact between the model's own parts: which pairs of edges, and of nodes and shell
+ * triangles, are close enough to act on each other this step, as instances of the dynamic
+ * element sets edge_contact, node_triangle_contact and their friction (std.contact), and the
+ * checks that keep any pair from being missed.
  *
- * Reach: a pair's penalty acts while the gap between the edges' surfaces, |gap| - h (h the sum
+ * The parts ("primitives") are the edges of the rods and shells in contact, and, with shells, the
+ * nodes of those objects and the shells' triangles: edge against edge and node against
+ * triangle cover every way two of them come close.
+ *
+ * Reach: a pair's penalty acts while the gap between the parts' surfaces, |gap| - h (h the sum
  * of their contact radii), is below delta; beyond it the energy is under 1e-13 of its value at
  * contact. Candidates are the pairs whose distance at the step's start is below h + delta plus
  * a margin m. A pair left out was then at least h + delta + m apart, and its distance shrinks
@@ -19,13 +24,14 @@
 #include <string.h>
 #include "alloc.h"
 #include "clock.h"
+#include "distance.h"
 #include "sim.h"
 
-/* One edge of the broad phase's grid cells. */
+/* One part in one of the broad phase's grid cells. */
 typedef struct cell_entry {
     uint64_t key;
     int32_t  cell[3];
-    int32_t  edge;
+    int32_t  prim;
 } cell_entry;
 
 /* Node pairs already in a sparse Jacobian's pattern: an open-addressing set of 64-bit keys. */
@@ -34,19 +40,25 @@ typedef struct key_set {
     size_t    cap, n;
 } key_set;
 
+/* The kinds of parts; a pair is edge-edge or node-triangle (node first). */
+enum { PRIM_EDGE, PRIM_NODE, PRIM_TRI };
+
 struct srd_pairs {
     const srd_model *m;
-    int     n_edges;          /* contact edges */
-    int    *edge;             /* their model edges */
+    int     n_prims;
+    int    *kind;             /* PRIM_* */
+    int    *node;             /* 3 per part: its nodes (an edge's two, a node's one) */
+    int    *label;            /* the model edge or triangle, or the node: for messages */
     double *radius;           /* their contact radii */
     double  kc, delta, mu, slip_velocity;
-    int     set, friction_set;
+    int     set, friction_set, tri_set, tri_friction_set;
+    int     n_edge_pairs;     /* the edge-edge pairs come first in `pair`, then node-triangle */
     double  margin_floor, boost, margin; /* the margin: max(floor, 3 v dt, 2 last_move, boost) */
     double  last_move;        /* the largest node displacement of the last accepted solve */
     double *q_ref;            /* the configuration the candidates were found at (n_dofs) */
     int     n_pairs, cap_pairs;
-    int    *pair;             /* 2 per candidate: contact edge indices, first < second */
-    double *lo, *hi;          /* 3 per edge: its box at q_ref, grown by its reach */
+    int    *pair;             /* 2 per candidate: parts, first < second for edges, node first */
+    double *lo, *hi;          /* 3 per part: its box at q_ref, grown by its reach */
     cell_entry *cells;
     size_t  cap_cells;
     key_set coupled;
@@ -56,71 +68,92 @@ struct srd_pairs {
     double  active_max_t, active_sum, samples, deepest, deepest_t;
     int     overlapped;       /* the first overlap beyond h / 2 below */
     double  overlap_t, overlap_depth, overlap_h;
-    int     overlap_edge[2];
+    int     overlap_prim[2];
     long    redone, crossed;  /* solves repeated with a wider margin; steps cut for a crossing */
 };
 
-/* ---- geometry ---- */
+/* ---- the parts ---- */
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
-
-/* The distance between segments a0-a1 and b0-b1, by the closest-point cases of std.contact's
- * segment_params. */
-static double segment_distance(const double *a0, const double *a1, const double *b0, const double *b1)
-{
-    double d1[3], d2[3], r[3];
-    for (int c = 0; c < 3; c++) {
-        d1[c] = a1[c] - a0[c];
-        d2[c] = b1[c] - b0[c];
-        r[c] = a0[c] - b0[c];
-    }
-    double aa = dot3(d1, d1), ee = dot3(d2, d2), bb = dot3(d1, d2), cc = dot3(d1, r), ff = dot3(d2, r);
-    double den = aa * ee - bb * bb;
-    double s = den > 1e-12 * aa * ee ? clamp01((bb * ff - cc * ee) / den) : 0;
-    double t = ee > 0 ? (bb * s + ff) / ee : 0;
-    if (t < 0)
-        s = aa > 0 ? clamp01(-cc / aa) : 0;
-    else if (t > 1)
-        s = aa > 0 ? clamp01((bb - cc) / aa) : 0;
-    t = clamp01(t);
-    double g[3];
-    for (int c = 0; c < 3; c++)
-        g[c] = r[c] + s * d1[c] - t * d2[c];
-    return sqrt(dot3(g, g));
-}
-
 static const double *node_x(const srd_pairs *p, const double *q, int node) { return q + p->m->node_dof[node]; }
 
-static int edge_node(const srd_pairs *p, int e, int k) { return p->m->edge_nodes[2 * p->edge[e] + k]; }
+static int prim_size(const srd_pairs *p, int k) { return p->kind[k] == PRIM_EDGE ? 2 : p->kind[k] == PRIM_TRI ? 3 : 1; }
 
-/* Distance between contact edges a and b at configuration q. */
+static const double *corner(const srd_pairs *p, const double *q, int k, int i) { return node_x(p, q, p->node[3 * k + i]); }
+
+/* Distance between parts a and b (an edge pair, or a node a and a triangle b) at q. */
 static double pair_distance(const srd_pairs *p, const double *q, int a, int b)
 {
-    return segment_distance(node_x(p, q, edge_node(p, a, 0)), node_x(p, q, edge_node(p, a, 1)),
-                            node_x(p, q, edge_node(p, b, 0)), node_x(p, q, edge_node(p, b, 1)));
+    if (p->kind[a] == PRIM_EDGE)
+        return srd_segment_distance(corner(p, q, a, 0), corner(p, q, a, 1), corner(p, q, b, 0), corner(p, q, b, 1));
+    return srd_point_triangle_distance(corner(p, q, a, 0), corner(p, q, b, 0), corner(p, q, b, 1), corner(p, q, b, 2));
 }
 
+/* Parts that share a node never act on each other (edges of one rod in a row, a triangle and
+ * its own corner). */
 static bool share_node(const srd_pairs *p, int a, int b)
 {
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++)
-            if (edge_node(p, a, i) == edge_node(p, b, j))
+    for (int i = 0; i < prim_size(p, a); i++)
+        for (int j = 0; j < prim_size(p, b); j++)
+            if (p->node[3 * a + i] == p->node[3 * b + j])
                 return true;
     return false;
 }
 
+/* Edge-edge and node-triangle pairs act; the other kinds of meeting are covered by those. */
+static bool pair_kinds(const srd_pairs *p, int a, int b)
+{
+    return (p->kind[a] == PRIM_EDGE && p->kind[b] == PRIM_EDGE) ||
+           (p->kind[a] == PRIM_NODE && p->kind[b] == PRIM_TRI) || (p->kind[a] == PRIM_TRI && p->kind[b] == PRIM_NODE);
+}
+
 /* ---- set-up ---- */
 
-static void add_object_edges(srd_pairs *p, int o)
+static void add_prim(srd_pairs *p, int kind, const int *nodes, int label, double r)
 {
-    const srd_object *ob = &p->m->objects[o];
-    double r = srd_contact_radius(p->m, o);
-    for (int k = 0; k < ob->n_edges; k++) {
-        p->edge[p->n_edges] = ob->first_edge + k;
-        p->radius[p->n_edges++] = r;
+    int k = p->n_prims++;
+    p->kind[k] = kind;
+    for (int i = 0; i < 3; i++)
+        p->node[3 * k + i] = i < (kind == PRIM_EDGE ? 2 : kind == PRIM_TRI ? 3 : 1) ? nodes[i] : -1;
+    p->label[k] = label;
+    p->radius[k] = r;
+}
+
+/* An object's edges; a shell's triangles too, and, when shells take part, every node. */
+static void add_object(srd_pairs *p, int o, bool nodes)
+{
+    const srd_model *m = p->m;
+    const srd_object *ob = &m->objects[o];
+    double r = srd_contact_radius(m, o);
+    for (int k = 0; k < ob->n_edges; k++)
+        add_prim(p, PRIM_EDGE, &m->edge_nodes[2 * (ob->first_edge + k)], ob->first_edge + k, r);
+    for (int k = 0; ob->kind == SRD_OBJ_SHELL && k < ob->n_tris; k++)
+        add_prim(p, PRIM_TRI, &m->tri_nodes[3 * (ob->first_tri + k)], ob->first_tri + k, r);
+    for (int k = 0; nodes && k < ob->n_nodes; k++)
+        if (m->node_object[ob->nodes[k]] == o) /* a node two objects share counts once */
+            add_prim(p, PRIM_NODE, &ob->nodes[k], ob->nodes[k], r);
+}
+
+static size_t prim_capacity(const srd_model *m, const srd_self_contact *c)
+{
+    size_t n = 0;
+    for (int k = 0; k < c->n_objects; k++) {
+        const srd_object *ob = &m->objects[c->objects[k]];
+        n += (size_t)ob->n_edges + (size_t)ob->n_tris + (size_t)ob->n_nodes;
     }
+    return n + 1;
+}
+
+static void find_parts(srd_pairs *p, const srd_self_contact *c)
+{
+    size_t cap = prim_capacity(p->m, c);
+    p->kind = srd_xcalloc(cap, sizeof(int));
+    p->node = srd_xcalloc(3 * cap, sizeof(int));
+    p->label = srd_xcalloc(cap, sizeof(int));
+    p->radius = srd_xcalloc(cap, sizeof(double));
+    for (int k = 0; k < c->n_objects; k++)
+        add_object(p, c->objects[k], c->tri_set >= 0);
 }
 
 srd_pairs *srd_pairs_new(const srd_sim *s)
@@ -131,23 +164,22 @@ srd_pairs *srd_pairs_new(const srd_sim *s)
         return NULL;
     srd_pairs *p = srd_xcalloc(1, sizeof *p);
     p->m = m;
-    p->edge = srd_xcalloc((size_t)m->n_edges + 1, sizeof(int));
-    p->radius = srd_xcalloc((size_t)m->n_edges + 1, sizeof(double));
-    for (int k = 0; k < c->n_objects; k++)
-        add_object_edges(p, c->objects[k]);
+    find_parts(p, c);
     p->kc = c->stiffness;
     p->delta = c->delta;
     p->mu = c->friction;
     p->slip_velocity = c->slip_velocity;
     p->set = c->edge_set;
     p->friction_set = c->friction_set;
+    p->tri_set = c->tri_set;
+    p->tri_friction_set = c->tri_friction_set;
     double r_min = INFINITY;
-    for (int e = 0; e < p->n_edges; e++)
-        r_min = fmin(r_min, p->radius[e]);
+    for (int k = 0; k < p->n_prims; k++)
+        r_min = fmin(r_min, p->radius[k]);
     p->margin_floor = fmax(p->delta, 0.5 * r_min);
     p->q_ref = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    p->lo = srd_xcalloc(3 * (size_t)p->n_edges + 1, sizeof(double));
-    p->hi = srd_xcalloc(3 * (size_t)p->n_edges + 1, sizeof(double));
+    p->lo = srd_xcalloc(3 * (size_t)p->n_prims + 1, sizeof(double));
+    p->hi = srd_xcalloc(3 * (size_t)p->n_prims + 1, sizeof(double));
     return p;
 }
 
@@ -155,7 +187,9 @@ void srd_pairs_free(srd_pairs *p)
 {
     if (!p)
         return;
-    free(p->edge);
+    free(p->kind);
+    free(p->node);
+    free(p->label);
     free(p->radius);
     free(p->q_ref);
     free(p->pair);
@@ -166,24 +200,33 @@ void srd_pairs_free(srd_pairs *p)
     free(p);
 }
 
-/* ---- broad phase: a spatial hash of the edges' boxes ---- */
+/* ---- broad phase: a spatial hash of the parts' boxes ---- */
 
-/* Each edge's box at q, grown by its radius and half of delta and the margin: two boxes
- * overlap when the edges may be within h + delta + margin of each other. */
-static double edge_boxes(srd_pairs *p, const double *q)
+/* Each part's box at q, grown by its radius and half of delta and the margin: two boxes
+ * overlap when the parts may be within h + delta + margin of each other. Returns the mean side
+ * of the boxes of edges and triangles: the grid's cell. */
+static double part_boxes(srd_pairs *p, const double *q)
 {
     double extent = 0;
-    for (int e = 0; e < p->n_edges; e++) {
-        const double *x0 = node_x(p, q, edge_node(p, e, 0)), *x1 = node_x(p, q, edge_node(p, e, 1));
-        double grow = p->radius[e] + 0.5 * (p->delta + p->margin), side = 0;
+    int counted = 0;
+    for (int k = 0; k < p->n_prims; k++) {
+        double grow = p->radius[k] + 0.5 * (p->delta + p->margin), side = 0;
         for (int c = 0; c < 3; c++) {
-            p->lo[3 * e + c] = fmin(x0[c], x1[c]) - grow;
-            p->hi[3 * e + c] = fmax(x0[c], x1[c]) + grow;
-            side = fmax(side, p->hi[3 * e + c] - p->lo[3 * e + c]);
+            double lo = INFINITY, hi = -INFINITY;
+            for (int i = 0; i < prim_size(p, k); i++) {
+                lo = fmin(lo, corner(p, q, k, i)[c]);
+                hi = fmax(hi, corner(p, q, k, i)[c]);
+            }
+            p->lo[3 * k + c] = lo - grow;
+            p->hi[3 * k + c] = hi + grow;
+            side = fmax(side, p->hi[3 * k + c] - p->lo[3 * k + c]);
         }
-        extent += side;
+        if (p->kind[k] != PRIM_NODE) {
+            extent += side;
+            counted++;
+        }
     }
-    return p->n_edges ? extent / p->n_edges : 1;
+    return counted ? extent / counted : 1;
 }
 
 static uint64_t cell_key(const int32_t *c)
@@ -196,7 +239,7 @@ static uint64_t cell_key(const int32_t *c)
 
 static int32_t cell_of(double x, double size) { return (int32_t)floor(x / size); }
 
-static void push_cell(srd_pairs *p, size_t *n, const int32_t *c, int e)
+static void push_cell(srd_pairs *p, size_t *n, const int32_t *c, int k)
 {
     if (*n == p->cap_cells) {
         p->cap_cells = p->cap_cells ? 2 * p->cap_cells : 1024;
@@ -205,22 +248,22 @@ static void push_cell(srd_pairs *p, size_t *n, const int32_t *c, int e)
     cell_entry *ce = &p->cells[(*n)++];
     memcpy(ce->cell, c, sizeof ce->cell);
     ce->key = cell_key(c);
-    ce->edge = e;
+    ce->prim = k;
 }
 
 static size_t fill_cells(srd_pairs *p, double size)
 {
     size_t n = 0;
-    for (int e = 0; e < p->n_edges; e++) {
+    for (int k = 0; k < p->n_prims; k++) {
         int32_t lo[3], hi[3], c[3];
-        for (int k = 0; k < 3; k++) {
-            lo[k] = cell_of(p->lo[3 * e + k], size);
-            hi[k] = cell_of(p->hi[3 * e + k], size);
+        for (int i = 0; i < 3; i++) {
+            lo[i] = cell_of(p->lo[3 * k + i], size);
+            hi[i] = cell_of(p->hi[3 * k + i], size);
         }
         for (c[0] = lo[0]; c[0] <= hi[0]; c[0]++)
             for (c[1] = lo[1]; c[1] <= hi[1]; c[1]++)
                 for (c[2] = lo[2]; c[2] <= hi[2]; c[2]++)
-                    push_cell(p, &n, c, e);
+                    push_cell(p, &n, c, k);
     }
     return n;
 }
@@ -230,7 +273,7 @@ static int by_key(const void *a, const void *b)
     const cell_entry *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
-    return x->edge - y->edge;
+    return x->prim - y->prim;
 }
 
 static bool boxes_overlap(const srd_pairs *p, int a, int b)
@@ -257,22 +300,25 @@ static void push_pair(srd_pairs *p, int a, int b)
         p->cap_pairs = p->cap_pairs ? 2 * p->cap_pairs : 256;
         p->pair = srd_xrealloc(p->pair, 2 * (size_t)p->cap_pairs * sizeof(int));
     }
-    p->pair[2 * p->n_pairs] = a < b ? a : b;
-    p->pair[2 * p->n_pairs + 1] = a < b ? b : a;
+    bool swap = p->kind[a] == PRIM_EDGE ? a > b : p->kind[a] == PRIM_TRI; /* edges in order, node first */
+    p->pair[2 * p->n_pairs] = swap ? b : a;
+    p->pair[2 * p->n_pairs + 1] = swap ? a : b;
     p->n_pairs++;
 }
 
 static void consider(srd_pairs *p, const double *q, const cell_entry *x, const cell_entry *y, double size)
 {
-    int a = x->edge, b = y->edge;
-    if (a == b || !boxes_overlap(p, a, b) || share_node(p, a, b) || !pair_cell_here(p, a, b, x->cell, size))
+    int a = x->prim, b = y->prim;
+    if (a == b || !pair_kinds(p, a, b) || !boxes_overlap(p, a, b) || share_node(p, a, b) ||
+        !pair_cell_here(p, a, b, x->cell, size))
         return;
-    if (pair_distance(p, q, a, b) < p->radius[a] + p->radius[b] + p->delta + p->margin)
+    int u = p->kind[a] == PRIM_TRI ? b : a, v = u == a ? b : a;
+    if (pair_distance(p, q, u, v) < p->radius[a] + p->radius[b] + p->delta + p->margin)
         push_pair(p, a, b);
 }
 
 /* Entries [i, j) share a key: the same cell (or, rarely, another cell with the same hash,
- * which pair_cell_here tells apart). */
+ * which the comparison of cells tells apart). */
 static void pairs_in_group(srd_pairs *p, const double *q, size_t i, size_t j, double size)
 {
     for (size_t u = i; u < j; u++)
@@ -287,10 +333,29 @@ static int by_pair(const void *a, const void *b)
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* Edge pairs first, then node-triangle pairs; each kind in the order of its parts, the same on
+ * every run. */
+static void order_pairs(srd_pairs *p)
+{
+    int edges = 0;
+    for (int k = 0; k < p->n_pairs; k++)
+        if (p->kind[p->pair[2 * k]] == PRIM_EDGE) {
+            int t0 = p->pair[2 * edges], t1 = p->pair[2 * edges + 1];
+            p->pair[2 * edges] = p->pair[2 * k];
+            p->pair[2 * edges + 1] = p->pair[2 * k + 1];
+            p->pair[2 * k] = t0;
+            p->pair[2 * k + 1] = t1;
+            edges++;
+        }
+    qsort(p->pair, (size_t)edges, 2 * sizeof(int), by_pair);
+    qsort(p->pair + 2 * edges, (size_t)(p->n_pairs - edges), 2 * sizeof(int), by_pair);
+    p->n_edge_pairs = edges;
+}
+
 static void broad_phase(srd_pairs *p, const double *q)
 {
     p->n_pairs = 0;
-    double size = edge_boxes(p, q);
+    double size = part_boxes(p, q);
     size_t n = fill_cells(p, size);
     qsort(p->cells, n, sizeof *p->cells, by_key);
     for (size_t i = 0, j; i < n; i = j) {
@@ -298,7 +363,7 @@ static void broad_phase(srd_pairs *p, const double *q)
             ;
         pairs_in_group(p, q, i, j, size);
     }
-    qsort(p->pair, (size_t)p->n_pairs, 2 * sizeof(int), by_pair); /* the same order on every run */
+    order_pairs(p);
 }
 
 /* ---- the element sets' batches ---- */
@@ -329,36 +394,51 @@ static void put_instance(srd_sim_kernel *sk, const srd_model *m, const double *q
     memcpy(bo->data + (size_t)i * bo->b.n_data, data, sizeof(double) * (size_t)bo->b.n_data);
 }
 
-/* The pair's nodes a0, a1, b0, b1 and its data. */
+/* Pair k's four nodes (a0, a1, b0, b1, or x, a, b, c) and its data. */
 static void pair_stencil(const srd_pairs *p, int k, int nodes[4], double data[6])
 {
-    int a = p->pair[2 * k], b = p->pair[2 * k + 1];
-    nodes[0] = edge_node(p, a, 0);
-    nodes[1] = edge_node(p, a, 1);
-    nodes[2] = edge_node(p, b, 0);
-    nodes[3] = edge_node(p, b, 1);
-    double h = p->radius[a] + p->radius[b];
-    double d[6] = { p->kc, p->delta, h, p->mu, p->slip_velocity, 0 };
+    int a = p->pair[2 * k], b = p->pair[2 * k + 1], n = 0;
+    for (int i = 0; i < prim_size(p, a); i++)
+        nodes[n++] = p->node[3 * a + i];
+    for (int i = 0; i < prim_size(p, b); i++)
+        nodes[n++] = p->node[3 * b + i];
+    double d[6] = { p->kc, p->delta, p->radius[a] + p->radius[b], p->mu, p->slip_velocity, 0 };
     memcpy(data, d, sizeof d);
 }
 
-static void fill_batches(srd_sim *s, srd_pairs *p)
+/* Pairs [lo, hi) into the contact set and, with friction, four friction instances each. */
+static void fill_kind(srd_sim *s, const srd_pairs *p, int set, int friction_set, int lo, int hi)
 {
-    srd_sim_kernel *ks = &s->kernels[p->set], *kf = p->friction_set >= 0 ? &s->kernels[p->friction_set] : NULL;
-    size_batch(&ks->batch, p->n_pairs, ks->info.nd, 3, ks->info.n_state);
+    srd_sim_kernel *ks = &s->kernels[set], *kf = friction_set >= 0 ? &s->kernels[friction_set] : NULL;
+    size_batch(&ks->batch, hi - lo, ks->info.nd, 3, ks->info.n_state);
     if (kf)
-        size_batch(&kf->batch, 4 * p->n_pairs, kf->info.nd, 6, kf->info.n_state);
-    for (int k = 0; k < p->n_pairs; k++) {
+        size_batch(&kf->batch, 4 * (hi - lo), kf->info.nd, 6, kf->info.n_state);
+    for (int k = lo; k < hi; k++) {
         int nodes[5];
         double data[6];
         pair_stencil(p, k, nodes + 1, data);
-        put_instance(ks, s->m, p->q_ref, k, nodes + 1, data);
+        put_instance(ks, s->m, p->q_ref, k - lo, nodes + 1, data);
         for (int w = 0; kf && w < 4; w++) {
             nodes[0] = nodes[1 + w];
             data[5] = w;
-            put_instance(kf, s->m, p->q_ref, 4 * k + w, nodes, data);
+            put_instance(kf, s->m, p->q_ref, 4 * (k - lo) + w, nodes, data);
         }
     }
+}
+
+static void fill_batches(srd_sim *s, const srd_pairs *p)
+{
+    fill_kind(s, p, p->set, p->friction_set, 0, p->n_edge_pairs);
+    if (p->tri_set >= 0)
+        fill_kind(s, p, p->tri_set, p->tri_friction_set, p->n_edge_pairs, p->n_pairs);
+}
+
+static void remap_batches(srd_sim *s, const srd_pairs *p)
+{
+    int sets[4] = { p->set, p->friction_set, p->tri_set, p->tri_friction_set };
+    for (int k = 0; k < 4; k++)
+        if (sets[k] >= 0)
+            srd_batch_remap(&s->kernels[sets[k]].batch, &s->solver.sys);
 }
 
 /* ---- couplings in a sparse pattern ---- */
@@ -373,7 +453,8 @@ static size_t key_slot(const key_set *ks, uint64_t key)
 
 static void key_grow(key_set *ks)
 {
-    key_set bigger = { srd_xcalloc(ks->cap ? 2 * ks->cap : 1024, sizeof(uint64_t)), ks->cap ? 2 * ks->cap : 1024, 0 };
+    size_t cap = ks->cap ? 2 * ks->cap : 1024;
+    key_set bigger = { srd_xcalloc(cap, sizeof(uint64_t)), cap, 0 };
     for (size_t i = 0; i < ks->cap; i++)
         if (ks->slot[i]) {
             bigger.slot[key_slot(&bigger, ks->slot[i])] = ks->slot[i];
@@ -419,20 +500,22 @@ static int node_couplings(const srd_sim *s, int u, int v, int *out)
     return n;
 }
 
-/* Edge a's nodes against edge b's, for the pairs new to the pattern. */
+/* One part's nodes against the other's, for the pairs new to the pattern. */
 static void add_couplings(srd_sim *s, srd_pairs *p)
 {
     if (s->solver.sys.layout != SRD_JAC_CSC)
         return; /* dense storage holds every entry (banded storage is refused at start) */
-    int *dofs = srd_xcalloc(36 * (size_t)p->n_pairs + 1, 2 * sizeof(int)), n = 0;
-    for (int k = 0; k < p->n_pairs; k++)
-        for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 2; j++) {
-                int u = edge_node(p, p->pair[2 * k], i), v = edge_node(p, p->pair[2 * k + 1], j);
+    int *dofs = srd_xcalloc(27 * (size_t)p->n_pairs + 1, 2 * sizeof(int)), n = 0;
+    for (int k = 0; k < p->n_pairs; k++) {
+        int a = p->pair[2 * k], b = p->pair[2 * k + 1];
+        for (int i = 0; i < prim_size(p, a); i++)
+            for (int j = 0; j < prim_size(p, b); j++) {
+                int u = p->node[3 * a + i], v = p->node[3 * b + j];
                 uint64_t key = ((uint64_t)(u < v ? u : v) + 1) << 32 | (uint64_t)((u < v ? v : u) + 1);
                 if (key_add(&p->coupled, key))
                     n += node_couplings(s, u, v, dofs + 2 * n);
             }
+    }
     if (n)
         srd_sim_add_couplings(s, n, dofs);
     free(dofs);
@@ -440,15 +523,19 @@ static void add_couplings(srd_sim *s, srd_pairs *p)
 
 /* ---- per step ---- */
 
-static double largest_speed(const srd_sim *s, const srd_pairs *p)
+/* The largest of |x[node] - y[node]| over the parts' nodes (y NULL: |x[node]|). */
+static double largest_over_nodes(const srd_pairs *p, const double *x, const double *y)
 {
-    double v2 = 0;
-    for (int e = 0; e < p->n_edges; e++)
-        for (int k = 0; k < 2; k++) {
-            const double *v = s->v0 + s->m->node_dof[edge_node(p, e, k)];
-            v2 = fmax(v2, dot3(v, v));
+    double d2 = 0;
+    for (int k = 0; k < p->n_prims; k++)
+        for (int i = 0; i < prim_size(p, k); i++) {
+            int d = p->m->node_dof[p->node[3 * k + i]];
+            double u[3];
+            for (int c = 0; c < 3; c++)
+                u[c] = x[d + c] - (y ? y[d + c] : 0);
+            d2 = fmax(d2, dot3(u, u));
         }
-    return sqrt(v2);
+    return sqrt(d2);
 }
 
 void srd_pairs_update(srd_sim *s, const double *q, double dt)
@@ -457,27 +544,13 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
     double t0 = srd_seconds();
     if (q)
         memcpy(p->q_ref, q, sizeof(double) * (size_t)s->m->n_dofs);
-    p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, dt > 0 ? 3 * largest_speed(s, p) * dt : 0));
+    double motion = dt > 0 ? 3 * largest_over_nodes(p, s->v0, NULL) * dt : 0;
+    p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, motion));
     broad_phase(p, p->q_ref);
     fill_batches(s, p);
     add_couplings(s, p);
-    srd_batch_remap(&s->kernels[p->set].batch, &s->solver.sys);
-    if (p->friction_set >= 0)
-        srd_batch_remap(&s->kernels[p->friction_set].batch, &s->solver.sys);
+    remap_batches(s, p);
     p->seconds += srd_seconds() - t0;
-}
-
-/* The largest displacement of a contact node from q_ref to q. */
-static double largest_move(const srd_pairs *p, const double *q)
-{
-    double d2 = 0;
-    for (int e = 0; e < p->n_edges; e++)
-        for (int k = 0; k < 2; k++) {
-            int d = p->m->node_dof[edge_node(p, e, k)];
-            double u[3] = { q[d] - p->q_ref[d], q[d + 1] - p->q_ref[d + 1], q[d + 2] - p->q_ref[d + 2] };
-            d2 = fmax(d2, dot3(u, u));
-        }
-    return sqrt(d2);
 }
 
 /* A node of the path from q_ref to q at fraction tau. */
@@ -488,27 +561,40 @@ static void path_point(const srd_pairs *p, const double *q, int node, double tau
         x[c] = p->q_ref[d + c] + tau * (q[d + c] - p->q_ref[d + c]);
 }
 
-static double node_move(const srd_pairs *p, const double *q, int node)
+/* How far part k's nodes move at most from q_ref to q. */
+static double part_move(const srd_pairs *p, const double *q, int k)
 {
-    int d = p->m->node_dof[node];
-    double u[3] = { q[d] - p->q_ref[d], q[d + 1] - p->q_ref[d + 1], q[d + 2] - p->q_ref[d + 2] };
-    return sqrt(dot3(u, u));
+    double most = 0;
+    for (int i = 0; i < prim_size(p, k); i++) {
+        int d = p->m->node_dof[p->node[3 * k + i]];
+        double u[3] = { q[d] - p->q_ref[d], q[d + 1] - p->q_ref[d + 1], q[d + 2] - p->q_ref[d + 2] };
+        most = fmax(most, sqrt(dot3(u, u)));
+    }
+    return most;
 }
 
-/* Whether candidate k's centre lines come within 1e-3 h of each other on the straight path:
+/* The distance of pair (a, b) at fraction tau of the path. */
+static double path_distance(const srd_pairs *p, const double *q, int a, int b, double tau)
+{
+    double x[6][3];
+    int n = 0;
+    for (int i = 0; i < prim_size(p, a); i++)
+        path_point(p, q, p->node[3 * a + i], tau, x[n++]);
+    for (int i = 0; i < prim_size(p, b); i++)
+        path_point(p, q, p->node[3 * b + i], tau, x[n++]);
+    return p->kind[a] == PRIM_EDGE ? srd_segment_distance(x[0], x[1], x[2], x[3])
+                                   : srd_point_triangle_distance(x[0], x[1], x[2], x[3]);
+}
+
+/* Whether candidate k's parts come within 1e-3 h of each other on the straight path:
  * conservative advancement, each advance as far as the distance left allows. */
 static bool pair_crosses(const srd_pairs *p, const double *q, int k)
 {
-    int a = p->pair[2 * k], b = p->pair[2 * k + 1], n[4];
-    for (int i = 0; i < 4; i++)
-        n[i] = edge_node(p, i < 2 ? a : b, i % 2);
-    double speed = fmax(node_move(p, q, n[0]), node_move(p, q, n[1])) + fmax(node_move(p, q, n[2]), node_move(p, q, n[3]));
+    int a = p->pair[2 * k], b = p->pair[2 * k + 1];
+    double speed = part_move(p, q, a) + part_move(p, q, b);
     double floor_d = 1e-3 * (p->radius[a] + p->radius[b]), tau = 0;
     for (int it = 0; it < 1000; it++) {
-        double x[4][3];
-        for (int i = 0; i < 4; i++)
-            path_point(p, q, n[i], tau, x[i]);
-        double d = segment_distance(x[0], x[1], x[2], x[3]);
+        double d = path_distance(p, q, a, b, tau);
         if (d <= floor_d)
             return true;
         if (!(speed > 0) || tau + (d - floor_d) / speed >= 1)
@@ -522,7 +608,7 @@ int srd_pairs_check(srd_sim *s, const double *q)
 {
     srd_pairs *p = s->pairs;
     double t0 = srd_seconds();
-    double moved = largest_move(p, q);
+    double moved = largest_over_nodes(p, q, p->q_ref);
     int verdict = SRD_PAIRS_OK;
     if (moved > 0.5 * p->margin) {
         p->boost = 2.5 * moved;
@@ -552,8 +638,8 @@ static void note_overlap(srd_pairs *p, int k, double depth, double h, double t)
     p->overlap_t = t;
     p->overlap_depth = depth;
     p->overlap_h = h;
-    p->overlap_edge[0] = p->edge[p->pair[2 * k]];
-    p->overlap_edge[1] = p->edge[p->pair[2 * k + 1]];
+    p->overlap_prim[0] = p->pair[2 * k];
+    p->overlap_prim[1] = p->pair[2 * k + 1];
 }
 
 void srd_pairs_sample(srd_pairs *p, const double *q, double t)
@@ -582,23 +668,30 @@ void srd_pairs_sample(srd_pairs *p, const double *q, double t)
     p->samples++;
 }
 
-/* "rod `rope`, edge 12". */
-static void describe_edge(const srd_model *m, int e, char *buf, size_t n)
+/* "`rope` edge 12", "`sheet` triangle 3", "`sheet` node 7". */
+static void describe_part(const srd_pairs *p, int k, char *buf, size_t n)
 {
-    const srd_object *ob = &m->objects[m->edge_object[e]];
-    snprintf(buf, n, "`%s` edge %d", ob->name, e - ob->first_edge);
+    const srd_model *m = p->m;
+    int label = p->label[k];
+    if (p->kind[k] == PRIM_NODE) {
+        snprintf(buf, n, "`%s` node %d", m->objects[m->node_object[label]].name, m->node_local[label]);
+        return;
+    }
+    bool edge = p->kind[k] == PRIM_EDGE;
+    const srd_object *ob = &m->objects[edge ? m->edge_object[label] : m->tri_object[label]];
+    snprintf(buf, n, "`%s` %s %d", ob->name, edge ? "edge" : "triangle", label - (edge ? ob->first_edge : ob->first_tri));
 }
 
 void srd_pairs_print_summary(const srd_pairs *p, FILE *out)
 {
     if (!p || !p->samples)
         return;
-    fprintf(out, "self contact: %.1f pairs of edges touching on average, at most %d (t = %.4g s); deepest overlap "
-                 "%.3g mm (t = %.4g s); %d candidate pairs now; finding pairs took %.3g s",
+    fprintf(out, "self contact: %.1f pairs touching on average, at most %d (t = %.4g s); deepest overlap %.3g mm "
+                 "(t = %.4g s); %d candidate pairs now; finding pairs took %.3g s",
             p->active_sum / p->samples, p->active_max, p->active_max_t, 1e3 * p->deepest, p->deepest_t, p->n_pairs,
             p->seconds);
     if (p->redone || p->crossed)
-        fprintf(out, "; %ld solves repeated for pairs out of reach, %ld steps cut for edges passing through",
+        fprintf(out, "; %ld solves repeated for pairs out of reach, %ld steps cut for parts passing through",
                 p->redone, p->crossed);
     fputc('\n', out);
 }
@@ -609,8 +702,8 @@ void srd_pairs_overlap_warning(const srd_pairs *p, char *buf, size_t n)
     if (!p || !p->overlapped)
         return;
     char a[128], b[128];
-    describe_edge(p->m, p->overlap_edge[0], a, sizeof a);
-    describe_edge(p->m, p->overlap_edge[1], b, sizeof b);
+    describe_part(p, p->overlap_prim[0], a, sizeof a);
+    describe_part(p, p->overlap_prim[1], b, sizeof b);
     snprintf(buf, n,
              "at t = %.6g s %s and %s overlap by %.3g mm, more than half their contact thickness (%.3g mm)\n"
              "  hint: raise the contact `stiffness`, or shorten `dt` so that contact builds up over several steps",

@@ -1308,6 +1308,10 @@ static const char *bodies_text =
 #define EDGE_PAIR(a, b) "apply edge_contact(" a ".start, " a ".end, " b ".start, " b ".end; kc = 100 N/m, delta = 5 mm, h = 2 cm);\n"
 #define EDGE_RUB(p, a, b, w) "apply edge_friction(" p ", " a ".start, " a ".end, " b ".start, " b ".end; kc = 100 N/m, " \
     "delta = 5 mm, h = 2 cm, mu = 0.4, slip_velocity = 10 m/s, which = " #w ");\n"
+#define FACE_PAIR(p) "apply node_triangle_contact(" p ".start, ab.start, ab.end, cc.start; kc = 100 N/m, delta = 5 mm, " \
+    "h = 2 cm);\n"
+#define FACE_RUB(q, p, w) "apply node_triangle_friction(" q ", " p ".start, ab.start, ab.end, cc.start; kc = 100 N/m, " \
+    "delta = 5 mm, h = 2 cm, mu = 0.4, slip_velocity = 10 m/s, which = " #w ");\n"
 static const char *pairs_text =
     "use std.contact;\n"
     "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
@@ -1318,7 +1322,18 @@ static const char *pairs_text =
     EDGE_RUB("a.start", "a", "cross", 0) EDGE_RUB("a.end", "a", "cross", 1) EDGE_RUB("cross.start", "a", "cross", 2)
     EDGE_RUB("cross.end", "a", "cross", 3) EDGE_RUB("a.end", "a", "side", 1) EDGE_RUB("side.start", "a", "side", 2)
     EDGE_RUB("a.end", "a", "tip", 1) EDGE_RUB("tip.start", "a", "tip", 2) EDGE_RUB("along.end", "a", "along", 3)
-    EDGE_RUB("a.start", "a", "along", 0);
+    EDGE_RUB("a.start", "a", "along", 0)
+    /* A node against the triangle (0, 0, 1), (0.1, 0, 1), (0, 0.1, 1) m in each of the seven
+     * regions of its closest point, 2.0-2.1 cm from it (h = 2 cm): the face, the corners, the sides. */
+    PAIR_ROD("ab", 0, 0, 1, 0.1, 0, 1) PAIR_ROD("cc", 0, 0.1, 1, 0, 0.2, 1.05)
+    PAIR_ROD("face", 0.03, 0.03, 1.0205, 0.03, 0.03, 1.1) PAIR_ROD("ca", -0.014, -0.014, 1.005, -0.1, -0.1, 1.1)
+    PAIR_ROD("cb", 0.114, -0.014, 1.005, 0.2, -0.1, 1.1) PAIR_ROD("ccc", -0.014, 0.114, 1.005, -0.1, 0.2, 1.1)
+    PAIR_ROD("sab", 0.05, -0.02, 1.005, 0.05, -0.1, 1.1) PAIR_ROD("sac", -0.02, 0.05, 1.005, -0.1, 0.05, 1.1)
+    PAIR_ROD("sbc", 0.0637, 0.0637, 1.005, 0.1, 0.1, 1.1)
+    FACE_PAIR("face") FACE_PAIR("ca") FACE_PAIR("cb") FACE_PAIR("ccc") FACE_PAIR("sab") FACE_PAIR("sac") FACE_PAIR("sbc")
+    FACE_RUB("face.start", "face", 0) FACE_RUB("ab.start", "face", 1) FACE_RUB("ab.end", "face", 2)
+    FACE_RUB("cc.start", "face", 3) FACE_RUB("ab.end", "sab", 2) FACE_RUB("cc.start", "sbc", 3)
+    FACE_RUB("sac.start", "sac", 0) FACE_RUB("ab.start", "ca", 1);
 
 /* The edge pairs' kernels against central differences (the regions: pairs_text). */
 static void pairs_checks(void)

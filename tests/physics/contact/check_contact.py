@@ -94,7 +94,29 @@ if code == 0 and rows:
     check(abs(force / 0.1 - 1) <= 1e-6 and abs(carried / 0.1 - 1) <= 1e-6 and sag > 1e-3,
           "crossing rods: the supports carry %.9f N of the 0.1 N load, and the gap %.6f mm gives a penalty force "
           "of %.9f N (tol 1e-6); the lower rod sags %.3f mm" % (carried, gap * 1e3, force, sag * 1e3))
-    check("self contact: 1.0 pairs of edges touching" in said, "crossing rods: the summary counts the one pair")
+    check("self contact: 1.0 pairs touching" in said, "crossing rods: the summary counts the one pair")
+
+# 1b. A pin (a rod standing on its end) pressed by 0.05 N onto a held shell, its tip over the
+# inside of a triangle (2 mm or more from every edge): one node-triangle pair carries the load,
+# at the gap where the penalty law gives 0.05 N (h = the rod's radius plus half the shell's
+# thickness; tol 1e-6).
+pin = (MATERIAL % "10 MPa" +
+       "shell plate { mesh = rectangle(4 cm, 4 cm, 1 cm, origin = (-2, -2, 0) cm); thickness = 1 mm; material = m; }\n"
+       "rod pin { path = line((0.5, 0.2, 0.15) cm, (0.5, 0.2, 2) cm); nodes = 2; radius = 1 mm; material = m; }\n"
+       "fix plate.nodes; fix pin.nodes.x; fix pin.nodes.y; fix pin.edges.theta;\n"
+       "load pin.end = (0, 0, -0.05) N;\n"
+       "contact self { stiffness = 100 N/m; delta = 0.3 mm; }\n"
+       "static { load_steps = 2; tolerance = 1e-12; output csv \"x\"; }\n")
+code, _, out, said = run("pin", pin)
+check(code == 0, "pin on a shell: the static solve converges")
+if code == 0:
+    x = list(csv.DictReader(open(os.path.join(out, "x.csv"))))[-1]
+    n = len([k for k in x if k.startswith("z")])
+    gap = float(x["z%d" % (n - 2)]) - 1.5e-3
+    force = penalty_force(100, 0.3e-3, gap)
+    check(abs(force / 0.05 - 1) <= 1e-6 and "1.0 pairs touching" in said,
+          "pin on a shell: one pair touching, the gap %.6f mm gives a penalty force of %.9f N for the 0.05 N load "
+          "(tol 1e-6)" % (gap * 1e3, force))
 
 # 2. A rod lying across two clamped rods (supports 6 cm apart, the rod overhanging one of them)
 # under gravity: each support carries the share of the weight that the lever rule gives about the
@@ -218,7 +240,7 @@ fast = collide.replace("-2e-4) N * (t < 10 ms", "-2e-2) N * (t < 6 ms").replace(
 fast = fast.replace("stiffness = 100 N/m", "stiffness = 1000 N/m").replace("implicit_midpoint", "implicit_euler")
 fast = fast.replace("DT", "4 ms").replace("output vtk \"f\" binary every 0.5 ms;", "output csv \"x\";")
 code, _, out, said = run("fast", fast.replace("duration = 0.15 s", "duration = 0.1 s"))
-check(code == 0 and "steps cut for edges passing through" in said, "fast bar: runs, with steps cut (%s)"
+check(code == 0 and "steps cut for parts passing through" in said, "fast bar: runs, with steps cut (%s)"
       % next((ln for ln in said.splitlines() if ln.startswith("self contact")), "no summary"))
 if code == 0:
     rows = list(csv.DictReader(open(os.path.join(out, "x.csv"))))
@@ -240,7 +262,7 @@ bad = [
     ("not a rod", MATERIAL % "1 MPa" +
      "rod r { path = line((0, 0, 0) m, (0.1, 0, 0) m); nodes = 5; radius = 1 mm; material = m; }\n"
      "body b { position = (0, 0, 0) m; mass = 1 kg; }\n"
-     "contact r, b { stiffness = 10 N/m; delta = 0.1 mm; }\n", "is not a rod"),
+     "contact r, b { stiffness = 10 N/m; delta = 0.1 mm; }\n", "is not a rod or a shell"),
     ("no rods", "body b { position = (0, 0, 0) m; mass = 1 kg; }\n"
      "contact self { stiffness = 10 N/m; delta = 0.1 mm; }\n", "needs rods"),
     ("banded", MATERIAL % "1 MPa" +
