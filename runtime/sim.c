@@ -1454,6 +1454,8 @@ static int modes_constrained(srd_sim *s, const ModalRows *mr, int count, double 
 
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
+    if (s->pairs) /* the parts touching here stiffen the modes: the pairs at this configuration */
+        srd_pairs_update(s, s->q, 0);
     ModalRows mr;
     if (modal_rows(s, &mr, err, err_n) != 0) {
         modal_rows_free(&mr);
