@@ -62,6 +62,10 @@ struct srd_pairs {
     cell_entry *cells;
     size_t  cap_cells;
     key_set coupled;
+    int    *filled;           /* the pairs the batches hold (2 per pair) */
+    int     n_filled;
+    long long filled_layout;  /* the pattern's size they were mapped for */
+    bool    filled_valid;
     double  seconds;
     /* statistics of accepted states */
     int     active_now, active_max;
@@ -197,6 +201,7 @@ void srd_pairs_free(srd_pairs *p)
     free(p->hi);
     free(p->cells);
     free(p->coupled.slot);
+    free(p->filled);
     free(p);
 }
 
@@ -309,7 +314,7 @@ static void push_pair(srd_pairs *p, int a, int b)
 static void consider(srd_pairs *p, const double *q, const cell_entry *x, const cell_entry *y, double size)
 {
     int a = x->prim, b = y->prim;
-    if (a == b || !pair_kinds(p, a, b) || !boxes_overlap(p, a, b) || share_node(p, a, b) ||
+    if (a == b || !boxes_overlap(p, a, b) || share_node(p, a, b) ||
         !pair_cell_here(p, a, b, x->cell, size))
         return;
     int u = p->kind[a] == PRIM_TRI ? b : a, v = u == a ? b : a;
@@ -323,7 +328,8 @@ static void pairs_in_group(srd_pairs *p, const double *q, size_t i, size_t j, do
 {
     for (size_t u = i; u < j; u++)
         for (size_t v = u + 1; v < j; v++)
-            if (!memcmp(p->cells[u].cell, p->cells[v].cell, sizeof p->cells[u].cell))
+            if (pair_kinds(p, p->cells[u].prim, p->cells[v].prim) &&
+                !memcmp(p->cells[u].cell, p->cells[v].cell, sizeof p->cells[u].cell))
                 consider(p, q, &p->cells[u], &p->cells[v], size);
 }
 
@@ -481,6 +487,7 @@ void srd_pairs_forget_couplings(srd_pairs *p)
 {
     if (!p)
         return;
+    p->filled_valid = false; /* the batches were remapped for the new system: fill them anew */
     free(p->coupled.slot);
     memset(&p->coupled, 0, sizeof p->coupled);
 }
@@ -538,6 +545,26 @@ static double largest_over_nodes(const srd_pairs *p, const double *x, const doub
     return sqrt(d2);
 }
 
+/* The batches hold the same pairs as the last fill, in the same solver layout, and no state:
+ * nothing to fill (resting contact keeps its pairs from step to step). */
+static bool same_as_before(const srd_sim *s, const srd_pairs *p)
+{
+    int sets[4] = { p->set, p->friction_set, p->tri_set, p->tri_friction_set };
+    for (int k = 0; k < 4; k++)
+        if (sets[k] >= 0 && s->kernels[sets[k]].info.n_state)
+            return false;
+    return p->filled_valid && p->n_filled == p->n_pairs && p->filled_layout == s->solver.sys.nnz &&
+           !memcmp(p->filled, p->pair, 2 * sizeof(int) * (size_t)p->n_pairs);
+}
+
+static void remember_pairs(srd_pairs *p)
+{
+    p->filled = srd_xrealloc(p->filled, (2 * (size_t)p->n_pairs + 1) * sizeof(int));
+    memcpy(p->filled, p->pair, 2 * sizeof(int) * (size_t)p->n_pairs);
+    p->n_filled = p->n_pairs;
+    p->filled_valid = true;
+}
+
 void srd_pairs_update(srd_sim *s, const double *q, double dt)
 {
     srd_pairs *p = s->pairs;
@@ -547,9 +574,13 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
     double motion = dt > 0 ? 3 * largest_over_nodes(p, s->v0, NULL) * dt : 0;
     p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, motion));
     broad_phase(p, p->q_ref);
-    fill_batches(s, p);
-    add_couplings(s, p);
-    remap_batches(s, p);
+    if (!same_as_before(s, p)) {
+        fill_batches(s, p);
+        add_couplings(s, p);
+        remap_batches(s, p);
+        remember_pairs(p);
+        p->filled_layout = s->solver.sys.nnz;
+    }
     p->seconds += srd_seconds() - t0;
 }
 
@@ -650,9 +681,11 @@ void srd_pairs_sample(srd_pairs *p, const double *q, double t)
     for (int k = 0; k < p->n_pairs; k++) {
         int a = p->pair[2 * k], b = p->pair[2 * k + 1];
         double h = p->radius[a] + p->radius[b], depth = h - pair_distance(p, q, a, b);
+        if (depth <= -p->delta)
+            continue;
+        active++; /* within reach of the penalty: the pair carries load */
         if (depth <= 0)
             continue;
-        active++;
         if (depth > p->deepest) {
             p->deepest = depth;
             p->deepest_t = t;
@@ -686,7 +719,7 @@ void srd_pairs_print_summary(const srd_pairs *p, FILE *out)
 {
     if (!p || !p->samples)
         return;
-    fprintf(out, "self contact: %.1f pairs touching on average, at most %d (t = %.4g s); deepest overlap %.3g mm "
+    fprintf(out, "self contact: %.1f pairs in contact on average, at most %d (t = %.4g s); deepest overlap %.3g mm "
                  "(t = %.4g s); %d candidate pairs now; finding pairs took %.3g s",
             p->active_sum / p->samples, p->active_max, p->active_max_t, 1e3 * p->deepest, p->deepest_t, p->n_pairs,
             p->seconds);

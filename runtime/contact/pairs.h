@@ -29,8 +29,8 @@ void srd_pairs_update(struct srd_sim *s, const double *q, double dt);
 int  srd_pairs_check(struct srd_sim *s, const double *q);
 /* The sparse pattern was planned anew (a release): every coupling is to be added again. */
 void srd_pairs_forget_couplings(srd_pairs *p);
-/* Statistics of an accepted state at time t: the pairs in contact (closer than their contact
- * thickness) and the deepest overlap. */
+/* Statistics of an accepted state at time t: the pairs in contact (their gap below delta, where
+ * the penalty carries load) and the deepest overlap (contact thickness less the distance). */
 void srd_pairs_sample(srd_pairs *p, const double *q, double t);
 /* The summary line(s) of a run. */
 void srd_pairs_print_summary(const srd_pairs *p, FILE *out);

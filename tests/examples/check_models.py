@@ -467,6 +467,18 @@ def rod_drop():
     return m
 
 
+def sheet_fold():
+    # a 12 x 2 cm strip of spacing 1 cm (equilateral rows) lying 0.5 mm above the ground; its far
+    # edge (one node per row, x = 12 cm) is driven by `move`: each of its DOFs a constraint
+    m = Model()
+    points, tris = equilateral_rectangle(0.12, 0.02, 0.01)
+    strip = m.shell([(x, y - 0.01, z + 0.0005) for x, y, z in points], tris, rho=1100, thickness=0.001,
+                    bending="hinge")
+    m.fixed_components = [(v, c) for v in strip if m.x[v][0] >= 0.119 for c in range(3)]
+    m.flat_ground(friction=True)
+    return m
+
+
 def manta_ray():
     # two equilateral triangles of side 1 m sharing the centre line x = 0 (y from -0.5 to 0.5),
     # 10 divisions per side: lattice steps h along the centre line and h toward +x at 60 degrees
@@ -684,6 +696,7 @@ EXAMPLES = {
     "manta_ray": manta_ray,
     "parachute": parachute,
     "rod_drop": rod_drop,
+    "sheet_fold": sheet_fold,
     "gripper": gripper,
     "star_roller": star_roller,
     "jumper": jumper,
