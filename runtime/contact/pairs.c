@@ -59,8 +59,10 @@ struct srd_pairs {
     int     n_pairs, cap_pairs;
     int    *pair;             /* 2 per candidate: parts, first < second for edges, node first */
     double *lo, *hi;          /* 3 per part: its box at q_ref, grown by its reach */
-    cell_entry *cells;
-    size_t  cap_cells;
+    cell_entry *cells, *sorted; /* the parts' cells; the same grouped by bucket */
+    size_t  cap_cells, cap_sorted;
+    size_t *start;            /* per bucket: its first entry in `sorted` (and one past the last) */
+    size_t  cap_start;
     key_set coupled;
     int    *filled;           /* the pairs the batches hold (2 per pair) */
     int     n_filled;
@@ -200,6 +202,8 @@ void srd_pairs_free(srd_pairs *p)
     free(p->lo);
     free(p->hi);
     free(p->cells);
+    free(p->sorted);
+    free(p->start);
     free(p->coupled.slot);
     free(p->filled);
     free(p);
@@ -239,7 +243,9 @@ static uint64_t cell_key(const int32_t *c)
     uint64_t h = (uint64_t)(uint32_t)c[0] * 0x9E3779B97F4A7C15ull;
     h ^= (uint64_t)(uint32_t)c[1] * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
     h ^= (uint64_t)(uint32_t)c[2] * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
-    return h;
+    h ^= h >> 31; /* mix the high bits down: buckets take the low ones */
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
 }
 
 static int32_t cell_of(double x, double size) { return (int32_t)floor(x / size); }
@@ -273,12 +279,32 @@ static size_t fill_cells(srd_pairs *p, double size)
     return n;
 }
 
-static int by_key(const void *a, const void *b)
+/* Groups the entries by bucket (their key's low bits) in linear time, a counting sort into
+ * p->sorted; start[b] .. start[b + 1] are bucket b's entries. A bucket may hold several cells:
+ * the comparison of cells tells them apart. */
+static size_t bucket_sort(srd_pairs *p, size_t n)
 {
-    const cell_entry *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->prim - y->prim;
+    size_t buckets = 1024;
+    while (buckets < 2 * n)
+        buckets *= 2;
+    if (buckets + 1 > p->cap_start) {
+        p->cap_start = buckets + 1;
+        p->start = srd_xrealloc(p->start, p->cap_start * sizeof *p->start);
+    }
+    if (n > p->cap_sorted) {
+        p->cap_sorted = p->cap_cells;
+        p->sorted = srd_xrealloc(p->sorted, p->cap_sorted * sizeof *p->sorted);
+    }
+    memset(p->start, 0, (buckets + 1) * sizeof *p->start);
+    for (size_t i = 0; i < n; i++)
+        p->start[(p->cells[i].key & (buckets - 1)) + 1]++;
+    for (size_t b = 0; b < buckets; b++)
+        p->start[b + 1] += p->start[b];
+    for (size_t i = 0; i < n; i++) /* in entry order, so each bucket lists its parts in order */
+        p->sorted[p->start[p->cells[i].key & (buckets - 1)]++] = p->cells[i];
+    memmove(p->start + 1, p->start, buckets * sizeof *p->start);
+    p->start[0] = 0;
+    return buckets;
 }
 
 static bool boxes_overlap(const srd_pairs *p, int a, int b)
@@ -322,15 +348,15 @@ static void consider(srd_pairs *p, const double *q, const cell_entry *x, const c
         push_pair(p, a, b);
 }
 
-/* Entries [i, j) share a key: the same cell (or, rarely, another cell with the same hash,
- * which the comparison of cells tells apart). */
+/* Sorted entries [i, j) share a bucket: the same cell, or another cell whose key falls in the
+ * same bucket, which the comparison of cells tells apart. */
 static void pairs_in_group(srd_pairs *p, const double *q, size_t i, size_t j, double size)
 {
+    const cell_entry *e = p->sorted;
     for (size_t u = i; u < j; u++)
         for (size_t v = u + 1; v < j; v++)
-            if (pair_kinds(p, p->cells[u].prim, p->cells[v].prim) &&
-                !memcmp(p->cells[u].cell, p->cells[v].cell, sizeof p->cells[u].cell))
-                consider(p, q, &p->cells[u], &p->cells[v], size);
+            if (pair_kinds(p, e[u].prim, e[v].prim) && !memcmp(e[u].cell, e[v].cell, sizeof e[u].cell))
+                consider(p, q, &e[u], &e[v], size);
 }
 
 static int by_pair(const void *a, const void *b)
@@ -362,13 +388,10 @@ static void broad_phase(srd_pairs *p, const double *q)
 {
     p->n_pairs = 0;
     double size = part_boxes(p, q);
-    size_t n = fill_cells(p, size);
-    qsort(p->cells, n, sizeof *p->cells, by_key);
-    for (size_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && p->cells[j].key == p->cells[i].key; j++)
-            ;
-        pairs_in_group(p, q, i, j, size);
-    }
+    size_t n = fill_cells(p, size), buckets = bucket_sort(p, n);
+    for (size_t b = 0; b < buckets; b++)
+        if (p->start[b + 1] - p->start[b] > 1)
+            pairs_in_group(p, q, p->start[b], p->start[b + 1], size);
     order_pairs(p);
 }
 
