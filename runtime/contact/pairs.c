@@ -184,6 +184,9 @@ srd_pairs *srd_pairs_new(const srd_sim *s)
         r_min = fmin(r_min, p->radius[k]);
     p->margin_floor = fmax(p->delta, 0.5 * r_min);
     p->q_ref = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    p->cap_pairs = 256; /* never NULL, so that an empty list still sorts and compares */
+    p->pair = srd_xcalloc(2 * (size_t)p->cap_pairs, sizeof(int));
+    p->filled = srd_xcalloc(2, sizeof(int));
     p->lo = srd_xcalloc(3 * (size_t)p->n_prims + 1, sizeof(double));
     p->hi = srd_xcalloc(3 * (size_t)p->n_prims + 1, sizeof(double));
     return p;
