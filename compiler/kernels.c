@@ -31,7 +31,9 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "body_ground_friction") || !strcmp(kind, "node_body_box_contact") ||
         !strcmp(kind, "node_body_box_friction") || !strcmp(kind, "body_node_box_friction") ||
         !strcmp(kind, "edge_contact") || !strcmp(kind, "edge_friction") || !strcmp(kind, "node_triangle_contact") ||
-        !strcmp(kind, "node_triangle_friction") ||
+        !strcmp(kind, "node_triangle_friction") || !strcmp(kind, "node_body_contact") ||
+        !strcmp(kind, "node_body_friction") || !strcmp(kind, "body_node_friction") || !strcmp(kind, "edge_body_contact") ||
+        !strcmp(kind, "edge_body_friction") || !strcmp(kind, "edge_body_friction_on_body") ||
         !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))

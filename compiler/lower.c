@@ -1094,20 +1094,42 @@ static bool derive_reduced(Lower *L, LoweredElement *out, ExprId f, const int *w
     return worth;
 }
 
-/* A force F at point p of the first parameter, a body: its generalised force on the body's six
- * DOFs is (dp/dq)^T F (virtual work), which enters the residual with a minus sign; the Jacobian
- * is that of those rows in every stencil DOF, so the point's motion is in it too. */
+/* A force F at point p on the first parameter, a body: its generalised force on the body's six
+ * DOFs is the virtual work of F on the body's material point at p, p_b = x + sum_i r_i e_i with
+ * r_i = (p - x) . e_i held: F on the position rows, sum_i r_i (d e_i / d theta_k) . F on the
+ * rotation rows, both entering the residual with a minus sign. (Differentiating p itself would
+ * give nothing for a point that is not the body's, such as a node it touches.) The Jacobian is
+ * that of those rows in every stencil DOF, so the point's motion is in it too. The body's DOFs
+ * are stencil DOFs 0..5 (lower_element registers them first). */
+static void generalised_rows(Lower *L, const Sym *result, const int *wrt, ExprId rows[6])
+{
+    ExprDag *d = L->d;
+    ExprId de[27]; /* d e_i[c] / d theta_k at 9 i + 3 c + k */
+    Sym e[3];
+    ExprId r[3];
+    for (int i = 0; i < 3; i++) {
+        e[i] = body_axis(L, 0, i);
+        diff_jacobian(d, e[i].c, 3, wrt + 3, 3, &de[9 * i]);
+        r[i] = dag_const(d, 0.0);
+        for (int c = 0; c < 3; c++)
+            r[i] = dag_add(d, r[i], dag_mul(d, dag_sub(d, result->c[3 + c], dof_input(L, 0, c)), e[i].c[c]));
+    }
+    for (int c = 0; c < 3; c++)
+        rows[c] = dag_neg(d, result->c[c]);
+    for (int k = 0; k < 3; k++) {
+        ExprId w = dag_const(d, 0.0);
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < 3; c++)
+                w = dag_add(d, w, dag_mul(d, dag_mul(d, r[i], de[9 * i + 3 * c + k]), result->c[c]));
+        rows[3 + k] = dag_neg(d, w);
+    }
+}
+
 static void force_at_point(Lower *L, LoweredElement *out, Sym result, const int *wrt)
 {
     int nd = L->nd;
-    ExprId dp[18], rows[6], *jac = calloc((size_t)(6 * nd) + 1, sizeof(ExprId));
-    diff_jacobian(L->d, &result.c[3], 3, wrt, 6, dp); /* the body's DOFs are stencil DOFs 0..5 */
-    for (int k = 0; k < 6; k++) {
-        ExprId r = dag_const(L->d, 0.0);
-        for (int c = 0; c < 3; c++)
-            r = dag_sub(L->d, r, dag_mul(L->d, dp[c * 6 + k], result.c[c]));
-        rows[k] = r;
-    }
+    ExprId rows[6], *jac = calloc((size_t)(6 * nd) + 1, sizeof(ExprId));
+    generalised_rows(L, &result, wrt, rows);
     diff_jacobian(L->d, rows, 6, wrt, nd, jac);
     for (int k = 0; k < nd; k++)
         out->res[k] = -1;

@@ -140,6 +140,7 @@ typedef struct Harness {
     double            *q, *q0, *v0, params[8];
     double             t, dt;
     bool               steps; /* configurations as the runtime's steps (randomize_step) */
+    double             largest; /* the largest residual entry over the checked configurations */
 } Harness;
 
 /* DOF d at the reference configuration: the node's coordinate, 0 for a twist or xi. */
@@ -320,6 +321,7 @@ static void fd_check(Harness *h, srd_kernel_fn fn, unsigned seed, int configs, d
         next_config(h, &seed, 2e-3);
         double E;
         evaluate(h, fn, &E, g, J);
+        h->largest = fmax(h->largest, max_abs(g, n));
         FdColumn col = { g, J, gp, gfd, max_abs(g, n) + 1e-300, max_abs(J, n * n) + 1e-300 };
         for (int f = 0; f < n; f++) {
             double eg, ej;
@@ -1184,6 +1186,9 @@ static void fd_check_set(const ModelKernels *mk, const srd_model *m, int s, cons
     }
     check(&tally, wj < 1e-6, "%s%s: %s matches central differences of the residual (worst %.2e, tol 1e-6)", label,
           kind, ks->lowered.is_force ? "Jacobian" : "Hessian", wj);
+    /* a kernel that added nothing would pass the comparisons above: it must act somewhere */
+    check(&tally, h.largest > 0, "%s%s: acts on the configurations checked (largest residual entry %.2e)", label, kind,
+          h.largest);
     if (!strcmp(kind, "stretch") && !steps)
         compare_stretch(&h, ks->fn);
     if (built == 0 && m->sets[s].n > 0 && h.sys.n_free > 0)
@@ -1335,6 +1340,54 @@ static const char *pairs_text =
     FACE_RUB("cc.start", "face", 3) FACE_RUB("ab.end", "sab", 2) FACE_RUB("cc.start", "sbc", 3)
     FACE_RUB("sac.start", "sac", 0) FACE_RUB("ab.start", "ca", 1);
 
+/* Rods' nodes and edges against rigid bodies of every shape, each node in a region of its
+ * shape's surface that the +-2 mm perturbations keep (h = 2 cm, delta = 5 mm): a box's face and
+ * corner, a capsule's side and cap, a sphere, a cylinder's side, cap and rim; edges across a
+ * capsule's side and a sphere. */
+#define BODY_SHAPE(name, x, shape) "body " name " { position = (" #x ", 0, 0.5) m; shape = " shape "; density = 1000 kg/m^3; }\n"
+#define BODY_NODE(p, b, shape, r, l, hx, hy, hz) \
+    "apply node_body_contact(" p ", " b "; kc = 100 N/m, delta = 5 mm, h = 2 cm, shape = " #shape ", r = " #r " m, l = " \
+    #l " m, hx = " #hx " m, hy = " #hy " m, hz = " #hz " m);\n" \
+    "apply node_body_friction(" p ", " b "; kc = 100 N/m, delta = 5 mm, h = 2 cm, mu = 0.4, slip_velocity = 10 m/s, " \
+    "shape = " #shape ", r = " #r " m, l = " #l " m, hx = " #hx " m, hy = " #hy " m, hz = " #hz " m);\n" \
+    "apply body_node_friction(" b ", " p "; kc = 100 N/m, delta = 5 mm, h = 2 cm, mu = 0.4, slip_velocity = 10 m/s, " \
+    "shape = " #shape ", r = " #r " m, l = " #l " m, hx = " #hx " m, hy = " #hy " m, hz = " #hz " m);\n"
+#define BODY_EDGE(e, b, l) \
+    "apply edge_body_contact(" e ".start, " e ".end, " b "; kc = 100 N/m, delta = 5 mm, h = 2 cm, r = 1 cm, l = " l ");\n" \
+    "apply edge_body_friction(" e ".start, " e ".start, " e ".end, " b "; kc = 100 N/m, delta = 5 mm, h = 2 cm, mu = 0.4, " \
+    "slip_velocity = 10 m/s, r = 1 cm, l = " l ", which = 0);\n" \
+    "apply edge_body_friction(" e ".end, " e ".start, " e ".end, " b "; kc = 100 N/m, delta = 5 mm, h = 2 cm, mu = 0.4, " \
+    "slip_velocity = 10 m/s, r = 1 cm, l = " l ", which = 1);\n" \
+    "apply edge_body_friction_on_body(" b ", " e ".start, " e ".end; kc = 100 N/m, delta = 5 mm, h = 2 cm, mu = 0.4, " \
+    "slip_velocity = 10 m/s, r = 1 cm, l = " l ");\n"
+static const char *body_pairs_text =
+    "use std.contact;\n"
+    "material m { E = 2 MPa; rho = 1200 kg/m^3; nu = 0.4; }\n"
+    "body crate { position = (0, 0, 0.5) m; shape = box; size = (4 cm, 3 cm, 2 cm); density = 1000 kg/m^3; }\n"
+    "body pill { position = (0.3, 0, 0.5) m; shape = capsule; radius = 1 cm; length = 4 cm; density = 1000 kg/m^3; }\n"
+    "body ball { position = (0.6, 0, 0.5) m; shape = sphere; radius = 1 cm; density = 1000 kg/m^3; }\n"
+    "body can { position = (0.9, 0, 0.5) m; shape = cylinder; radius = 1 cm; length = 4 cm; density = 1000 kg/m^3; }\n"
+    PAIR_ROD("n1", 0.005, 0.003, 0.531, 0.005, 0.003, 0.6) PAIR_ROD("n2", 0.032, 0.027, 0.522, 0.1, 0.1, 0.6)
+    PAIR_ROD("n3", 0.331, 0.002, 0.5, 0.4, 0.002, 0.5) PAIR_ROD("n4", 0.302, 0.001, 0.551, 0.302, 0.001, 0.6)
+    PAIR_ROD("n5", 0.6, 0.003, 0.531, 0.6, 0.003, 0.6) PAIR_ROD("n6", 0.931, 0.002, 0.5, 1.0, 0.002, 0.5)
+    PAIR_ROD("n7", 0.902, 0.001, 0.541, 0.902, 0.001, 0.6) PAIR_ROD("n8", 0.924, 0.001, 0.534, 1.0, 0.001, 0.6)
+    PAIR_ROD("e1", 0.331, -0.05, 0.505, 0.331, 0.05, 0.505) PAIR_ROD("e2", 0.631, -0.05, 0.503, 0.631, 0.05, 0.503)
+    BODY_NODE("n1.start", "crate", 1, 0, 0, 0.02, 0.015, 0.01) BODY_NODE("n2.start", "crate", 1, 0, 0, 0.02, 0.015, 0.01)
+    BODY_NODE("n3.start", "pill", 0, 0.01, 0.04, 0, 0, 0) BODY_NODE("n4.start", "pill", 0, 0.01, 0.04, 0, 0, 0)
+    BODY_NODE("n5.start", "ball", 0, 0.01, 0, 0, 0, 0) BODY_NODE("n6.start", "can", 2, 0.01, 0.04, 0, 0, 0)
+    BODY_NODE("n7.start", "can", 2, 0.01, 0.04, 0, 0, 0) BODY_NODE("n8.start", "can", 2, 0.01, 0.04, 0, 0, 0)
+    BODY_EDGE("e1", "pill", "4 cm") BODY_EDGE("e2", "ball", "0 m");
+
+static void body_pairs_checks(void)
+{
+    TestModel t;
+    test_model_open(&t, "body_pairs.srd", body_pairs_text, "rods against bodies test model");
+    for (int s = 0; t.ok && s < t.mk.n; s++)
+        if (t.mk.sets[s].fn && !kinds_has(&fd_checked, t.mk.sets[s].lowered.kind))
+            fd_check_set(&t.mk, t.m, s, "", false, &fd_checked);
+    test_model_close(&t);
+}
+
 /* The edge pairs' kernels against central differences (the regions: pairs_text). */
 static void pairs_checks(void)
 {
@@ -1386,6 +1439,7 @@ int main(void)
     planar_checks();
     bodies_checks();
     pairs_checks();
+    body_pairs_checks();
     check_stdlib_coverage();
     compare_aot(&mk, m);
     compare_interp(&mk, m);
