@@ -142,19 +142,19 @@ static void contact_object(Elab *e, Expr *x, srd_self_contact *c)
         return;
     if (v.kind == V_WORD) {
         Diag *d = diag_error(x->loc, "unknown name `%s`", v.str);
-        diag_hint(d, "`contact` names rods and shells declared above it, or takes `self` for all of them");
+        diag_hint(d, "`contact` names rods, shells and bodies declared above it, or takes `self` for all of them");
         return;
     }
     if (v.kind != V_OBJ) {
-        Diag *d = diag_error(x->loc, "`contact` takes `self` or the names of rods and shells, and this is not an object");
+        Diag *d = diag_error(x->loc, "`contact` takes `self` or the names of rods, shells and bodies, and this is not an object");
         diag_hint(d, "name objects declared above the block, or write `contact self` for every rod and shell");
         return;
     }
     int kind = e->objs.a[v.index].kind;
-    if (kind != SRD_OBJ_ROD && kind != SRD_OBJ_SHELL) {
-        Diag *d = diag_error(x->loc, "`%s` is not a rod or a shell; contact between parts is for rods and shells",
+    if (kind != SRD_OBJ_ROD && kind != SRD_OBJ_SHELL && kind != SRD_OBJ_BODY) {
+        Diag *d = diag_error(x->loc, "`%s` is not a rod, a shell or a body; contact between parts is for those",
                              e->objs.a[v.index].name);
-        diag_hint(d, "solids, lattices and rigid bodies touch the ground and obstacles");
+        diag_hint(d, "solids and lattices touch the ground and obstacles");
         return;
     }
     for (int k = 0; k < c->n_objects; k++)

@@ -8,8 +8,8 @@
 srd_model *srd_model_new(void)
 {
     srd_model *m = srd_xcalloc(1, sizeof *m);
-    m->self_contact.edge_set = m->self_contact.friction_set = -1;
-    m->self_contact.tri_set = m->self_contact.tri_friction_set = -1;
+    for (int k = 0; k < SRD_PAIR_SETS; k++)
+        m->self_contact.set[k] = -1;
     return m;
 }
 

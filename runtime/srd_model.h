@@ -93,18 +93,30 @@ typedef struct srd_joint {
 
 /* Contact between the model's own parts (`contact self`, or `contact a, b { ... }` for some of
  * them): every edge of the rods and shells that take part against every other such edge that
- * shares no node with it, and, with shells, every node of those objects against every shell
- * triangle it is not a corner of. The runtime finds the pairs within reach each step and fills
- * the dynamic element sets edge_set (edge_contact), tri_set (node_triangle_contact) and their
- * friction (four instances a pair, one per node). */
+ * shares no node with it; with shells, every node of those objects against every shell triangle
+ * it is not a corner of; with rigid bodies, every node against every body (and every edge
+ * against every capsule or sphere). The runtime finds the pairs within reach each step and
+ * fills the dynamic element sets of std.contact listed in `set` (-1: none in this model). */
+enum {
+    SRD_PAIR_EDGE,                /* edge_contact */
+    SRD_PAIR_EDGE_FRICTION,       /* edge_friction: four instances a pair, one per node */
+    SRD_PAIR_TRI,                 /* node_triangle_contact */
+    SRD_PAIR_TRI_FRICTION,        /* node_triangle_friction: four a pair */
+    SRD_PAIR_BODY,                /* node_body_contact */
+    SRD_PAIR_BODY_FRICTION,       /* node_body_friction (the node's side) */
+    SRD_PAIR_BODY_FRICTION_BODY,  /* body_node_friction (the body's side) */
+    SRD_PAIR_EDGE_BODY,           /* edge_body_contact */
+    SRD_PAIR_EDGE_BODY_FRICTION,  /* edge_body_friction: two a pair, one per node */
+    SRD_PAIR_EDGE_BODY_FRICTION_BODY, /* edge_body_friction_on_body */
+    SRD_PAIR_SETS
+};
 typedef struct srd_self_contact {
     int     present;
     int     n_objects;
-    int    *objects;      /* the objects that take part (rods, shells) */
+    int    *objects;      /* the objects that take part (rods, shells, rigid bodies) */
     double  stiffness, delta, friction, slip_velocity;
     double  radius;       /* the contact radius given, or 0: a rod's radius, half a shell's thickness */
-    int     edge_set, friction_set; /* -1: none */
-    int     tri_set, tri_friction_set; /* node_triangle_contact and its friction, with shells */
+    int     set[SRD_PAIR_SETS];
 } srd_self_contact;
 
 typedef struct srd_param {

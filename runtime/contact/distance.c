@@ -1,6 +1,8 @@
-/* distance.c — distances between segments, and between a point and a triangle (distance.h). */
+/* distance.c — distances between segments, between a point and a triangle, and from a point to a
+ * body's shape (distance.h). */
 #include "distance.h"
 #include <math.h>
+#include "srd_model.h"
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
@@ -22,7 +24,9 @@ double srd_segment_distance(const double *a0, const double *a1, const double *b0
     double den = aa * ee - bb * bb;
     double s = den > 1e-12 * aa * ee ? clamp01((bb * ff - cc * ee) / den) : 0;
     double t = ee > 0 ? (bb * s + ff) / ee : 0;
-    if (t < 0)
+    if (!(ee > 0)) /* b is a point (a sphere's centre): a's point nearest to it */
+        s = aa > 0 ? clamp01(-cc / aa) : 0;
+    else if (t < 0)
         s = aa > 0 ? clamp01(-cc / aa) : 0;
     else if (t > 1)
         s = aa > 0 ? clamp01((bb - cc) / aa) : 0;
@@ -73,4 +77,45 @@ double srd_point_triangle_distance(const double *p, const double *a, const doubl
     for (int k = 0; k < 3; k++)
         g[k] = p[k] - a[k] - v * (b[k] - a[k]) - w * (c[k] - a[k]);
     return sqrt(dot3(g, g));
+}
+
+/* Capsule (a sphere when l = 0) of radius r along the local z axis, caps' centres l apart. */
+static double capsule_gap(const double *p, double r, double l)
+{
+    double z = p[2] < -l / 2 ? p[2] + l / 2 : p[2] > l / 2 ? p[2] - l / 2 : 0;
+    return sqrt(p[0] * p[0] + p[1] * p[1] + z * z) - r;
+}
+
+/* Box of half sizes h: outside, the distance to it; inside, minus the distance to the nearest face. */
+static double box_gap(const double *p, const double *h)
+{
+    double out2 = 0, in = -INFINITY;
+    for (int c = 0; c < 3; c++) {
+        double d = fabs(p[c]) - h[c];
+        out2 += d > 0 ? d * d : 0;
+        in = fmax(in, d);
+    }
+    return in > 0 ? sqrt(out2) : in;
+}
+
+/* Cylinder of radius r and length l along the local z axis. */
+static double cylinder_gap(const double *p, double r, double l)
+{
+    double dr = sqrt(p[0] * p[0] + p[1] * p[1]) - r, da = fabs(p[2]) - l / 2;
+    if (dr > 0 || da > 0)
+        return sqrt(fmax(dr, 0) * fmax(dr, 0) + fmax(da, 0) * fmax(da, 0));
+    return fmax(dr, da);
+}
+
+double srd_shape_gap(const double *p, int shape, const double *size)
+{
+    switch (shape) {
+    case SRD_SHAPE_SPHERE: return capsule_gap(p, size[0], 0);
+    case SRD_SHAPE_CAPSULE: return capsule_gap(p, size[0], size[1]);
+    case SRD_SHAPE_BOX: {
+        double h[3] = { size[0] / 2, size[1] / 2, size[2] / 2 };
+        return box_gap(p, h);
+    }
+    default: return cylinder_gap(p, size[0], size[1]);
+    }
 }

@@ -1,22 +1,22 @@
-/* pairs.c — contact between the model's own parts: which pairs of edges, and of nodes and shell
- * triangles, are close enough to act on each other this step, as instances of the dynamic
- * element sets edge_contact, node_triangle_contact and their friction (std.contact), and the
- * checks that keep any pair from being missed.
+/* pairs.c — contact between the model's own parts: which pairs of parts (parts.h: rod and shell
+ * edges, nodes, shell triangles, rigid bodies) are close enough to act on each other this step,
+ * as instances of the dynamic element sets of std.contact (srd_self_contact.set), and the checks
+ * that keep any pair from being missed.
  *
- * The parts ("primitives") are the edges of the rods and shells in contact, and, with shells, the
- * nodes of those objects and the shells' triangles: edge against edge and node against
- * triangle cover every way two of them come close.
+ * The pairs that act: edge against edge, node against triangle, node against body, edge
+ * against a capsule or sphere. The closest points of two triangles (or of a segment and a
+ * triangle) are a corner and a face or two edges, so the first two cover rods and shells.
  *
- * Reach: a pair's penalty acts while the gap between the parts' surfaces, |gap| - h (h the sum
- * of their contact radii), is below delta; beyond it the energy is under 1e-13 of its value at
- * contact. Candidates are the pairs whose distance at the step's start is below h + delta plus
- * a margin m. A pair left out was then at least h + delta + m apart, and its distance shrinks
- * by at most the sum of its two largest node displacements, so while no node moves more than
- * m / 2 over the step it stays out of reach all the way: the check after each solve enforces
- * that, finding the pairs again with a wider margin when a node moved farther. Candidates are
- * checked for passing through each other along the straight path from the start to the end
- * of the step by conservative advancement (the distance between two segments changes no
- * faster than the sum of their nodes' largest displacements); a crossing cuts the step. */
+ * Reach: a pair's penalty acts while the gap between the parts' surfaces (their distance less h,
+ * the sum of their contact radii; a body's surface is its shape) is below delta; beyond it the
+ * energy is under 1e-13 of its value at contact. Candidates are the pairs whose distance at the
+ * step's start is below h + delta plus a margin m. A pair left out was then at least that far
+ * apart, and its distance shrinks by at most the sum of the farthest its two parts' points move,
+ * so while no part moves more than m / 2 over the step it stays out of reach all the way: the
+ * check after each solve enforces that, finding the pairs again with a wider margin when a
+ * part moved farther. Candidates are checked for passing through each other along the straight
+ * path from the start to the end of the step by conservative advancement (their distance changes
+ * no faster than the sum of their largest moves); a crossing cuts the step. */
 #include "pairs.h"
 #include <math.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "clock.h"
-#include "distance.h"
+#include "parts.h"
 #include "sim.h"
 
 /* One part in one of the broad phase's grid cells. */
@@ -40,24 +40,17 @@ typedef struct key_set {
     size_t    cap, n;
 } key_set;
 
-/* The kinds of parts; a pair is edge-edge or node-triangle (node first). */
-enum { PRIM_EDGE, PRIM_NODE, PRIM_TRI };
-
 struct srd_pairs {
     const srd_model *m;
-    int     n_prims;
-    int    *kind;             /* PRIM_* */
-    int    *node;             /* 3 per part: its nodes (an edge's two, a node's one) */
-    int    *label;            /* the model edge or triangle, or the node: for messages */
-    double *radius;           /* their contact radii */
+    srd_parts parts;
     double  kc, delta, mu, slip_velocity;
-    int     set, friction_set, tri_set, tri_friction_set;
-    int     n_edge_pairs;     /* the edge-edge pairs come first in `pair`, then node-triangle */
+    const int *set;           /* the element sets, by SRD_PAIR_* (the model's) */
     double  margin_floor, boost, margin; /* the margin: max(floor, 3 v dt, 2 last_move, boost) */
-    double  last_move;        /* the largest node displacement of the last accepted solve */
+    double  last_move;        /* the largest move of the last accepted solve */
     double *q_ref;            /* the configuration the candidates were found at (n_dofs) */
     int     n_pairs, cap_pairs;
-    int    *pair;             /* 2 per candidate: parts, first < second for edges, node first */
+    int    *pair;             /* 2 per candidate, the first-named part first; grouped by class */
+    int     group[SRD_CLASSES + 1]; /* class c's pairs are [group[c], group[c + 1]) */
     double *lo, *hi;          /* 3 per part: its box at q_ref, grown by its reach */
     cell_entry *cells, *sorted; /* the parts' cells; the same grouped by bucket */
     size_t  cap_cells, cap_sorted;
@@ -78,117 +71,33 @@ struct srd_pairs {
     long    redone, crossed;  /* solves repeated with a wider margin; steps cut for a crossing */
 };
 
-/* ---- the parts ---- */
-
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-static const double *node_x(const srd_pairs *p, const double *q, int node) { return q + p->m->node_dof[node]; }
-
-static int prim_size(const srd_pairs *p, int k) { return p->kind[k] == PRIM_EDGE ? 2 : p->kind[k] == PRIM_TRI ? 3 : 1; }
-
-static const double *corner(const srd_pairs *p, const double *q, int k, int i) { return node_x(p, q, p->node[3 * k + i]); }
-
-/* Distance between parts a and b (an edge pair, or a node a and a triangle b) at q. */
-static double pair_distance(const srd_pairs *p, const double *q, int a, int b)
-{
-    if (p->kind[a] == PRIM_EDGE)
-        return srd_segment_distance(corner(p, q, a, 0), corner(p, q, a, 1), corner(p, q, b, 0), corner(p, q, b, 1));
-    return srd_point_triangle_distance(corner(p, q, a, 0), corner(p, q, b, 0), corner(p, q, b, 1), corner(p, q, b, 2));
-}
-
-/* Parts that share a node never act on each other (edges of one rod in a row, a triangle and
- * its own corner). */
-static bool share_node(const srd_pairs *p, int a, int b)
-{
-    for (int i = 0; i < prim_size(p, a); i++)
-        for (int j = 0; j < prim_size(p, b); j++)
-            if (p->node[3 * a + i] == p->node[3 * b + j])
-                return true;
-    return false;
-}
-
-/* Edge-edge and node-triangle pairs act; the other kinds of meeting are covered by those. */
-static bool pair_kinds(const srd_pairs *p, int a, int b)
-{
-    return (p->kind[a] == PRIM_EDGE && p->kind[b] == PRIM_EDGE) ||
-           (p->kind[a] == PRIM_NODE && p->kind[b] == PRIM_TRI) || (p->kind[a] == PRIM_TRI && p->kind[b] == PRIM_NODE);
-}
-
 /* ---- set-up ---- */
-
-static void add_prim(srd_pairs *p, int kind, const int *nodes, int label, double r)
-{
-    int k = p->n_prims++;
-    p->kind[k] = kind;
-    for (int i = 0; i < 3; i++)
-        p->node[3 * k + i] = i < (kind == PRIM_EDGE ? 2 : kind == PRIM_TRI ? 3 : 1) ? nodes[i] : -1;
-    p->label[k] = label;
-    p->radius[k] = r;
-}
-
-/* An object's edges; a shell's triangles too, and, when shells take part, every node. */
-static void add_object(srd_pairs *p, int o, bool nodes)
-{
-    const srd_model *m = p->m;
-    const srd_object *ob = &m->objects[o];
-    double r = srd_contact_radius(m, o);
-    for (int k = 0; k < ob->n_edges; k++)
-        add_prim(p, PRIM_EDGE, &m->edge_nodes[2 * (ob->first_edge + k)], ob->first_edge + k, r);
-    for (int k = 0; ob->kind == SRD_OBJ_SHELL && k < ob->n_tris; k++)
-        add_prim(p, PRIM_TRI, &m->tri_nodes[3 * (ob->first_tri + k)], ob->first_tri + k, r);
-    for (int k = 0; nodes && k < ob->n_nodes; k++)
-        if (m->node_object[ob->nodes[k]] == o) /* a node two objects share counts once */
-            add_prim(p, PRIM_NODE, &ob->nodes[k], ob->nodes[k], r);
-}
-
-static size_t prim_capacity(const srd_model *m, const srd_self_contact *c)
-{
-    size_t n = 0;
-    for (int k = 0; k < c->n_objects; k++) {
-        const srd_object *ob = &m->objects[c->objects[k]];
-        n += (size_t)ob->n_edges + (size_t)ob->n_tris + (size_t)ob->n_nodes;
-    }
-    return n + 1;
-}
-
-static void find_parts(srd_pairs *p, const srd_self_contact *c)
-{
-    size_t cap = prim_capacity(p->m, c);
-    p->kind = srd_xcalloc(cap, sizeof(int));
-    p->node = srd_xcalloc(3 * cap, sizeof(int));
-    p->label = srd_xcalloc(cap, sizeof(int));
-    p->radius = srd_xcalloc(cap, sizeof(double));
-    for (int k = 0; k < c->n_objects; k++)
-        add_object(p, c->objects[k], c->tri_set >= 0);
-}
 
 srd_pairs *srd_pairs_new(const srd_sim *s)
 {
     const srd_model *m = s->m;
     const srd_self_contact *c = &m->self_contact;
-    if (!c->present || c->edge_set < 0)
+    if (!c->present)
         return NULL;
     srd_pairs *p = srd_xcalloc(1, sizeof *p);
     p->m = m;
-    find_parts(p, c);
+    srd_parts_init(&p->parts, m, s->bodies.axes);
     p->kc = c->stiffness;
     p->delta = c->delta;
     p->mu = c->friction;
     p->slip_velocity = c->slip_velocity;
-    p->set = c->edge_set;
-    p->friction_set = c->friction_set;
-    p->tri_set = c->tri_set;
-    p->tri_friction_set = c->tri_friction_set;
+    p->set = c->set;
     double r_min = INFINITY;
-    for (int k = 0; k < p->n_prims; k++)
-        r_min = fmin(r_min, p->radius[k]);
+    for (int k = 0; k < p->parts.n; k++)
+        if (p->parts.kind[k] != SRD_PART_BODY)
+            r_min = fmin(r_min, p->parts.radius[k]);
     p->margin_floor = fmax(p->delta, 0.5 * r_min);
     p->q_ref = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     p->cap_pairs = 256; /* never NULL, so that an empty list still sorts and compares */
     p->pair = srd_xcalloc(2 * (size_t)p->cap_pairs, sizeof(int));
     p->filled = srd_xcalloc(2, sizeof(int));
-    p->lo = srd_xcalloc(3 * (size_t)p->n_prims + 1, sizeof(double));
-    p->hi = srd_xcalloc(3 * (size_t)p->n_prims + 1, sizeof(double));
+    p->lo = srd_xcalloc(3 * (size_t)p->parts.n + 1, sizeof(double));
+    p->hi = srd_xcalloc(3 * (size_t)p->parts.n + 1, sizeof(double));
     return p;
 }
 
@@ -196,10 +105,7 @@ void srd_pairs_free(srd_pairs *p)
 {
     if (!p)
         return;
-    free(p->kind);
-    free(p->node);
-    free(p->label);
-    free(p->radius);
+    srd_parts_free(&p->parts);
     free(p->q_ref);
     free(p->pair);
     free(p->lo);
@@ -214,6 +120,21 @@ void srd_pairs_free(srd_pairs *p)
 
 /* ---- broad phase: a spatial hash of the parts' boxes ---- */
 
+/* The pair's class with either part named first, and the order that names the first first. */
+static int class_of(const srd_pairs *p, int *a, int *b)
+{
+    int c = srd_parts_class(&p->parts, *a, *b);
+    if (c != SRD_CLASS_NONE)
+        return c;
+    c = srd_parts_class(&p->parts, *b, *a);
+    if (c != SRD_CLASS_NONE) {
+        int t = *a;
+        *a = *b;
+        *b = t;
+    }
+    return c;
+}
+
 /* Each part's box at q, grown by its radius and half of delta and the margin: two boxes
  * overlap when the parts may be within h + delta + margin of each other. Returns the mean side
  * of the boxes of edges and triangles: the grid's cell. */
@@ -221,19 +142,12 @@ static double part_boxes(srd_pairs *p, const double *q)
 {
     double extent = 0;
     int counted = 0;
-    for (int k = 0; k < p->n_prims; k++) {
-        double grow = p->radius[k] + 0.5 * (p->delta + p->margin), side = 0;
-        for (int c = 0; c < 3; c++) {
-            double lo = INFINITY, hi = -INFINITY;
-            for (int i = 0; i < prim_size(p, k); i++) {
-                lo = fmin(lo, corner(p, q, k, i)[c]);
-                hi = fmax(hi, corner(p, q, k, i)[c]);
-            }
-            p->lo[3 * k + c] = lo - grow;
-            p->hi[3 * k + c] = hi + grow;
+    for (int k = 0; k < p->parts.n; k++) {
+        double grow = p->parts.radius[k] + 0.5 * (p->delta + p->margin), side = 0;
+        srd_parts_box(&p->parts, q, k, grow, &p->lo[3 * k], &p->hi[3 * k]);
+        for (int c = 0; c < 3; c++)
             side = fmax(side, p->hi[3 * k + c] - p->lo[3 * k + c]);
-        }
-        if (p->kind[k] != PRIM_NODE) {
+        if (p->parts.kind[k] == SRD_PART_EDGE || p->parts.kind[k] == SRD_PART_TRI) {
             extent += side;
             counted++;
         }
@@ -268,7 +182,7 @@ static void push_cell(srd_pairs *p, size_t *n, const int32_t *c, int k)
 static size_t fill_cells(srd_pairs *p, double size)
 {
     size_t n = 0;
-    for (int k = 0; k < p->n_prims; k++) {
+    for (int k = 0; k < p->parts.n; k++) {
         int32_t lo[3], hi[3], c[3];
         for (int i = 0; i < 3; i++) {
             lo[i] = cell_of(p->lo[3 * k + i], size);
@@ -331,23 +245,28 @@ static bool pair_cell_here(const srd_pairs *p, int a, int b, const int32_t *cell
 static void push_pair(srd_pairs *p, int a, int b)
 {
     if (p->n_pairs == p->cap_pairs) {
-        p->cap_pairs = p->cap_pairs ? 2 * p->cap_pairs : 256;
+        p->cap_pairs *= 2;
         p->pair = srd_xrealloc(p->pair, 2 * (size_t)p->cap_pairs * sizeof(int));
     }
-    bool swap = p->kind[a] == PRIM_EDGE ? a > b : p->kind[a] == PRIM_TRI; /* edges in order, node first */
-    p->pair[2 * p->n_pairs] = swap ? b : a;
-    p->pair[2 * p->n_pairs + 1] = swap ? a : b;
+    p->pair[2 * p->n_pairs] = a;
+    p->pair[2 * p->n_pairs + 1] = b;
     p->n_pairs++;
 }
 
+/* Parts a and b meet in a cell: a pair when they act on each other and are within reach. */
 static void consider(srd_pairs *p, const double *q, const cell_entry *x, const cell_entry *y, double size)
 {
     int a = x->prim, b = y->prim;
-    if (a == b || !boxes_overlap(p, a, b) || share_node(p, a, b) ||
+    if (class_of(p, &a, &b) == SRD_CLASS_NONE || !boxes_overlap(p, a, b) || srd_parts_share_node(&p->parts, a, b) ||
         !pair_cell_here(p, a, b, x->cell, size))
         return;
-    int u = p->kind[a] == PRIM_TRI ? b : a, v = u == a ? b : a;
-    if (pair_distance(p, q, u, v) < p->radius[a] + p->radius[b] + p->delta + p->margin)
+    if (p->parts.kind[a] == SRD_PART_EDGE && p->parts.kind[b] == SRD_PART_EDGE && a > b) { /* edges in order */
+        int t = a;
+        a = b;
+        b = t;
+    }
+    double reach = p->parts.radius[a] + p->parts.radius[b] + p->delta + p->margin;
+    if (srd_parts_distance(&p->parts, q, a, b) < reach)
         push_pair(p, a, b);
 }
 
@@ -358,7 +277,8 @@ static void pairs_in_group(srd_pairs *p, const double *q, size_t i, size_t j, do
     const cell_entry *e = p->sorted;
     for (size_t u = i; u < j; u++)
         for (size_t v = u + 1; v < j; v++)
-            if (pair_kinds(p, e[u].prim, e[v].prim) && !memcmp(e[u].cell, e[v].cell, sizeof e[u].cell))
+            if (p->parts.kind[e[u].prim] + p->parts.kind[e[v].prim] != 2 * SRD_PART_NODE &&
+                !memcmp(e[u].cell, e[v].cell, sizeof e[u].cell))
                 consider(p, q, &e[u], &e[v], size);
 }
 
@@ -368,23 +288,23 @@ static int by_pair(const void *a, const void *b)
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* Edge pairs first, then node-triangle pairs; each kind in the order of its parts, the same on
- * every run. */
+/* The pairs grouped by class, each group in the order of its parts: the same on every run. */
 static void order_pairs(srd_pairs *p)
 {
-    int edges = 0;
+    int count[SRD_CLASSES + 1] = { 0 }, *sorted = srd_xcalloc(2 * (size_t)p->n_pairs + 1, sizeof(int));
     for (int k = 0; k < p->n_pairs; k++)
-        if (p->kind[p->pair[2 * k]] == PRIM_EDGE) {
-            int t0 = p->pair[2 * edges], t1 = p->pair[2 * edges + 1];
-            p->pair[2 * edges] = p->pair[2 * k];
-            p->pair[2 * edges + 1] = p->pair[2 * k + 1];
-            p->pair[2 * k] = t0;
-            p->pair[2 * k + 1] = t1;
-            edges++;
-        }
-    qsort(p->pair, (size_t)edges, 2 * sizeof(int), by_pair);
-    qsort(p->pair + 2 * edges, (size_t)(p->n_pairs - edges), 2 * sizeof(int), by_pair);
-    p->n_edge_pairs = edges;
+        count[srd_parts_class(&p->parts, p->pair[2 * k], p->pair[2 * k + 1]) + 1]++;
+    for (int c = 0; c < SRD_CLASSES; c++)
+        count[c + 1] += count[c];
+    memcpy(p->group, count, sizeof p->group);
+    for (int k = 0; k < p->n_pairs; k++) {
+        int c = srd_parts_class(&p->parts, p->pair[2 * k], p->pair[2 * k + 1]);
+        memcpy(&sorted[2 * count[c]++], &p->pair[2 * k], 2 * sizeof(int));
+    }
+    memcpy(p->pair, sorted, 2 * sizeof(int) * (size_t)p->n_pairs);
+    free(sorted);
+    for (int c = 0; c < SRD_CLASSES; c++)
+        qsort(p->pair + 2 * p->group[c], (size_t)(p->group[c + 1] - p->group[c]), 2 * sizeof(int), by_pair);
 }
 
 static void broad_phase(srd_pairs *p, const double *q)
@@ -412,65 +332,159 @@ static void size_batch(srd_batch_owner *bo, int n, int nd, int n_data, int n_sta
                               .res = bo->res, .jac_pos = bo->jac_pos, .data = bo->data, .state = bo->state };
 }
 
-/* Instance i of a set whose stencil is the nodes `nodes` (its parameters in order), with the
- * data `data`; a step-start position is the only state these kernels may read. */
-static void put_instance(srd_sim_kernel *sk, const srd_model *m, const double *q0, int i, const int *nodes,
-                         const double *data)
+/* Step-start state value k of a stencil whose parameters are the nodes `nodes`: a body's axes,
+ * a node's reference position or mass. */
+static double state_of(const srd_sim *s, const srd_kernel_info *in, const int *nodes, int k)
 {
+    const srd_model *m = s->m;
+    int node = nodes[in->state_param[k]], c = in->state_comp[k], b = m->node_body ? m->node_body[node] : -1;
+    switch (in->state_kind[k]) {
+    case SRD_STATE_FRAME: return b >= 0 ? s->bodies.axes[9 * b + c] : 0;
+    case SRD_STATE_X0: return m->x0[3 * node + c];
+    case SRD_STATE_MASS: return m->node_mass[node];
+    default: return 0;
+    }
+}
+
+/* Instance i of set `set`, whose stencil is the nodes (and bodies) `nodes` in its parameters'
+ * order, with the data `data`. */
+static void put_instance(srd_sim *s, int set, int i, const int *nodes, const double *data)
+{
+    srd_sim_kernel *sk = &s->kernels[set];
     const srd_kernel_info *in = &sk->info;
     srd_batch_owner *bo = &sk->batch;
-    for (int k = 0; k < in->nd; k++)
-        bo->dofs[(size_t)i * in->nd + k] = m->node_dof[nodes[in->dof_param[k]]] + in->dof_comp[k];
+    for (int k = 0; k < in->nd; k++) {
+        int comp = in->dof_comp[k], base = s->m->node_dof[nodes[in->dof_param[k]]];
+        bo->dofs[(size_t)i * in->nd + k] = comp >= SRD_COMP_ROT ? base + 3 + comp - SRD_COMP_ROT : base + comp;
+    }
     for (int k = 0; k < in->n_state; k++)
-        bo->state[(size_t)i * in->n_state + k] = q0[m->node_dof[nodes[in->state_param[k]]] + in->state_comp[k]];
+        bo->state[(size_t)i * in->n_state + k] = state_of(s, in, nodes, k);
     memcpy(bo->data + (size_t)i * bo->b.n_data, data, sizeof(double) * (size_t)bo->b.n_data);
 }
 
-/* Pair k's four nodes (a0, a1, b0, b1, or x, a, b, c) and its data. */
-static void pair_stencil(const srd_pairs *p, int k, int nodes[4], double data[6])
+/* A body's shape as std.contact's shape_gap reads it: shape, r, l, hx, hy, hz. */
+static void shape_data(const srd_body *b, double *out)
 {
-    int a = p->pair[2 * k], b = p->pair[2 * k + 1], n = 0;
-    for (int i = 0; i < prim_size(p, a); i++)
-        nodes[n++] = p->node[3 * a + i];
-    for (int i = 0; i < prim_size(p, b); i++)
-        nodes[n++] = p->node[3 * b + i];
-    double d[6] = { p->kc, p->delta, p->radius[a] + p->radius[b], p->mu, p->slip_velocity, 0 };
-    memcpy(data, d, sizeof d);
+    bool box = b->shape == SRD_SHAPE_BOX, sphere = b->shape == SRD_SHAPE_SPHERE;
+    out[0] = box ? 1 : b->shape == SRD_SHAPE_CYLINDER ? 2 : 0;
+    out[1] = box ? 0 : b->size[0];
+    out[2] = box || sphere ? 0 : b->size[1];
+    for (int c = 0; c < 3; c++)
+        out[3 + c] = box ? 0.5 * b->size[c] : 0;
 }
 
-/* Pairs [lo, hi) into the contact set and, with friction, four friction instances each. */
-static void fill_kind(srd_sim *s, const srd_pairs *p, int set, int friction_set, int lo, int hi)
+/* Pair k's stencil nodes (the first part's, then the second's) and its data: kc, delta, h, mu,
+ * slip_velocity, then a body's shape (shape_data). */
+static int pair_nodes(const srd_pairs *p, int k, int *nodes, double *data)
 {
-    srd_sim_kernel *ks = &s->kernels[set], *kf = friction_set >= 0 ? &s->kernels[friction_set] : NULL;
-    size_batch(&ks->batch, hi - lo, ks->info.nd, 3, ks->info.n_state);
-    if (kf)
-        size_batch(&kf->batch, 4 * (hi - lo), kf->info.nd, 6, kf->info.n_state);
+    int a = p->pair[2 * k], b = p->pair[2 * k + 1], n = 0;
+    for (int i = 0; i < srd_parts_size(&p->parts, a); i++)
+        nodes[n++] = p->parts.node[3 * a + i];
+    for (int i = 0; i < srd_parts_size(&p->parts, b); i++)
+        nodes[n++] = p->parts.node[3 * b + i];
+    double d[5] = { p->kc, p->delta, p->parts.radius[a] + p->parts.radius[b], p->mu, p->slip_velocity };
+    memcpy(data, d, sizeof d);
+    if (p->parts.kind[b] == SRD_PART_BODY)
+        shape_data(&p->m->bodies[p->parts.label[b]], data + 5);
+    return n;
+}
+
+/* Sizes set k's batch for `pairs` pairs of `per` instances each (none when the set is absent). */
+static bool size_set(srd_sim *s, const srd_pairs *p, int k, int pairs, int per)
+{
+    if (p->set[k] < 0)
+        return false;
+    srd_sim_kernel *sk = &s->kernels[p->set[k]];
+    size_batch(&sk->batch, per * pairs, sk->info.nd, s->m->sets[p->set[k]].n_data, sk->info.n_state);
+    return true;
+}
+
+/* Edge-edge or node-triangle pairs [lo, hi): contact on (a0, a1, b0, b1), friction on
+ * (p, a0, a1, b0, b1) for each of the four nodes p (which = 0..3). */
+static void fill_four(srd_sim *s, const srd_pairs *p, int set, int friction, int lo, int hi)
+{
+    size_set(s, p, set, hi - lo, 1);
+    bool rub = size_set(s, p, friction, hi - lo, 4);
     for (int k = lo; k < hi; k++) {
         int nodes[5];
-        double data[6];
-        pair_stencil(p, k, nodes + 1, data);
-        put_instance(ks, s->m, p->q_ref, k - lo, nodes + 1, data);
-        for (int w = 0; kf && w < 4; w++) {
+        double d[11], data[6];
+        pair_nodes(p, k, nodes + 1, d);
+        double contact[3] = { d[0], d[1], d[2] };
+        put_instance(s, p->set[set], k - lo, nodes + 1, contact);
+        memcpy(data, d, 5 * sizeof(double));
+        for (int w = 0; rub && w < 4; w++) {
             nodes[0] = nodes[1 + w];
             data[5] = w;
-            put_instance(kf, s->m, p->q_ref, 4 * (k - lo) + w, nodes, data);
+            put_instance(s, p->set[friction], 4 * (k - lo) + w, nodes, data);
         }
+    }
+}
+
+/* Node-body pairs [lo, hi): contact and the node's friction on (node, body), the body's on
+ * (body, node). */
+static void fill_node_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
+{
+    size_set(s, p, SRD_PAIR_BODY, hi - lo, 1);
+    bool rub = size_set(s, p, SRD_PAIR_BODY_FRICTION, hi - lo, 1);
+    size_set(s, p, SRD_PAIR_BODY_FRICTION_BODY, hi - lo, 1);
+    for (int k = lo; k < hi; k++) {
+        int nodes[2], swapped[2];
+        double d[11], contact[9] = { 0 };
+        pair_nodes(p, k, nodes, d);
+        memcpy(contact, d, 3 * sizeof(double));
+        memcpy(contact + 3, d + 5, 6 * sizeof(double));
+        put_instance(s, p->set[SRD_PAIR_BODY], k - lo, nodes, contact);
+        if (!rub)
+            continue;
+        swapped[0] = nodes[1];
+        swapped[1] = nodes[0];
+        put_instance(s, p->set[SRD_PAIR_BODY_FRICTION], k - lo, nodes, d);
+        put_instance(s, p->set[SRD_PAIR_BODY_FRICTION_BODY], k - lo, swapped, d);
+    }
+}
+
+/* Edge-body pairs [lo, hi) (capsules and spheres): contact on (a0, a1, body), the edge's
+ * friction on (p, a0, a1, body) for p = a0, a1, the body's on (body, a0, a1). */
+static void fill_edge_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
+{
+    size_set(s, p, SRD_PAIR_EDGE_BODY, hi - lo, 1);
+    bool rub = size_set(s, p, SRD_PAIR_EDGE_BODY_FRICTION, hi - lo, 2);
+    size_set(s, p, SRD_PAIR_EDGE_BODY_FRICTION_BODY, hi - lo, 1);
+    for (int k = lo; k < hi; k++) {
+        int nodes[4], turned[3];
+        double d[11];
+        pair_nodes(p, k, nodes + 1, d);
+        /* d: kc delta h mu slip shape r l ...: contact (kc delta h r l), friction (+ mu slip, which) */
+        double contact[5] = { d[0], d[1], d[2], d[6], d[7] }, rub_data[8] = { d[0], d[1], d[2], d[3], d[4], d[6], d[7], 0 };
+        put_instance(s, p->set[SRD_PAIR_EDGE_BODY], k - lo, nodes + 1, contact);
+        if (!rub)
+            continue;
+        for (int w = 0; w < 2; w++) {
+            nodes[0] = nodes[1 + w];
+            rub_data[7] = w;
+            put_instance(s, p->set[SRD_PAIR_EDGE_BODY_FRICTION], 2 * (k - lo) + w, nodes, rub_data);
+        }
+        turned[0] = nodes[3];
+        turned[1] = nodes[1];
+        turned[2] = nodes[2];
+        put_instance(s, p->set[SRD_PAIR_EDGE_BODY_FRICTION_BODY], k - lo, turned, rub_data);
     }
 }
 
 static void fill_batches(srd_sim *s, const srd_pairs *p)
 {
-    fill_kind(s, p, p->set, p->friction_set, 0, p->n_edge_pairs);
-    if (p->tri_set >= 0)
-        fill_kind(s, p, p->tri_set, p->tri_friction_set, p->n_edge_pairs, p->n_pairs);
+    const int *g = p->group;
+    fill_four(s, p, SRD_PAIR_EDGE, SRD_PAIR_EDGE_FRICTION, g[SRD_CLASS_EDGE_EDGE], g[SRD_CLASS_EDGE_EDGE + 1]);
+    fill_four(s, p, SRD_PAIR_TRI, SRD_PAIR_TRI_FRICTION, g[SRD_CLASS_NODE_TRI], g[SRD_CLASS_NODE_TRI + 1]);
+    fill_node_body(s, p, g[SRD_CLASS_NODE_BODY], g[SRD_CLASS_NODE_BODY + 1]);
+    fill_edge_body(s, p, g[SRD_CLASS_EDGE_BODY], g[SRD_CLASS_EDGE_BODY + 1]);
 }
 
 static void remap_batches(srd_sim *s, const srd_pairs *p)
 {
-    int sets[4] = { p->set, p->friction_set, p->tri_set, p->tri_friction_set };
-    for (int k = 0; k < 4; k++)
-        if (sets[k] >= 0)
-            srd_batch_remap(&s->kernels[sets[k]].batch, &s->solver.sys);
+    for (int k = 0; k < SRD_PAIR_SETS; k++)
+        if (p->set[k] >= 0)
+            srd_batch_remap(&s->kernels[p->set[k]].batch, &s->solver.sys);
 }
 
 /* ---- couplings in a sparse pattern ---- */
@@ -518,13 +532,16 @@ void srd_pairs_forget_couplings(srd_pairs *p)
     memset(&p->coupled, 0, sizeof p->coupled);
 }
 
-/* The 9 free-DOF couplings of nodes u and v, appended to out; returns how many. */
+/* The free-DOF couplings of nodes u and v (a body's node has its rotation DOFs too), appended
+ * to out; returns how many. */
+static int node_dofs(const srd_model *m, int u) { return m->node_body && m->node_body[u] >= 0 ? 6 : 3; }
+
 static int node_couplings(const srd_sim *s, int u, int v, int *out)
 {
     const int *fi = s->solver.sys.free_index;
     int n = 0, du = s->m->node_dof[u], dv = s->m->node_dof[v];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
+    for (int i = 0; i < node_dofs(s->m, u); i++)
+        for (int j = 0; j < node_dofs(s->m, v); j++)
             if (fi[du + i] >= 0 && fi[dv + j] >= 0) {
                 out[2 * n] = fi[du + i];
                 out[2 * n + 1] = fi[dv + j];
@@ -538,12 +555,12 @@ static void add_couplings(srd_sim *s, srd_pairs *p)
 {
     if (s->solver.sys.layout != SRD_JAC_CSC)
         return; /* dense storage holds every entry (banded storage is refused at start) */
-    int *dofs = srd_xcalloc(27 * (size_t)p->n_pairs + 1, 2 * sizeof(int)), n = 0;
+    int *dofs = srd_xcalloc(9 * 36 * (size_t)p->n_pairs + 1, 2 * sizeof(int)), n = 0;
     for (int k = 0; k < p->n_pairs; k++) {
         int a = p->pair[2 * k], b = p->pair[2 * k + 1];
-        for (int i = 0; i < prim_size(p, a); i++)
-            for (int j = 0; j < prim_size(p, b); j++) {
-                int u = p->node[3 * a + i], v = p->node[3 * b + j];
+        for (int i = 0; i < srd_parts_size(&p->parts, a); i++)
+            for (int j = 0; j < srd_parts_size(&p->parts, b); j++) {
+                int u = p->parts.node[3 * a + i], v = p->parts.node[3 * b + j];
                 uint64_t key = ((uint64_t)(u < v ? u : v) + 1) << 32 | (uint64_t)((u < v ? v : u) + 1);
                 if (key_add(&p->coupled, key))
                     n += node_couplings(s, u, v, dofs + 2 * n);
@@ -556,39 +573,33 @@ static void add_couplings(srd_sim *s, srd_pairs *p)
 
 /* ---- per step ---- */
 
-/* The largest of |x[node] - y[node]| over the parts' nodes (y NULL: |x[node]|). */
-static double largest_over_nodes(const srd_pairs *p, const double *x, const double *y)
+/* The farthest any part moves from x0 to x (x0 NULL: the largest speed, x velocities). */
+static double largest_move(const srd_pairs *p, const double *x0, const double *x)
 {
-    double d2 = 0;
-    for (int k = 0; k < p->n_prims; k++)
-        for (int i = 0; i < prim_size(p, k); i++) {
-            int d = p->m->node_dof[p->node[3 * k + i]];
-            double u[3];
-            for (int c = 0; c < 3; c++)
-                u[c] = x[d + c] - (y ? y[d + c] : 0);
-            d2 = fmax(d2, dot3(u, u));
-        }
-    return sqrt(d2);
+    double most = 0;
+    for (int k = 0; k < p->parts.n; k++)
+        most = fmax(most, srd_parts_move(&p->parts, x0, x, k));
+    return most;
 }
 
 /* The batches hold the same pairs as the last fill, in the same solver layout, and no state:
  * nothing to fill (resting contact keeps its pairs from step to step). */
 static bool same_as_before(const srd_sim *s, const srd_pairs *p)
 {
-    int sets[4] = { p->set, p->friction_set, p->tri_set, p->tri_friction_set };
-    for (int k = 0; k < 4; k++)
-        if (sets[k] >= 0 && s->kernels[sets[k]].info.n_state)
+    for (int k = 0; k < SRD_PAIR_SETS; k++)
+        if (p->set[k] >= 0 && s->kernels[p->set[k]].info.n_state)
             return false;
     return p->filled_valid && p->n_filled == p->n_pairs && p->filled_layout == s->solver.sys.nnz &&
            !memcmp(p->filled, p->pair, 2 * sizeof(int) * (size_t)p->n_pairs);
 }
 
-static void remember_pairs(srd_pairs *p)
+static void remember_pairs(srd_sim *s, srd_pairs *p)
 {
     p->filled = srd_xrealloc(p->filled, (2 * (size_t)p->n_pairs + 1) * sizeof(int));
     memcpy(p->filled, p->pair, 2 * sizeof(int) * (size_t)p->n_pairs);
     p->n_filled = p->n_pairs;
     p->filled_valid = true;
+    p->filled_layout = s->solver.sys.nnz;
 }
 
 void srd_pairs_update(srd_sim *s, const double *q, double dt)
@@ -597,61 +608,29 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
     double t0 = srd_seconds();
     if (q)
         memcpy(p->q_ref, q, sizeof(double) * (size_t)s->m->n_dofs);
-    double motion = dt > 0 ? 3 * largest_over_nodes(p, s->v0, NULL) * dt : 0;
+    double motion = dt > 0 ? 3 * largest_move(p, NULL, s->v0) * dt : 0;
     p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, motion));
     broad_phase(p, p->q_ref);
     if (!same_as_before(s, p)) {
         fill_batches(s, p);
         add_couplings(s, p);
         remap_batches(s, p);
-        remember_pairs(p);
-        p->filled_layout = s->solver.sys.nnz;
+        remember_pairs(s, p);
     }
     p->seconds += srd_seconds() - t0;
 }
 
-/* A node of the path from q_ref to q at fraction tau. */
-static void path_point(const srd_pairs *p, const double *q, int node, double tau, double *x)
-{
-    int d = p->m->node_dof[node];
-    for (int c = 0; c < 3; c++)
-        x[c] = p->q_ref[d + c] + tau * (q[d + c] - p->q_ref[d + c]);
-}
-
-/* How far part k's nodes move at most from q_ref to q. */
-static double part_move(const srd_pairs *p, const double *q, int k)
-{
-    double most = 0;
-    for (int i = 0; i < prim_size(p, k); i++) {
-        int d = p->m->node_dof[p->node[3 * k + i]];
-        double u[3] = { q[d] - p->q_ref[d], q[d + 1] - p->q_ref[d + 1], q[d + 2] - p->q_ref[d + 2] };
-        most = fmax(most, sqrt(dot3(u, u)));
-    }
-    return most;
-}
-
-/* The distance of pair (a, b) at fraction tau of the path. */
-static double path_distance(const srd_pairs *p, const double *q, int a, int b, double tau)
-{
-    double x[6][3];
-    int n = 0;
-    for (int i = 0; i < prim_size(p, a); i++)
-        path_point(p, q, p->node[3 * a + i], tau, x[n++]);
-    for (int i = 0; i < prim_size(p, b); i++)
-        path_point(p, q, p->node[3 * b + i], tau, x[n++]);
-    return p->kind[a] == PRIM_EDGE ? srd_segment_distance(x[0], x[1], x[2], x[3])
-                                   : srd_point_triangle_distance(x[0], x[1], x[2], x[3]);
-}
-
-/* Whether candidate k's parts come within 1e-3 h of each other on the straight path:
- * conservative advancement, each advance as far as the distance left allows. */
+/* Whether candidate k's parts come within 1e-3 h of each other (or, with a body, of its
+ * surface) on the straight path: conservative advancement, each advance as far as the
+ * distance left allows. */
 static bool pair_crosses(const srd_pairs *p, const double *q, int k)
 {
     int a = p->pair[2 * k], b = p->pair[2 * k + 1];
-    double speed = part_move(p, q, a) + part_move(p, q, b);
-    double floor_d = 1e-3 * (p->radius[a] + p->radius[b]), tau = 0;
+    const srd_parts *ps = &p->parts;
+    double speed = srd_parts_move(ps, p->q_ref, q, a) + srd_parts_move(ps, p->q_ref, q, b);
+    double h = ps->radius[a] + ps->radius[b], floor_d = 1e-3 * h, tau = 0;
     for (int it = 0; it < 1000; it++) {
-        double d = path_distance(p, q, a, b, tau);
+        double d = srd_parts_path_distance(ps, p->q_ref, q, a, b, tau);
         if (d <= floor_d)
             return true;
         if (!(speed > 0) || tau + (d - floor_d) / speed >= 1)
@@ -665,7 +644,7 @@ int srd_pairs_check(srd_sim *s, const double *q)
 {
     srd_pairs *p = s->pairs;
     double t0 = srd_seconds();
-    double moved = largest_over_nodes(p, q, p->q_ref);
+    double moved = largest_move(p, p->q_ref, q);
     int verdict = SRD_PAIRS_OK;
     if (moved > 0.5 * p->margin) {
         p->boost = 2.5 * moved;
@@ -706,7 +685,7 @@ void srd_pairs_sample(srd_pairs *p, const double *q, double t)
     int active = 0;
     for (int k = 0; k < p->n_pairs; k++) {
         int a = p->pair[2 * k], b = p->pair[2 * k + 1];
-        double h = p->radius[a] + p->radius[b], depth = h - pair_distance(p, q, a, b);
+        double h = p->parts.radius[a] + p->parts.radius[b], depth = h - srd_parts_distance(&p->parts, q, a, b);
         if (depth <= -p->delta)
             continue;
         active++; /* within reach of the penalty: the pair carries load */
@@ -725,20 +704,6 @@ void srd_pairs_sample(srd_pairs *p, const double *q, double t)
     }
     p->active_sum += active;
     p->samples++;
-}
-
-/* "`rope` edge 12", "`sheet` triangle 3", "`sheet` node 7". */
-static void describe_part(const srd_pairs *p, int k, char *buf, size_t n)
-{
-    const srd_model *m = p->m;
-    int label = p->label[k];
-    if (p->kind[k] == PRIM_NODE) {
-        snprintf(buf, n, "`%s` node %d", m->objects[m->node_object[label]].name, m->node_local[label]);
-        return;
-    }
-    bool edge = p->kind[k] == PRIM_EDGE;
-    const srd_object *ob = &m->objects[edge ? m->edge_object[label] : m->tri_object[label]];
-    snprintf(buf, n, "`%s` %s %d", ob->name, edge ? "edge" : "triangle", label - (edge ? ob->first_edge : ob->first_tri));
 }
 
 void srd_pairs_print_summary(const srd_pairs *p, FILE *out)
@@ -761,8 +726,8 @@ void srd_pairs_overlap_warning(const srd_pairs *p, char *buf, size_t n)
     if (!p || !p->overlapped)
         return;
     char a[128], b[128];
-    describe_part(p, p->overlap_prim[0], a, sizeof a);
-    describe_part(p, p->overlap_prim[1], b, sizeof b);
+    srd_parts_describe(&p->parts, p->overlap_prim[0], a, sizeof a);
+    srd_parts_describe(&p->parts, p->overlap_prim[1], b, sizeof b);
     snprintf(buf, n,
              "at t = %.6g s %s and %s overlap by %.3g mm, more than half their contact thickness (%.3g mm)\n"
              "  hint: raise the contact `stiffness`, or shorten `dt` so that contact builds up over several steps",

@@ -150,6 +150,33 @@ if code == 0:
     if "1.0 pairs in contact" not in said:
         print("# " + said.replace("\n", "\n# "))
 
+# 1c. A ball (a rigid sphere, 5 mm, 1000 kg/m^3) resting on a clamped steel rod, held on a
+# vertical line by a prismatic joint: the rod's supports carry both weights (1e-9), and the gap
+# between the sphere and the rod's surface is the one at which the penalty law (the edge-body
+# pair under it; the nodes are 1 cm off) gives the ball's weight (1e-6).
+ball = (MATERIAL.replace("rho = 1000", "rho = 7800") % "200 GPa" +
+        "rod rail { path = line((-5, 0, 0) cm, (5, 0, 0) cm); nodes = 6; radius = 1 mm; material = m; }\n"
+        "body ball { position = (0, 0, 0.6) cm; shape = sphere; radius = 5 mm; density = 1000 kg/m^3; }\n"
+        "clamp rail.start; clamp rail.end;\n"
+        "joint slide { type = prismatic; a = world; b = ball; axis = (0, 0, 1); }\n"
+        "gravity = (0, 0, -9.81) m/s^2;\n"
+        "contact self { stiffness = 100 N/m; delta = 0.2 mm; }\n"
+        "static { load_steps = 2; tolerance = 1e-12; probe z = ball.node.z; probe a = rail.node(2).z;\n"
+        "  probe b = rail.node(3).z; probe R = reaction(rail.nodes); }\n")
+code, rows, _, said = run("ball", ball)
+check(code == 0 and rows, "ball on a rod: the static solve converges")
+if code == 0 and rows:
+    r = rows[0]
+    weight = 1000 * 4 / 3 * math.pi * 0.005 ** 3 * G
+    rail = 7800 * math.pi * 1e-6 * 0.1 * G
+    # the sphere's axis is a segment 1e-6 of its radius long (std.contact), its lower end nearest
+    gap = float(r["z"]) - 0.5e-6 * 0.005 - (float(r["a"]) + float(r["b"])) / 2 - 0.005 - 0.001
+    force = penalty_force(100, 0.2e-3, gap)
+    carried = float(r["R.fz"])
+    check(abs(force / weight - 1) <= 1e-6 and abs(carried / (weight + rail) - 1) <= 1e-9 and "1.0 pairs in contact" in said,
+          "ball on a rod: the gap %.6f mm gives %.9e N against its weight %.9e N (tol 1e-6); the supports carry "
+          "%.9e N, the weights %.9e N (tol 1e-9)" % (gap * 1e3, force, weight, carried, weight + rail))
+
 # 2. A rod lying across two clamped rods (supports 6 cm apart, the rod overhanging one of them)
 # under gravity: each support carries the share of the weight that the lever rule gives about the
 # contact points (the rod's own centre of mass, from its deformed nodes). The supports' reactions
@@ -335,6 +362,31 @@ for with_contact in (True, False):
           "sheet_fold: the far edge rests on the lower layer %s mm above it (h = 1 mm, tol delta = 0.2 mm), at x = "
           "%s cm" % (", ".join("%.3f" % (g * 1e3) for g in gaps), ", ".join("%.1f" % (pts[n][0] * 100) for n in edge)))
 
+# 4c. A capsule (a rigid body, tilted, spinning) falling at 0.1 m/s onto a free rod, with friction,
+# under implicit midpoint: contact and friction between a body and a rod act in equal and
+# opposite pairs (the body's share through the virtual work at the point), so the total momentum
+# of rod and body stays to 1e-10 relative.
+capsule = (MATERIAL % "10 MPa" +
+           "rod a { path = line((-3, 0, 0) cm, (3, 0, 0) cm); nodes = 7; radius = 1 mm; material = m; }\n"
+           "body pill { position = (0.3, 0, 1) cm; shape = capsule; radius = 4 mm; length = 1 cm; axis = (0, 1, 0.2);\n"
+           "  density = 1000 kg/m^3; velocity = (0, 0, -0.1) m/s; angular_velocity = (0, 2, 1) /s; }\n"
+           "contact self { stiffness = 100 N/m; delta = 0.2 mm; friction = 0.3; slip_velocity = 1 mm/s; }\n"
+           "simulate { method = implicit_midpoint; dt = 0.25 ms; duration = 0.1 s; tolerance = 1e-13;\n"
+           "  output vtk \"f\" binary every 5 ms; }\n")
+code, _, out, said = run("capsule", capsule)
+files = sorted(glob.glob(os.path.join(out, "f_*.vtu")))
+check(code == 0 and len(files) == 21 and "at most 1" in said, "capsule on a rod: runs, and they touch (%s)"
+      % next((ln for ln in said.splitlines() if ln.startswith("self contact")), "no summary"))
+if code == 0 and files:
+    mass = [1000 * math.pi * 1e-6 * 0.01 * (0.5 if k in (0, 6) else 1) for k in range(7)]
+    mass.append(1000 * (math.pi * 0.004 ** 2 * 0.01 + 4 / 3 * math.pi * 0.004 ** 3))
+    p = []
+    for f in files:
+        v = dict(binary_arrays(f))["velocity"]
+        p.append([sum(m * v[3 * i + c] for i, m in enumerate(mass)) for c in range(3)])
+    worst = max(max(abs(q[c] - p[0][c]) for c in range(3)) for q in p) / abs(p[0][2])
+    check(worst <= 1e-10, "capsule on a rod: momentum %.6e N s stays to %.1e relative (tol 1e-10)" % (p[0][2], worst))
+
 # 5. Bad input: clear errors with the place and a hint.
 bad = [
     ("zero radius", MATERIAL % "1 MPa" +
@@ -349,7 +401,7 @@ bad = [
     ("not a rod", MATERIAL % "1 MPa" +
      "rod r { path = line((0, 0, 0) m, (0.1, 0, 0) m); nodes = 5; radius = 1 mm; material = m; }\n"
      "body b { position = (0, 0, 0) m; mass = 1 kg; }\n"
-     "contact r, b { stiffness = 10 N/m; delta = 0.1 mm; }\n", "is not a rod or a shell"),
+     "contact r, b { stiffness = 10 N/m; delta = 0.1 mm; }\n", "has no shape to touch with"),
     ("no rods", "body b { position = (0, 0, 0) m; mass = 1 kg; }\n"
      "contact self { stiffness = 10 N/m; delta = 0.1 mm; }\n", "needs rods"),
     ("banded", MATERIAL % "1 MPa" +
