@@ -561,9 +561,11 @@ void srd_pairs_sample(srd_pairs *p, const double *q, double t)
     for (int k = 0; k < p->n_pairs; k++) {
         int a = p->pair[2 * k], b = p->pair[2 * k + 1];
         double h = p->radius[a] + p->radius[b], depth = h - pair_distance(p, q, a, b);
+        if (depth <= -p->delta)
+            continue; /* out of the penalty's reach */
+        active++;
         if (depth <= 0)
             continue;
-        active++;
         if (depth > p->deepest) {
             p->deepest = depth;
             p->deepest_t = t;
@@ -590,7 +592,7 @@ void srd_pairs_print_summary(const srd_pairs *p, FILE *out)
 {
     if (!p || !p->samples)
         return;
-    fprintf(out, "self contact: %.1f pairs of edges touching on average, at most %d (t = %.4g s); deepest overlap "
+    fprintf(out, "self contact: %.1f pairs of edges within the contact distance on average, at most %d (t = %.4g s); deepest overlap "
                  "%.3g mm (t = %.4g s); %d candidate pairs now; finding pairs took %.3g s",
             p->active_sum / p->samples, p->active_max, p->active_max_t, 1e3 * p->deepest, p->deepest_t, p->n_pairs,
             p->seconds);
