@@ -45,6 +45,10 @@ struct srd_pairs {
     double *q_ref;            /* the configuration the candidates were found at (n_dofs) */
     int     n_pairs, cap_pairs;
     int    *pair;             /* 2 per candidate: contact edge indices, first < second */
+    /* The candidates of the last update, whose Jacobian positions a new update copies instead of
+     * looking them up again in a sparse pattern (n_old < 0: none valid, the pattern is new). */
+    int     n_old, cap_old;
+    int    *old_pair;
     double *lo, *hi;          /* 3 per edge: its box at q_ref, grown by its reach */
     cell_entry *cells;
     size_t  cap_cells;
@@ -147,6 +151,7 @@ srd_pairs *srd_pairs_new(const srd_sim *s)
     p->q_ref = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     p->lo = srd_xcalloc(3 * (size_t)p->n_edges + 1, sizeof(double));
     p->hi = srd_xcalloc(3 * (size_t)p->n_edges + 1, sizeof(double));
+    p->n_old = -1;
     return p;
 }
 
@@ -158,6 +163,7 @@ void srd_pairs_free(srd_pairs *p)
     free(p->radius);
     free(p->q_ref);
     free(p->pair);
+    free(p->old_pair);
     free(p->lo);
     free(p->hi);
     free(p->cells);
@@ -341,9 +347,59 @@ static void pair_stencil(const srd_pairs *p, int k, int nodes[4], double data[6]
     memcpy(data, d, sizeof d);
 }
 
+/* Moves `count` instances' residual rows and Jacobian positions from instance `from` of the old
+ * arrays to instance `to` of the batch. */
+static void copy_positions(srd_batch_owner *bo, const int32_t *old_res, const int64_t *old_jac, int from, int to,
+                           int count)
+{
+    size_t nd = (size_t)bo->b.n_dofs;
+    memcpy(bo->res + (size_t)to * nd, old_res + (size_t)from * nd, sizeof(int32_t) * nd * (size_t)count);
+    memcpy(bo->jac_pos + (size_t)to * nd * nd, old_jac + (size_t)from * nd * nd, sizeof(int64_t) * nd * nd * (size_t)count);
+}
+
+/* The residual rows and Jacobian positions of the new candidates: copied for the pairs that were
+ * candidates at the last update (both lists are sorted), looked up for the others. A lookup in a
+ * sparse pattern is a binary search per entry, 1,044 per pair with friction, which made finding
+ * pairs cost more than the rest of a step. */
+static void position_batches(srd_sim *s, srd_pairs *p, srd_batch_owner *bs, srd_batch_owner *bf, int32_t *res[2],
+                             int64_t *jac[2])
+{
+    int j = 0;
+    for (int k = 0; k < p->n_pairs; k++) {
+        while (j < p->n_old && by_pair(&p->old_pair[2 * j], &p->pair[2 * k]) < 0)
+            j++;
+        bool kept = j < p->n_old && by_pair(&p->old_pair[2 * j], &p->pair[2 * k]) == 0;
+        if (kept) {
+            copy_positions(bs, res[0], jac[0], j, k, 1);
+            if (bf)
+                copy_positions(bf, res[1], jac[1], 4 * j, 4 * k, 4);
+        } else {
+            srd_batch_remap_range(bs, &s->solver.sys, k, 1);
+            if (bf)
+                srd_batch_remap_range(bf, &s->solver.sys, 4 * k, 4);
+        }
+    }
+    if (p->cap_old < p->cap_pairs) {
+        p->cap_old = p->cap_pairs;
+        p->old_pair = srd_xrealloc(p->old_pair, 2 * (size_t)p->cap_old * sizeof(int));
+    }
+    if (p->n_pairs)
+        memcpy(p->old_pair, p->pair, 2 * (size_t)p->n_pairs * sizeof(int));
+    p->n_old = p->n_pairs;
+}
+
 static void fill_batches(srd_sim *s, srd_pairs *p)
 {
     srd_sim_kernel *ks = &s->kernels[p->set], *kf = p->friction_set >= 0 ? &s->kernels[p->friction_set] : NULL;
+    /* the last update's positions, kept aside while the batches are sized again */
+    int32_t *res[2] = { ks->batch.res, kf ? kf->batch.res : NULL };
+    int64_t *jac[2] = { ks->batch.jac_pos, kf ? kf->batch.jac_pos : NULL };
+    ks->batch.res = NULL;
+    ks->batch.jac_pos = NULL;
+    if (kf) {
+        kf->batch.res = NULL;
+        kf->batch.jac_pos = NULL;
+    }
     size_batch(&ks->batch, p->n_pairs, ks->info.nd, 3, ks->info.n_state);
     if (kf)
         size_batch(&kf->batch, 4 * p->n_pairs, kf->info.nd, 6, kf->info.n_state);
@@ -357,6 +413,13 @@ static void fill_batches(srd_sim *s, srd_pairs *p)
             data[5] = w;
             put_instance(kf, s->m, p->q_ref, 4 * k + w, nodes, data);
         }
+    }
+    if (p->n_old < 0)
+        p->n_old = 0; /* nothing valid to copy */
+    position_batches(s, p, &ks->batch, kf ? &kf->batch : NULL, res, jac);
+    for (int i = 0; i < 2; i++) {
+        free(res[i]);
+        free(jac[i]);
     }
 }
 
@@ -401,6 +464,7 @@ void srd_pairs_forget_couplings(srd_pairs *p)
         return;
     free(p->coupled.slot);
     memset(&p->coupled, 0, sizeof p->coupled);
+    p->n_old = -1; /* the pattern is new: positions found before do not hold */
 }
 
 /* The 9 free-DOF couplings of nodes u and v, appended to out; returns how many. */
@@ -459,10 +523,7 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
     p->margin = fmax(p->margin_floor, fmax(p->boost, dt > 0 ? 3 * largest_speed(s, p) * dt : 0));
     broad_phase(p, p->q_ref);
     fill_batches(s, p);
-    add_couplings(s, p);
-    srd_batch_remap(&s->kernels[p->set].batch, &s->solver.sys);
-    if (p->friction_set >= 0)
-        srd_batch_remap(&s->kernels[p->friction_set].batch, &s->solver.sys);
+    add_couplings(s, p); /* when the pattern grows, every batch is remapped, these included */
     p->seconds += srd_seconds() - t0;
 }
 
