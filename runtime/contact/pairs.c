@@ -391,14 +391,20 @@ static void position_batches(srd_sim *s, srd_pairs *p, srd_batch_owner *bs, srd_
 static void fill_batches(srd_sim *s, srd_pairs *p)
 {
     srd_sim_kernel *ks = &s->kernels[p->set], *kf = p->friction_set >= 0 ? &s->kernels[p->friction_set] : NULL;
-    /* the last update's positions, kept aside while the batches are sized again */
+    /* The same candidates as at the last update (a pile at rest, most steps of a slow motion):
+     * their positions are where they were; otherwise the last update's positions are kept aside
+     * while the batches are sized again, and copied (8 kB per pair with friction). */
+    bool same = p->n_old == p->n_pairs &&
+                (p->n_pairs == 0 || !memcmp(p->old_pair, p->pair, 2 * (size_t)p->n_pairs * sizeof(int)));
     int32_t *res[2] = { ks->batch.res, kf ? kf->batch.res : NULL };
     int64_t *jac[2] = { ks->batch.jac_pos, kf ? kf->batch.jac_pos : NULL };
-    ks->batch.res = NULL;
-    ks->batch.jac_pos = NULL;
-    if (kf) {
-        kf->batch.res = NULL;
-        kf->batch.jac_pos = NULL;
+    if (!same) {
+        ks->batch.res = NULL;
+        ks->batch.jac_pos = NULL;
+        if (kf) {
+            kf->batch.res = NULL;
+            kf->batch.jac_pos = NULL;
+        }
     }
     size_batch(&ks->batch, p->n_pairs, ks->info.nd, 3, ks->info.n_state);
     if (kf)
@@ -414,6 +420,8 @@ static void fill_batches(srd_sim *s, srd_pairs *p)
             put_instance(kf, s->m, p->q_ref, 4 * k + w, nodes, data);
         }
     }
+    if (same)
+        return;
     if (p->n_old < 0)
         p->n_old = 0; /* nothing valid to copy */
     position_batches(s, p, &ks->batch, kf ? &kf->batch : NULL, res, jac);
