@@ -18,6 +18,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 SRDC=${SRDC:-./build/srdc}
 SIZES=${1:-"1000 3000 10000 30000"}
+[ "$SIZES" = knot ] && SIZES=""             # `sh bench/contact.sh knot`: the knot only
 ${SRD_PYTHON:-python3} - "$SRDC" "$out" $SIZES <<'PY'
 import math, os, re, subprocess, sys
 srdc, out, sizes = sys.argv[1], sys.argv[2], [int(a) for a in sys.argv[3:]]
@@ -32,11 +33,13 @@ def summary(path, extra=()):
     ms = float(re.search(r"([\d.]+) ms per step", s).group(1))
     its = float(re.search(r"([\d.]+) Newton iterations per step", s).group(1))
     m = re.search(r"(\d+) candidate pairs now; finding pairs took ([\d.e+-]+) s", s)
-    return steps, ms * steps, its, (int(m.group(1)), float(m.group(2))) if m else (0, 0.0)
+    solver = re.search(r"linear solver: (\w+)", s).group(1)
+    return steps, ms * steps, its, (int(m.group(1)), float(m.group(2))) if m else (0, 0.0), solver
 
-print("== pile: a close coil of N edges (3 mm edges, 1 mm radius), implicit Euler, 1 ms")
-print("%8s %10s %12s %14s %14s %16s %14s" % ("edges", "candidates", "ms/step", "no contact", "contact share",
-                                              "finding pairs", "per candidate"))
+if sizes:
+    print("== pile: a close coil of N edges (3 mm edges, 1 mm radius), implicit Euler, 1 ms")
+    print("%8s %10s %12s %14s %14s %16s %14s" % ("edges", "candidates", "ms/step", "no contact", "contact share",
+                                                  "finding pairs", "per candidate"))
 for n in sizes:
     turns = n * 0.003 / (2 * math.pi * 0.02)
     rows = {}
@@ -51,7 +54,7 @@ for n in sizes:
                     f.write("contact self { stiffness = 100 N/m; delta = 0.3 mm; friction = 0.3; "
                             "slip_velocity = 1 mm/s; }\n")
                 f.write("simulate { method = implicit_euler; dt = 1 ms; duration = %d ms; }\n" % d)
-            rows[contact, d] = summary(path)
+            rows[contact, d] = summary(path)[:4]
     per = lambda c: (rows[c, 25][1] - rows[c, 5][1]) / 20
     pairs = (rows[True, 25][3][1] - rows[True, 5][3][1]) / 20 * 1e3
     cand = rows[True, 25][3][0]
@@ -65,7 +68,8 @@ sys.path.insert(0, "examples/data")
 import make_knot
 base = open("examples/knot.srd").read()
 R, A, TAIL = make_knot.R, make_knot.A, make_knot.TAIL
-print("%6s %6s %10s %12s %14s %16s" % ("k", "nodes", "ms/step", "Newton/step", "finding pairs", "candidates (end)"))
+print("%6s %6s %8s %10s %12s %14s %16s" % ("k", "nodes", "solver", "ms/step", "Newton/step", "finding pairs",
+                                          "candidates (end)"))
 for k in (1, 2, 4, 8):
     make_knot.R, make_knot.A, make_knot.TAIL = k * R, k * A, k * TAIL
     pts = make_knot.points()
@@ -75,7 +79,8 @@ for k in (1, 2, 4, 8):
     text = text.replace('output csv "knot" every 10 ms;', "")
     path = os.path.join(out, "knot.srd")
     open(path, "w").write(text)
-    steps, total, its, (cand, pairs) = summary(path, ["--duration", "1.5"])
-    print("%6d %6d %10.2f %12.2f %13.2f ms %16d" % (k, len(pts), total / steps, its, 1e3 * pairs / steps, cand))
+    steps, total, its, (cand, pairs), solver = summary(path, ["--duration", "1.5"])
+    print("%6d %6d %8s %10.2f %12.2f %13.2f ms %16d" % (k, len(pts), solver, total / steps, its, 1e3 * pairs / steps,
+                                                        cand))
     sys.stdout.flush()
 PY
