@@ -180,9 +180,9 @@ def no_crossing(name, edges, radius, fr, delta):
             worst_ratio = max(worst_ratio, (h - d) / h)
             if k + 1 < len(fr) and crossed is None and pair_meets(edges[a], edges[b], x, fr[k + 1][1]):
                 crossed = (t, a, b)
+    where = "" if crossed is None else ": edges %d and %d near t = %g s" % (crossed[1], crossed[2], crossed[0])
     check(crossed is None, "%s: no two edges' centre lines meet over the run (%d frames, every step; "
-          "conservative advancement between frames)%s" % (name, len(fr), "" if crossed is None else
-                                                           ": edges %d and %d near t = %g s" % (crossed[1], crossed[2], crossed[0])))
+          "conservative advancement between frames)%s" % (name, len(fr), where))
     check(worst_ratio < 0.5, "%s: deepest overlap h - d = %.4g mm (t = %.3g s) below h / 2 = %.3g mm" %
           (name, 1e3 * deepest, deepest_t, 1e3 * h_max / 2))
     return deepest
