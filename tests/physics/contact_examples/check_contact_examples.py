@@ -213,10 +213,16 @@ def knot(srdc, examples):
         return
     edges, radius, _ = rod_edges(model)
     fr = frames(os.path.join(out, "knot.csv"))
+    # the drawn knot starts clear of contact: every pair of edges that share no node is farther
+    # apart than the contact thickness h + delta
+    x0 = fr[0][1]
+    start = min(segment_distance(x0[edges[a][0]], x0[edges[a][1]], x0[edges[b][0]], x0[edges[b][1]])
+                for a in range(len(edges)) for b in range(a + 2, len(edges)))
+    check(start > 2 * radius[0] + 0.3e-3, "knot: the drawn strands are %.2f mm apart at the closest, beyond the "
+          "contact thickness %.1f mm" % (1e3 * start, 1e3 * (2 * radius[0] + 0.3e-3)))
     no_crossing("knot", edges, radius, fr, delta=0.3e-3)
     # the example's values: E = 10 MPa, r = 1 mm; the pull starts at 1 s and lasts 3 s
     EI = 10e6 * math.pi * radius[0] ** 4 / 4
-    x0 = fr[0][1]
     L = sum(math.dist(x0[i], x0[j]) for i, j in edges)
     rows = [p for p in probes(os.path.join(out, "probes.csv")) if p["t"] >= 1.3]
     # the force, averaged over windows of 0.25 s (the strands slide over each other edge by edge,
