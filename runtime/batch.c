@@ -286,10 +286,10 @@ static double state_value(const srd_model *m, const srd_elemset *set, const srd_
 
 /* The residual rows and Jacobian positions of every stencil DOF in the system's numbering
  * (scratch slots for constrained DOFs and entries outside the stored band). */
-static void remap(srd_batch_owner *out, const srd_system *sys, int n, int nd)
+static void remap_range(srd_batch_owner *out, const srd_system *sys, int first, int n, int nd)
 {
     long long scratch = srd_system_storage(sys);
-    for (int i = 0; i < n; i++) {
+    for (int i = first; i < first + n; i++) {
         int free_idx[64];
         for (int k = 0; k < nd; k++) {
             free_idx[k] = sys->free_index[out->dofs[i * nd + k]];
@@ -303,7 +303,14 @@ static void remap(srd_batch_owner *out, const srd_system *sys, int n, int nd)
     }
 }
 
+static void remap(srd_batch_owner *out, const srd_system *sys, int n, int nd) { remap_range(out, sys, 0, n, nd); }
+
 void srd_batch_remap(srd_batch_owner *bo, const srd_system *sys) { remap(bo, sys, bo->b.n, bo->b.n_dofs); }
+
+void srd_batch_remap_range(srd_batch_owner *bo, const srd_system *sys, int first, int n)
+{
+    remap_range(bo, sys, first, n, bo->b.n_dofs);
+}
 
 void srd_batch_set_frames(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                           const double *body_axes)

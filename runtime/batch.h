@@ -67,6 +67,8 @@ void srd_batch_free(srd_batch_owner *bo);
 void srd_batch_set_frames(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                           const double *body_axes);
 void srd_batch_remap(srd_batch_owner *bo, const srd_system *sys);
+/* The same for instances first .. first + n - 1 only. */
+void srd_batch_remap_range(srd_batch_owner *bo, const srd_system *sys, int first, int n);
 /* The reference director d1 of every edge at the reference configuration (3 per edge, in the
  * edge's own orientation; the caller frees it): what the element state starts from. */
 double *srd_initial_directors(const srd_model *m);

@@ -57,7 +57,8 @@ struct srd_pairs {
     size_t *start;            /* per bucket: its first entry in `sorted` (and one past the last) */
     size_t  cap_start;
     key_set coupled;
-    int    *filled;           /* the pairs the batches hold (2 per pair) */
+    int    *filled;           /* the pairs the batches hold (2 per pair), grouped as `pair` */
+    int     filled_group[SRD_CLASSES + 1];
     int     n_filled;
     long long filled_layout;  /* the pattern's size they were mapped for */
     bool    filled_valid;
@@ -471,20 +472,89 @@ static void fill_edge_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
     }
 }
 
+/* The sets each class of pair fills, and how many instances a pair has in each. */
+typedef struct class_set {
+    int set, per;
+} class_set;
+
+static int class_sets(int cls, class_set out[3])
+{
+    static const class_set sets[SRD_CLASSES][3] = {
+        [SRD_CLASS_EDGE_EDGE] = { { SRD_PAIR_EDGE, 1 }, { SRD_PAIR_EDGE_FRICTION, 4 }, { -1, 0 } },
+        [SRD_CLASS_NODE_TRI] = { { SRD_PAIR_TRI, 1 }, { SRD_PAIR_TRI_FRICTION, 4 }, { -1, 0 } },
+        [SRD_CLASS_NODE_BODY] = { { SRD_PAIR_BODY, 1 }, { SRD_PAIR_BODY_FRICTION, 1 },
+                                  { SRD_PAIR_BODY_FRICTION_BODY, 1 } },
+        [SRD_CLASS_EDGE_BODY] = { { SRD_PAIR_EDGE_BODY, 1 }, { SRD_PAIR_EDGE_BODY_FRICTION, 2 },
+                                  { SRD_PAIR_EDGE_BODY_FRICTION_BODY, 1 } },
+    };
+    int n = 0;
+    for (int k = 0; k < 3 && sets[cls][k].set >= 0; k++)
+        out[n++] = sets[cls][k];
+    return n;
+}
+
+/* Moves `count` instances' residual rows and Jacobian positions from instance `from` of the old
+ * arrays to instance `to` of the batch. */
+static void copy_positions(srd_batch_owner *bo, const int32_t *old_res, const int64_t *old_jac, int from, int to,
+                           int count)
+{
+    size_t nd = (size_t)bo->b.n_dofs;
+    memcpy(bo->res + (size_t)to * nd, old_res + (size_t)from * nd, sizeof(int32_t) * nd * (size_t)count);
+    memcpy(bo->jac_pos + (size_t)to * nd * nd, old_jac + (size_t)from * nd * nd,
+           sizeof(int64_t) * nd * nd * (size_t)count);
+}
+
+/* The residual rows and Jacobian positions of class cls's candidates: copied for the pairs that
+ * were candidates at the last fill (both lists are sorted within a class), looked up for the
+ * others. A lookup in a sparse pattern is a binary search per entry (over a thousand per pair
+ * with friction), which made finding pairs cost more than the rest of a step. */
+static void position_class(srd_sim *s, const srd_pairs *p, int cls, int32_t **res, int64_t **jac)
+{
+    class_set cs[3];
+    int n = class_sets(cls, cs), first = p->filled_valid ? p->filled_group[cls] : 0, j = first;
+    int old_end = p->filled_valid ? p->filled_group[cls + 1] : 0;
+    for (int k = p->group[cls]; k < p->group[cls + 1]; k++) {
+        while (j < old_end && by_pair(&p->filled[2 * j], &p->pair[2 * k]) < 0)
+            j++;
+        bool kept = j < old_end && by_pair(&p->filled[2 * j], &p->pair[2 * k]) == 0;
+        for (int i = 0; i < n; i++) {
+            int set = p->set[cs[i].set], per = cs[i].per, at = k - p->group[cls];
+            if (set < 0)
+                continue;
+            if (kept)
+                copy_positions(&s->kernels[set].batch, res[cs[i].set], jac[cs[i].set], per * (j - first), per * at,
+                               per);
+            else
+                srd_batch_remap_range(&s->kernels[set].batch, &s->solver.sys, per * at, per);
+        }
+    }
+}
+
+/* Fills every set's instances; the positions of pairs that stay are copied from the last fill
+ * (its arrays are set aside while the batches are sized anew). */
 static void fill_batches(srd_sim *s, const srd_pairs *p)
 {
+    int32_t *res[SRD_PAIR_SETS] = { 0 };
+    int64_t *jac[SRD_PAIR_SETS] = { 0 };
+    for (int k = 0; k < SRD_PAIR_SETS; k++)
+        if (p->set[k] >= 0) {
+            srd_batch_owner *bo = &s->kernels[p->set[k]].batch;
+            res[k] = bo->res;
+            jac[k] = bo->jac_pos;
+            bo->res = NULL;
+            bo->jac_pos = NULL;
+        }
     const int *g = p->group;
     fill_four(s, p, SRD_PAIR_EDGE, SRD_PAIR_EDGE_FRICTION, g[SRD_CLASS_EDGE_EDGE], g[SRD_CLASS_EDGE_EDGE + 1]);
     fill_four(s, p, SRD_PAIR_TRI, SRD_PAIR_TRI_FRICTION, g[SRD_CLASS_NODE_TRI], g[SRD_CLASS_NODE_TRI + 1]);
     fill_node_body(s, p, g[SRD_CLASS_NODE_BODY], g[SRD_CLASS_NODE_BODY + 1]);
     fill_edge_body(s, p, g[SRD_CLASS_EDGE_BODY], g[SRD_CLASS_EDGE_BODY + 1]);
-}
-
-static void remap_batches(srd_sim *s, const srd_pairs *p)
-{
-    for (int k = 0; k < SRD_PAIR_SETS; k++)
-        if (p->set[k] >= 0)
-            srd_batch_remap(&s->kernels[p->set[k]].batch, &s->solver.sys);
+    for (int c = 0; c < SRD_CLASSES; c++)
+        position_class(s, p, c, res, jac);
+    for (int k = 0; k < SRD_PAIR_SETS; k++) {
+        free(res[k]);
+        free(jac[k]);
+    }
 }
 
 /* ---- couplings in a sparse pattern ---- */
@@ -598,6 +668,7 @@ static void remember_pairs(srd_sim *s, srd_pairs *p)
     p->filled = srd_xrealloc(p->filled, (2 * (size_t)p->n_pairs + 1) * sizeof(int));
     memcpy(p->filled, p->pair, 2 * sizeof(int) * (size_t)p->n_pairs);
     p->n_filled = p->n_pairs;
+    memcpy(p->filled_group, p->group, sizeof p->group);
     p->filled_valid = true;
     p->filled_layout = s->solver.sys.nnz;
 }
@@ -613,8 +684,7 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
     broad_phase(p, p->q_ref);
     if (!same_as_before(s, p)) {
         fill_batches(s, p);
-        add_couplings(s, p);
-        remap_batches(s, p);
+        add_couplings(s, p); /* when the pattern grows, every batch is remapped, these included */
         remember_pairs(s, p);
     }
     p->seconds += srd_seconds() - t0;

@@ -51,6 +51,7 @@ class Model:
         self.ground = None      # None, or whether a flat ground has friction
         self.fluid = set()      # "rft", "drag", "viscous" blocks
         self.spheres = []       # per sphere obstacle: whether it has friction
+        self.boxes = []         # per box obstacle: whether it has friction
         self.surface = None     # None, or whether an uneven ground (height field) has friction
         self.fixed_components = []  # (node, component) held by `fix`
         self.pressure_volume = 0    # triangles of closed shells under `pressure`
@@ -165,6 +166,15 @@ class Model:
         # every node
         self.spheres.append(friction)
 
+    def box(self, friction):
+        # a box obstacle, likewise: box_contact, and with friction box_friction, on every node
+        self.boxes.append(friction)
+
+    def self_contact(self):
+        # `contact self` / `contact a, b`: the edge pairs are found during the run, so the sets
+        # edge_contact (and edge_friction) exist with no instances; nothing to count here
+        pass
+
     def fluids(self, *kinds):
         # rft: one rft_drag element per rod edge end; drag: one aero_drag per triangle
         # corner; viscous: one viscous_drag per rod node
@@ -266,6 +276,8 @@ class Model:
                             ("surface_friction", n_nodes if self.surface else 0),
                             ("sphere_contact", n_nodes * len(self.spheres)),
                             ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f)),
+                            ("box_contact", n_nodes * len(self.boxes)),
+                            ("box_friction", n_nodes * sum(1 for f in self.boxes if f)),
                             ("pressure_volume", self.pressure_volume), ("lattice_spring", self.springs),
                             *self.tets.items()):
             if count:
@@ -476,6 +488,52 @@ def sheet_fold():
                     bending="hinge")
     m.fixed_components = [(v, c) for v in strip if m.x[v][0] >= 0.119 for c in range(3)]
     m.flat_ground(friction=True)
+    m.self_contact()
+    return m
+
+
+def knot():
+    # the centre line of make_knot.py, every sample a node; both ends clamped (and moved)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "data"))
+    import make_knot
+    m = Model()
+    # as knot.srd holds them: in mm to 6 decimals
+    points = [tuple(float("%.6f" % (1e3 * c)) * 1e-3 for c in p) for p in make_knot.points()]
+    rope = m.rod(points, rho=1000, area=math.pi * 0.001 ** 2)
+    m.clamp_rod_start(rope)
+    m.clamp_rod_start(rope[::-1])
+    m.self_contact()
+    return m
+
+
+def ply():
+    # two strands 6 cm long, 3 mm apart, 21 nodes each, clamped at both ends
+    m = Model()
+    for x in (-0.0015, 0.0015):
+        strand = m.rod(line((x, 0, 0), (x, 0, 0.06), 21), rho=1100, area=math.pi * 0.001 ** 2)
+        m.clamp_rod_start(strand)
+        m.clamp_rod_start(strand[::-1])
+    m.self_contact()
+    return m
+
+
+def finger_press():
+    # an upright finger clamped at its base; a cable whose ends are held in y and z; a box wall
+    m = Model()
+    finger = m.rod(line((0, 0, 0), (0, 0, 0.05), 11), rho=1100, area=math.pi * 0.0015 ** 2)
+    m.clamp_rod_start(finger)
+    cable = m.rod(line((0.01, -0.03, 0.045), (0.01, 0.03, 0.045), 13), rho=1100, area=math.pi * 0.001 ** 2)
+    m.fixed_components += [(cable[0], 1), (cable[0], 2), (cable[-1], 1), (cable[-1], 2)]
+    m.box(friction=True)
+    m.self_contact()
+    return m
+
+
+def rope_coil():
+    m = Model()
+    m.rod(line((0, 0, 0.06), (0.2, 0, 0.06), 67), rho=1100, area=math.pi * 0.001 ** 2)
+    m.flat_ground(friction=True)
+    m.self_contact()
     return m
 
 
@@ -706,6 +764,10 @@ EXAMPLES = {
     "lattice_walker": lattice_walker,
     "silicone_press": silicone_press,
     "pneunet_solid": pneunet_solid,
+    "knot": knot,
+    "ply": ply,
+    "finger_press": finger_press,
+    "rope_coil": rope_coil,
 }
 
 
