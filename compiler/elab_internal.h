@@ -17,6 +17,8 @@ typedef struct PropValues {
     Stmt           *extra[MAX_PROPS]; /* output and probe lines */
     int             n_extra;
     int             n_unknown;        /* unknown properties reported */
+    int             run_expr[MAX_PROPS]; /* a timed property that changes with t: its run-time
+                                            expression (val holds its value at t = 0, unknown) */
 } PropValues;
 
 void         props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner);

@@ -12,6 +12,7 @@
 #include "codegen.h"
 #include "diag.h"
 #include "parse.h"
+#include "schedule.h"
 #include "kernel/backend.h"
 #include "kernel/interp.h"
 #include "kernel/tier.h"
@@ -30,7 +31,8 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "cylinder_friction") || !strcmp(kind, "body_ground_contact") ||
         !strcmp(kind, "body_ground_friction") || !strcmp(kind, "node_body_box_contact") ||
         !strcmp(kind, "node_body_box_friction") || !strcmp(kind, "body_node_box_friction") ||
-        !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14))
+        !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14) ||
+        !strncmp(kind, "moving_", 7) || !strcmp(kind, "plane_contact") || !strcmp(kind, "plane_friction"))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";
@@ -239,8 +241,8 @@ static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_mod
 {
     mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads + m->n_motions) + 1, sizeof *mk->schedules);
     for (int k = 0; k < m->n_actuations; k++)
-        if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr,
-                                !strcmp(m->actuations[k].target, "curvature") ? 2 : 1, err, err_n))
+        if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr, srd_actuation_components(m->actuations[k].target),
+                                err, err_n))
             return false;
     for (int k = 0; k < m->n_loads; k++) {
         int expr = m->loads[k].expr, seen = 0;

@@ -39,6 +39,8 @@ static double obstacle_gap(const srd_obstacle *ob, const double *x)
         r[k] = x[k] - ob->center[k];
     if (!strcmp(ob->shape, "sphere"))
         return sqrt(srd_dot3(r, r)) - ob->radius;
+    if (!strcmp(ob->shape, "plane"))
+        return srd_dot3(r, ob->axis);
     double q[3], out2 = 0, inside;
     if (!strcmp(ob->shape, "box")) {
         for (int k = 0; k < 3; k++)
@@ -55,6 +57,16 @@ static double obstacle_gap(const srd_obstacle *ob, const double *x)
             out2 += q[k] > 0 ? q[k] * q[k] : 0;
     }
     return inside > 0 ? sqrt(out2) : inside;
+}
+
+/* Whether the obstacle's pose is the one in the model (unturned and fixed in time): the summary
+ * measures gaps to those only; moving obstacles' contact shows in contact_force probes. */
+static int fixed_pose(const srd_obstacle *ob)
+{
+    for (int k = 0; k < SRD_OBSTACLE_N_EXPR; k++)
+        if (ob->expr[k] >= 0)
+            return 0;
+    return ob->angle == 0;
 }
 
 /* Gap of node i to surface (ground, then each obstacle), with that surface's contact distance. */
@@ -93,7 +105,7 @@ void srd_contact_stats_sample(srd_contact_stats *c, const srd_model *m, const do
         }
         for (int o = 0; o < m->n_obstacles; o++) {
             const srd_obstacle *ob = &m->obstacles[o];
-            if (ob->stiffness > 0)
+            if (ob->stiffness > 0 && fixed_pose(ob))
                 record(c, obstacle_gap(ob, x), ob->delta, &active);
         }
     }

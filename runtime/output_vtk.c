@@ -365,11 +365,12 @@ static void write_appended(FILE *f, const VtkFrame *fr)
     fprintf(f, "\n  </AppendedData>\n");
 }
 
-/* An obstacle as 12 numbers: shape (0 sphere, 1 box, 2 cylinder), centre, box edges, radius,
- * cylinder axis and length (0: endless). */
+/* An obstacle as 12 numbers: shape (0 sphere, 1 box, 2 cylinder, 3 plane), centre (a plane's
+ * point), box edges, radius, cylinder axis (a plane's normal) and length (0: endless); the pose
+ * at t = 0. */
 static void obstacle_row(const srd_obstacle *o, double *row)
 {
-    row[0] = !strcmp(o->shape, "sphere") ? 0 : !strcmp(o->shape, "box") ? 1 : 2;
+    row[0] = !strcmp(o->shape, "sphere") ? 0 : !strcmp(o->shape, "box") ? 1 : !strcmp(o->shape, "plane") ? 3 : 2;
     for (int c = 0; c < 3; c++) {
         row[1 + c] = o->center[c];
         row[4 + c] = o->size[c];

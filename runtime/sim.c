@@ -221,7 +221,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
 static void apply_schedules(srd_sim *s, double t)
 {
     if (s->schedules.n)
-        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->set_data, s->fext);
+        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->dt, s->set_data, s->fext);
 }
 
 void srd_sim_apply_schedules(srd_sim *s, double t) { apply_schedules(s, t); }
@@ -1504,8 +1504,14 @@ static bool contact_instances(const srd_model *m, int k, int target, int *lo, in
         srd_elemset_column(&m->sets[k], "which") >= 0)
         return body_obstacle_instances(m, k, target, lo, hi);
     for (int j = 0, same = 0; j < m->n_obstacles; j++) {
+        /* a moving obstacle's kinds are moving_<shape>_*, shared with the other moving ones */
+        const char *rest = kind;
+        if (m->obstacles[j].moving != !strncmp(rest, "moving_", 7))
+            continue;
+        rest += m->obstacles[j].moving ? 7 : 0;
         size_t len = strlen(m->obstacles[j].shape);
-        if (strncmp(kind, m->obstacles[j].shape, len) || (strcmp(kind + len, "_contact") && strcmp(kind + len, "_friction")))
+        if (strncmp(rest, m->obstacles[j].shape, len) ||
+            (strcmp(rest + len, "_contact") && strcmp(rest + len, "_friction")))
             continue;
         if (target == -2 || target == j) {
             int per = touching_nodes(m);

@@ -37,7 +37,7 @@ static void obstacle_bounds(const srd_frame *f, double lo[3], double hi[3])
         const double *o = &ob->values[12 * k];
         for (int c = 0; c < 3; c++) {
             double reach = o[0] == 0 ? o[7] : o[0] == 1 ? 0.5 * o[4 + c] : o[11] > 0 ? o[7] + 0.5 * o[11] : 0;
-            if (o[0] == 2 && !(o[11] > 0))
+            if ((o[0] == 2 && !(o[11] > 0)) || o[0] == 3)
                 continue;
             lo[c] = fmin(lo[c], o[1 + c] - reach);
             hi[c] = fmax(hi[c], o[1 + c] + reach);
@@ -543,8 +543,8 @@ static void add_obstacles(const Scene *sc, const srd_frame_field *ob, Tris *t, d
             add_sphere(sc, t, o);
         else if (o[0] == 1)
             add_box(sc, t, o);
-        else
-            add_cylinder(sc, t, o, scene_size);
+        else if (o[0] == 2)
+            add_cylinder(sc, t, o, scene_size); /* a plane (3) is not drawn */
     }
 }
 
