@@ -80,6 +80,8 @@ static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
 static const char *const obstacle_shapes[] = { "sphere", "box", "cylinder", "plane" };
 static const char *const obstacle_props[] = { " center radius ", " center size axis angle ",
                                               " center radius axis length spin ", " point normal " };
+static const char *const obstacle_takes[] = { "center and radius", "center, size, axis and angle",
+                                               "center, radius, axis, length and spin", "point and normal" };
 
 /* A pose property (centre, axis, angle, spin; a plane's point and normal): its value at t = 0
  * into v, and its run-time expression into *expr when it changes with time. */
@@ -103,7 +105,8 @@ static bool obstacle_props_fit(const Stmt *s, const PropValues *pv, int k)
         if (pv->set[p] && !strstr(obstacle_props[k], key) && !strstr(common, key)) {
             Diag *d = diag_error(pv->where[p]->name_loc, "a %s obstacle has no `%s`", obstacle_shapes[k],
                                  pv->specs[p]->name);
-            diag_hint(d, "a %s takes%s", obstacle_shapes[k], obstacle_props[k]);
+            diag_hint(d, "a %s takes %s, besides stiffness, delta, friction and slip_velocity", obstacle_shapes[k],
+                      obstacle_takes[k]);
             return false;
         }
     }
@@ -193,6 +196,7 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     srd_model *m = e->model;
     m->obstacles = elab_grow(m->obstacles, sizeof *m->obstacles * (size_t)(m->n_obstacles + 1));
     m->obstacles[m->n_obstacles++] = o;
+    DPUSH(e->obstacle_locs, s->loc);
 }
 
 static void contact_block(Elab *e, Stmt *s, const PropValues *pv)

@@ -67,7 +67,7 @@ void rigid_fix_world(Elab *e, srd_model *m);
 /* Ground contact and friction of every rigid body's shape on a flat ground. */
 void rigid_add_ground(srd_model *m);
 /* The same for every obstacle (sphere, box, cylinder), obstacle by obstacle. */
-void rigid_add_obstacles(srd_model *m);
+void rigid_add_obstacles(Elab *e, srd_model *m);
 void rigid_add_motors(Elab *e, srd_model *m);
 /* lattice.c */
 void elab_lattice(Elab *e, Stmt *s, const char *name);

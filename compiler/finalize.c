@@ -782,7 +782,7 @@ static void add_obstacles(Fin *f)
                                    o->slip_velocity);
         }
     }
-    rigid_add_obstacles(m);
+    rigid_add_obstacles(f->e, m);
 }
 
 /* Viscous drag (eq. 27) on every node of a rod, with the node's Voronoi length. */

@@ -1171,24 +1171,24 @@ static void add_obstacle_point(srd_model *m, int k, const srd_body *b, const dou
 
 /* Rigid bodies touch only fixed, unturned spheres, boxes and cylinders: a moving obstacle or a
  * plane next to a body that would touch it is refused rather than silently passed through. */
-static bool body_meets_moving(const srd_model *m, const srd_obstacle *o, const srd_body *b)
+static bool body_meets_moving(const srd_model *m, const srd_obstacle *o, SrcLoc loc, const srd_body *b)
 {
     if (!o->moving && strcmp(o->shape, "plane"))
         return false;
-    Diag *d = diag_error(NO_LOC, "rigid body `%s` cannot touch %s obstacle `%s`", m->objects[b->object].name,
-                         o->moving ? "moving" : "plane", o->name ? o->name : o->shape);
+    Diag *d = diag_error(loc, "rigid body `%s` cannot touch this %s", m->objects[b->object].name,
+                         o->moving ? "moving obstacle" : "plane");
     diag_hint(d, "rigid bodies touch fixed spheres, boxes and cylinders and the ground; contact of bodies with "
                  "moving obstacles and planes is not implemented yet (rods, shells and solids do touch them)");
     return true;
 }
 
-void rigid_add_obstacles(srd_model *m)
+void rigid_add_obstacles(Elab *e, srd_model *m)
 {
     for (int k = 0; k < m->n_obstacles; k++)
         for (int i = 0; i < m->n_bodies; i++) {
             double r[MAX_TOUCH][4];
             int count = m->bodies[i].world ? 0 : touch_points(&m->bodies[i], r);
-            if (count > 0 && body_meets_moving(m, &m->obstacles[k], &m->bodies[i]))
+            if (count > 0 && body_meets_moving(m, &m->obstacles[k], e->obstacle_locs.a[k], &m->bodies[i]))
                 return;
             for (int p = 0; p < count; p++)
                 add_obstacle_point(m, k, &m->bodies[i], r[p]);
