@@ -703,6 +703,11 @@ static int step_outputs(Dynamic *d, long k)
             status = report_outfile(&d->out->pr.out);
         d->out->pr.next += d->probe_every;
     }
+    for (int o = 0; o < d->m->n_obstacles; o++) {
+        srd_obstacle *ob = &d->contact.posed[o];
+        if (ob->moving || !strcmp(ob->shape, "plane"))
+            srd_sim_obstacle_pose(s, o, ob->center, ob->axis, &ob->angle);
+    }
     srd_contact_stats_sample(&d->contact, d->m, s->q, s->params, s->t);
     return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
 }

@@ -1537,3 +1537,31 @@ void srd_sim_contact_forces(srd_sim *s, int target, double *force)
         force[d] -= g[d];
     free(g);
 }
+
+/* Copies the columns named names[0..n) of instance i of set j into v, where they exist. */
+static void read_columns(const srd_sim *s, int j, int i, const char *const *names, int n, double *v)
+{
+    const srd_elemset *set = &s->m->sets[j];
+    for (int c = 0; c < n; c++) {
+        int col = srd_elemset_column(set, names[c]);
+        if (col >= 0)
+            v[c] = s->kernels[j].batch.data[i * set->n_data + col];
+    }
+}
+
+void srd_sim_obstacle_pose(const srd_sim *s, int k, double center[3], double axis[3], double *angle)
+{
+    static const char *c[] = { "cx", "cy", "cz" }, *u[] = { "ux", "uy", "uz" };
+    static const char *p[] = { "px", "py", "pz" }, *n[] = { "nx", "ny", "nz" }, *a[] = { "angle" };
+    const srd_model *m = s->m;
+    bool plane = !strcmp(m->obstacles[k].shape, "plane");
+    for (int j = 0; j < m->n_sets; j++) {
+        int lo, hi;
+        if (!s->kernels[j].batch.data || !contact_instances(m, j, k, &lo, &hi) || lo >= hi)
+            continue;
+        read_columns(s, j, lo, plane ? p : c, 3, center);
+        read_columns(s, j, lo, plane ? n : u, 3, axis);
+        read_columns(s, j, lo, a, 1, angle);
+        return;
+    }
+}
