@@ -121,12 +121,13 @@ static bool obstacle_props_fit(const Stmt *s, const PropValues *pv, int k)
     return true;
 }
 
-/* A direction at t = 0 made unit length; false (after an error) when it is zero. */
-static bool unit_direction(double *u, SrcLoc loc, const char *what)
+/* A direction at t = 0 made unit length; false (after an error) when it is zero. (The kernels
+ * normalise a direction that changes with time at every step: it must not pass through zero.) */
+static bool unit_direction(double *u, SrcLoc loc, const char *what, bool timed)
 {
     double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
     if (!(len > 0)) {
-        diag_error(loc, "%s must not be the zero vector", what);
+        diag_error(loc, "%s must not be the zero vector%s", what, timed ? ", but it is at t = 0" : "");
         return false;
     }
     for (int c = 0; c < 3; c++)
@@ -152,7 +153,8 @@ static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_o
         return false;
     }
     const char *what = plane ? "a plane's normal" : k == 1 ? "a box's axis" : "a cylinder's axis";
-    if (!unit_direction(o->axis, prop_loc(pv, plane ? "normal" : "axis", s->loc), what))
+    if (!unit_direction(o->axis, prop_loc(pv, plane ? "normal" : "axis", s->loc), what,
+                        o->expr[SRD_OBSTACLE_AXIS] >= 0))
         return false;
     bool timed = false;
     for (int j = 0; j < SRD_OBSTACLE_N_EXPR; j++)

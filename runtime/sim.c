@@ -1513,6 +1513,9 @@ static bool contact_instances(const srd_model *m, int k, int target, int *lo, in
         if (strncmp(rest, m->obstacles[j].shape, len) ||
             (strcmp(rest + len, "_contact") && strcmp(rest + len, "_friction")))
             continue;
+        /* a friction set holds the instances of the obstacles with friction only */
+        if (!strcmp(rest + len, "_friction") && !(m->obstacles[j].friction > 0))
+            continue;
         if (target == -2 || target == j) {
             int per = touching_nodes(m);
             *lo = target == -2 ? 0 : same * per;
