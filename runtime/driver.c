@@ -355,6 +355,15 @@ typedef struct Outputs {
     Probes         pr;
 } Outputs;
 
+/* The obstacles' pose now, into `posed` (a copy of the model's obstacles): moving ones and
+ * planes from the columns their schedules rewrite. */
+static void current_obstacles(const srd_sim *s, srd_obstacle *posed)
+{
+    for (int o = 0; o < s->m->n_obstacles; o++)
+        if (posed[o].moving || !strcmp(posed[o].shape, "plane"))
+            srd_sim_obstacle_pose(s, o, posed[o].center, posed[o].axis, &posed[o].angle);
+}
+
 /* A VTK frame with every point field: velocities v (or NULL) and, when `forces`, the net
  * force, and the reactions and contact forces of models that have constraints or contact. */
 static int write_vtk_frame(Outputs *out, srd_sim *s, const double *q, const double *v, double t, bool forces)
@@ -370,8 +379,13 @@ static int write_vtk_frame(Outputs *out, srd_sim *s, const double *q, const doub
         srd_sim_reactions(s, reaction);
     if (contact)
         srd_sim_contact_forces(s, -2, contact);
-    srd_vtk_fields f = { v, force, reaction, contact };
+    srd_obstacle *posed = srd_xcalloc((size_t)m->n_obstacles + 1, sizeof *posed);
+    if (m->n_obstacles)
+        memcpy(posed, m->obstacles, sizeof *posed * (size_t)m->n_obstacles);
+    current_obstacles(s, posed);
+    srd_vtk_fields f = { v, force, reaction, contact, posed };
     int bad = srd_vtk_write_fields(&out->vtk, m, q, &f, t) != 0;
+    free(posed);
     free(force);
     free(reaction);
     free(contact);
@@ -703,11 +717,7 @@ static int step_outputs(Dynamic *d, long k)
             status = report_outfile(&d->out->pr.out);
         d->out->pr.next += d->probe_every;
     }
-    for (int o = 0; o < d->m->n_obstacles; o++) {
-        srd_obstacle *ob = &d->contact.posed[o];
-        if (ob->moving || !strcmp(ob->shape, "plane"))
-            srd_sim_obstacle_pose(s, o, ob->center, ob->axis, &ob->angle);
-    }
+    current_obstacles(s, d->contact.posed);
     srd_contact_stats_sample(&d->contact, d->m, s->q, s->params, s->t);
     return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
 }

@@ -5,6 +5,7 @@ compares them with closed forms. Each check states its tolerance and why it hold
 import csv
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -16,9 +17,10 @@ srdc, here, examples = sys.argv[1], sys.argv[2], sys.argv[3]
 G = 9.81
 
 
-def run(path, *args):
-    """Runs PATH quietly with extra arguments; returns (exit code, probe rows as dicts of floats)."""
-    out = tap.scratch("moving_")
+def run(path, *args, out=None):
+    """Runs PATH quietly with extra arguments (writing into `out`, or a new scratch directory);
+    returns (exit code, probe rows as dicts of floats)."""
+    out = out or tap.scratch("moving_")
     p = subprocess.run([srdc, "run", path, "--out", out, "--quiet", *args], capture_output=True, text=True)
     if p.returncode != 0:
         print(p.stdout + p.stderr)
@@ -168,7 +170,8 @@ if rows:
 # penalty's few um: tol 0.01 mm), and the force is the tip stiffness times the deflection from
 # the sag (the problem is linear): tol 1 %, as in 1 at 21 nodes. After the plate lifts off the
 # force is 0 and the end back at its sag (tol 1e-9 m).
-code, rows = run(os.path.join(examples, "plate_press.srd"))
+press_out = tap.scratch("plate_press_")
+code, rows = run(os.path.join(examples, "plate_press.srd"), out=press_out)
 check(code == 0 and rows, "example plate_press: runs")
 if rows:
     sag = next(r["tip"] for r in rows if r["t"] >= 0.3)
@@ -188,5 +191,18 @@ if rows:
     check(end["F.fz"] == 0 and abs(end["tip"] - sag) <= 1e-9,
           "example plate_press: lifted off, force %g N and the end %.2e m from its sag (tol 1e-9 m)"
           % (end["F.fz"], end["tip"] - sag))
+
+# 8. Its pictures show the plate where it is: the VTK frame at 1 s (the 20th, every 50 ms) carries
+# the obstacle row (shape, centre, ...) with the centre at 1.5 mm - 2.5 mm = -1 mm (exact: the
+# smooth step is 1 from 1 s on).
+frame = os.path.join(press_out, "plate_press_000020.vtu")
+row = None
+if os.path.exists(frame):
+    text = open(frame).read()
+    m = re.search(r'Name="obstacles"[^>]*>\s*([^<]+)<', text)
+    row = [float(v) for v in m.group(1).split()] if m else None
+check(row is not None and row[0] == 1 and abs(row[3] + 1e-3) <= 1e-12,
+      "example plate_press: the frame at 1 s draws the plate's centre at z = %s m (-0.001 m, tol 1e-12)"
+      % (row[3] if row else "nothing"))
 
 tap.finish()
