@@ -198,7 +198,6 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     srd_model *m = e->model;
     m->obstacles = elab_grow(m->obstacles, sizeof *m->obstacles * (size_t)(m->n_obstacles + 1));
     m->obstacles[m->n_obstacles++] = o;
-    DPUSH(e->obstacle_locs, s->loc);
 }
 
 static void contact_block(Elab *e, Stmt *s, const PropValues *pv)

@@ -1637,7 +1637,6 @@ static void elab_free(Elab *e)
     free(e->hinge_nodes.a);
     free(e->joins.a);
     free(e->join_locs.a);
-    free(e->obstacle_locs.a);
     free(e->node_fix.a);
     free(e->edge_fix.a);
     free(e->exprs.a);

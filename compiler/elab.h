@@ -250,7 +250,6 @@ typedef struct Elab {
     DARRAY(int) hinge_nodes;  /* 4 per hinge: edge ends, then the opposite vertices */
     DARRAY(int) joins;        /* pairs of node indices */
     DARRAY(SrcLoc) join_locs;
-    DARRAY(SrcLoc) obstacle_locs; /* per model obstacle: its block */
     DARRAY(unsigned char) node_fix;  /* bit k: component k fixed */
     DARRAY(unsigned char) edge_fix;  /* bit 0: twist, bit 1: xi; EDGE_WALL_AT_*: a clamped rod end */
     DARRAY(RunExpr) exprs;    /* run-time expressions referenced by the model */

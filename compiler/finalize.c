@@ -649,12 +649,6 @@ static void add_ground(Fin *f)
 
 /* A pose column group (cx cy cz, ux uy uz, angle, spin, ...) of a moving obstacle or a plane,
  * with its step-start copy (the names with a trailing 0) when `prev` is set. */
-typedef struct PoseColumns {
-    const char *names[24];
-    double      values[24];
-    int         n;
-} PoseColumns;
-
 static void pose_put(PoseColumns *p, const char *const *names, const double *v, int n, bool prev)
 {
     for (int k = 0; k < n; k++) {
@@ -667,16 +661,15 @@ static void pose_put(PoseColumns *p, const char *const *names, const double *v, 
     }
 }
 
-/* The columns of a moving obstacle's (or a plane's) elements after kc and delta: its pose at
- * t = 0 and the step-start pose, then its shape. */
-static void moving_columns(const srd_obstacle *o, PoseColumns *p)
+void elab_moving_columns(const srd_obstacle *o, const char *radius_name, PoseColumns *p)
 {
     static const char *c[] = { "cx", "cy", "cz", "cx0", "cy0", "cz0" };
     static const char *u[] = { "ux", "uy", "uz", "ux0", "uy0", "uz0" };
     static const char *pt[] = { "px", "py", "pz", "px0", "py0", "pz0" };
     static const char *n[] = { "nx", "ny", "nz", "nx0", "ny0", "nz0" };
     static const char *h[] = { "hx", "hy", "hz" }, *k[] = { "kx", "ky", "kz" }, *angle[] = { "angle", "angle0" };
-    static const char *radius[] = { "radius" }, *half[] = { "half_length" }, *spin[] = { "spin" };
+    const char *radius[] = { radius_name };
+    static const char *half[] = { "half_length" }, *spin[] = { "spin" };
     bool plane = !strcmp(o->shape, "plane");
     pose_put(p, plane ? pt : c, o->center, 3, true);
     if (plane) {
@@ -724,6 +717,27 @@ static void push_pose_actuations(Fin *f, const srd_obstacle *o, int set, int lo,
     }
 }
 
+/* The schedules of a moving obstacle's pose in the rigid bodies' sets (body_moving_* and
+ * body_plane_*), whose instances for obstacle k are those with `which` = k, one run of them. */
+static void push_body_pose_actuations(Fin *f, const srd_obstacle *o, int k)
+{
+    const srd_model *m = f->m;
+    for (int j = 0; j < m->n_sets; j++) {
+        const srd_elemset *s = &m->sets[j];
+        int which = srd_elemset_column(s, "which");
+        if (which < 0 || (strncmp(s->kind, "body_moving_", 12) && strncmp(s->kind, "body_plane_", 11)))
+            continue;
+        int lo = 0, n = s->n;
+        while (lo < n && s->data[lo * s->n_data + which] != k)
+            lo++;
+        int hi = lo;
+        while (hi < n && s->data[hi * s->n_data + which] == k)
+            hi++;
+        if (hi > lo)
+            push_pose_actuations(f, o, j, lo, hi);
+    }
+}
+
 /* The instances a set of this kind holds so far (0 when there is none). */
 static int set_size(const srd_model *m, const char *kind)
 {
@@ -743,7 +757,7 @@ static void add_moving_obstacle(Fin *f, const srd_obstacle *o)
     snprintf(contact, sizeof contact, "%s%s_contact", prefix, o->shape);
     snprintf(friction, sizeof friction, "%s%s_friction", prefix, o->shape);
     PoseColumns p = { { "kc", "delta" }, { o->stiffness, o->delta }, 2 };
-    moving_columns(o, &p);
+    elab_moving_columns(o, "radius", &p);
     int lo = set_size(m, contact), flo = set_size(m, friction);
     add_contact_everywhere(m, contact, friction, p.names, p.values, p.n, o->friction, o->slip_velocity);
     int cs = srd_model_elemset(m, contact, 1, 0, p.n, p.names);
@@ -782,7 +796,9 @@ static void add_obstacles(Fin *f)
                                    o->slip_velocity);
         }
     }
-    rigid_add_obstacles(f->e, m);
+    rigid_add_obstacles(m);
+    for (int k = 0; k < m->n_obstacles; k++)
+        push_body_pose_actuations(f, &m->obstacles[k], k);
 }
 
 /* Viscous drag (eq. 27) on every node of a rod, with the node's Voronoi length. */

@@ -32,7 +32,8 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "body_ground_friction") || !strcmp(kind, "node_body_box_contact") ||
         !strcmp(kind, "node_body_box_friction") || !strcmp(kind, "body_node_box_friction") ||
         !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14) ||
-        !strncmp(kind, "moving_", 7) || !strcmp(kind, "plane_contact") || !strcmp(kind, "plane_friction"))
+        !strncmp(kind, "moving_", 7) || !strcmp(kind, "plane_contact") || !strcmp(kind, "plane_friction") ||
+        !strncmp(kind, "body_moving_", 12) || !strncmp(kind, "body_plane_", 11))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";

@@ -1311,6 +1311,17 @@ static const char *bodies_text =
     "                     friction = 0.4; slip_velocity = 10 m/s; }\n"
     "obstacle cylinder post { center = (0.02, 0.86, -0.01) m; axis = (1, 0, 0); radius = 1.2 cm; length = 4 cm;\n"
     "                         stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
+    /* the same obstacles moving (body_moving_*: a ball that moves, a turned crate, a spinning post) and
+     * a tilted plane 1 mm below palm's point (body_plane_*) */
+    "obstacle sphere ball2 { center = (0.05, 0.82, 0.03) m + (1 mm, 2 mm, 0 mm) * sin(2 * pi * w * t); radius = 1.6 cm;\n"
+    "                        stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
+    "obstacle box crate2 { center = (0, 0.8, -0.04) m; size = (8 cm, 8 cm, 6 cm); axis = (0.1, 0.2, 1); angle = 0.05;\n"
+    "                      stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
+    "obstacle cylinder post2 { center = (0.02, 0.86, -0.01) m; axis = (1, 0.1 * sin(2 * pi * w * t), 0); radius = 1.2 cm;\n"
+    "                          length = 4 cm; spin = 3 /s; stiffness = 100 N/m; delta = 5 mm; friction = 0.4;\n"
+    "                          slip_velocity = 10 m/s; }\n"
+    "obstacle plane slab { point = (0 m, 0 m, -8.447 mm); normal = (0.01, 0.02, 1); stiffness = 100 N/m; delta = 5 mm;\n"
+    "                      friction = 0.4; slip_velocity = 10 m/s; }\n"
     "rfem chain { path = line((0.1, 0.9, 0) m, (0.2, 0.95, 0.01) m); elements = 2; radius = 2 mm; material = m;\n"
     "             damping = 1 ms; }\n"
     /* palm's point (1, 0.5, -0.4) cm is at z = -7.447 mm: 1 mm above the plane (radius 0) and

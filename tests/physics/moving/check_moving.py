@@ -162,7 +162,44 @@ if rows:
           "tilted box: the mass slides down its turned top face at %.5f m/s^2 vs g (sin a - mu cos a) = %.5f "
           "(tol 1e-3 relative)" % (acc, want))
 
-# 7. examples/plate_press.srd: the plate comes down 2.5 mm onto the rod's end (0.5 mm above
+# 7. Rigid bodies: a 2 cm box set down on the belt slips at mu times the normal force (its corners'
+# friction; tol 1e-6), then rides at the belt's speed (tol 1e-9 relative) and stops turning
+# (|omega| below 1e-9 rad/s by 0.15 s: the rocking of the landing decays).
+code, rows = run(os.path.join(here, "belt_box.srd"))
+check(code == 0 and rows, "box on the belt: runs")
+if rows:
+    v = [(b["p.x"] - a["p.x"]) / (b["t"] - a["t"]) for a, b in zip(rows, rows[1:])]
+    slipping = [r for r, u in zip(rows[1:], v) if u < 0.18 and r["F.fz"] > 1e-3]
+    worst = max((abs(r["F.fx"] / r["F.fz"] - 0.5) for r in slipping), default=1)
+    check(len(slipping) > 10 and worst <= 1e-6,
+          "box on the belt: slipping friction / normal force = mu (worst difference %.1e on %d samples, tol 1e-6)"
+          % (worst, len(slipping)))
+    spin = max(abs(rows[-1][k]) for k in ("w.x", "w.y", "w.z"))
+    check(abs(v[-1] - 0.2) <= 1e-9 * 0.2 and spin <= 1e-9,
+          "box on the belt: it rides at %.12f m/s (belt 0.2 m/s, tol 1e-9 relative), turning at %.1e rad/s (tol 1e-9)"
+          % (v[-1], spin))
+
+# 8. A rigid ball (r = 1 cm) on top of the drum spinning at 20 rad/s: friction slips at mu times
+# the normal force (tol 1e-6), along the surface's motion (+x), and spins the ball the other way
+# (omega_y < 0).
+code, rows = run(os.path.join(here, "body_drum.srd"))
+check(code == 0 and rows, "ball on the drum: runs")
+worst, along = 1.0, False
+if rows:
+    worst, along = 0.0, True
+    for r in rows:
+        x, z = r["p.x"], r["p.z"] + 0.0501
+        d = math.hypot(x, z)
+        fn = (r["F.fx"] * x + r["F.fz"] * z) / d
+        ft = (r["F.fx"] * z - r["F.fz"] * x) / d
+        if fn > 1e-6:
+            worst = max(worst, abs(ft / fn - 0.5))
+            along &= ft > 0
+check(worst <= 1e-6 and along and rows[-1]["w.y"] < 0,
+      "ball on the drum: slipping friction / normal force = mu (worst difference %.1e, tol 1e-6), along the "
+      "surface's motion, the ball spun the other way (omega_y = %.2f rad/s)" % (worst, rows[-1]["w.y"] if rows else 0))
+
+# 9. examples/plate_press.srd: the plate comes down 2.5 mm onto the rod's end (0.5 mm above
 # it), holds, and lifts off. The rod sags under gravity first: its end by rho A g L^4 / (8 E I)
 # (tol 2 % at 21 nodes: the discrete rod, measured -1.2 %), taken at 0.3 s, before the plate
 # arrives (at 0.45 s) and after implicit Euler has damped the ringing of gravity's onset (by
@@ -192,7 +229,7 @@ if rows:
           "example plate_press: lifted off, force %g N and the end %.2e m from its sag (tol 1e-9 m)"
           % (end["F.fz"], end["tip"] - sag))
 
-# 8. Its pictures show the plate where it is: the VTK frame at 1 s (the 20th, every 50 ms) carries
+# 10. Its pictures show the plate where it is: the VTK frame at 1 s (the 20th, every 50 ms) carries
 # the obstacle row (shape, centre, ...) with the centre at 1.5 mm - 2.5 mm = -1 mm (exact: the
 # smooth step is 1 from 1 s on).
 frame = os.path.join(press_out, "plate_press_000020.vtu")
