@@ -33,7 +33,7 @@ static int check_supported(const srd_model *m)
     if (m->has_self_contact) {
         fprintf(stderr, "%s: error: self contact (`contact self`) is not available yet in `srdc run`\n"
                         "  hint: gravity, buoyancy, fluid forces (viscous, rft, drag), Rayleigh damping, actuation, "
-                        "loads, a flat, inclined or uneven ground and sphere, box and cylinder obstacles with "
+                        "loads, a flat, inclined or uneven ground and sphere, box, cylinder and plane obstacles (moving or fixed) with "
                         "friction run; remove the `contact self` block to run the rest\n", prog_name);
         return -1;
     }
