@@ -366,8 +366,8 @@ static void write_appended(FILE *f, const VtkFrame *fr)
 }
 
 /* An obstacle as 12 numbers: shape (0 sphere, 1 box, 2 cylinder, 3 plane), centre (a plane's
- * point), box edges, radius, cylinder axis (a plane's normal) and length (0: endless); the pose
- * at t = 0. */
+ * point), box edges, radius, axis (a cylinder's; a plane's normal; the one a box turns about),
+ * and a cylinder's length (0: endless) or a box's turn (rad). */
 static void obstacle_row(const srd_obstacle *o, double *row)
 {
     row[0] = !strcmp(o->shape, "sphere") ? 0 : !strcmp(o->shape, "box") ? 1 : !strcmp(o->shape, "plane") ? 3 : 2;
@@ -377,7 +377,7 @@ static void obstacle_row(const srd_obstacle *o, double *row)
         row[8 + c] = o->axis[c];
     }
     row[7] = o->radius;
-    row[11] = o->length;
+    row[11] = row[0] == 1 ? o->angle : o->length;
 }
 
 static void field_array(FILE *f, const char *name, int tuples, int comps, const double *v)

@@ -477,10 +477,17 @@ static void add_sphere(const Scene *sc, Tris *t, const double *o)
         }
 }
 
+/* Corner k of a box row: its centre, edges, and its turn o[11] about the unit axis o[8..10]. */
 static void box_corner(const double *o, int k, double *x)
 {
+    double d[3], kxd[3], a = o[11], kd = 0;
+    for (int c = 0; c < 3; c++) {
+        d[c] = ((k >> c) & 1 ? 0.5 : -0.5) * o[4 + c];
+        kd += o[8 + c] * d[c];
+    }
+    srd_cross3(&o[8], d, kxd);
     for (int c = 0; c < 3; c++)
-        x[c] = o[1 + c] + ((k >> c) & 1 ? 0.5 : -0.5) * o[4 + c];
+        x[c] = o[1 + c] + d[c] * cos(a) + kxd[c] * sin(a) + o[8 + c] * kd * (1 - cos(a));
 }
 
 static void add_box(const Scene *sc, Tris *t, const double *o)
