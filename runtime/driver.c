@@ -883,15 +883,20 @@ static bool outputs_due(const Dynamic *d)
     return s->t >= d->next_out - 1e-6 * s->dt || s->t >= d->out->pr.next - 1e-6 * s->dt || d->contact.has_contact;
 }
 
-/* One step of the fast path; the sim's state is brought up to date when it is read. */
+/* One step of the fast path; the sim's state is brought up to date when it is read, with the
+ * step-start positions q0 = q - dt v by which the fast path gives friction its velocity (so
+ * that contact_force probes and frames report the friction it applies). */
 static int fast_step(Dynamic *d)
 {
     srd_sim *s = d->s;
     int code = srd_explicit_steps(d->fast, 1);
     s->t = srd_explicit_time(d->fast);
     s->steps++;
-    if (code || outputs_due(d))
+    if (code || outputs_due(d)) {
         srd_explicit_get_state(d->fast, s->q, s->v);
+        for (int k = 0; k < d->m->n_dofs; k++)
+            s->q0[k] = s->q[k] - s->dt * s->v[k];
+    }
     return code;
 }
 

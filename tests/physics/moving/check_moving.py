@@ -133,6 +133,26 @@ if rows:
           "conveyor: m v_x = %.9e N s equals the belt's impulse %.9e N s from contact_force (tol 1e-9 relative)"
           % (0.01 * v[k - 1], impulse))
 
+# 4b. The same belt under RK4 (the explicit fast path, dt = 20 us within its stability limit for
+# the friction's stick-slip stiffness): the pose schedules run at each stage's time; the mass
+# rides at the belt's speed (tol 1e-9 relative), and contact_force reports friction = mu N while
+# it slips and none while it rides (tol 1e-9 N against the 0.05 N weight's half).
+with open(os.path.join(here, "conveyor.srd")) as f:
+    text = f.read().replace("method = implicit_euler; dt = 1 ms; duration = 0.2 s", "method = rk4; dt = 20 us; duration = 0.1 s")
+rk4 = os.path.join(tap.scratch("conveyor_rk4_"), "conveyor_rk4.srd")
+with open(rk4, "w") as f:
+    f.write(text)
+code, rows = run(rk4)
+check(code == 0 and len(rows) > 50 and "rk4" in text, "conveyor under RK4: runs")
+if rows:
+    v = [(b["p.x"] - a["p.x"]) / (b["t"] - a["t"]) for a, b in zip(rows, rows[1:])]
+    slipping = [r for r, u in zip(rows[1:], v) if u < 0.18 and r["F.fz"] > 1e-6]
+    worst = max((abs(r["F.fx"] / r["F.fz"] - 0.5) for r in slipping), default=1)
+    riding = [r for r, u in zip(rows[1:], v) if r["t"] > 0.06]
+    check(abs(v[-1] - 0.2) <= 1e-9 * 0.2 and worst <= 1e-6 and max(abs(r["F.fx"]) for r in riding) <= 1e-9,
+          "conveyor under RK4: rides at %.12f m/s; slipping friction / normal force - mu %.1e (tol 1e-6); riding "
+          "friction %.1e N (tol 1e-9)" % (v[-1], worst, max(abs(r["F.fx"]) for r in riding)))
+
 # 5. A turntable: a box turning at 1 rad/s about the vertical axis through its centre (`angle =
 # rate * t`) carries a mass 5 cm off the axis round with it (centripetal need 0.05 m/s^2, far
 # below mu g). Riding, the mass's angle grows at exactly the table's rate (tol 1e-6 rad/s) and
