@@ -698,7 +698,7 @@ static void push_pose_actuations(Fin *f, const srd_obstacle *o, int set, int lo,
                                                         "obstacle_spin" };
     srd_model *m = f->m;
     bool plane = !strcmp(o->shape, "plane");
-    for (int j = 0; j < SRD_OBSTACLE_N_EXPR; j++) {
+    for (int j = 0; j < SRD_OBSTACLE_N_EXPR && hi > lo; j++) {
         if (o->expr[j] < 0)
             continue;
         m->actuations = srd_xrealloc(m->actuations, sizeof *m->actuations * (size_t)(m->n_actuations + 1));
