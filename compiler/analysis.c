@@ -84,12 +84,16 @@ static const char *const obstacle_takes[] = { "center and radius", "center, size
                                                "center, radius, axis, length and spin", "point and normal" };
 
 /* A pose property (centre, axis, angle, spin; a plane's point and normal): its value at t = 0
- * into v, and its run-time expression into *expr when it changes with time. */
+ * into v, and its run-time expression into *expr when it changes with time. A value at t = 0
+ * that elaboration cannot know (NaN: it reads a `let` of t) keeps the default in v; the
+ * schedules write the true one before the run's first step. */
 static void obstacle_pose(const PropValues *pv, const char *name, double *v, int n, int *expr)
 {
     for (int k = 0; k < pv->n_specs; k++)
         if (!strcmp(pv->specs[k]->name, name) && pv->set[k] && !pv->bad[k]) {
-            memcpy(v, pv->val[k].v, sizeof(double) * (size_t)n);
+            for (int c = 0; c < n; c++)
+                if (!isnan(pv->val[k].v[c]) || pv->val[k].known)
+                    v[c] = pv->val[k].v[c];
             if (!pv->val[k].known)
                 *expr = pv->run_expr[k];
         }

@@ -456,7 +456,8 @@ static void bind_region(Elab *e, SrcLoc loc)
 
 /* A timed property that depends on t (a moving obstacle's pose): remembered as a run-time
  * expression, here where the block's `let`s are in scope, with its value at t = 0 in v.v (v
- * stays unknown: that says it changes). */
+ * stays unknown: that says it changes), or NaN when that is not known here (it reads a `let`
+ * that itself depends on t: the schedules give the value when the run starts). */
 static Value timed_value(Elab *e, Expr *x, Value v, int *run_expr)
 {
     *run_expr = elab_remember_expr(e, x);
@@ -465,7 +466,7 @@ static Value timed_value(Elab *e, Expr *x, Value v, int *run_expr)
     Value z = eval_expr(e, x);
     e->scope = outer;
     for (int c = 0; c < v.n && c < 3; c++)
-        v.v[c] = z.kind == V_NUM && z.known && z.n == v.n ? z.v[c] : 0;
+        v.v[c] = z.kind == V_NUM && z.known && z.n == v.n ? z.v[c] : NAN;
     return v;
 }
 

@@ -182,6 +182,25 @@ if rows:
           "tilted box: the mass slides down its turned top face at %.5f m/s^2 vs g (sin a - mu cos a) = %.5f "
           "(tol 1e-3 relative)" % (acc, want))
 
+# 6b. A plate tilting up about its hinge line at 0.5 rad/s (a plane whose normal is an expression
+# of t, through a `let` of t) carries a mass resting 3 cm from the hinge: riding, it stays 3 cm
+# along the plate (friction reads the plate's material point, which the turning normal swings),
+# to within the smooth law's creep, (2 v_slip / 15) atanh(tan(a) / mu) <= 17 um/s up to a = 0.25
+# rad: tol 10 um. It slides once tan(a) passes mu = 0.3: at atan(0.3) = 0.2915 rad, tol 0.05 rad.
+code, rows = run(os.path.join(here, "tilting_plate.srd"))
+check(code == 0 and rows, "tilting plate: runs")
+if rows:
+    def along(r):
+        a = 0.5 * r["t"]
+        return r["p.x"] * math.cos(a) + (r["p.z"] + 5e-5) * math.sin(a)
+    held = [abs(along(r) - 0.03) for r in rows if 0.5 * r["t"] <= 0.25]
+    check(max(held) <= 1e-5, "tilting plate: the mass rides 3 cm from the hinge (worst %.2f um off, tol 10 um)"
+          % (1e6 * max(held)))
+    slid = next((0.5 * r["t"] for r in rows if along(r) < 0.03 - 1e-4), None)
+    check(slid is not None and abs(slid - math.atan(0.3)) <= 0.05,
+          "tilting plate: it slides at a = %s rad vs atan(mu) = %.4f rad (tol 0.05 rad)"
+          % ("%.3f" % slid if slid is not None else "never", math.atan(0.3)))
+
 # 7. Rigid bodies: a 2 cm box set down on the belt slips at mu times the normal force (its corners'
 # friction; tol 1e-6), then rides at the belt's speed (tol 1e-9 relative) and stops turning
 # (|omega| below 1e-9 rad/s by 0.15 s: the rocking of the landing decays).
