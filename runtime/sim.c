@@ -1565,6 +1565,9 @@ void srd_sim_obstacle_pose(const srd_sim *s, int k, double center[3], double axi
         read_columns(s, j, lo, plane ? p : c, 3, center);
         read_columns(s, j, lo, plane ? n : u, 3, axis);
         read_columns(s, j, lo, a, 1, angle);
+        double len = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+        for (int c = 0; c < 3 && len > 0; c++)
+            axis[c] /= len; /* the kernels take a moving axis or normal as a direction */
         return;
     }
 }
