@@ -249,6 +249,18 @@ static bool check_word(Elab *e, const PropSpec *p, Value v, Expr *x)
     return false;
 }
 
+/* An example value of a timed property (an obstacle's pose), for hints. */
+static const char *timed_example(const char *name)
+{
+    if (!strcmp(name, "axis") || !strcmp(name, "normal"))
+        return "(sin(1 /s * t), 0, cos(1 /s * t))";
+    if (!strcmp(name, "angle"))
+        return "30 deg * sin(2 * pi * 1 Hz * t)";
+    if (!strcmp(name, "spin"))
+        return "20 /s * ramp(t, 0 s, 1 s)";
+    return "(0 m, 0 m, 1 cm - 2 mm/s * t)";
+}
+
 static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
 {
     Dims want = props_dims(p);
@@ -265,6 +277,8 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
         char u[64];
         dims_format(want, u, sizeof u);
         diag_hint(d, "add a unit, for example `%s`", u);
+    } else if (p->timed) {
+        diag_hint(d, "`%s` may change with time t, for example `%s = %s;`", p->name, p->name, timed_example(p->name));
     } else if (!owner && p->doc[0]) {
         diag_hint(d, "%s", p->doc); /* statements (load, move) give their hint as the doc */
     }
