@@ -76,44 +76,118 @@ static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
     m->has_ground = 1;
 }
 
-static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
+/* The properties each obstacle shape takes besides stiffness, delta, friction, slip_velocity. */
+static const char *const obstacle_shapes[] = { "sphere", "box", "cylinder", "plane" };
+static const char *const obstacle_props[] = { " center radius ", " center size axis angle ",
+                                              " center radius axis length spin ", " point normal " };
+static const char *const obstacle_takes[] = { "center and radius", "center, size, axis and angle",
+                                               "center, radius, axis, length and spin", "point and normal" };
+
+/* A pose property (centre, axis, angle, spin; a plane's point and normal): its value at t = 0
+ * into v, and its run-time expression into *expr when it changes with time. A value at t = 0
+ * that elaboration cannot know (NaN: it reads a `let` of t) keeps the default in v; the
+ * schedules write the true one before the run's first step. */
+static void obstacle_pose(const PropValues *pv, const char *name, double *v, int n, int *expr)
 {
-    static const char *shapes[] = { "sphere", "box", "cylinder" };
-    int k = 0;
-    while (k < 3 && strcmp(shapes[k], s->subkind))
-        k++;
-    if (k == 3) {
-        Diag *d = diag_error(s->subkind_loc, "unknown obstacle shape `%s`", s->subkind);
-        const char *close = diag_closest(s->subkind, shapes, 3);
-        diag_hint(d, close ? "did you mean `%s`?" : "obstacles are sphere, box and cylinder", close);
-        return;
+    for (int k = 0; k < pv->n_specs; k++)
+        if (!strcmp(pv->specs[k]->name, name) && pv->set[k] && !pv->bad[k]) {
+            for (int c = 0; c < n; c++)
+                if (!isnan(pv->val[k].v[c]) || pv->val[k].known)
+                    v[c] = pv->val[k].v[c];
+            if (!pv->val[k].known)
+                *expr = pv->run_expr[k];
+        }
+}
+
+/* Every property given belongs to the shape, and the ones it needs are there. */
+static bool obstacle_props_fit(const Stmt *s, const PropValues *pv, int k)
+{
+    static const char *const common = " stiffness delta friction slip_velocity ";
+    for (int p = 0; p < pv->n_specs; p++) {
+        char key[64];
+        snprintf(key, sizeof key, " %s ", pv->specs[p]->name);
+        if (pv->set[p] && !strstr(obstacle_props[k], key) && !strstr(common, key)) {
+            Diag *d = diag_error(pv->where[p]->name_loc, "a %s obstacle has no `%s`", obstacle_shapes[k],
+                                 pv->specs[p]->name);
+            diag_hint(d, "a %s takes %s, besides stiffness, delta, friction and slip_velocity", obstacle_shapes[k],
+                      obstacle_takes[k]);
+            return false;
+        }
     }
-    const char *need = k == 1 ? "size" : "radius";
-    if (!prop_given(pv, need)) {
-        Diag *d = diag_error(s->loc, "a %s obstacle needs `%s`", shapes[k], need);
-        diag_hint(d, "add `%s = ...;`", need);
-        return;
-    }
-    srd_obstacle o;
-    memset(&o, 0, sizeof o);
-    o.shape = strdup(shapes[k]);
-    o.name = s->name ? strdup(s->name) : NULL;
-    memcpy(o.center, prop_get(pv, "center")->v, sizeof o.center);
-    o.radius = prop_num(pv, "radius", 0);
-    const Value *size = prop_get(pv, "size");
-    const Value *axis = prop_get(pv, "axis");
-    if (size)
-        memcpy(o.size, size->v, sizeof o.size);
-    double u[3] = { 0, 0, 1 };
-    if (axis)
-        memcpy(u, axis->v, sizeof u);
+    static const char *const needs[][2] = { { "center", "radius" }, { "center", "size" }, { "center", "radius" },
+                                            { "point", "normal" } };
+    for (int n = 0; n < 2; n++)
+        if (!prop_given(pv, needs[k][n])) {
+            Diag *d = diag_error(s->loc, "a %s obstacle needs `%s`", obstacle_shapes[k], needs[k][n]);
+            diag_hint(d, "add `%s = ...;`", needs[k][n]);
+            return false;
+        }
+    return true;
+}
+
+/* A direction at t = 0 made unit length; false (after an error) when it is zero. (The kernels
+ * normalise a direction that changes with time at every step: it must not pass through zero.) */
+static bool unit_direction(double *u, SrcLoc loc, const char *what, bool timed)
+{
     double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
     if (!(len > 0)) {
-        diag_error(prop_loc(pv, "axis", s->loc), "a cylinder's axis must not be the zero vector");
-        return;
+        diag_error(loc, "%s must not be the zero vector%s", what, timed ? ", but it is at t = 0" : "");
+        return false;
     }
     for (int c = 0; c < 3; c++)
-        o.axis[c] = u[c] / len;
+        u[c] /= len;
+    return true;
+}
+
+/* The pose: centre (a plane's point), axis (a plane's normal), angle and spin, with the
+ * expressions of those that change with time. */
+static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_obstacle *o)
+{
+    bool plane = k == 3;
+    for (int j = 0; j < SRD_OBSTACLE_N_EXPR; j++)
+        o->expr[j] = -1;
+    obstacle_pose(pv, plane ? "point" : "center", o->center, 3, &o->expr[SRD_OBSTACLE_CENTER]);
+    o->axis[2] = 1;
+    obstacle_pose(pv, plane ? "normal" : "axis", o->axis, 3, &o->expr[SRD_OBSTACLE_AXIS]);
+    obstacle_pose(pv, "angle", &o->angle, 1, &o->expr[SRD_OBSTACLE_ANGLE]);
+    obstacle_pose(pv, "spin", &o->spin, 1, &o->expr[SRD_OBSTACLE_SPIN]);
+    if (k == 1 && o->expr[SRD_OBSTACLE_AXIS] >= 0) {
+        Diag *d = diag_error(prop_loc(pv, "axis", s->loc), "a box's `axis` cannot change with time");
+        diag_hint(d, "a box turns about a constant axis: give the turn as `angle`, an expression of t");
+        return false;
+    }
+    const char *what = plane ? "a plane's normal" : k == 1 ? "a box's axis" : "a cylinder's axis";
+    if (!unit_direction(o->axis, prop_loc(pv, plane ? "normal" : "axis", s->loc), what,
+                        o->expr[SRD_OBSTACLE_AXIS] >= 0))
+        return false;
+    bool timed = false;
+    for (int j = 0; j < SRD_OBSTACLE_N_EXPR; j++)
+        timed |= o->expr[j] >= 0;
+    o->moving = !plane && (timed || o->angle != 0 || o->spin != 0);
+    return true;
+}
+
+static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
+{
+    int k = 0;
+    while (k < 4 && strcmp(obstacle_shapes[k], s->subkind))
+        k++;
+    if (k == 4) {
+        Diag *d = diag_error(s->subkind_loc, "unknown obstacle shape `%s`", s->subkind);
+        const char *close = diag_closest(s->subkind, obstacle_shapes, 4);
+        diag_hint(d, close ? "did you mean `%s`?" : "obstacles are sphere, box, cylinder and plane", close);
+        return;
+    }
+    if (!obstacle_props_fit(s, pv, k))
+        return;
+    srd_obstacle o;
+    memset(&o, 0, sizeof o);
+    if (!obstacle_read_pose(s, pv, k, &o))
+        return;
+    o.radius = prop_num(pv, "radius", 0);
+    const Value *size = prop_get(pv, "size");
+    if (size)
+        memcpy(o.size, size->v, sizeof o.size);
     o.length = prop_num(pv, "length", 0);
     if (k == 1 && !(o.size[0] > 0 && o.size[1] > 0 && o.size[2] > 0)) {
         diag_error(prop_loc(pv, "size", s->loc), "a box's edge lengths must be positive");
@@ -123,6 +197,8 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     o.delta = prop_num(pv, "delta", 0);
     o.friction = prop_num(pv, "friction", 0);
     o.slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
+    o.shape = strdup(obstacle_shapes[k]);
+    o.name = s->name ? strdup(s->name) : NULL;
     srd_model *m = e->model;
     m->obstacles = elab_grow(m->obstacles, sizeof *m->obstacles * (size_t)(m->n_obstacles + 1));
     m->obstacles[m->n_obstacles++] = o;

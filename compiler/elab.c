@@ -249,6 +249,18 @@ static bool check_word(Elab *e, const PropSpec *p, Value v, Expr *x)
     return false;
 }
 
+/* An example value of a timed property (an obstacle's pose), for hints. */
+static const char *timed_example(const char *name)
+{
+    if (!strcmp(name, "axis") || !strcmp(name, "normal"))
+        return "(sin(1 /s * t), 0, cos(1 /s * t))";
+    if (!strcmp(name, "angle"))
+        return "30 deg * sin(2 * pi * 1 Hz * t)";
+    if (!strcmp(name, "spin"))
+        return "20 /s * ramp(t, 0 s, 1 s)";
+    return "(0 m, 0 m, 1 cm - 2 mm/s * t)";
+}
+
 static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
 {
     Dims want = props_dims(p);
@@ -265,6 +277,8 @@ static bool check_dims(const PropSpec *p, Value v, Expr *x, const char *owner)
         char u[64];
         dims_format(want, u, sizeof u);
         diag_hint(d, "add a unit, for example `%s`", u);
+    } else if (p->timed) {
+        diag_hint(d, "`%s` may change with time t, for example `%s = %s;`", p->name, p->name, timed_example(p->name));
     } else if (!owner && p->doc[0]) {
         diag_hint(d, "%s", p->doc); /* statements (load, move) give their hint as the doc */
     }
@@ -420,7 +434,8 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
     if (!ok)
         return false;
     bool by_region = p->shape == P_MATERIAL && (p->block == BK_LATTICE || p->block == BK_SOLID) && v.param && !strcmp(v.param, "position");
-    if (!v.known && p->shape != P_HEIGHT && p->shape != P_TIMED && p->shape != P_REF && !by_region) {
+    if (!v.known && p->shape != P_HEIGHT && p->shape != P_TIMED && p->shape != P_REF && !by_region &&
+        !p->timed) {
         Diag *d = diag_error(x->loc, "`%s` must be known when the model is built, but this depends on `%s`", p->name,
                              v.param ? v.param : "a run-time value");
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
@@ -451,6 +466,22 @@ static void bind_region(Elab *e, SrcLoc loc)
     r.known = false;
     r.param = "position";
     scope_bind(e, "region", r, loc, BIND_BUILTIN);
+}
+
+/* A timed property that depends on t (a moving obstacle's pose): remembered as a run-time
+ * expression, here where the block's `let`s are in scope, with its value at t = 0 in v.v (v
+ * stays unknown: that says it changes), or NaN when that is not known here (it reads a `let`
+ * that itself depends on t: the schedules give the value when the run starts). */
+static Value timed_value(Elab *e, Expr *x, Value v, int *run_expr)
+{
+    *run_expr = elab_remember_expr(e, x);
+    Binding *outer = e->scope;
+    scope_bind(e, "t", value_num(0, dims_of(0, 0, 1, 0)), x->loc, BIND_BUILTIN);
+    Value z = eval_expr(e, x);
+    e->scope = outer;
+    for (int c = 0; c < v.n && c < 3; c++)
+        v.v[c] = z.kind == V_NUM && z.known && z.n == v.n ? z.v[c] : NAN;
+    return v;
 }
 
 void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
@@ -519,6 +550,8 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
         } else {
             v = eval_expr(e, s->value);
         }
+        if (pv->specs[k]->timed && v.kind == V_NUM && !v.known)
+            v = timed_value(e, s->value, v, &pv->run_expr[k]);
         pv->set[k] = true;
         pv->where[k] = s;
         if (check_prop(e, pv->specs[k], v, s->value, owner))
@@ -756,7 +789,7 @@ static const char *decl_name(Elab *e, Stmt *s)
 
 static void exec_gravity(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "", false };
+    static const PropSpec spec = { BK_COUNT, "`gravity`", P_NUM, 3, 1, 0, -2, 0, true, true, NULL, "", false, false };
     Value v = eval_expr(e, s->value);
     if (e->model->has_gravity) {
         Diag *d = diag_error(s->loc, "`gravity` is set twice");
@@ -907,7 +940,7 @@ int elab_remember_expr(Elab *e, Expr *x)
 
 static void exec_load(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "", false };
+    static const PropSpec spec = { BK_COUNT, "a load", P_NUM, 3, 1, 1, -2, 0, true, true, NULL, "", false, false };
     Sel *sel = operand_sel(e, s->target, "load");
     Value v = eval_expr(e, s->value);
     if (!sel || v.kind == V_ERR)
@@ -994,7 +1027,7 @@ static int pressure_cavity(Elab *e, Expr *x)
 
 static void exec_pressure(Elab *e, Stmt *s)
 {
-    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "", false };
+    static const PropSpec spec = { BK_COUNT, "the value of `pressure`", P_NUM, 1, -1, 1, -2, 0, true, true, NULL, "", false, false };
     int solid = pressure_cavity(e, s->target);
     if (solid == -1)
         return;
@@ -1077,9 +1110,9 @@ static void exec_motion(Elab *e, Stmt *s)
     const char *what = rotate ? "rotate" : "move";
     static const PropSpec move_spec = { BK_COUNT, "a prescribed displacement", P_NUM, 3, 1, 0, 0, 0, true, true, NULL,
                                         "`move` gives the displacement from the reference position, for example "
-                                        "`(0 m, 0 m, 1 cm * sin(2*pi*1 Hz*t))`", false };
+                                        "`(0 m, 0 m, 1 cm * sin(2*pi*1 Hz*t))`", false, false };
     static const PropSpec turn_spec = { BK_COUNT, "a prescribed angle", P_NUM, 1, 0, 0, 0, 0, true, true, NULL,
-                                        "`rotate` gives the angle, for example `30 deg * ramp(t, 0 s, 1 s)`", false };
+                                        "`rotate` gives the angle, for example `30 deg * ramp(t, 0 s, 1 s)`", false, false };
     const PropSpec *spec = rotate ? &turn_spec : &move_spec;
     PendingMotion pm = { rotate ? SRD_MOTION_ROTATE : SRD_MOTION_MOVE, NULL, -1, { 0, 0, 0 }, s->loc };
     pm.nodes = motion_nodes(e, s, what);

@@ -17,6 +17,8 @@ typedef struct PropValues {
     Stmt           *extra[MAX_PROPS]; /* output and probe lines */
     int             n_extra;
     int             n_unknown;        /* unknown properties reported */
+    int             run_expr[MAX_PROPS]; /* a timed property that changes with t: its run-time
+                                            expression (val holds its value at t = 0, unknown) */
 } PropValues;
 
 void         props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner);
@@ -64,8 +66,17 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *need
 void rigid_fix_world(Elab *e, srd_model *m);
 /* Ground contact and friction of every rigid body's shape on a flat ground. */
 void rigid_add_ground(srd_model *m);
-/* The same for every obstacle (sphere, box, cylinder), obstacle by obstacle. */
+/* The same for every obstacle (sphere, box, cylinder, plane), obstacle by obstacle. */
 void rigid_add_obstacles(srd_model *m);
+/* Element columns of a moving (or turned) obstacle or a plane (finalize.c), appended to p: its
+ * pose at t = 0 and the step-start pose (names with a trailing 0), then its shape, the
+ * obstacle's radius under `radius_name`. */
+typedef struct PoseColumns {
+    const char *names[24];
+    double      values[24];
+    int         n;
+} PoseColumns;
+void elab_moving_columns(const srd_obstacle *o, const char *radius_name, PoseColumns *p);
 void rigid_add_motors(Elab *e, srd_model *m);
 /* lattice.c */
 void elab_lattice(Elab *e, Stmt *s, const char *name);

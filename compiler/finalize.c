@@ -602,9 +602,9 @@ static void add_contact_everywhere(srd_model *m, const char *contact_kind, const
                                    const char **names, const double *values, int n_values, double friction,
                                    double slip_velocity)
 {
-    const char *fnames[16] = { names[0], names[1], "mu", "slip_velocity" };
-    double fvalues[16] = { values[0], values[1], friction, slip_velocity };
-    for (int k = 2; k < n_values && k < 14; k++) {
+    const char *fnames[24] = { names[0], names[1], "mu", "slip_velocity" };
+    double fvalues[24] = { values[0], values[1], friction, slip_velocity };
+    for (int k = 2; k < n_values && k < 22; k++) {
         fnames[k + 2] = names[k];
         fvalues[k + 2] = values[k];
     }
@@ -647,6 +647,127 @@ static void add_ground(Fin *f)
     rigid_add_ground(m);
 }
 
+/* A pose column group (cx cy cz, ux uy uz, angle, spin, ...) of a moving obstacle or a plane,
+ * with its step-start copy (the names with a trailing 0) when `prev` is set. */
+static void pose_put(PoseColumns *p, const char *const *names, const double *v, int n, bool prev)
+{
+    for (int k = 0; k < n; k++) {
+        p->names[p->n] = names[k];
+        p->values[p->n++] = v[k];
+    }
+    for (int k = 0; prev && k < n; k++) {
+        p->names[p->n] = names[k + n];
+        p->values[p->n++] = v[k];
+    }
+}
+
+void elab_moving_columns(const srd_obstacle *o, const char *radius_name, PoseColumns *p)
+{
+    static const char *c[] = { "cx", "cy", "cz", "cx0", "cy0", "cz0" };
+    static const char *u[] = { "ux", "uy", "uz", "ux0", "uy0", "uz0" };
+    static const char *pt[] = { "px", "py", "pz", "px0", "py0", "pz0" };
+    static const char *n[] = { "nx", "ny", "nz", "nx0", "ny0", "nz0" };
+    static const char *h[] = { "hx", "hy", "hz" }, *k[] = { "kx", "ky", "kz" }, *angle[] = { "angle", "angle0" };
+    const char *radius[] = { radius_name };
+    static const char *half[] = { "half_length" }, *spin[] = { "spin" };
+    bool plane = !strcmp(o->shape, "plane");
+    pose_put(p, plane ? pt : c, o->center, 3, true);
+    if (plane) {
+        pose_put(p, n, o->axis, 3, true);
+    } else if (!strcmp(o->shape, "sphere")) {
+        pose_put(p, radius, &o->radius, 1, false);
+    } else if (!strcmp(o->shape, "box")) {
+        double hs[3] = { o->size[0] / 2, o->size[1] / 2, o->size[2] / 2 };
+        pose_put(p, h, hs, 3, false);
+        pose_put(p, k, o->axis, 3, false);
+        pose_put(p, angle, &o->angle, 1, true);
+    } else {
+        double hl = o->length > 0 ? o->length / 2 : 1e30;
+        pose_put(p, u, o->axis, 3, true);
+        pose_put(p, radius, &o->radius, 1, false);
+        pose_put(p, half, &hl, 1, false);
+        pose_put(p, spin, &o->spin, 1, false);
+    }
+}
+
+/* Schedules of the pose properties that change with time: one actuation per property and set,
+ * writing the columns of the obstacle's instances [lo, hi). */
+static void push_pose_actuations(Fin *f, const srd_obstacle *o, int set, int lo, int hi)
+{
+    static const char *targets[SRD_OBSTACLE_N_EXPR] = { "obstacle_center", "obstacle_axis", "obstacle_angle",
+                                                        "obstacle_spin" };
+    srd_model *m = f->m;
+    bool plane = !strcmp(o->shape, "plane");
+    for (int j = 0; j < SRD_OBSTACLE_N_EXPR && hi > lo; j++) {
+        if (o->expr[j] < 0)
+            continue;
+        m->actuations = srd_xrealloc(m->actuations, sizeof *m->actuations * (size_t)(m->n_actuations + 1));
+        f->act_src = srd_xrealloc(f->act_src, sizeof *f->act_src * (size_t)(m->n_actuations + 1));
+        f->act_src[m->n_actuations] = NULL; /* not a statement's: never reported as one */
+        srd_actuation *a = &m->actuations[m->n_actuations++];
+        memset(a, 0, sizeof *a);
+        a->target = srd_xstrdup(plane && j == SRD_OBSTACLE_CENTER ? "obstacle_point"
+                                : plane && j == SRD_OBSTACLE_AXIS ? "obstacle_normal" : targets[j]);
+        a->set = set;
+        a->n = hi - lo;
+        a->instances = srd_xcalloc((size_t)a->n + 1, sizeof(int));
+        for (int i = 0; i < a->n; i++)
+            a->instances[i] = lo + i;
+        a->expr = o->expr[j];
+    }
+}
+
+/* The schedules of a moving obstacle's pose in the rigid bodies' sets (body_moving_* and
+ * body_plane_*), whose instances for obstacle k are those with `which` = k, one run of them. */
+static void push_body_pose_actuations(Fin *f, const srd_obstacle *o, int k)
+{
+    const srd_model *m = f->m;
+    for (int j = 0; j < m->n_sets; j++) {
+        const srd_elemset *s = &m->sets[j];
+        int which = srd_elemset_column(s, "which");
+        if (which < 0 || (strncmp(s->kind, "body_moving_", 12) && strncmp(s->kind, "body_plane_", 11)))
+            continue;
+        int lo = 0, n = s->n;
+        while (lo < n && s->data[lo * s->n_data + which] != k)
+            lo++;
+        int hi = lo;
+        while (hi < n && s->data[hi * s->n_data + which] == k)
+            hi++;
+        if (hi > lo)
+            push_pose_actuations(f, o, j, lo, hi);
+    }
+}
+
+/* The instances a set of this kind holds so far (0 when there is none). */
+static int set_size(const srd_model *m, const char *kind)
+{
+    for (int i = 0; i < m->n_sets; i++)
+        if (!strcmp(m->sets[i].kind, kind))
+            return m->sets[i].n;
+    return 0;
+}
+
+/* A moving (or turned) sphere, box or cylinder, or a plane: std.contact's moving_ kinds (and
+ * plane_ kinds) on every node, with the schedules that move them. */
+static void add_moving_obstacle(Fin *f, const srd_obstacle *o)
+{
+    srd_model *m = f->m;
+    char contact[64], friction[64];
+    const char *prefix = !strcmp(o->shape, "plane") ? "" : "moving_";
+    snprintf(contact, sizeof contact, "%s%s_contact", prefix, o->shape);
+    snprintf(friction, sizeof friction, "%s%s_friction", prefix, o->shape);
+    PoseColumns p = { { "kc", "delta" }, { o->stiffness, o->delta }, 2 };
+    elab_moving_columns(o, "radius", &p);
+    int lo = set_size(m, contact), flo = set_size(m, friction);
+    add_contact_everywhere(m, contact, friction, p.names, p.values, p.n, o->friction, o->slip_velocity);
+    int cs = srd_model_elemset(m, contact, 1, 0, p.n, p.names);
+    push_pose_actuations(f, o, cs, lo, m->sets[cs].n);
+    if (o->friction > 0) {
+        int fs = srd_model_elemset(m, friction, 1, 0, 0, NULL);
+        push_pose_actuations(f, o, fs, flo, m->sets[fs].n);
+    }
+}
+
 /* Rigid spheres, boxes and cylinders: contact, and friction when given, on every node. An
  * endless cylinder gets a half length far beyond any model. */
 static void add_obstacles(Fin *f)
@@ -658,7 +779,9 @@ static void add_obstacles(Fin *f)
     for (int k = 0; k < m->n_obstacles; k++) {
         const srd_obstacle *o = &m->obstacles[k];
         const double *c = o->center;
-        if (!strcmp(o->shape, "sphere")) {
+        if (o->moving || !strcmp(o->shape, "plane")) {
+            add_moving_obstacle(f, o);
+        } else if (!strcmp(o->shape, "sphere")) {
             double values[6] = { o->stiffness, o->delta, c[0], c[1], c[2], o->radius };
             add_contact_everywhere(m, "sphere_contact", "sphere_friction", sphere, values, 6, o->friction,
                                    o->slip_velocity);
@@ -674,6 +797,8 @@ static void add_obstacles(Fin *f)
         }
     }
     rigid_add_obstacles(m);
+    for (int k = 0; k < m->n_obstacles; k++)
+        push_body_pose_actuations(f, &m->obstacles[k], k);
 }
 
 /* Viscous drag (eq. 27) on every node of a rod, with the node's Voronoi length. */

@@ -12,6 +12,7 @@
 #include "codegen.h"
 #include "diag.h"
 #include "parse.h"
+#include "schedule.h"
 #include "kernel/backend.h"
 #include "kernel/interp.h"
 #include "kernel/tier.h"
@@ -34,7 +35,9 @@ static const char *standard_module(const char *kind)
         !strcmp(kind, "node_triangle_friction") || !strcmp(kind, "node_body_contact") ||
         !strcmp(kind, "node_body_friction") || !strcmp(kind, "body_node_friction") || !strcmp(kind, "edge_body_contact") ||
         !strcmp(kind, "edge_body_friction") || !strcmp(kind, "edge_body_friction_on_body") ||
-        !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14))
+        !strncmp(kind, "body_sphere_", 12) || !strncmp(kind, "body_box_", 9) || !strncmp(kind, "body_cylinder_", 14) ||
+        !strncmp(kind, "moving_", 7) || !strcmp(kind, "plane_contact") || !strcmp(kind, "plane_friction") ||
+        !strncmp(kind, "body_moving_", 12) || !strncmp(kind, "body_plane_", 11))
         return "contact";
     if (!strcmp(kind, "lattice_spring"))
         return "springs";
@@ -243,8 +246,8 @@ static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_mod
 {
     mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads + m->n_motions) + 1, sizeof *mk->schedules);
     for (int k = 0; k < m->n_actuations; k++)
-        if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr,
-                                !strcmp(m->actuations[k].target, "curvature") ? 2 : 1, err, err_n))
+        if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr, srd_actuation_components(m->actuations[k].target),
+                                err, err_n))
             return false;
     for (int k = 0; k < m->n_loads; k++) {
         int expr = m->loads[k].expr, seen = 0;

@@ -2,12 +2,14 @@
 #include "props.h"
 #include <string.h>
 
-#define NUM(b, name, n, l, m, t, req, rt, doc) { b, name, P_NUM, n, l, m, t, 0, req, rt, NULL, doc, false }
-#define TEMP(b, name, req, rt, doc) { b, name, P_NUM, 1, 0, 0, 0, 1, req, rt, NULL, doc, false }
-#define WORD(b, name, words, doc) { b, name, P_WORD, 1, 0, 0, 0, 0, false, false, words, doc, false }
-#define OTHER(b, name, shape, req, doc) { b, name, shape, 1, 0, 0, 0, 0, req, false, NULL, doc, false }
+#define NUM(b, name, n, l, m, t, req, rt, doc) { b, name, P_NUM, n, l, m, t, 0, req, rt, NULL, doc, false, false }
+#define TEMP(b, name, req, rt, doc) { b, name, P_NUM, 1, 0, 0, 0, 1, req, rt, NULL, doc, false, false }
+#define WORD(b, name, words, doc) { b, name, P_WORD, 1, 0, 0, 0, 0, false, false, words, doc, false, false }
+#define OTHER(b, name, shape, req, doc) { b, name, shape, 1, 0, 0, 0, 0, req, false, NULL, doc, false, false }
 /* Properties of the discretisation: a param may set them (a mesh-convergence sweep). */
-#define DISCRETE(b, name, shape, l, req, words, doc) { b, name, shape, 1, l, 0, 0, 0, req, false, words, doc, true }
+#define DISCRETE(b, name, shape, l, req, words, doc) { b, name, shape, 1, l, 0, 0, 0, req, false, words, doc, true, false }
+/* A number that may change with time t (a moving obstacle's pose): kept as a run-time expression. */
+#define TIMED(b, name, n, l, m, t, req, doc) { b, name, P_NUM, n, l, m, t, 0, req, true, NULL, doc, false, true }
 
 static const PropSpec props[] = {
     NUM(BK_MATERIAL, "E", 1, -1, 1, -2, true, true, "Young's modulus"),
@@ -112,11 +114,16 @@ static const PropSpec props[] = {
     NUM(BK_GROUND, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),
     NUM(BK_GROUND, "slip_velocity", 1, 1, 0, -1, false, true, "stick-slip smoothing velocity (default 10 um/s)"),
 
-    NUM(BK_OBSTACLE, "center", 3, 1, 0, 0, true, true, "centre"),
+    TIMED(BK_OBSTACLE, "center", 3, 1, 0, 0, false, "centre, may change with time t (sphere, box, cylinder)"),
     NUM(BK_OBSTACLE, "radius", 1, 1, 0, 0, false, true, "radius (sphere, cylinder)"),
     NUM(BK_OBSTACLE, "size", 3, 1, 0, 0, false, true, "edge lengths (box)"),
-    NUM(BK_OBSTACLE, "axis", 3, 0, 0, 0, false, true, "axis (cylinder, default (0, 0, 1))"),
+    TIMED(BK_OBSTACLE, "axis", 3, 0, 0, 0, false,
+          "cylinder: its axis, may change with t (default (0, 0, 1)); box: the constant axis `angle` turns it about"),
     NUM(BK_OBSTACLE, "length", 1, 1, 0, 0, false, true, "length (cylinder)"),
+    TIMED(BK_OBSTACLE, "angle", 1, 0, 0, 0, false, "box: its turn about `axis`, may change with t (default 0)"),
+    TIMED(BK_OBSTACLE, "spin", 1, 0, 0, -1, false, "cylinder: angular velocity about its own axis, for friction (default 0)"),
+    TIMED(BK_OBSTACLE, "point", 3, 1, 0, 0, false, "plane: a point of it, may change with t"),
+    TIMED(BK_OBSTACLE, "normal", 3, 0, 0, 0, false, "plane: its normal, towards the free side; may change with t"),
     NUM(BK_OBSTACLE, "stiffness", 1, 0, 1, -2, true, true, "contact stiffness"),
     NUM(BK_OBSTACLE, "delta", 1, 1, 0, 0, true, true, "contact distance"),
     NUM(BK_OBSTACLE, "friction", 1, 0, 0, 0, false, true, "Coulomb friction coefficient (default 0)"),

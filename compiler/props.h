@@ -31,6 +31,7 @@ typedef struct PropSpec {
     const char *doc;
     bool        discrete;   /* sets the discretisation: may depend on a param, and the model is
                                then elaborated again for each value (run, sweep) */
+    bool        timed;      /* P_NUM that may be an expression of time t (a moving obstacle's pose) */
 } PropSpec;
 
 const PropSpec *props_find(BlockKind b, const char *name);

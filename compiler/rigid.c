@@ -1146,13 +1146,25 @@ static int obstacle_values(const srd_obstacle *o, const char **names, double *v)
     return n;
 }
 
+/* The columns of a moving obstacle or a plane after (kc, delta[, mu, slip_velocity]): its pose
+ * and the step-start pose (std.contact's body_moving_* and body_plane_* kinds). */
+static int moving_values(const srd_obstacle *o, const char **names, double *v)
+{
+    PoseColumns p = { { NULL }, { 0 }, 0 };
+    elab_moving_columns(o, "obstacle_radius", &p);
+    memcpy(names, p.names, sizeof(char *) * (size_t)p.n);
+    memcpy(v, p.values, sizeof(double) * (size_t)p.n);
+    return p.n;
+}
+
 /* One body point against obstacle k: its contact and (with friction) friction instance. */
 static void add_obstacle_point(srd_model *m, int k, const srd_body *b, const double *r)
 {
     const srd_obstacle *o = &m->obstacles[k];
-    const char *names[20] = { "rx", "ry", "rz", "radius", "kc", "delta" }, *shape_names[8];
-    double v[20] = { r[0], r[1], r[2], r[3], o->stiffness, o->delta }, shape[8];
-    int ns = obstacle_values(o, shape_names, shape);
+    bool moving = o->moving || !strcmp(o->shape, "plane");
+    const char *names[40] = { "rx", "ry", "rz", "radius", "kc", "delta" }, *shape_names[24];
+    double v[40] = { r[0], r[1], r[2], r[3], o->stiffness, o->delta }, shape[24];
+    int ns = moving ? moving_values(o, shape_names, shape) : obstacle_values(o, shape_names, shape);
     char kind[64];
     for (int f = 0; f < (o->friction > 0 ? 2 : 1); f++) {
         int n = 6;
@@ -1163,7 +1175,7 @@ static void add_obstacle_point(srd_model *m, int k, const srd_body *b, const dou
         for (int i = 0; i < ns; i++)
             names[n] = shape_names[i], v[n++] = shape[i];
         names[n] = "which", v[n++] = k;
-        snprintf(kind, sizeof kind, "body_%s_%s", o->shape, f ? "friction" : "contact");
+        snprintf(kind, sizeof kind, "body_%s%s_%s", o->moving ? "moving_" : "", o->shape, f ? "friction" : "contact");
         int set = srd_model_elemset(m, kind, 1, 0, n, names);
         srd_elemset_add(&m->sets[set], &b->node, NULL, NULL, v, b->object);
     }

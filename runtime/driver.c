@@ -370,6 +370,15 @@ typedef struct Outputs {
     Probes         pr;
 } Outputs;
 
+/* The obstacles' pose now, into `posed` (a copy of the model's obstacles): moving ones and
+ * planes from the columns their schedules rewrite. */
+static void current_obstacles(const srd_sim *s, srd_obstacle *posed)
+{
+    for (int o = 0; o < s->m->n_obstacles; o++)
+        if (posed[o].moving || !strcmp(posed[o].shape, "plane"))
+            srd_sim_obstacle_pose(s, o, posed[o].center, posed[o].axis, &posed[o].angle);
+}
+
 /* A VTK frame with every point field: velocities v (or NULL) and, when `forces`, the net
  * force, and the reactions and contact forces of models that have constraints or contact. */
 static int write_vtk_frame(Outputs *out, srd_sim *s, const double *q, const double *v, double t, bool forces)
@@ -385,8 +394,13 @@ static int write_vtk_frame(Outputs *out, srd_sim *s, const double *q, const doub
         srd_sim_reactions(s, reaction);
     if (contact)
         srd_sim_contact_forces(s, -2, contact);
-    srd_vtk_fields f = { v, force, reaction, contact };
+    srd_obstacle *posed = srd_xcalloc((size_t)m->n_obstacles + 1, sizeof *posed);
+    if (m->n_obstacles)
+        memcpy(posed, m->obstacles, sizeof *posed * (size_t)m->n_obstacles);
+    current_obstacles(s, posed);
+    srd_vtk_fields f = { v, force, reaction, contact, posed };
     int bad = srd_vtk_write_fields(&out->vtk, m, q, &f, t) != 0;
+    free(posed);
     free(force);
     free(reaction);
     free(contact);
@@ -730,6 +744,7 @@ static int step_outputs(Dynamic *d, long k)
             status = report_outfile(&d->out->pr.out);
         d->out->pr.next += d->probe_every;
     }
+    current_obstacles(s, d->contact.posed);
     srd_contact_stats_sample(&d->contact, d->m, s->q, s->params, s->t);
     srd_pairs_sample(s->pairs, s->q, s->t);
     return status == SRD_EXIT_OK && frame && checkpoint_due(d, k) ? save_checkpoint(d, k) : status;
@@ -898,15 +913,20 @@ static bool outputs_due(const Dynamic *d)
            s->pairs;
 }
 
-/* One step of the fast path; the sim's state is brought up to date when it is read. */
+/* One step of the fast path; the sim's state is brought up to date when it is read, with the
+ * step-start positions q0 = q - dt v by which the fast path gives friction its velocity (so
+ * that contact_force probes and frames report the friction it applies). */
 static int fast_step(Dynamic *d)
 {
     srd_sim *s = d->s;
     int code = srd_explicit_steps(d->fast, 1);
     s->t = srd_explicit_time(d->fast);
     s->steps++;
-    if (code || outputs_due(d))
+    if (code || outputs_due(d)) {
         srd_explicit_get_state(d->fast, s->q, s->v);
+        for (int k = 0; k < d->m->n_dofs; k++)
+            s->q0[k] = s->q[k] - s->dt * s->v[k];
+    }
     return code;
 }
 

@@ -365,18 +365,19 @@ static void write_appended(FILE *f, const VtkFrame *fr)
     fprintf(f, "\n  </AppendedData>\n");
 }
 
-/* An obstacle as 12 numbers: shape (0 sphere, 1 box, 2 cylinder), centre, box edges, radius,
- * cylinder axis and length (0: endless). */
+/* An obstacle as 12 numbers: shape (0 sphere, 1 box, 2 cylinder, 3 plane), centre (a plane's
+ * point), box edges, radius, axis (a cylinder's; a plane's normal; the one a box turns about),
+ * and a cylinder's length (0: endless) or a box's turn (rad). */
 static void obstacle_row(const srd_obstacle *o, double *row)
 {
-    row[0] = !strcmp(o->shape, "sphere") ? 0 : !strcmp(o->shape, "box") ? 1 : 2;
+    row[0] = !strcmp(o->shape, "sphere") ? 0 : !strcmp(o->shape, "box") ? 1 : !strcmp(o->shape, "plane") ? 3 : 2;
     for (int c = 0; c < 3; c++) {
         row[1 + c] = o->center[c];
         row[4 + c] = o->size[c];
         row[8 + c] = o->axis[c];
     }
     row[7] = o->radius;
-    row[11] = o->length;
+    row[11] = row[0] == 1 ? o->angle : o->length;
 }
 
 static void field_array(FILE *f, const char *name, int tuples, int comps, const double *v)
@@ -392,7 +393,7 @@ static void field_array(FILE *f, const char *name, int tuples, int comps, const 
 /* Data of the whole frame, so that a picture can draw what the model touches: a flat
  * ground's plane (normal, then a point on it) and the obstacles; and the file's camera.
  * Always text: a few numbers. */
-static void write_field_data(FILE *f, const srd_model *m)
+static void write_field_data(FILE *f, const srd_model *m, const srd_obstacle *obstacles)
 {
     bool ground = m->has_ground && m->ground_height_expr < 0;
     if (!ground && !m->n_obstacles && !m->view_given)
@@ -415,7 +416,7 @@ static void write_field_data(FILE *f, const srd_model *m)
     if (m->n_obstacles) {
         double *rows = srd_xcalloc(12 * (size_t)m->n_obstacles, sizeof(double));
         for (int k = 0; k < m->n_obstacles; k++)
-            obstacle_row(&m->obstacles[k], &rows[12 * k]);
+            obstacle_row(obstacles ? &obstacles[k] : &m->obstacles[k], &rows[12 * k]);
         field_array(f, "obstacles", m->n_obstacles, 12, rows);
         free(rows);
     }
@@ -429,7 +430,7 @@ static void write_frame(FILE *f, const srd_model *m, const double *q, const srd_
     size_t offset = 0;
     fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
                "header_type=\"UInt64\">\n  <UnstructuredGrid>\n");
-    write_field_data(f, m);
+    write_field_data(f, m, fields ? fields->obstacles : NULL);
     fprintf(f, "    <Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n      <Points>\n", fr.n_points, fr.n_cells);
     write_section(f, &fr, 0, fr.first_cells, binary, &offset);
     fprintf(f, "      </Points>\n      <Cells>\n");
@@ -448,7 +449,7 @@ static void write_frame(FILE *f, const srd_model *m, const double *q, const srd_
 int srd_vtk_write(srd_vtk_series *s, const srd_model *m, const double *q, const double *v, const double *force,
                   double t)
 {
-    srd_vtk_fields f = { v, force, NULL, NULL };
+    srd_vtk_fields f = { v, force, NULL, NULL, NULL };
     return srd_vtk_write_fields(s, m, q, &f, t);
 }
 

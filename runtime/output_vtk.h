@@ -22,6 +22,8 @@ typedef struct srd_vtk_fields {
     const double *force;    /* net force: external minus elastic, 0 on constrained DOFs */
     const double *reaction; /* the constraints' force on each node */
     const double *contact;  /* ground and obstacles' force on each node */
+    const srd_obstacle *obstacles; /* the obstacles at the frame's time (moving ones), or NULL:
+                                      the model's (their pose at t = 0) */
 } srd_vtk_fields;
 
 /* Creates dir if needed. Returns 0, or -1 with errno set. */

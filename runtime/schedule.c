@@ -2,6 +2,7 @@
  * puts their values where the element kernels and the external forces read them. */
 #include "schedule.h"
 #include "alloc.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,14 @@ static const char *const target_names[][6] = {
     { "springs", "rest_factor", NULL },
     { "motor", "target", NULL },
     { "E", "ks", "EI1", "EI2", "GJ", "kb" },
+    /* a moving obstacle's pose (std.contact's moving_ and plane_ kinds), each with its
+     * step-start copy in the column of the same name with a trailing 0 */
+    { "obstacle_center", "cx", "cy", "cz", NULL },
+    { "obstacle_axis", "ux", "uy", "uz", NULL },
+    { "obstacle_angle", "angle", NULL },
+    { "obstacle_spin", "spin", NULL },
+    { "obstacle_point", "px", "py", "pz", NULL },
+    { "obstacle_normal", "nx", "ny", "nz", NULL },
 };
 
 static const char *const *target_row(const char *target)
@@ -25,12 +34,35 @@ static const char *const *target_row(const char *target)
     return NULL;
 }
 
+/* Column `name` followed by a 0: where a pose column's step-start copy is kept. */
+static int prev_column(const srd_elemset *set, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s0", name);
+    return srd_elemset_column(set, key);
+}
+
+static int is_obstacle_target(const char *target) { return !strncmp(target, "obstacle_", 9); }
+
+int srd_actuation_components(const char *target)
+{
+    int n = 0;
+    const char *const *row = target_row(target);
+    if (!strcmp(target, "curvature") || is_obstacle_target(target))
+        while (row && n < 5 && row[n])
+            n++;
+    return n > 0 ? n : 1;
+}
+
 int srd_actuation_drives(const char *target, const char *column)
 {
     const char *const *row = target_row(target);
-    for (int k = 0; row && k < 5 && row[k]; k++)
-        if (!strcmp(row[k], column))
+    for (int k = 0; row && k < 5 && row[k]; k++) {
+        size_t len = strlen(row[k]);
+        if (!strcmp(row[k], column) ||
+            (is_obstacle_target(target) && !strncmp(row[k], column, len) && !strcmp(column + len, "0")))
             return 1;
+    }
     return 0;
 }
 
@@ -48,9 +80,13 @@ static void target_columns(srd_schedule *sc, const srd_elemset *set, const char 
     const char *const *row = target_row(target);
     sc->n_columns = 0;
     sc->flag_column = strcmp(target, "E") ? srd_elemset_column(set, "natural_from_reference") : -1;
+    sc->has_prev = 0;
     for (int k = 0; row && k < 5 && row[k]; k++)
-        if (srd_elemset_column(set, row[k]) >= 0 || strcmp(target, "E"))
+        if (srd_elemset_column(set, row[k]) >= 0 || strcmp(target, "E")) {
+            sc->prev_columns[sc->n_columns] = is_obstacle_target(target) ? prev_column(set, row[k]) : -1;
+            sc->has_prev |= sc->prev_columns[sc->n_columns] >= 0;
             sc->columns[sc->n_columns++] = srd_elemset_column(set, row[k]);
+        }
 }
 
 /* Where an instance is, for values that depend on x, y, z: a bend-twist element at its
@@ -93,7 +129,7 @@ static void build_actuation(srd_schedule *sc, const srd_model *m, const srd_actu
 {
     const srd_elemset *set = &m->sets[a->set];
     sc->n = a->n;
-    sc->n_out = !strcmp(a->target, "curvature") ? 2 : 1;
+    sc->n_out = srd_actuation_components(a->target);
     sc->targets = srd_xcalloc((size_t)a->n + 1, sizeof(int));
     sc->data = srd_xcalloc((size_t)a->n * SRD_SCHEDULE_N_DATA + 1, sizeof(double));
     memcpy(sc->targets, a->instances, sizeof(int) * (size_t)a->n);
@@ -182,6 +218,21 @@ void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_
     }
 }
 
+/* A moving obstacle's step-start pose: the schedule at the step's start time, into the columns
+ * that keep it (friction reads the obstacle's surface velocity from the two poses). */
+static void write_step_start(srd_schedule *sc, const srd_model *m, const double *params, double t0, double dt,
+                             double *data)
+{
+    memset(sc->out, 0, sizeof(double) * (size_t)sc->n * (size_t)sc->n_out);
+    srd_eval_ctx ctx = { NULL, NULL, NULL, params, t0, dt, NULL, sc->out, NULL };
+    sc->fn(&ctx, &sc->b);
+    int stride = m->sets[m->actuations[sc->actuation].set].n_data;
+    for (int i = 0; i < sc->n; i++)
+        for (int c = 0; c < sc->n_columns; c++)
+            if (sc->prev_columns[c] >= 0)
+                data[sc->targets[i] * stride + sc->prev_columns[c]] = sc->out[i * sc->n_out + c];
+}
+
 static void write_actuation(const srd_schedule *sc, const srd_model *m, double *data)
 {
     const srd_actuation *a = &m->actuations[sc->actuation];
@@ -203,7 +254,7 @@ static void write_actuation(const srd_schedule *sc, const srd_model *m, double *
     }
 }
 
-void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt,
+void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt, double h,
                          double *const *set_data, double *fext)
 {
     if (S->has_loads)
@@ -212,6 +263,8 @@ void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *par
         srd_schedule *sc = &S->a[k];
         if (sc->motion >= 0)
             continue; /* positions, not forces: srd_schedules_motion */
+        if (sc->has_prev)
+            write_step_start(sc, m, params, t - h, dt, set_data[m->actuations[sc->actuation].set]);
         memset(sc->out, 0, sizeof(double) * (size_t)sc->n * (size_t)sc->n_out);
         srd_eval_ctx ctx = { NULL, NULL, NULL, params, t, dt, NULL, sc->out, NULL };
         sc->fn(&ctx, &sc->b);

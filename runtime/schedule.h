@@ -18,6 +18,8 @@ typedef struct srd_schedule {
     int            n, n_out;
     int           *targets;     /* actuation: element instances; loads: model nodes */
     int            columns[4];  /* data columns written (E: every stiffness column) */
+    int            prev_columns[4]; /* a moving obstacle's: where columns[k]'s step-start value goes, or -1 */
+    int            has_prev;
     int            n_columns;
     int            flag_column; /* natural_from_reference, cleared: the value is absolute */
     double        *base;        /* E: the stiffness columns at the material's E, n * n_columns */
@@ -40,14 +42,18 @@ typedef struct srd_schedules {
 void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_kernel_fn *fns,
                          const int *actuation, const int *expr, double *const *set_data, const double *fext);
 /* Evaluates every schedule at time t, `dt` being the simulation's time step, and writes the
- * values into set_data and fext. */
-void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt,
+ * values into set_data and fext; a moving obstacle's step-start pose is its value at t - h, h
+ * being the step the element kernels take (a part of dt when a step is subdivided). */
+void srd_schedules_apply(srd_schedules *S, const srd_model *m, const double *params, double t, double dt, double h,
                          double *const *set_data, double *fext);
 void srd_schedules_free(srd_schedules *S);
 /* Evaluates the schedule of prescribed motion k at time t (value, then its first and second
  * time derivatives: 9 numbers per node of a move, 3 for a rotation) and returns them, or NULL
  * when the motion has no schedule. */
 const double *srd_schedules_motion(srd_schedules *S, int k, const double *params, double t, double dt);
+/* Components of an actuation's value: 2 for curvature, 3 for an obstacle's centre, axis,
+ * point or normal, else 1. */
+int  srd_actuation_components(const char *target);
 /* True when actuating `target` (curvature, twist, rest_length, angle, E) writes data column
  * `column`: such columns must stay run-time inputs of the element kernels. */
 int  srd_actuation_drives(const char *target, const char *column);

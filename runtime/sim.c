@@ -252,7 +252,7 @@ int srd_sim_init(srd_sim *s, const srd_model *m, const srd_kernel_fn *fns, const
 static void apply_schedules(srd_sim *s, double t)
 {
     if (s->schedules.n)
-        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->set_data, s->fext);
+        srd_schedules_apply(&s->schedules, s->m, s->params, t, s->step_dt, s->dt, s->set_data, s->fext);
 }
 
 void srd_sim_apply_schedules(srd_sim *s, double t) { apply_schedules(s, t); }
@@ -1571,8 +1571,17 @@ static bool contact_instances(const srd_model *m, int k, int target, int *lo, in
         srd_elemset_column(&m->sets[k], "which") >= 0)
         return body_obstacle_instances(m, k, target, lo, hi);
     for (int j = 0, same = 0; j < m->n_obstacles; j++) {
+        /* a moving obstacle's kinds are moving_<shape>_*, shared with the other moving ones */
+        const char *rest = kind;
+        if (m->obstacles[j].moving != !strncmp(rest, "moving_", 7))
+            continue;
+        rest += m->obstacles[j].moving ? 7 : 0;
         size_t len = strlen(m->obstacles[j].shape);
-        if (strncmp(kind, m->obstacles[j].shape, len) || (strcmp(kind + len, "_contact") && strcmp(kind + len, "_friction")))
+        if (strncmp(rest, m->obstacles[j].shape, len) ||
+            (strcmp(rest + len, "_contact") && strcmp(rest + len, "_friction")))
+            continue;
+        /* a friction set holds the instances of the obstacles with friction only */
+        if (!strcmp(rest + len, "_friction") && !(m->obstacles[j].friction > 0))
             continue;
         if (target == -2 || target == j) {
             int per = touching_nodes(m);
@@ -1597,4 +1606,35 @@ void srd_sim_contact_forces(srd_sim *s, int target, double *force)
     for (int d = 0; d < m->n_dofs; d++)
         force[d] -= g[d];
     free(g);
+}
+
+/* Copies the columns named names[0..n) of instance i of set j into v, where they exist. */
+static void read_columns(const srd_sim *s, int j, int i, const char *const *names, int n, double *v)
+{
+    const srd_elemset *set = &s->m->sets[j];
+    for (int c = 0; c < n; c++) {
+        int col = srd_elemset_column(set, names[c]);
+        if (col >= 0)
+            v[c] = s->kernels[j].batch.data[i * set->n_data + col];
+    }
+}
+
+void srd_sim_obstacle_pose(const srd_sim *s, int k, double center[3], double axis[3], double *angle)
+{
+    static const char *c[] = { "cx", "cy", "cz" }, *u[] = { "ux", "uy", "uz" };
+    static const char *p[] = { "px", "py", "pz" }, *n[] = { "nx", "ny", "nz" }, *a[] = { "angle" };
+    const srd_model *m = s->m;
+    bool plane = !strcmp(m->obstacles[k].shape, "plane");
+    for (int j = 0; j < m->n_sets; j++) {
+        int lo, hi;
+        if (!s->kernels[j].batch.data || !contact_instances(m, j, k, &lo, &hi) || lo >= hi)
+            continue;
+        read_columns(s, j, lo, plane ? p : c, 3, center);
+        read_columns(s, j, lo, plane ? n : u, 3, axis);
+        read_columns(s, j, lo, a, 1, angle);
+        double len = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+        for (int c = 0; c < 3 && len > 0; c++)
+            axis[c] /= len; /* the kernels take a moving axis or normal as a direction */
+        return;
+    }
 }

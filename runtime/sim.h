@@ -178,6 +178,10 @@ void srd_sim_reactions(srd_sim *s, double *reaction);
 /* Adds the force that the ground (target -1) or obstacle `target` exerts on each node to
  * force (n_dofs values): contact, and friction in a simulation. target -2: all of them. */
 void srd_sim_contact_forces(srd_sim *s, int target, double *force);
+/* The current pose of obstacle k as its elements read it (a moving one's schedules rewrite it
+ * each step): centre (a plane's point), unit axis (a plane's normal) and a box's turn.
+ * Unchanged when the obstacle has no elements. */
+void srd_sim_obstacle_pose(const srd_sim *s, int k, double center[3], double axis[3], double *angle);
 
 /* Assembles the stiffness (the Hessian of the energy, with forces' Jacobians) at the current
  * configuration into the solver's Jacobian storage; the residual is overwritten too. */

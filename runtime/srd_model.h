@@ -144,13 +144,23 @@ typedef struct srd_actuation {
     int    expr;        /* run-time expression index */
 } srd_actuation;
 
+/* A rigid obstacle. Its pose may change with time: then `expr` holds the run-time expressions
+ * (-1: constant) and the values here are those at t = 0. A moving or turned obstacle's elements
+ * are `moving_<shape>_contact` and `moving_<shape>_friction`, whose pose columns (and their
+ * step-start copies, named with a trailing 0) schedules rewrite each step; a plane's are
+ * `plane_contact` and `plane_friction`, moving or not. */
+enum { SRD_OBSTACLE_CENTER, SRD_OBSTACLE_AXIS, SRD_OBSTACLE_ANGLE, SRD_OBSTACLE_SPIN, SRD_OBSTACLE_N_EXPR };
 typedef struct srd_obstacle {
-    char  *shape;       /* sphere, box, cylinder */
+    char  *shape;       /* sphere, box, cylinder, plane */
     char  *name;        /* as declared, or NULL */
-    double center[3], size[3], radius;
-    double axis[3];     /* cylinder: unit axis */
+    double center[3], size[3], radius;   /* plane: center is its point */
+    double axis[3];     /* cylinder: unit axis; box: the axis `angle` turns it about; plane: unit normal */
     double length;      /* cylinder: between the flat caps; 0 for an endless one */
+    double angle;       /* box: its turn about axis (rad) */
+    double spin;        /* cylinder: angular velocity about its own axis (1/s), seen by friction */
     double stiffness, delta, friction, slip_velocity;
+    int    moving;      /* its elements are the moving_ kinds (pose in run-time columns) */
+    int    expr[SRD_OBSTACLE_N_EXPR]; /* run-time expressions of the pose, or -1 */
 } srd_obstacle;
 
 /* What a probe records: a DOF or node position; the reaction (force and moment) the

@@ -37,7 +37,7 @@ static void obstacle_bounds(const srd_frame *f, double lo[3], double hi[3])
         const double *o = &ob->values[12 * k];
         for (int c = 0; c < 3; c++) {
             double reach = o[0] == 0 ? o[7] : o[0] == 1 ? 0.5 * o[4 + c] : o[11] > 0 ? o[7] + 0.5 * o[11] : 0;
-            if (o[0] == 2 && !(o[11] > 0))
+            if ((o[0] == 2 && !(o[11] > 0)) || o[0] == 3)
                 continue;
             lo[c] = fmin(lo[c], o[1 + c] - reach);
             hi[c] = fmax(hi[c], o[1 + c] + reach);
@@ -477,10 +477,17 @@ static void add_sphere(const Scene *sc, Tris *t, const double *o)
         }
 }
 
+/* Corner k of a box row: its centre, edges, and its turn o[11] about the unit axis o[8..10]. */
 static void box_corner(const double *o, int k, double *x)
 {
+    double d[3], kxd[3], a = o[11], kd = 0;
+    for (int c = 0; c < 3; c++) {
+        d[c] = ((k >> c) & 1 ? 0.5 : -0.5) * o[4 + c];
+        kd += o[8 + c] * d[c];
+    }
+    srd_cross3(&o[8], d, kxd);
     for (int c = 0; c < 3; c++)
-        x[c] = o[1 + c] + ((k >> c) & 1 ? 0.5 : -0.5) * o[4 + c];
+        x[c] = o[1 + c] + d[c] * cos(a) + kxd[c] * sin(a) + o[8 + c] * kd * (1 - cos(a));
 }
 
 static void add_box(const Scene *sc, Tris *t, const double *o)
@@ -543,8 +550,8 @@ static void add_obstacles(const Scene *sc, const srd_frame_field *ob, Tris *t, d
             add_sphere(sc, t, o);
         else if (o[0] == 1)
             add_box(sc, t, o);
-        else
-            add_cylinder(sc, t, o, scene_size);
+        else if (o[0] == 2)
+            add_cylinder(sc, t, o, scene_size); /* a plane (3) is not drawn */
     }
 }
 

@@ -11,6 +11,9 @@
 void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel_fn height)
 {
     memset(c, 0, sizeof *c);
+    c->posed = srd_xcalloc((size_t)m->n_obstacles + 1, sizeof *c->posed);
+    if (m->n_obstacles)
+        memcpy(c->posed, m->obstacles, sizeof *c->posed * (size_t)m->n_obstacles);
     for (int k = 0; k < m->n_obstacles; k++)
         c->has_contact |= m->obstacles[k].stiffness > 0;
     c->has_contact |= m->has_ground;
@@ -31,14 +34,32 @@ void srd_contact_stats_init(srd_contact_stats *c, const srd_model *m, srd_kernel
     c->batch.data = c->data;
 }
 
+/* v turned by angle a about the unit axis k (Rodrigues), into out. */
+static void turn(const double *v, const double *k, double a, double *out)
+{
+    double kxv[3], kv = srd_dot3(k, v), c = cos(a), s = sin(a);
+    srd_cross3(k, v, kxv);
+    for (int i = 0; i < 3; i++)
+        out[i] = v[i] * c + kxv[i] * s + k[i] * kv * (1 - c);
+}
+
 /* Signed distance from x to an obstacle's surface, negative inside (std.contact's gaps). */
 static double obstacle_gap(const srd_obstacle *ob, const double *x)
 {
-    double r[3];
-    for (int k = 0; k < 3; k++)
+    double r[3], u[3], len = sqrt(srd_dot3(ob->axis, ob->axis));
+    for (int k = 0; k < 3; k++) {
         r[k] = x[k] - ob->center[k];
+        u[k] = len > 0 ? ob->axis[k] / len : 0;
+    }
     if (!strcmp(ob->shape, "sphere"))
         return sqrt(srd_dot3(r, r)) - ob->radius;
+    if (!strcmp(ob->shape, "plane"))
+        return srd_dot3(r, u);
+    if (!strcmp(ob->shape, "box") && ob->angle != 0) {
+        double q[3];
+        turn(r, u, -ob->angle, q); /* the node in the turned box's axes */
+        memcpy(r, q, sizeof q);
+    }
     double q[3], out2 = 0, inside;
     if (!strcmp(ob->shape, "box")) {
         for (int k = 0; k < 3; k++)
@@ -47,7 +68,7 @@ static double obstacle_gap(const srd_obstacle *ob, const double *x)
         for (int k = 0; k < 3; k++)
             out2 += q[k] > 0 ? q[k] * q[k] : 0;
     } else {
-        double along = srd_dot3(r, ob->axis), w2 = srd_dot3(r, r) - along * along;
+        double along = srd_dot3(r, u), w2 = srd_dot3(r, r) - along * along;
         q[0] = sqrt(fmax(w2, 0)) - ob->radius;
         q[1] = ob->length > 0 ? fabs(along) - ob->length / 2 : -INFINITY;
         inside = fmax(q[0], q[1]);
@@ -92,7 +113,7 @@ void srd_contact_stats_sample(srd_contact_stats *c, const srd_model *m, const do
             record(c, gap, m->ground_delta, &active);
         }
         for (int o = 0; o < m->n_obstacles; o++) {
-            const srd_obstacle *ob = &m->obstacles[o];
+            const srd_obstacle *ob = &c->posed[o];
             if (ob->stiffness > 0)
                 record(c, obstacle_gap(ob, x), ob->delta, &active);
         }
@@ -113,5 +134,6 @@ void srd_contact_stats_free(srd_contact_stats *c)
     free(c->res);
     free(c->data);
     free(c->out);
+    free(c->posed);
     memset(c, 0, sizeof *c);
 }

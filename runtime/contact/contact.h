@@ -15,6 +15,8 @@ typedef struct srd_contact_stats {
     double        active_max_t;
     double        deepest, deepest_t; /* largest penetration below a surface (m), and when */
     double        samples, active_sum;
+    srd_obstacle *posed;         /* the obstacles with their current pose (shapes and names the
+                                    model's): the caller updates moving ones before sampling */
 } srd_contact_stats;
 
 /* height may be NULL (flat or inclined ground, spheres only). */

@@ -52,6 +52,7 @@ class Model:
         self.fluid = set()      # "rft", "drag", "viscous" blocks
         self.spheres = []       # per sphere obstacle: whether it has friction
         self.boxes = []         # per box obstacle: whether it has friction
+        self.moving = []        # per moving obstacle or plane: (element kind prefix, friction)
         self.surface = None     # None, or whether an uneven ground (height field) has friction
         self.fixed_components = []  # (node, component) held by `fix`
         self.pressure_volume = 0    # triangles of closed shells under `pressure`
@@ -174,6 +175,10 @@ class Model:
         # `contact self` / `contact a, b`: the edge pairs are found during the run, so the sets
         # edge_contact (and edge_friction) exist with no instances; nothing to count here
         pass
+    def moving_obstacle(self, prefix, friction):
+        # a moving (or turned) obstacle's elements are std.contact's moving_<shape>_contact (and
+        # _friction), a plane's plane_contact (plane_friction): one each on every node
+        self.moving.append((prefix, friction))
 
     def fluids(self, *kinds):
         # rft: one rft_drag element per rod edge end; drag: one aero_drag per triangle
@@ -278,6 +283,8 @@ class Model:
                             ("sphere_friction", n_nodes * sum(1 for f in self.spheres if f)),
                             ("box_contact", n_nodes * len(self.boxes)),
                             ("box_friction", n_nodes * sum(1 for f in self.boxes if f)),
+                            *((prefix + "_contact", n_nodes) for prefix, _ in self.moving),
+                            *((prefix + "_friction", n_nodes) for prefix, f in self.moving if f),
                             ("pressure_volume", self.pressure_volume), ("lattice_spring", self.springs),
                             *self.tets.items()):
             if count:
@@ -435,6 +442,14 @@ def cantilever_rod():
     m = Model(planar=True)
     beam = m.rod(line((0, 0, 0), (0.1, 0, 0), 51), rho=1200, area=0.020 * 0.001)
     m.clamp([i for i in beam if m.x[i][0] <= 0.01 + 1e-12])
+    return m
+
+
+def plate_press():
+    m = Model()
+    beam = m.rod(line((0, 0, 0), (0.1, 0, 0), 21), rho=1200, area=math.pi * 0.001 ** 2)
+    m.clamp_rod_start(beam)
+    m.moving_obstacle("moving_box", friction=False)  # the plate: a box whose centre moves
     return m
 
 
@@ -763,6 +778,7 @@ EXAMPLES = {
     "thermal_bimorph": thermal_bimorph,
     "lattice_walker": lattice_walker,
     "silicone_press": silicone_press,
+    "plate_press": plate_press,
     "pneunet_solid": pneunet_solid,
     "knot": knot,
     "ply": ply,

@@ -437,9 +437,10 @@ static void environment(Gen *g)
 {
     static const char *const keys[] = { "density", "eta", "alpha", "beta", "ct", "cn", "cd", "stiffness",
                                         "delta", "friction", "slip_velocity", "level", "normal", "incline",
-                                        "height", "center", "radius", "size", "axis", "length", "nope" };
+                                        "height", "center", "radius", "size", "axis", "length", "angle", "spin",
+                                        "point", "nope" };
     const char *head = ONE_OF(g, "medium", "viscous", "damping", "rft", "drag", "ground", "obstacle sphere",
-                              "obstacle box b", "obstacle cylinder", "contact self", "obstacle blob");
+                              "obstacle box b", "obstacle cylinder", "contact self", "obstacle blob", "obstacle plane p");
     block(g, head, keys, sizeof keys / sizeof *keys);
 }
 
@@ -714,6 +715,10 @@ static void tame_environment(Gen *g)
                              "ground { stiffness = 100 N/m; delta = 0.5 mm; friction = 0.25; level = -5 cm; }",
                              "obstacle sphere ball { center = (0.05, 0, -0.02) m; radius = 1 cm; stiffness = 10 N/m; "
                              "delta = 1 mm; }",
+                             "obstacle plane belt { point = (0.1 m/s * t, 0 m, -1 cm); normal = (0, 0, 1); "
+                             "stiffness = 10 N/m; delta = 1 mm; friction = 0.2; }",
+                             "obstacle box jaw { center = (5 cm, 0 cm, 2 cm - 1 cm/s * t); size = (1, 1, 1) cm; "
+                             "axis = (0, 1, 0); angle = 0.5 * t / 1 s; stiffness = 10 N/m; delta = 1 mm; friction = 0.3; }",
                              "contact self { stiffness = 10 N/m; delta = 0.2 mm; friction = 0.3; }"));
 }
 

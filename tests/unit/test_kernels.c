@@ -128,7 +128,31 @@ static const char *model_text =
     "                        half_length = 4 mm);\n"
     "apply cylinder_friction(arm.node(6); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
     "                        cx = 100 mm, cy = 0 mm, cz = 10.5 mm, ux = 1, uy = 0, uz = 0, radius = 10 mm,\n"
-    "                        half_length = 1 m);\n";
+    "                        half_length = 1 m);\n"
+    /* moving obstacles: the same places, each with a step-start pose that differs (moved, turned,
+     * a drum's spin), so that friction's relative velocity has every term */
+    "apply moving_sphere_contact(arm.node(5); kc = 100 N/m, delta = 5 mm, cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm,\n"
+    "                            radius = 21 mm);\n"
+    "apply moving_sphere_friction(arm.node(5); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                             cx = 83.3 mm, cy = 3.3 mm, cz = 23.8 mm, cx0 = 84.3 mm, cy0 = 1.3 mm, cz0 = 24.3 mm,\n"
+    "                             radius = 21 mm);\n"
+    "apply moving_box_contact(arm.node(2); kc = 100 N/m, delta = 5 mm, cx = 33.33 mm, cy = 6.67 mm, cz = -4.5 mm,\n"
+    "                         hx = 10 mm, hy = 10 mm, hz = 5 mm, kx = 0, ky = 0, kz = 1, angle = 0.3);\n"
+    "apply moving_box_friction(arm.node(2); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                          cx = 33.33 mm, cy = 6.67 mm, cz = -4.5 mm, cx0 = 32.33 mm, cy0 = 6.17 mm, cz0 = -4.6 mm,\n"
+    "                          hx = 10 mm, hy = 10 mm, hz = 5 mm, kx = 0, ky = 0, kz = 1, angle = 0.3, angle0 = 0.25);\n"
+    "apply moving_cylinder_contact(arm.node(6); kc = 100 N/m, delta = 5 mm, cx = 100 mm, cy = 0 mm, cz = 10.5 mm,\n"
+    "                              ux = 1, uy = 0, uz = 0, radius = 10 mm, half_length = 1 m);\n"
+    "apply moving_cylinder_friction(arm.node(6); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s,\n"
+    "                               cx = 100 mm, cy = 0 mm, cz = 10.5 mm, cx0 = 99 mm, cy0 = 0.5 mm, cz0 = 10.4 mm,\n"
+    "                               ux = 1, uy = 0, uz = 0, ux0 = 0.98, uy0 = 0.199, uz0 = 0, radius = 10 mm,\n"
+    "                               half_length = 1 m, spin = 2 /s);\n"
+    /* node 3 at (50, 10, 0) mm lies 0.49 mm on the inner side of a tilted plane */
+    "apply plane_contact(arm.node(3); kc = 100 N/m, delta = 5 mm, px = 50 mm, py = 10 mm, pz = 0.5 mm, nx = 0.1,\n"
+    "                    ny = 0.2, nz = 1);\n"
+    "apply plane_friction(arm.node(3); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s, px = 50 mm,\n"
+    "                     py = 10 mm, pz = 0.5 mm, px0 = 49 mm, py0 = 10 mm, pz0 = 0.5 mm, nx = 0.1, ny = 0.2, nz = 1,\n"
+    "                     nx0 = 0, ny0 = 0.25, nz0 = 1);\n";
 
 
 typedef struct Harness {
@@ -1292,6 +1316,17 @@ static const char *bodies_text =
     "                     friction = 0.4; slip_velocity = 10 m/s; }\n"
     "obstacle cylinder post { center = (0.02, 0.86, -0.01) m; axis = (1, 0, 0); radius = 1.2 cm; length = 4 cm;\n"
     "                         stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
+    /* the same obstacles moving (body_moving_*: a ball that moves, a turned crate, a spinning post) and
+     * a tilted plane 1 mm below palm's point (body_plane_*) */
+    "obstacle sphere ball2 { center = (0.05, 0.82, 0.03) m + (1 mm, 2 mm, 0 mm) * sin(2 * pi * w * t); radius = 1.6 cm;\n"
+    "                        stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
+    "obstacle box crate2 { center = (0, 0.8, -0.04) m; size = (8 cm, 8 cm, 6 cm); axis = (0.1, 0.2, 1); angle = 0.05;\n"
+    "                      stiffness = 100 N/m; delta = 5 mm; friction = 0.4; slip_velocity = 10 m/s; }\n"
+    "obstacle cylinder post2 { center = (0.02, 0.86, -0.01) m; axis = (1, 0.1 * sin(2 * pi * w * t), 0); radius = 1.2 cm;\n"
+    "                          length = 4 cm; spin = 3 /s; stiffness = 100 N/m; delta = 5 mm; friction = 0.4;\n"
+    "                          slip_velocity = 10 m/s; }\n"
+    "obstacle plane slab { point = (0 m, 0 m, -8.447 mm); normal = (0.01, 0.02, 1); stiffness = 100 N/m; delta = 5 mm;\n"
+    "                      friction = 0.4; slip_velocity = 10 m/s; }\n"
     "rfem chain { path = line((0.1, 0.9, 0) m, (0.2, 0.95, 0.01) m); elements = 2; radius = 2 mm; material = m;\n"
     "             damping = 1 ms; }\n"
     /* palm's point (1, 0.5, -0.4) cm is at z = -7.447 mm: 1 mm above the plane (radius 0) and

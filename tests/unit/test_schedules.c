@@ -227,7 +227,7 @@ static void check_run_time(void)
             int at = -1;
             for (int i = 0; i < n_times(&cases[c]); i++) {
                 double t = cases[c].times[i];
-                srd_schedules_apply(&S, m, params, t, 1e-3, NULL, fext);
+                srd_schedules_apply(&S, m, params, t, 1e-3, 1e-3, NULL, fext);
                 double e = fabs(fext[m->node_dof[c]] - cases[c].formula(t));
                 if (!(e <= worst)) {
                     worst = e;
