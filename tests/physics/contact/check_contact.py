@@ -5,6 +5,7 @@ import csv
 import glob
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -386,6 +387,35 @@ if code == 0 and files:
         p.append([sum(m * v[3 * i + c] for i, m in enumerate(mass)) for c in range(3)])
     worst = max(max(abs(q[c] - p[0][c]) for c in range(3)) for q in p) / abs(p[0][2])
     check(worst <= 1e-10, "capsule on a rod: momentum %.6e N s stays to %.1e relative (tol 1e-10)" % (p[0][2], worst))
+
+# 7. A knot tightened quasi-statically: the knot of examples/knot.srd made stress-free as drawn
+# (its `curvature` and `twist` left out), its ends pulled 1, 2 and 3 cm apart by `static` solves
+# of 40 load steps. The solves converge with the strands in contact, the pulling force rises with
+# the pull, and at 2 cm it equals the force of a damped simulation that pulls the ends there over
+# 2 s and rests 1 s (tol 1e-6: both are the same equilibrium).
+knot = open(os.path.join(os.path.dirname(example), "knot.srd")).read()
+knot = knot.replace("  curvature = (0, 0);\n", "").replace("  twist = 0 /m;\n", "")
+knot = knot[:knot.index("move knot.start")]
+static_knot = knot + ("move knot.start = (-pull, 0 m, 0 m);\nmove knot.end = (pull, 0 m, 0 m);\n"
+                      "static { load_steps = 40; probe F = reaction(knot.end); }\n")
+forces = []
+for pull in ("1cm", "2cm", "3cm"):
+    code, rows, _, said = run("knot_static", static_knot, "-p", "pull=" + pull)
+    touching = re.search(r"self contact: ([0-9.]+) pairs in contact", said)
+    forces.append(float(rows[0]["F.fx"]) if code == 0 and rows else float("nan"))
+    check(code == 0 and touching and (pull == "1cm" or float(touching.group(1)) >= 1),
+          "knot pulled %s statically: converges, %s pairs in contact, pulling force %.4f mN"
+          % (pull, touching.group(1) if touching else "no", forces[-1] * 1e3))
+check(forces[0] < forces[1] < forces[2], "knot: the static pulling force rises with the pull (%s mN)"
+      % ", ".join("%.4f" % (f * 1e3) for f in forces))
+dynamic_knot = knot + ("move knot.start = (-pull * smoothstep(t, 0 s, 2 s), 0 m, 0 m);\n"
+                       "move knot.end = (pull * smoothstep(t, 0 s, 2 s), 0 m, 0 m);\ndamping { alpha = 5 /s; }\n"
+                       "simulate { method = implicit_euler; dt = 10 ms; duration = 3 s; tolerance = 1e-10;\n"
+                       "  probe F = reaction(knot.end) every 0.5 s; }\n")
+code, rows, _, _ = run("knot_dynamic", dynamic_knot, "-p", "pull=2cm", "--quiet")
+settled = float(rows[-1]["F.fx"]) if code == 0 and rows else float("nan")
+check(abs(settled / forces[1] - 1) <= 1e-6, "knot at 2 cm: the settled simulation's force %.9f mN equals the static "
+      "solve's %.9f mN (tol 1e-6)" % (settled * 1e3, forces[1] * 1e3))
 
 # 5. Bad input: clear errors with the place and a hint.
 bad = [
