@@ -400,12 +400,46 @@ static bool size_set(srd_sim *s, const srd_pairs *p, int k, int pairs, int per)
     return true;
 }
 
+/* The sets each class of pair fills, and how many instances a pair has in each. */
+typedef struct class_set {
+    int set, per;
+} class_set;
+
+static int class_sets(int cls, class_set out[3])
+{
+    static const class_set sets[SRD_CLASSES][3] = {
+        [SRD_CLASS_EDGE_EDGE] = { { SRD_PAIR_EDGE, 1 }, { SRD_PAIR_EDGE_FRICTION, 4 }, { -1, 0 } },
+        [SRD_CLASS_NODE_TRI] = { { SRD_PAIR_TRI, 1 }, { SRD_PAIR_TRI_FRICTION, 4 }, { -1, 0 } },
+        [SRD_CLASS_NODE_BODY] = { { SRD_PAIR_BODY, 1 }, { SRD_PAIR_BODY_FRICTION, 1 },
+                                  { SRD_PAIR_BODY_FRICTION_BODY, 1 } },
+        [SRD_CLASS_EDGE_BODY] = { { SRD_PAIR_EDGE_BODY, 1 }, { SRD_PAIR_EDGE_BODY_FRICTION, 2 },
+                                  { SRD_PAIR_EDGE_BODY_FRICTION_BODY, 1 } },
+    };
+    int n = 0;
+    for (int k = 0; k < 3 && sets[cls][k].set >= 0; k++)
+        out[n++] = sets[cls][k];
+    return n;
+}
+
+/* Sizes every set of class cls for `pairs` pairs; whether the class has friction here. */
+static bool size_class(srd_sim *s, const srd_pairs *p, int cls, int pairs)
+{
+    class_set cs[3];
+    int n = class_sets(cls, cs);
+    bool rub = false;
+    for (int i = 0; i < n; i++)
+        rub |= size_set(s, p, cs[i].set, pairs, cs[i].per) && i > 0;
+    return rub;
+}
+
 /* Edge-edge or node-triangle pairs [lo, hi): contact on (a0, a1, b0, b1), friction on
  * (p, a0, a1, b0, b1) for each of the four nodes p (which = 0..3). */
-static void fill_four(srd_sim *s, const srd_pairs *p, int set, int friction, int lo, int hi)
+static void fill_four(srd_sim *s, const srd_pairs *p, int cls, int lo, int hi)
 {
-    size_set(s, p, set, hi - lo, 1);
-    bool rub = size_set(s, p, friction, hi - lo, 4);
+    class_set cs[3];
+    class_sets(cls, cs);
+    int set = cs[0].set, friction = cs[1].set;
+    bool rub = size_class(s, p, cls, hi - lo);
     for (int k = lo; k < hi; k++) {
         int nodes[5];
         double d[11], data[6];
@@ -425,9 +459,7 @@ static void fill_four(srd_sim *s, const srd_pairs *p, int set, int friction, int
  * (body, node). */
 static void fill_node_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
 {
-    size_set(s, p, SRD_PAIR_BODY, hi - lo, 1);
-    bool rub = size_set(s, p, SRD_PAIR_BODY_FRICTION, hi - lo, 1);
-    size_set(s, p, SRD_PAIR_BODY_FRICTION_BODY, hi - lo, 1);
+    bool rub = size_class(s, p, SRD_CLASS_NODE_BODY, hi - lo);
     for (int k = lo; k < hi; k++) {
         int nodes[2], swapped[2];
         double d[11], contact[9] = { 0 };
@@ -448,9 +480,7 @@ static void fill_node_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
  * friction on (p, a0, a1, body) for p = a0, a1, the body's on (body, a0, a1). */
 static void fill_edge_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
 {
-    size_set(s, p, SRD_PAIR_EDGE_BODY, hi - lo, 1);
-    bool rub = size_set(s, p, SRD_PAIR_EDGE_BODY_FRICTION, hi - lo, 2);
-    size_set(s, p, SRD_PAIR_EDGE_BODY_FRICTION_BODY, hi - lo, 1);
+    bool rub = size_class(s, p, SRD_CLASS_EDGE_BODY, hi - lo);
     for (int k = lo; k < hi; k++) {
         int nodes[4], turned[3];
         double d[11];
@@ -470,27 +500,6 @@ static void fill_edge_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
         turned[2] = nodes[2];
         put_instance(s, p->set[SRD_PAIR_EDGE_BODY_FRICTION_BODY], k - lo, turned, rub_data);
     }
-}
-
-/* The sets each class of pair fills, and how many instances a pair has in each. */
-typedef struct class_set {
-    int set, per;
-} class_set;
-
-static int class_sets(int cls, class_set out[3])
-{
-    static const class_set sets[SRD_CLASSES][3] = {
-        [SRD_CLASS_EDGE_EDGE] = { { SRD_PAIR_EDGE, 1 }, { SRD_PAIR_EDGE_FRICTION, 4 }, { -1, 0 } },
-        [SRD_CLASS_NODE_TRI] = { { SRD_PAIR_TRI, 1 }, { SRD_PAIR_TRI_FRICTION, 4 }, { -1, 0 } },
-        [SRD_CLASS_NODE_BODY] = { { SRD_PAIR_BODY, 1 }, { SRD_PAIR_BODY_FRICTION, 1 },
-                                  { SRD_PAIR_BODY_FRICTION_BODY, 1 } },
-        [SRD_CLASS_EDGE_BODY] = { { SRD_PAIR_EDGE_BODY, 1 }, { SRD_PAIR_EDGE_BODY_FRICTION, 2 },
-                                  { SRD_PAIR_EDGE_BODY_FRICTION_BODY, 1 } },
-    };
-    int n = 0;
-    for (int k = 0; k < 3 && sets[cls][k].set >= 0; k++)
-        out[n++] = sets[cls][k];
-    return n;
 }
 
 /* Moves `count` instances' residual rows and Jacobian positions from instance `from` of the old
@@ -545,8 +554,8 @@ static void fill_batches(srd_sim *s, const srd_pairs *p)
             bo->jac_pos = NULL;
         }
     const int *g = p->group;
-    fill_four(s, p, SRD_PAIR_EDGE, SRD_PAIR_EDGE_FRICTION, g[SRD_CLASS_EDGE_EDGE], g[SRD_CLASS_EDGE_EDGE + 1]);
-    fill_four(s, p, SRD_PAIR_TRI, SRD_PAIR_TRI_FRICTION, g[SRD_CLASS_NODE_TRI], g[SRD_CLASS_NODE_TRI + 1]);
+    fill_four(s, p, SRD_CLASS_EDGE_EDGE, g[SRD_CLASS_EDGE_EDGE], g[SRD_CLASS_EDGE_EDGE + 1]);
+    fill_four(s, p, SRD_CLASS_NODE_TRI, g[SRD_CLASS_NODE_TRI], g[SRD_CLASS_NODE_TRI + 1]);
     fill_node_body(s, p, g[SRD_CLASS_NODE_BODY], g[SRD_CLASS_NODE_BODY + 1]);
     fill_edge_body(s, p, g[SRD_CLASS_EDGE_BODY], g[SRD_CLASS_EDGE_BODY + 1]);
     for (int c = 0; c < SRD_CLASSES; c++)

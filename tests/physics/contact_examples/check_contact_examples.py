@@ -204,14 +204,23 @@ def pairs_within(edges, radius, x, delta, among=None):
 # the examples
 
 
-def knot(srdc, examples):
-    path = os.path.join(examples, "knot.srd")
+def run_example(srdc, examples, name):
+    """Runs examples/NAME.srd; (its rod edges, their radii, each rod's first edge, the output
+    directory), or None when it failed (reported)."""
+    path = os.path.join(examples, name + ".srd")
     model = dump(srdc, path)
     r, out = run(srdc, path)
-    check(r.returncode == 0, "knot: runs (%s)" % (r.stderr.strip()[-300:] or "ok"))
+    check(r.returncode == 0, "%s: runs (%s)" % (name, r.stderr.strip()[-300:] or "ok"))
     if r.returncode:
+        return None
+    return rod_edges(model) + (out,)
+
+
+def knot(srdc, examples):
+    started = run_example(srdc, examples, "knot")
+    if not started:
         return
-    edges, radius, _ = rod_edges(model)
+    edges, radius, _, out = started
     fr = frames(os.path.join(out, "knot.csv"))
     # the drawn knot starts clear of contact: every pair of edges that share no node is farther
     # apart than the contact thickness h + delta
@@ -264,13 +273,10 @@ def knot(srdc, examples):
 
 
 def rope_coil(srdc, examples):
-    path = os.path.join(examples, "rope_coil.srd")
-    model = dump(srdc, path)
-    r, out = run(srdc, path)
-    check(r.returncode == 0, "rope_coil: runs (%s)" % (r.stderr.strip()[-300:] or "ok"))
-    if r.returncode:
+    started = run_example(srdc, examples, "rope_coil")
+    if not started:
         return
-    edges, radius, _ = rod_edges(model)
+    edges, radius, _, out = started
     fr = frames(os.path.join(out, "rope_coil.csv"))
     no_crossing("rope_coil", edges, radius, fr, delta=0.3e-3)
     # the example's values: natural curvature 1 / 1.5 cm, rope length 20 cm, ground level = r
@@ -301,13 +307,10 @@ def rope_coil(srdc, examples):
 
 
 def ply(srdc, examples):
-    path = os.path.join(examples, "ply.srd")
-    model = dump(srdc, path)
-    r, out = run(srdc, path)
-    check(r.returncode == 0, "ply: runs (%s)" % (r.stderr.strip()[-300:] or "ok"))
-    if r.returncode:
+    started = run_example(srdc, examples, "ply")
+    if not started:
         return
-    edges, radius, first = rod_edges(model)
+    edges, radius, first, out = started
     fr = frames(os.path.join(out, "ply.csv"))
     no_crossing("ply", edges, radius, fr, delta=0.2e-3)
     turns = 2  # the example's `turns`
@@ -334,7 +337,7 @@ def ply(srdc, examples):
     # second (100 steps: the strands meet, up to 11 pairs in contact, 20 candidates, the pattern
     # grows) agree to 1e-9 m. Later the runs part at a snap of the strands (t = 1.13 s), where
     # rounding decides a step's fate (the outcome above is the same for both).
-    r2, out2 = run(srdc, path, ["--solver", "sparse", "--duration", "1"])
+    r2, out2 = run(srdc, os.path.join(examples, "ply.srd"), ["--solver", "sparse", "--duration", "1"])
     sparse = frames(os.path.join(out2, "ply.csv")) if r2.returncode == 0 else []
     worst = max((abs(u - v) for (t, x), (_, y) in zip(sparse, fr) for p, q in zip(x, y) for u, v in zip(p, q)),
                 default=math.inf)
@@ -344,13 +347,10 @@ def ply(srdc, examples):
 
 
 def finger_press(srdc, examples):
-    path = os.path.join(examples, "finger_press.srd")
-    model = dump(srdc, path)
-    r, out = run(srdc, path)
-    check(r.returncode == 0, "finger_press: runs (%s)" % (r.stderr.strip()[-300:] or "ok"))
-    if r.returncode:
+    started = run_example(srdc, examples, "finger_press")
+    if not started:
         return
-    edges, radius, first = rod_edges(model)
+    edges, radius, first, out = started
     fr = frames(os.path.join(out, "finger_press.csv"))
     no_crossing("finger_press", edges, radius, fr, delta=0.3e-3)
     last = probes(os.path.join(out, "probes.csv"))[-1]
