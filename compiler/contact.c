@@ -49,7 +49,8 @@ static double lowest_altitude(const srd_model *m, const srd_object *ob)
         n[1] = u[2] * v[0] - u[0] * v[2];
         n[2] = u[0] * v[1] - u[1] * v[0];
         double area2 = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        double longest = sqrt(fmax(fmax(u[0] * u[0] + u[1] * u[1] + u[2] * u[2], v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+        double uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], vv = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+        double longest = sqrt(fmax(fmax(uu, vv),
                                    w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
         lowest = fmin(lowest, area2 / longest);
     }
@@ -178,7 +179,8 @@ bool contact_add_pairs(Elab *e, srd_model *m)
         parts |= m->objects[c->objects[k]].kind != SRD_OBJ_BODY;
     if (!parts) {
         Diag *d = diag_error(e->contact->loc, "`contact` needs rods or shells, and %s",
-                             c->n_objects ? "names only bodies (which do not touch each other)" : "this model has none");
+                             c->n_objects ? "names only bodies (which do not touch each other)"
+                                          : "this model has none");
         diag_hint(d, "contact between parts acts on rods and shells; the ground and obstacles have their own blocks");
         return false;
     }

@@ -486,7 +486,8 @@ static void fill_edge_body(srd_sim *s, const srd_pairs *p, int lo, int hi)
         double d[11];
         pair_nodes(p, k, nodes + 1, d);
         /* d: kc delta h mu slip shape r l ...: contact (kc delta h r l), friction (+ mu slip, which) */
-        double contact[5] = { d[0], d[1], d[2], d[6], d[7] }, rub_data[8] = { d[0], d[1], d[2], d[3], d[4], d[6], d[7], 0 };
+        double contact[5] = { d[0], d[1], d[2], d[6], d[7] };
+        double rub_data[8] = { d[0], d[1], d[2], d[3], d[4], d[6], d[7], 0 };
         put_instance(s, p->set[SRD_PAIR_EDGE_BODY], k - lo, nodes + 1, contact);
         if (!rub)
             continue;
