@@ -13,7 +13,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from tap import check, finish  # noqa: E402
-from vtk_frame import binary_arrays  # noqa: E402
+from distances import point_triangle_distance, segment_distance  # noqa: E402
+from vtk_frame import binary_arrays, frame_arrays  # noqa: E402
 
 srdc = sys.argv[1]
 scratch = tempfile.mkdtemp(prefix="srd_contact_")
@@ -43,57 +44,6 @@ def penalty_force(kc, delta, d):
     """std.contact's penalty force at gap d: 2 kc log(1 + exp(-K1 d)) logistic(-K1 d) / K1."""
     k1 = 15 / delta
     return 2 * kc * math.log1p(math.exp(-k1 * d)) / (1 + math.exp(k1 * d)) / k1
-
-
-def sub(a, b):
-    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-
-
-def dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-def segment_distance(a0, a1, b0, b1):
-    """Distance between two segments: the minimiser over the unit square of |a(s) - b(t)|, found
-    as the smallest over its interior stationary point and its four sides (each a clamped
-    projection): the closed form, written independently of the runtime's."""
-    d1, d2, r = sub(a1, a0), sub(b1, b0), sub(a0, b0)
-
-    def at(s, t):
-        g = [r[c] + s * d1[c] - t * d2[c] for c in range(3)]
-        return math.sqrt(dot(g, g))
-    clamp = lambda x: min(1.0, max(0.0, x))
-    aa, ee, bb = dot(d1, d1), dot(d2, d2), dot(d1, d2)
-    cands = []
-    den = aa * ee - bb * bb
-    if den > 1e-14 * aa * ee:
-        s = (bb * dot(d2, r) - ee * dot(d1, r)) / den
-        t = (aa * dot(d2, r) - bb * dot(d1, r)) / den
-        if 0 <= s <= 1 and 0 <= t <= 1:
-            cands.append(at(s, t))
-    for s in (0.0, 1.0):  # a side s = const: t minimises |r + s d1 - t d2|
-        cands.append(at(s, clamp(dot(d2, [r[c] + s * d1[c] for c in range(3)]) / ee)))
-    for t in (0.0, 1.0):
-        cands.append(at(clamp(-dot(d1, [r[c] - t * d2[c] for c in range(3)]) / aa) if aa > 0 else 0.0, t))
-    return min(cands)
-
-
-def point_triangle_distance(p, a, b, c):
-    """Distance from p to triangle abc: to its plane when the projection falls inside, else to
-    the nearest side (written independently of the runtime's region tests)."""
-    ab, ac, ap = sub(b, a), sub(c, a), sub(p, a)
-    n = [ab[1] * ac[2] - ab[2] * ac[1], ab[2] * ac[0] - ab[0] * ac[2], ab[0] * ac[1] - ab[1] * ac[0]]
-    nn = dot(n, n)
-    h = dot(ap, n) / nn
-    foot = [p[k] - h * n[k] for k in range(3)]
-    inside = True
-    for u, v in ((a, b), (b, c), (c, a)):
-        e, w = sub(v, u), sub(foot, u)
-        cr = [e[1] * w[2] - e[2] * w[1], e[2] * w[0] - e[0] * w[2], e[0] * w[1] - e[1] * w[0]]
-        inside &= dot(cr, n) >= 0
-    if inside:
-        return abs(h) * math.sqrt(nn)
-    return min(segment_distance(p, p, u, v) for u, v in ((a, b), (b, c), (c, a)))
 
 
 def xyz(row, k):
@@ -317,7 +267,7 @@ if code == 0:
 # (the check above fails for it), so the check can tell.
 def closest_approach(frame):
     """The smallest node-triangle and edge-edge distances between parts sharing no node."""
-    arrays = dict((name, v) for name, v in frame_arrays_of(frame))
+    arrays = dict((name, v) for name, v in frame_arrays(frame))
     pts = [arrays[None][i:i + 3] for i in range(0, len(arrays[None]), 3)]
     conn = [int(v) for v in arrays["connectivity"]]
     tris = [conn[i:i + 3] for i in range(0, len(conn), 3)]
@@ -329,11 +279,6 @@ def closest_approach(frame):
             if len({*e, *f}) == 4 and max(abs(pts[e[0]][k] - pts[f[0]][k]) for k in range(3)) < 0.03:
                 near = min(near, segment_distance(pts[e[0]], pts[e[1]], pts[f[0]], pts[f[1]]))
     return near, pts
-
-
-def frame_arrays_of(path):
-    from vtk_frame import frame_arrays
-    return frame_arrays(path)
 
 
 example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "sheet_fold.srd")
@@ -353,9 +298,9 @@ for with_contact in (True, False):
     check(nearest > 0.5e-3, "sheet_fold: the layers never pass through each other: closest node-triangle or "
           "edge-edge distance %.3f mm over the run (more than h / 2 = 0.5 mm)" % (nearest * 1e3))
     _, pts = closest_approach(frames[-1])
-    x0 = [p for p in frame_arrays_of(frames[0]) if p[0] is None][0][1]
+    x0 = [p for p in frame_arrays(frames[0]) if p[0] is None][0][1]
     edge = [k for k in range(len(pts)) if x0[3 * k] >= 0.119]
-    conn = [int(v) for v in dict(frame_arrays_of(frames[-1]))["connectivity"]]
+    conn = [int(v) for v in dict(frame_arrays(frames[-1]))["connectivity"]]
     tris = [conn[i:i + 3] for i in range(0, len(conn), 3)]
     gaps = [min(point_triangle_distance(pts[n], *(pts[v] for v in t)) for t in tris
                 if n not in t and all(x0[3 * v] < 0.07 for v in t)) for n in edge]

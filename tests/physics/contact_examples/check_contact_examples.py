@@ -36,6 +36,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from tap import check, finish, scratch  # noqa: E402
+from distances import segment_distance  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,29 +92,6 @@ def rod_edges(model):
 
 # ---------------------------------------------------------------------------------------------
 # geometry
-
-
-def sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-def dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-def segment_distance(a0, a1, b0, b1):
-    """Distance between segments a0-a1 and b0-b1 (closest points clamped to both)."""
-    d1, d2, r = sub(a1, a0), sub(b1, b0), sub(a0, b0)
-    aa, ee, bb, cc, ff = dot(d1, d1), dot(d2, d2), dot(d1, d2), dot(d1, r), dot(d2, r)
-    den = aa * ee - bb * bb
-    s = min(max((bb * ff - cc * ee) / den, 0.0), 1.0) if den > 1e-12 * aa * ee else 0.0
-    t = (bb * s + ff) / ee
-    if t < 0:
-        t, s = 0.0, min(max(-cc / aa, 0.0), 1.0)
-    elif t > 1:
-        t, s = 1.0, min(max((bb - cc) / aa, 0.0), 1.0)
-    g = (r[0] + s * d1[0] - t * d2[0], r[1] + s * d1[1] - t * d2[1], r[2] + s * d1[2] - t * d2[2])
-    return math.sqrt(dot(g, g))
 
 
 def near_pairs(edges, x, reach):
