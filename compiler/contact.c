@@ -8,7 +8,11 @@
 #include "diag.h"
 #include "elab_internal.h"
 
-static const srd_body *body_of(const srd_model *m, int o);
+static const srd_body *body_of(const srd_model *m, int o)
+{
+    int b = srd_model_body_of(m, o);
+    return b >= 0 ? &m->bodies[b] : NULL;
+}
 
 /* `contact self` takes every rod and shell, and every rigid body with a shape it can touch with. */
 static void take_every_part(srd_model *m, srd_self_contact *c)
@@ -114,14 +118,6 @@ static void add_set(srd_model *m, srd_self_contact *c, int k)
 {
     c->set[k] = srd_model_elemset(m, pair_sets[k].kind, pair_sets[k].nodes, 0, pair_sets[k].n_data, pair_sets[k].data);
     m->sets[c->set[k]].dynamic = 1;
-}
-
-static const srd_body *body_of(const srd_model *m, int o)
-{
-    for (int k = 0; k < m->n_bodies; k++)
-        if (m->bodies[k].object == o)
-            return &m->bodies[k];
-    return NULL;
 }
 
 /* The sets this model's pairs need: edges of rods and shells, nodes against shells' triangles,

@@ -189,6 +189,14 @@ int srd_model_add_object(srd_model *m, const srd_object *o)
     return m->n_objects++;
 }
 
+int srd_model_body_of(const srd_model *m, int o)
+{
+    for (int k = 0; k < m->n_bodies; k++)
+        if (m->bodies[k].object == o)
+            return k;
+    return -1;
+}
+
 double srd_contact_radius(const srd_model *m, int o)
 {
     const srd_object *ob = &m->objects[o];

@@ -746,34 +746,24 @@ static void exact_prescribed_rates(srd_sim *s, srd_method method)
 
 /* Newton's method with the contact pairs found at q_start (the step's start): when a node moved
  * farther than the pairs' margin covers, they are found again with a margin that covers the
- * motion and the solve goes on from where it ended (three times at most); edges that would
+ * motion and the solve starts again from its first guess (three times at most); parts that would
  * pass through each other fail the solve (SRD_STEP_CROSSED), which the caller subdivides. */
 static int newton_with_pairs(srd_sim *s, const double *q_start, double dt)
 {
     if (!s->pairs)
         return srd_newton(s);
-    size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
-    double *guess = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double)); /* a solve that missed pairs
-                                                                                starts again from here */
-    memcpy(guess, s->q, bytes);
-    int code = 0;
+    srd_pairs_begin(s, q_start, dt);
     for (int attempt = 0;; attempt++) {
-        srd_pairs_update(s, attempt ? NULL : q_start, dt); /* later attempts: the same start */
-        if (attempt)
-            memcpy(s->q, guess, bytes);
-        code = srd_newton(s);
+        int code = srd_newton(s);
         if (code != 0)
-            break;
+            return code;
         int verdict = srd_pairs_check(s, s->q);
         if (verdict == SRD_PAIRS_OK)
-            break;
-        if (verdict == SRD_PAIRS_CROSSED || attempt == 3) {
-            code = SRD_STEP_CROSSED;
-            break;
-        }
+            return 0;
+        if (verdict == SRD_PAIRS_CROSSED || attempt == 3)
+            return SRD_STEP_CROSSED;
+        srd_pairs_retry(s, dt);
     }
-    free(guess);
-    return code;
 }
 
 /* One implicit substep from the current state over s->dt. */
@@ -1462,7 +1452,7 @@ static int modes_constrained(srd_sim *s, const ModalRows *mr, int count, double 
 int srd_modes(srd_sim *s, int count, double *freq, double *modes, char *err, size_t err_n)
 {
     if (s->pairs) /* the parts touching here stiffen the modes: the pairs at this configuration */
-        srd_pairs_update(s, s->q, 0);
+        srd_pairs_begin(s, s->q, 0);
     ModalRows mr;
     if (modal_rows(s, &mr, err, err_n) != 0) {
         modal_rows_free(&mr);

@@ -340,6 +340,9 @@ int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const s
 int  srd_model_add_object(srd_model *m, const srd_object *o);
 
 double srd_model_total_mass(const srd_model *m);
+/* The rigid body of object o (a `body` with a shape or an inertia), or -1 (a point mass, or
+ * another kind of object). */
+int    srd_model_body_of(const srd_model *m, int o);
 /* The contact radius of object o's edges under `contact self`: the one given, else a rod's
  * radius or half a shell's thickness. */
 double srd_contact_radius(const srd_model *m, int o);

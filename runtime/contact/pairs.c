@@ -48,6 +48,7 @@ struct srd_pairs {
     double  margin_floor, boost, margin; /* the margin: max(floor, 3 v dt, 2 last_move, boost) */
     double  last_move;        /* the largest move of the last accepted solve */
     double *q_ref;            /* the configuration the candidates were found at (n_dofs) */
+    double *q_guess;          /* the solve's first guess, where a repeated solve starts again */
     int     n_pairs, cap_pairs;
     int    *pair;             /* 2 per candidate, the first-named part first; grouped by class */
     int     group[SRD_CLASSES + 1]; /* class c's pairs are [group[c], group[c + 1]) */
@@ -94,6 +95,7 @@ srd_pairs *srd_pairs_new(const srd_sim *s)
             r_min = fmin(r_min, p->parts.radius[k]);
     p->margin_floor = fmax(p->delta, 0.5 * r_min);
     p->q_ref = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    p->q_guess = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     p->cap_pairs = 256; /* never NULL, so that an empty list still sorts and compares */
     p->pair = srd_xcalloc(2 * (size_t)p->cap_pairs, sizeof(int));
     p->filled = srd_xcalloc(2, sizeof(int));
@@ -108,6 +110,7 @@ void srd_pairs_free(srd_pairs *p)
         return;
     srd_parts_free(&p->parts);
     free(p->q_ref);
+    free(p->q_guess);
     free(p->pair);
     free(p->lo);
     free(p->hi);
@@ -683,12 +686,10 @@ static void remember_pairs(srd_sim *s, srd_pairs *p)
     p->filled_layout = s->solver.sys.nnz;
 }
 
-void srd_pairs_update(srd_sim *s, const double *q, double dt)
+/* The candidates at q_ref with the current margin, into the batches. */
+static void update(srd_sim *s, srd_pairs *p, double dt)
 {
-    srd_pairs *p = s->pairs;
     double t0 = srd_seconds();
-    if (q)
-        memcpy(p->q_ref, q, sizeof(double) * (size_t)s->m->n_dofs);
     double motion = dt > 0 ? 3 * largest_move(p, NULL, s->v0) * dt : 0;
     p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, motion));
     broad_phase(p, p->q_ref);
@@ -698,6 +699,22 @@ void srd_pairs_update(srd_sim *s, const double *q, double dt)
         remember_pairs(s, p);
     }
     p->seconds += srd_seconds() - t0;
+}
+
+void srd_pairs_begin(srd_sim *s, const double *q_start, double dt)
+{
+    srd_pairs *p = s->pairs;
+    size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
+    memcpy(p->q_ref, q_start, bytes);
+    memcpy(p->q_guess, s->q, bytes);
+    update(s, p, dt);
+}
+
+void srd_pairs_retry(srd_sim *s, double dt)
+{
+    srd_pairs *p = s->pairs;
+    memcpy(s->q, p->q_guess, sizeof(double) * (size_t)s->m->n_dofs);
+    update(s, p, dt);
 }
 
 /* Whether candidate k's parts come within 1e-3 h of each other (or, with a body, of its
@@ -814,5 +831,3 @@ void srd_pairs_overlap_warning(const srd_pairs *p, char *buf, size_t n)
              p->overlap_t, a, b, 1e3 * p->overlap_depth, 1e3 * p->overlap_h);
 }
 
-int    srd_pairs_count(const srd_pairs *p) { return p ? p->n_pairs : 0; }
-double srd_pairs_seconds(const srd_pairs *p) { return p ? p->seconds : 0; }

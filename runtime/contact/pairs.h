@@ -19,13 +19,16 @@ enum {
 /* The pairs of s's model, or NULL when it has no `contact`. */
 srd_pairs *srd_pairs_new(const struct srd_sim *s);
 void       srd_pairs_free(srd_pairs *p);
-/* Finds the candidate pairs at configuration q (the start of the step or load step, n_dofs
- * values) within reach of the contact plus the margin, and puts them into the contact sets'
- * batches (and their couplings into a sparse Jacobian's pattern). dt: the step (0 in statics).
- * q NULL: the configuration of the last update again (with the margin srd_pairs_check widened). */
-void srd_pairs_update(struct srd_sim *s, const double *q, double dt);
-/* After a converged solve ending at q: SRD_PAIRS_*. MISSED widens the margin for the next
- * srd_pairs_update at the same start. */
+/* Begins a solve from configuration q_start (the start of the step or load step, n_dofs
+ * values) with s->q its first guess: finds the candidate pairs at q_start within reach of the
+ * contact plus the margin, puts them into the contact sets' batches (and their couplings into a
+ * sparse Jacobian's pattern), and keeps the guess. dt: the step (0 in statics). */
+void srd_pairs_begin(struct srd_sim *s, const double *q_start, double dt);
+/* After srd_pairs_check said MISSED: the pairs found again at the same start with the margin it
+ * widened, and s->q back at the first guess. */
+void srd_pairs_retry(struct srd_sim *s, double dt);
+/* After a converged solve ending at q: SRD_PAIRS_*. MISSED widens the margin for
+ * srd_pairs_retry. */
 int  srd_pairs_check(struct srd_sim *s, const double *q);
 /* The sparse pattern was planned anew (a release): every coupling is to be added again. */
 void srd_pairs_forget_couplings(srd_pairs *p);
@@ -37,8 +40,5 @@ void srd_pairs_print_summary(const srd_pairs *p, FILE *out);
 /* The first time two edges overlapped by more than half their contact thickness, written as a
  * warning into buf (empty when it never happened). */
 void srd_pairs_overlap_warning(const srd_pairs *p, char *buf, size_t n);
-/* Counts for tests and benchmarks: candidate pairs now, and seconds spent finding pairs. */
-int    srd_pairs_count(const srd_pairs *p);
-double srd_pairs_seconds(const srd_pairs *p);
 
 #endif

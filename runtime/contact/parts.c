@@ -33,11 +33,11 @@ static double body_bound(const srd_body *b)
 static void add_body(srd_parts *ps, int o)
 {
     const srd_model *m = ps->m;
-    for (int b = 0; b < m->n_bodies; b++)
-        if (m->bodies[b].object == o) {
-            add_part(ps, SRD_PART_BODY, &m->bodies[b].node, 1, b, 0);
-            ps->bound[ps->n - 1] = body_bound(&m->bodies[b]);
-        }
+    int b = srd_model_body_of(m, o);
+    if (b < 0)
+        return;
+    add_part(ps, SRD_PART_BODY, &m->bodies[b].node, 1, b, 0);
+    ps->bound[ps->n - 1] = body_bound(&m->bodies[b]);
 }
 
 /* An object's edges; a shell's triangles too; and, when shells or bodies take part, every node. */
