@@ -127,6 +127,7 @@ typedef struct srd_param {
     double lo, hi;      /* declared range, or -inf/inf */
     int    shapes;      /* sets the discretisation (nodes, spacing, mesh, bending): a new value
                            means a new model, not new inputs to the same kernels */
+    int    input;       /* an `input`: a signal set while the model runs (C API, controller) */
 } srd_param;
 
 typedef struct srd_load {

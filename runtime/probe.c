@@ -1,0 +1,88 @@
+/* probe.c — a probe's value now, for probes.csv, controllers and the C API. */
+#include "probe.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "joint.h"
+
+/* The total force and moment (about the probe's first node, where it is now) that the
+ * constraints exert on the probe's region: node reactions, and twist reactions as moments
+ * about their edges. */
+static void region_reaction(const srd_model *m, const srd_probe *p, const double *q, const double *r, double *fm)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    const double *o = &q[m->node_dof[p->node]];
+    memset(fm, 0, 6 * sizeof(double));
+    for (int i = 0; i < p->n_nodes; i++) {
+        int d = m->node_dof[p->nodes[i]];
+        in[p->nodes[i]] = 1;
+        double arm[3] = { q[d] - o[0], q[d + 1] - o[1], q[d + 2] - o[2] };
+        for (int c = 0; c < 3; c++)
+            fm[c] += r[d + c];
+        fm[3] += arm[1] * r[d + 2] - arm[2] * r[d + 1];
+        fm[4] += arm[2] * r[d] - arm[0] * r[d + 2];
+        fm[5] += arm[0] * r[d + 1] - arm[1] * r[d];
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->edge_nodes[2 * e], b = m->edge_nodes[2 * e + 1], tw = m->edge_twist[e];
+        if (tw < 0 || !in[a] || !in[b])
+            continue;
+        double t[3], len = 0;
+        for (int c = 0; c < 3; c++) {
+            t[c] = q[m->node_dof[b] + c] - q[m->node_dof[a] + c];
+            len += t[c] * t[c];
+        }
+        for (int c = 0; c < 3; c++)
+            fm[3 + c] += r[tw] * t[c] / sqrt(len);
+    }
+    free(in);
+}
+
+/* The ground's or an obstacle's contact force on the whole model. */
+static void contact_probe(srd_sim *s, const srd_probe *p, double *out)
+{
+    const srd_model *m = s->m;
+    double *f = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_sim_contact_forces(s, p->target, f);
+    memset(out, 0, 3 * sizeof(double));
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            out[c] += f[m->node_dof[i] + c];
+    free(f);
+}
+
+static void reaction_probe(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double *out)
+{
+    double *own = reactions ? NULL : srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
+    if (own)
+        srd_sim_reactions(s, own);
+    region_reaction(s->m, p, q, reactions ? reactions : own, out);
+    free(own);
+}
+
+int srd_probe_size_of(const srd_probe *p)
+{
+    switch (p->kind) {
+    case SRD_PROBE_REACTION: return 6;
+    case SRD_PROBE_CONTACT: return 3;
+    case SRD_PROBE_JOINT: return p->component == SRD_JOINT_MOTOR ? 1 : 3;
+    case SRD_PROBE_BODY: return 3;
+    default: return p->dof >= 0 ? 1 : 3;
+    }
+}
+
+int srd_probe_value(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double *out)
+{
+    if (p->kind == SRD_PROBE_BODY || p->kind == SRD_PROBE_JOINT)
+        srd_probe_values(s, p, out);
+    else if (p->kind == SRD_PROBE_REACTION)
+        reaction_probe(s, p, q, reactions, out);
+    else if (p->kind == SRD_PROBE_CONTACT)
+        contact_probe(s, p, out);
+    else if (p->dof >= 0)
+        out[0] = q[p->dof];
+    else
+        memcpy(out, &q[s->m->node_dof[p->node]], 3 * sizeof(double));
+    return srd_probe_size_of(p);
+}
