@@ -760,6 +760,7 @@ static void exec_param(Elab *e, Stmt *s)
     p->lo = lo;
     p->hi = hi;
     p->shapes = 0;
+    p->input = 0;
 }
 
 static void exec_let(Elab *e, Stmt *s)
