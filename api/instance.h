@@ -29,6 +29,7 @@ struct srd_instance {
     double                 dt;          /* the step srd_set_dt chose, or the model's */
     double                *start_q;     /* the static equilibrium a simulation starts from, or NULL */
     double                *x, *xdot;    /* n_nodes x 3: the node views of q and v */
+    double                *x_synced, *xdot_synced; /* the views as last filled from q and v */
     bool                   failed;      /* a step failed: stepping is refused until a reset */
     char                  *message;     /* the latest failure's message, or NULL */
 };
@@ -57,8 +58,8 @@ void       api_unbuild(srd_instance *inst);
 /* Puts the simulation at its start: initial state, t = 0, inputs at their defaults (open.c). */
 srd_status api_start(srd_instance *inst);
 
-/* The node views: copied from q and v (after steps), and written back where they were
- * changed (before steps) (state.c). */
+/* The node views: copied from q and v (after steps), and, before steps and reads, what the
+ * caller changed in them written into q and v (state.c). */
 void api_views_from_state(srd_instance *inst);
 void api_views_to_state(srd_instance *inst);
 

@@ -217,6 +217,8 @@ srd_status api_build(srd_instance *inst)
         inst->dt = m->simulate.dt;
     inst->x = srd_xcalloc(3 * (size_t)m->n_nodes + 1, sizeof(double));
     inst->xdot = srd_xcalloc(3 * (size_t)m->n_nodes + 1, sizeof(double));
+    inst->x_synced = srd_xcalloc(3 * (size_t)m->n_nodes + 1, sizeof(double));
+    inst->xdot_synced = srd_xcalloc(3 * (size_t)m->n_nodes + 1, sizeof(double));
     if ((st = find_equilibrium(inst)) != SRD_OK)
         return st;
     return api_start(inst);
@@ -238,7 +240,9 @@ void api_unbuild(srd_instance *inst)
     free(inst->start_q);
     free(inst->x);
     free(inst->xdot);
-    inst->start_q = inst->x = inst->xdot = NULL;
+    free(inst->x_synced);
+    free(inst->xdot_synced);
+    inst->start_q = inst->x = inst->xdot = inst->x_synced = inst->xdot_synced = NULL;
     inst->table = NULL;
 }
 

@@ -14,20 +14,25 @@ void api_views_from_state(srd_instance *inst)
         memcpy(&inst->x[3 * i], &inst->s.q[m->node_dof[i]], 3 * sizeof(double));
         memcpy(&inst->xdot[3 * i], &inst->s.v[m->node_dof[i]], 3 * sizeof(double));
     }
+    size_t bytes = 3 * sizeof(double) * (size_t)m->n_nodes;
+    memcpy(inst->x_synced, inst->x, bytes);
+    memcpy(inst->xdot_synced, inst->xdot, bytes);
 }
 
-/* A node value the caller changed (bit for bit: NaN too) goes into the DOF vector. */
-static void view_to_vector(const srd_model *m, const double *view, double *vector)
+/* A node value the caller changed since the views were last filled (bit for bit: NaN too) goes
+ * into the DOF vector; the others leave it as it is, which the caller may have written too. */
+static void view_to_vector(const srd_model *m, const double *view, const double *synced, double *vector)
 {
     for (int i = 0; i < m->n_nodes; i++)
-        if (memcmp(&view[3 * i], &vector[m->node_dof[i]], 3 * sizeof(double)))
+        if (memcmp(&view[3 * i], &synced[3 * i], 3 * sizeof(double)))
             memcpy(&vector[m->node_dof[i]], &view[3 * i], 3 * sizeof(double));
 }
 
 void api_views_to_state(srd_instance *inst)
 {
-    view_to_vector(inst->m, inst->x, inst->s.q);
-    view_to_vector(inst->m, inst->xdot, inst->s.v);
+    view_to_vector(inst->m, inst->x, inst->x_synced, inst->s.q);
+    view_to_vector(inst->m, inst->xdot, inst->xdot_synced, inst->s.v);
+    api_views_from_state(inst);
 }
 
 /* ---- vectors and maps ---- */
