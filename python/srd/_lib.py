@@ -28,6 +28,10 @@ def _load():
                       "or set SRD_LIBRARY to its path" % ", ".join(tried))
 
 
+# An installed package carries the standard library of .srd modules beside libsrd.so.
+if os.path.isdir(os.path.join(_here, "stdlib")):
+    os.environ.setdefault("SRD_STDLIB", os.path.join(_here, "stdlib"))
+
 lib, path = _load()
 
 c_double_p = ctypes.POINTER(ctypes.c_double)

@@ -64,7 +64,10 @@ class SrdEnv(_Base):
 
     def __init__(self, path, control_period, max_steps, **params):
         self.model = Model(path, **params)
-        self.control_period = float(control_period)
+        # A whole number of the model's steps per action, so that every episode (and every copy
+        # in a VectorEnv) samples the same instants.
+        self.steps_per_action = max(1, int(round(float(control_period) / self.model.dt)))
+        self.control_period = self.steps_per_action * self.model.dt
         self.max_steps = int(max_steps)
         self.np_random = np.random.default_rng()
         self.n_steps = 0
@@ -106,9 +109,13 @@ class SrdEnv(_Base):
         self.apply(action)
         failed = False
         try:
-            self.model.run(self.control_period)
+            self.model.step(self.steps_per_action)
         except NumericalError:
             failed = True  # the episode ends; the model keeps its last good state
+        return self.finish_step(before, failed)
+
+    def finish_step(self, before, failed):
+        """The step's results once the model has advanced (or failed)."""
         self.n_steps += 1
         obs = self.observe()
         reward = float(self.reward(before))
@@ -164,6 +171,50 @@ class SnakeGoal(SrdEnv):
 
     def terminated(self):
         return self.distance() < self.reach
+
+
+class VectorEnv:
+    """n copies of an environment stepped together: actions applied to each, then every model
+    advanced on threads with one call (srd.Batch), as gymnasium's vector environments do. An
+    episode that ends is reset at once; its last observation is in infos[k]["final_observation"]."""
+
+    def __init__(self, make_env, n, threads=0):
+        from .batch import Batch
+        self.envs = [make_env() for _ in range(int(n))]
+        self.num_envs = len(self.envs)
+        self.batch = Batch(models=[e.model for e in self.envs], threads=threads)
+        self.single_observation_space = self.envs[0].observation_space
+        self.single_action_space = self.envs[0].action_space
+
+    def reset(self, seed=None, options=None):
+        results = [e.reset(seed=None if seed is None else seed + k, options=options) for k, e in enumerate(self.envs)]
+        return np.stack([r[0] for r in results]), [r[1] for r in results]
+
+    def step(self, actions):
+        actions = np.asarray(actions)
+        if actions.shape[:1] != (self.num_envs,):
+            raise ValueError("step() takes one action per environment: an array of %d rows, not shape %s"
+                             % (self.num_envs, actions.shape))
+        befores = [e.observe() for e in self.envs]
+        for e, a in zip(self.envs, actions):
+            e.apply(a)
+        try:
+            self.batch.step(self.envs[0].steps_per_action)
+        except NumericalError:
+            pass  # the failed models are named in last_status
+        results = [e.finish_step(b, int(st) != 0) for e, b, st in zip(self.envs, befores, self.batch.last_status)]
+        obs = np.stack([r[0] for r in results])
+        infos = [r[4] for r in results]
+        for k, (e, r) in enumerate(zip(self.envs, results)):
+            if r[2] or r[3]:
+                infos[k]["final_observation"] = r[0]
+                obs[k] = e.reset()[0]
+        return (obs, np.array([r[1] for r in results]), np.array([r[2] for r in results]),
+                np.array([r[3] for r in results]), infos)
+
+    def close(self):
+        for e in self.envs:
+            e.close()
 
 
 def steer_toward_goal(obs, gain=60.0, max_turn=8.0):
