@@ -267,6 +267,7 @@ typedef struct Elab {
     int      seen[BK_COUNT];  /* environment blocks already given */
     SrcLoc   gravity_loc;
     const Stmt *contact;      /* the `contact` block, or NULL */
+    const Stmt *control;      /* the `control` block, or NULL */
     const char *const *overrides;   /* -p name=value */
     int      n_overrides;
     bool    *override_used;

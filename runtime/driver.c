@@ -22,6 +22,7 @@
 #include "output_vtk.h"
 #include "output_units.h"
 #include "parallel.h"
+#include "probe.h"
 #include "sim.h"
 #include "watch.h"
 
@@ -135,39 +136,6 @@ static int open_probes(Probes *pr, const char *dir, const srd_model *m, const sr
     return srd_outfile_flush(&pr->out);
 }
 
-/* The total force and moment (about the probe's first node, where it is now) that the
- * constraints exert on the probe's region: node reactions, and twist reactions as moments
- * about their edges. */
-static void region_reaction(const srd_model *m, const srd_probe *p, const double *q, const double *r, double *fm)
-{
-    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
-    const double *o = &q[m->node_dof[p->node]];
-    memset(fm, 0, 6 * sizeof(double));
-    for (int i = 0; i < p->n_nodes; i++) {
-        int d = m->node_dof[p->nodes[i]];
-        in[p->nodes[i]] = 1;
-        double arm[3] = { q[d] - o[0], q[d + 1] - o[1], q[d + 2] - o[2] };
-        for (int c = 0; c < 3; c++)
-            fm[c] += r[d + c];
-        fm[3] += arm[1] * r[d + 2] - arm[2] * r[d + 1];
-        fm[4] += arm[2] * r[d] - arm[0] * r[d + 2];
-        fm[5] += arm[0] * r[d + 1] - arm[1] * r[d];
-    }
-    for (int e = 0; e < m->n_edges; e++) {
-        int a = m->edge_nodes[2 * e], b = m->edge_nodes[2 * e + 1], tw = m->edge_twist[e];
-        if (tw < 0 || !in[a] || !in[b])
-            continue;
-        double t[3], len = 0;
-        for (int c = 0; c < 3; c++) {
-            t[c] = q[m->node_dof[b] + c] - q[m->node_dof[a] + c];
-            len += t[c] * t[c];
-        }
-        for (int c = 0; c < 3; c++)
-            fm[3 + c] += r[tw] * t[c] / sqrt(len);
-    }
-    free(in);
-}
-
 /* The force values of the probes that ask for them: reactions (n_dofs) when any does. */
 static double *probe_reactions(srd_sim *s, const srd_analysis *a)
 {
@@ -180,24 +148,6 @@ static double *probe_reactions(srd_sim *s, const srd_analysis *a)
     return NULL;
 }
 
-static void write_force_probe(Probes *pr, srd_sim *s, const srd_probe *p, const double *reactions)
-{
-    const srd_model *m = s->m;
-    double fm[6] = { 0 };
-    if (p->kind == SRD_PROBE_REACTION) {
-        region_reaction(m, p, s->q, reactions, fm);
-    } else {
-        double *f = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-        srd_sim_contact_forces(s, p->target, f);
-        for (int i = 0; i < m->n_nodes; i++)
-            for (int c = 0; c < 3; c++)
-                fm[c] += f[m->node_dof[i] + c];
-        free(f);
-    }
-    for (int c = 0; c < (p->kind == SRD_PROBE_REACTION ? 6 : 3); c++)
-        srd_outfile_printf(&pr->out, ",%.12g", fm[c]);
-}
-
 /* One row of probes: positions from q at time (or mode number) t, forces from the sim's
  * state; flushed so that a run that stops keeps every row it took; 0, or -1 when the file
  * cannot be written. */
@@ -205,23 +155,13 @@ static int write_probes(Probes *pr, srd_sim *s, const srd_analysis *a, const dou
 {
     if (!pr->out.f)
         return 0;
-    const srd_model *m = s->m;
     double *reactions = probe_reactions(s, a);
     srd_outfile_printf(&pr->out, "%.9g", t);
     for (int i = 0; i < a->n_probes; i++) {
-        const srd_probe *p = &a->probes[i];
-        if (p->kind == SRD_PROBE_BODY || p->kind == SRD_PROBE_JOINT) {
-            double v[3];
-            int n = srd_probe_values(s, p, v);
-            for (int c = 0; c < n; c++)
-                srd_outfile_printf(&pr->out, ",%.12g", v[c]);
-        } else if (p->kind != SRD_PROBE_STATE)
-            write_force_probe(pr, s, p, reactions);
-        else if (p->dof >= 0)
-            srd_outfile_printf(&pr->out, ",%.12g", q[p->dof]);
-        else
-            for (int c = 0; c < 3; c++)
-                srd_outfile_printf(&pr->out, ",%.12g", q[m->node_dof[p->node] + c]);
+        double v[6];
+        int n = srd_probe_value_at(s, &a->probes[i], q, reactions, v);
+        for (int c = 0; c < n; c++)
+            srd_outfile_printf(&pr->out, ",%.12g", v[c]);
     }
     free(reactions);
     srd_outfile_printf(&pr->out, "\n");
@@ -776,6 +716,8 @@ static void fast_path_start(Dynamic *d)
     const char *env = getenv("SRD_EXPLICIT");
     if (d->method < SRD_SYMPLECTIC_EULER || (env && !strcmp(env, "general")))
         return;
+    if (m->control.present)
+        return; /* the controller samples inside srd_step, which the fast path bypasses */
     int n = m->n_sets;
     d->fast_fns = srd_xcalloc((size_t)n + 1, sizeof *d->fast_fns);
     d->fast_infos = srd_xcalloc((size_t)n + 1, sizeof *d->fast_infos);

@@ -1,0 +1,92 @@
+/* probe.c — probe values (see probe.h), one function for the probe file, the controller and
+ * library users, so that all of them see the same numbers. */
+#include "probe.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "joint.h"
+
+/* The total force and moment (about the probe's first node, where it is now) that the
+ * constraints exert on the probe's region: node reactions, and twist reactions as moments
+ * about their edges. */
+static void region_reaction(const srd_model *m, const srd_probe *p, const double *q, const double *r, double *fm)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    const double *o = &q[m->node_dof[p->node]];
+    memset(fm, 0, 6 * sizeof(double));
+    for (int i = 0; i < p->n_nodes; i++) {
+        int d = m->node_dof[p->nodes[i]];
+        in[p->nodes[i]] = 1;
+        double arm[3] = { q[d] - o[0], q[d + 1] - o[1], q[d + 2] - o[2] };
+        for (int c = 0; c < 3; c++)
+            fm[c] += r[d + c];
+        fm[3] += arm[1] * r[d + 2] - arm[2] * r[d + 1];
+        fm[4] += arm[2] * r[d] - arm[0] * r[d + 2];
+        fm[5] += arm[0] * r[d + 1] - arm[1] * r[d];
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->edge_nodes[2 * e], b = m->edge_nodes[2 * e + 1], tw = m->edge_twist[e];
+        if (tw < 0 || !in[a] || !in[b])
+            continue;
+        double t[3], len = 0;
+        for (int c = 0; c < 3; c++) {
+            t[c] = q[m->node_dof[b] + c] - q[m->node_dof[a] + c];
+            len += t[c] * t[c];
+        }
+        for (int c = 0; c < 3; c++)
+            fm[3 + c] += r[tw] * t[c] / sqrt(len);
+    }
+    free(in);
+}
+
+/* A reaction (about positions at the sim's state, as the reactions are) from the given
+ * reactions or ones computed now. */
+static int reaction_value(srd_sim *s, const srd_probe *p, const double *reactions, double out[6])
+{
+    double *own = NULL;
+    if (!reactions) {
+        own = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
+        srd_sim_reactions(s, own);
+        reactions = own;
+    }
+    region_reaction(s->m, p, s->q, reactions, out);
+    free(own);
+    return 6;
+}
+
+/* The total force the ground or an obstacle exerts on the model's nodes. */
+static int contact_value(srd_sim *s, const srd_probe *p, double out[6])
+{
+    const srd_model *m = s->m;
+    double *f = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_sim_contact_forces(s, p->target, f);
+    out[0] = out[1] = out[2] = 0;
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            out[c] += f[m->node_dof[i] + c];
+    free(f);
+    return 3;
+}
+
+int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double out[6])
+{
+    switch (p->kind) {
+    case SRD_PROBE_BODY:
+    case SRD_PROBE_JOINT: return srd_probe_values(s, p, out);
+    case SRD_PROBE_REACTION: return reaction_value(s, p, reactions, out);
+    case SRD_PROBE_CONTACT: return contact_value(s, p, out);
+    default: break;
+    }
+    if (p->dof >= 0) {
+        out[0] = q[p->dof];
+        return 1;
+    }
+    memcpy(out, &q[s->m->node_dof[p->node]], 3 * sizeof(double));
+    return 3;
+}
+
+int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6])
+{
+    return srd_probe_value_at(s, p, s->q, NULL, out);
+}

@@ -1,0 +1,16 @@
+/* probe.h — the current value of a probe (a position, a reaction, a contact force, a body's or
+ * a joint's vector): what probes.csv records and what a `control` block and the C API read. */
+#ifndef SRD_PROBE_H
+#define SRD_PROBE_H
+#include "sim.h"
+
+/* Probe p's value at the sim's state into out; returns its count: 1 (a DOF, a motor), 3 (a
+ * node, a contact force, a body or joint vector) or 6 (a reaction: force, then moment about the
+ * probe's first node). */
+int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6]);
+
+/* The same with positions read from q (a mode shape) and, when not NULL, the reactions
+ * srd_sim_reactions gave (n_dofs values: shared by the probes of one row). */
+int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double out[6]);
+
+#endif
