@@ -65,10 +65,11 @@ static bool mentions(const Expr *x, const char *name)
     return false;
 }
 
+/* Read, or assigned (which is an error worth naming the probe in). */
 static bool block_mentions(const Stmt *s, const char *name)
 {
     for (int i = 0; i < s->n_body; i++)
-        if (mentions(s->body[i]->value, name))
+        if (mentions(s->body[i]->value, name) || (s->body[i]->kind == ST_ASSIGN && !strcmp(s->body[i]->name, name)))
             return true;
     return false;
 }
@@ -152,12 +153,16 @@ static void add_step(srd_control *c, int slot, int param, int n, int expr)
 static void control_var(Elab *e, Stmt *s, srd_control *c)
 {
     Value v = eval_expr(e, s->value);
-    if (!eval_require_num(e, v, s->value) || !elab_check_new_name(e, s->name, s->name_loc))
+    if (!elab_check_new_name(e, s->name, s->name_loc))
         return;
-    if (!v.known) {
+    if (eval_require_num(e, v, s->value) && !v.known) {
         Diag *d = diag_error(s->value->loc, "a var's initial value must be known when the model is built, but it "
                              "depends on `%s`", v.param ? v.param : "a run-time value");
         diag_hint(d, "start it at a constant and assign it in the block: `var %s = 0; %s = ...;`", s->name, s->name);
+        v = value_error();
+    }
+    if (v.kind != V_NUM) { /* declared all the same: its uses add no errors */
+        scope_bind(e, s->name, value_error(), s->name_loc, BIND_LET);
         return;
     }
     int k = add_slot(c, s->name, SRD_CONTROL_VAR, v.n, -1);
@@ -167,17 +172,22 @@ static void control_var(Elab *e, Stmt *s, srd_control *c)
     scope_bind(e, s->name, v, s->name_loc, BIND_LET);
 }
 
-/* `let name = value;`: a local of each sample. One known when the model is built is captured
- * as a constant; another gets a slot that a step fills in its turn. */
+/* `let name = value;`: a local of each sample, in a slot that a step fills in its turn. Even
+ * one known when the model is built is not captured as a constant: it may depend on a param,
+ * which a built simulator's -p changes without compiling anew. */
 static void control_let(Elab *e, Stmt *s, srd_control *c)
 {
     Value v = eval_expr(e, s->value);
-    if (!eval_require_num(e, v, s->value) || !elab_check_new_name(e, s->name, s->name_loc))
+    if (!elab_check_new_name(e, s->name, s->name_loc))
         return;
-    if (!v.known) {
-        int k = add_slot(c, s->name, SRD_CONTROL_LET, v.n, -1);
-        add_step(c, k, -1, v.n, elab_remember_expr(e, s->value));
+    if (!eval_require_num(e, v, s->value)) {
+        scope_bind(e, s->name, value_error(), s->name_loc, BIND_LET);
+        return;
     }
+    int k = add_slot(c, s->name, SRD_CONTROL_LET, v.n, -1);
+    add_step(c, k, -1, v.n, elab_remember_expr(e, s->value));
+    v.known = false;
+    v.param = v.param ? v.param : s->name;
     scope_bind(e, s->name, v, s->name_loc, BIND_LET);
 }
 
@@ -240,9 +250,17 @@ void elab_control(Elab *e)
     srd_control *c = &e->model->control;
     if (!s || !control_period(e, s, &c->period))
         return;
+    /* `period` is a slot too, not a captured constant: it may depend on a param. */
     Binding *saved = e->scope;
-    scope_bind(e, "period", value_num(c->period, dims_of(0, 0, 1, 0)), s->loc, BIND_BUILTIN);
+    Value period = value_num(NAN, dims_of(0, 0, 1, 0));
+    period.known = false;
+    period.param = "period";
+    scope_bind(e, "period", period, s->loc, BIND_BUILTIN);
+    int slot = add_slot(c, "period", SRD_CONTROL_PERIOD, 1, -1);
+    c->init[c->slots[slot].first] = c->period;
     bind_probes(e, s, c);
+    e->unknown_name_hint = "a controller reads t, period, params, inputs, its vars and lets, and the simulate "
+                           "block's probes by name";
     for (int i = 0; i < s->n_body; i++) {
         Stmt *st = s->body[i];
         if (st->kind == ST_VAR)
@@ -252,6 +270,7 @@ void elab_control(Elab *e)
         else
             control_assign(e, st, c);
     }
+    e->unknown_name_hint = NULL;
     e->scope = saved;
     c->present = 1;
 }

@@ -237,10 +237,11 @@ typedef struct srd_analysis {
 
 /* A `control every P { ... }` block: a sampled-data controller run before the step that starts
  * at each multiple of `period`. It works on one array of values: its vars (state kept between
- * samples, starting at `init`), its lets and the probe values it reads, each a named slot. Its
+ * samples, starting at `init`), its lets, the probe values it reads and its period, each a
+ * named slot. Its
  * steps run in order; each evaluates run-time expression `expr` (n components) into a slot or
  * into input `param`. */
-enum { SRD_CONTROL_VAR, SRD_CONTROL_LET, SRD_CONTROL_PROBE };
+enum { SRD_CONTROL_VAR, SRD_CONTROL_LET, SRD_CONTROL_PROBE, SRD_CONTROL_PERIOD };
 typedef struct srd_control_slot {
     char  *name;
     int    kind;        /* SRD_CONTROL_* */
