@@ -73,8 +73,8 @@ static void run_step(srd_controller *k, struct srd_sim *s, int j)
     k->fns[j](&ctx, &b);
     if (st->slot >= 0)
         memcpy(&k->data[k->c->slots[st->slot].first], k->out, sizeof(double) * (size_t)st->n);
-    else
-        s->params[st->param] = k->out[0];
+    else /* an actuator saturates: the input's declared range holds */
+        s->params[st->param] = fmin(fmax(k->out[0], s->m->params[st->param].lo), s->m->params[st->param].hi);
 }
 
 void srd_controller_sample(struct srd_sim *s)
