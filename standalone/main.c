@@ -90,8 +90,11 @@ static void print_params(FILE *out)
     }
     print_param_list(out, 0, "params");
     print_param_list(out, 1, "inputs, set while the model runs; -p sets their starting value");
-    fprintf(out, "\nexample:\n  %s -p %s=%g%s --out run1\n", name, srd_built.params[0].name,
-            srd_built.params[0].value, strcmp(srd_built.params[0].unit, "1") ? srd_built.params[0].unit : "");
+    const srd_built_param *p = &srd_built.params[0];
+    for (int k = srd_built.n_params - 1; k >= 0; k--)
+        p = srd_built.params[k].input ? p : &srd_built.params[k]; /* the first param, else an input */
+    fprintf(out, "\nexample:\n  %s -p %s=%g%s --out run1\n", name, p->name, p->value,
+            strcmp(p->unit, "1") ? p->unit : "");
 }
 
 /* A param that sets the discretisation (nodes, spacing, mesh, bending) changes the DOF count
