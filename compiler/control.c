@@ -261,6 +261,7 @@ void elab_control(Elab *e)
     bind_probes(e, s, c);
     e->unknown_name_hint = "a controller reads t, period, params, inputs, its vars and lets, and the simulate "
                            "block's probes by name";
+    e->control_depth = 1;
     for (int i = 0; i < s->n_body; i++) {
         Stmt *st = s->body[i];
         if (st->kind == ST_VAR)
@@ -271,6 +272,7 @@ void elab_control(Elab *e)
             control_assign(e, st, c);
     }
     e->unknown_name_hint = NULL;
+    e->control_depth = 0;
     e->scope = saved;
     c->present = 1;
 }

@@ -75,6 +75,8 @@ static bool check_new_name(Elab *e, const char *name, SrcLoc loc, bool indexable
         else if (e->loop_depth)
             diag_hint(dg, "a `let` inside `for` is declared once per iteration; declare `%s` before the loop "
                           "or use another name", name);
+        else if (e->control_depth)
+            diag_hint(dg, "to give `%s` a new value at each sample, assign it: `%s = ...;`", name, name);
         return false;
     }
     if (is_reserved(name))

@@ -32,6 +32,7 @@ static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const cha
 static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool block);
 static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
+static void var_outside_control(ParseCtx *ctx, SrcLoc loc);
 }
 
 %define api.pure full
@@ -120,6 +121,7 @@ stmt
                                     { $$ = ast_stmt(ctx, ST_CONTROL, L(@1)); $$->every = $3; set_stmts($5, &$$->body, &$$->n_body); }
     | KW_CONTROL '{' control_items '}'
                                     { $$ = ast_stmt(ctx, ST_CONTROL, L(@1)); set_stmts($3, &$$->body, &$$->n_body); }
+    | KW_VAR IDENT '=' expr ';'     { var_outside_control(ctx, L(@1)); $$ = NULL; }
     | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
     | KW_FN IDENT '(' opt_idents ')' '=' expr ';'
                                     { $$ = ast_stmt(ctx, ST_FN, L(@$)); $$->name = $2; $$->name_loc = L(@2);
@@ -685,6 +687,14 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
     SrcLoc at = { ctx->file, after.last_line, after.last_column + 1, after.last_line, after.last_column + 1 };
     Diag *d = diag_error(at, "expected `;` at the end of this statement");
     diag_hint(d, "every statement and property ends with `;`");
+}
+
+/* `var x = ...;` at the top level: a var is a controller's state. */
+static void var_outside_control(ParseCtx *ctx, SrcLoc loc)
+{
+    ctx->syntax_errors++;
+    Diag *d = diag_error(loc, "`var` declares the state of a controller, inside a `control` block");
+    diag_hint(d, "write `control every 10 ms { var x = 0; ... }`, or use `let` or `param` at the top level");
 }
 
 static const char *statement_words[] = {
