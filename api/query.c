@@ -79,7 +79,7 @@ int srd_probe_index(const srd_instance *inst, const char *name)
 
 int srd_probe_size(const srd_instance *inst, int k)
 {
-    return inst && k >= 0 && k < probes(inst)->n_probes ? srd_probe_size_of(&probes(inst)->probes[k]) : 0;
+    return inst && k >= 0 && k < probes(inst)->n_probes ? srd_probe_width(&probes(inst)->probes[k]) : 0;
 }
 
 srd_status srd_read_probe_at(srd_instance *inst, int k, double *values, int n)
@@ -89,13 +89,13 @@ srd_status srd_read_probe_at(srd_instance *inst, int k, double *values, int n)
         return api_fail(inst, SRD_ERR_ARGUMENT, "there is no probe %d (the simulate block has %d)", k,
                         probes(inst)->n_probes);
     const srd_probe *p = &probes(inst)->probes[k];
-    if (!values || n < srd_probe_size_of(p))
+    if (!values || n < srd_probe_width(p))
         return api_fail(inst, SRD_ERR_ARGUMENT, "probe `%s` gives %d values, but room for %d was given", p->name,
-                        srd_probe_size_of(p), values ? n : 0);
+                        srd_probe_width(p), values ? n : 0);
     api_views_to_state(inst);
     double v[6];
-    srd_probe_value(&inst->s, p, inst->s.q, NULL, v);
-    memcpy(values, v, sizeof(double) * (size_t)srd_probe_size_of(p));
+    srd_probe_value(&inst->s, p, v);
+    memcpy(values, v, sizeof(double) * (size_t)srd_probe_width(p));
     return SRD_OK;
 }
 

@@ -162,7 +162,7 @@ static void write_table(FILE *f, const char *name, const char *file, const srd_m
         put_double(f, p->lo);
         fputs(", ", f);
         put_double(f, p->hi);
-        fputs(" },\n", f);
+        fprintf(f, ", %d },\n", p->input);
     }
     fprintf(f, "    { 0 }\n};\n\n");
     for (int i = 0; i < sources_count(); i++) {

@@ -79,6 +79,10 @@ typedef enum {
     ST_USE, ST_PARAM, ST_LET, ST_FN, ST_BLOCK, ST_PROP, ST_GRAVITY, ST_JOIN, ST_CLAMP,
     ST_FIX, ST_LOAD, ST_PRESSURE, ST_ACTUATE, ST_ENERGY, ST_FORCE, ST_APPLY, ST_FOR, ST_OUTPUT,
     ST_PROBE, ST_RETURN, ST_PLANAR, ST_MOVE, ST_ROTATE, ST_RELEASE, ST_CONSTRAINT,
+    ST_INPUT,   /* input name = default [in range]: a param the model's user sets while it runs */
+    ST_CONTROL, /* control every P { body }: the controller (every NULL when it is missing) */
+    ST_VAR,     /* control: var name = init */
+    ST_ASSIGN,  /* control: name = value */
 } StmtKind;
 
 typedef enum {

@@ -75,12 +75,16 @@ static bool check_new_name(Elab *e, const char *name, SrcLoc loc, bool indexable
         else if (e->loop_depth)
             diag_hint(dg, "a `let` inside `for` is declared once per iteration; declare `%s` before the loop "
                           "or use another name", name);
+        else if (e->control_depth)
+            diag_hint(dg, "to give `%s` a new value at each sample, assign it: `%s = ...;`", name, name);
         return false;
     }
     if (is_reserved(name))
         diag_error(loc, "`%s` is a built-in name (pi, t, dt, x, y, z, s) and cannot be declared", name);
     return true;
 }
+
+bool elab_check_new_name(Elab *e, const char *name, SrcLoc loc) { return check_new_name(e, name, loc, false); }
 
 static void collect_decls(Elab *e, Stmt **stmts, int n)
 {
@@ -440,6 +444,7 @@ static bool check_prop(Elab *e, const PropSpec *p, Value v, Expr *x, const char 
                              v.param ? v.param : "a run-time value");
         if (v.param && (!strcmp(v.param, "t") || !strcmp(v.param, "dt")))
             diag_hint(d, "to change it over time, use `actuate`");
+        elab_hint_input(e, d, v.param);
         return false;
     }
     if (by_region)
@@ -687,10 +692,13 @@ static int override_param(Elab *e, const char *name, const Expr *decl, Value *v)
     return 0;
 }
 
+/* `param` and `input` declare the same thing, a run-time value of the param table; an input
+ * is also unknown while the model is built (srd_param.input). */
 static void exec_param(Elab *e, Stmt *s)
 {
+    const char *word = s->kind == ST_INPUT ? "input" : "param";
     if (e->loop_depth) {
-        diag_error(s->loc, "`param` must be declared at the top level, not inside `for`");
+        diag_error(s->loc, "`%s` must be declared at the top level, not inside `for`", word);
         return;
     }
     Value v = eval_expr(e, s->value);
@@ -699,12 +707,14 @@ static void exec_param(Elab *e, Stmt *s)
     if (v.kind != V_NUM || v.n != 1) {
         char desc[128];
         value_describe(&v, desc, sizeof desc);
-        diag_error(s->value->loc, "a param must be a scalar number, but this is %s", desc);
+        diag_error(s->value->loc, "a%s %s must be a scalar number, but this is %s", s->kind == ST_INPUT ? "n" : "",
+                   word, desc);
         return;
     }
     if (!v.known) {
-        diag_error(s->value->loc, "a param's default must be known when the model is built, but it depends on `%s`",
-                   v.param);
+        Diag *d = diag_error(s->value->loc, "a%s %s's default must be known when the model is built, but it depends "
+                             "on `%s`", s->kind == ST_INPUT ? "n" : "", word, v.param);
+        elab_hint_input(e, d, v.param);
         return;
     }
     int overridden = override_param(e, s->name, s->value, &v);
@@ -746,6 +756,7 @@ static void exec_param(Elab *e, Stmt *s)
     if (!check_new_name(e, s->name, s->name_loc, false))
         return;
     v.param = s->name;
+    v.known = s->kind != ST_INPUT; /* like `t`: what uses it becomes a run-time expression */
     scope_bind(e, s->name, v, s->name_loc, BIND_PARAM);
     e->globals = e->scope; /* functions and elements see top-level names declared so far */
     srd_model *m = e->model;
@@ -760,7 +771,21 @@ static void exec_param(Elab *e, Stmt *s)
     p->lo = lo;
     p->hi = hi;
     p->shapes = 0;
-    p->input = 0;
+    p->input = s->kind == ST_INPUT;
+}
+
+bool elab_is_input(const Elab *e, const char *name)
+{
+    for (int k = 0; name && k < e->model->n_params; k++)
+        if (e->model->params[k].input && !strcmp(e->model->params[k].name, name))
+            return true;
+    return false;
+}
+
+void elab_hint_input(const Elab *e, Diag *d, const char *name)
+{
+    if (elab_is_input(e, name))
+        diag_hint(d, "`%s` is an input, set while the model runs: use it in actuate, load or a motor target", name);
 }
 
 static void exec_let(Elab *e, Stmt *s)
@@ -1542,7 +1567,11 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_ENERGY:
     case ST_CONSTRAINT:
     case ST_FORCE: break;
-    case ST_PARAM: exec_param(e, s); break;
+    case ST_PARAM:
+    case ST_INPUT: exec_param(e, s); break;
+    case ST_CONTROL: elab_control_declared(e, s); break;
+    case ST_VAR:
+    case ST_ASSIGN: break;
     case ST_LET: exec_let(e, s); break;
     case ST_BLOCK: exec_block(e, s); break;
     case ST_GRAVITY: exec_gravity(e, s); break;
@@ -1709,6 +1738,7 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
             if (close)
                 diag_hint(d, "did you mean `%s`?", close);
         }
+    elab_control(&e);
     check_element_definitions(&e);
     if (diag_error_count() == errors_before)
         elab_finalize(&e);

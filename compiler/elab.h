@@ -267,6 +267,9 @@ typedef struct Elab {
     int      seen[BK_COUNT];  /* environment blocks already given */
     SrcLoc   gravity_loc;
     const Stmt *contact;      /* the `contact` block, or NULL */
+    const Stmt *control;      /* the `control` block, or NULL */
+    const char *unknown_name_hint; /* the hint of an unknown name that is close to none, or NULL */
+    int         control_depth; /* 1 while the control block is elaborated */
     const char *const *overrides;   /* -p name=value */
     int      n_overrides;
     bool    *override_used;

@@ -102,4 +102,16 @@ void elab_analysis(Elab *e, Stmt *s);
 /* finalize.c: merge joins, build elements, DOFs, masses, ordering. */
 void elab_finalize(Elab *e);
 
+/* Inputs (elab.c): whether `name` is one, and a hint saying how to use it after an error that
+ * needed its value while the model is built. */
+bool elab_is_input(const Elab *e, const char *name);
+void elab_hint_input(const Elab *e, Diag *d, const char *name);
+/* A name about to be declared: false after reporting a clash with an earlier one. */
+bool elab_check_new_name(Elab *e, const char *name, SrcLoc loc);
+
+/* The `control` block (control.c): noted where it is declared, elaborated once the whole file
+ * (its probes, params and inputs) is known. */
+void elab_control_declared(Elab *e, Stmt *s);
+void elab_control(Elab *e);
+
 #endif

@@ -199,6 +199,8 @@ static void hint_closest_name(Elab *e, Diag *d, const char *name)
     const char *close = diag_closest(name, names, n);
     if (close)
         diag_hint(d, "did you mean `%s`?", close);
+    else if (e->unknown_name_hint)
+        diag_hint(d, "%s", e->unknown_name_hint);
 }
 
 /* A number is needed: explain why this value is not one. */

@@ -241,10 +241,32 @@ static bool lower_one_schedule(ModelKernels *mk, const Program *prog, const srd_
     return dt_has_meaning(m, &sk->lowered, elab_run_expr(m, expr)->expr, err, err_n);
 }
 
-/* One schedule per actuation, and one per distinct expression of time-dependent loads. */
+/* The steps of the control block, as schedules of their expressions (no actuation): the table
+ * of built simulators and the JIT carry them like any schedule, and the runtime's controller
+ * (runtime/control.c) picks them out by expression. */
+static bool lower_control(ModelKernels *mk, const Program *prog, const srd_model *m, char *err, size_t err_n)
+{
+    for (int k = 0; k < m->control.n_steps; k++) {
+        ScheduleKernel *sk = &mk->schedules[mk->n_schedules];
+        char kind[64], msg[512];
+        snprintf(kind, sizeof kind, "control_step%d", k);
+        if (!lower_control_step(prog, m, kind, k, &sk->lowered, msg, sizeof msg)) {
+            snprintf(err, err_n, "control: %s", msg);
+            return false;
+        }
+        sk->actuation = -1;
+        sk->expr = m->control.steps[k].expr;
+        mk->n_schedules++;
+    }
+    return true;
+}
+
+/* One schedule per actuation, one per distinct expression of time-dependent loads, one per
+ * prescribed motion and one per step of the control block. */
 static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_model *m, char *err, size_t err_n)
 {
-    mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads + m->n_motions) + 1, sizeof *mk->schedules);
+    mk->schedules = calloc((size_t)(m->n_actuations + m->n_loads + m->n_motions + m->control.n_steps) + 1,
+                           sizeof *mk->schedules);
     for (int k = 0; k < m->n_actuations; k++)
         if (!lower_one_schedule(mk, prog, m, k, m->actuations[k].expr, srd_actuation_components(m->actuations[k].target),
                                 err, err_n))
@@ -260,7 +282,7 @@ static bool lower_schedules(ModelKernels *mk, const Program *prog, const srd_mod
         if (!lower_one_schedule(mk, prog, m, -1, m->motions[k].expr, m->motions[k].kind == SRD_MOTION_MOVE ? 3 : 1, err,
                                 err_n))
             return false;
-    return true;
+    return lower_control(mk, prog, m, err, err_n);
 }
 
 bool kernels_lower(ModelKernels *mk, const Program *prog, const srd_model *m, bool allow_missing, char *err,

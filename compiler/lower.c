@@ -838,7 +838,7 @@ static void bind_globals(Lower *L)
         const Stmt *s = L->prog->stmts[i];
         if (s->kind == ST_LET) {
             bind(L, s->name, sym_err(), s->value);
-        } else if (s->kind == ST_PARAM) {
+        } else if (s->kind == ST_PARAM || s->kind == ST_INPUT) {
             int k = 0;
             while (k < L->model->n_params && strcmp(L->model->params[k].name, s->name))
                 k++;
@@ -1319,6 +1319,35 @@ static void time_rates(Lower *L, Sym *r, int n)
     r->n = 3 * n;
 }
 
+/* The kernel of a run-time value r (n_out components) lowered in L: its rows are the components,
+ * with no Jacobian. Frees L's scope; false when the lowering failed. */
+static bool value_kernel(Lower *L, const char *kind, Sym r, int n_out, LoweredElement *out)
+{
+    unbind_to(L, NULL);
+    memo_free(L);
+    if (L->failed) {
+        dag_free(L->d);
+        free(L->inputs);
+        return false;
+    }
+    out->kind = strdup(kind);
+    out->dag = L->d;
+    out->inputs = L->inputs;
+    out->n_inputs = L->n_inputs;
+    out->nd = n_out;
+    out->dofs = calloc((size_t)n_out + 1, sizeof *out->dofs);
+    out->state = calloc(1, sizeof *out->state);
+    out->value = -1;
+    out->res = calloc((size_t)n_out + 1, sizeof(ExprId));
+    out->jac = calloc((size_t)n_out * (size_t)n_out + 1, sizeof(ExprId));
+    for (int c = 0; c < n_out; c++)
+        out->res[c] = r.c[c];
+    for (int k = 0; k < n_out * n_out; k++)
+        out->jac[k] = -1;
+    out->ops_grad = dag_count_ops(L->d, out->res, n_out);
+    return true;
+}
+
 bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *run, int n_value,
                     bool rates, LoweredElement *out, char *err, size_t err_n)
 {
@@ -1336,28 +1365,30 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
         fail(&L, "line %d: the value does not have %d component%s", value->loc.line, n_value, n_value == 1 ? "" : "s");
     if (!L.failed && rates)
         time_rates(&L, &r, n_value);
-    int n_out = rates ? 3 * n_value : n_value;
-    unbind_to(&L, NULL);
-    memo_free(&L);
-    if (L.failed) {
-        dag_free(L.d);
-        free(L.inputs);
-        return false;
+    return value_kernel(&L, kind, r, rates ? 3 * n_value : n_value, out);
+}
+
+bool lower_control_step(const Program *prog, const srd_model *model, const char *kind, int step, LoweredElement *out,
+                        char *err, size_t err_n)
+{
+    const srd_control *c = &model->control;
+    const srd_control_step *st = &c->steps[step];
+    const RunExpr *run = elab_run_expr(model, st->expr);
+    memset(out, 0, sizeof *out);
+    Lower L;
+    lower_begin(&L, prog, model, err, err_n);
+    bind_globals(&L);
+    bind_captured(&L, run->captured, run->n_captured);
+    for (int k = 0; k < c->n_slots; k++) {
+        Sym v = sym_err();
+        v.kind = SY_NUM;
+        v.n = c->slots[k].n;
+        for (int j = 0; j < v.n; j++)
+            v.c[j] = input(&L, KIN_DATA, c->slots[k].first + j);
+        bind(&L, c->slots[k].name, v, NULL);
     }
-    out->kind = strdup(kind);
-    out->dag = L.d;
-    out->inputs = L.inputs;
-    out->n_inputs = L.n_inputs;
-    out->nd = n_out;
-    out->dofs = calloc((size_t)n_out + 1, sizeof *out->dofs);
-    out->state = calloc(1, sizeof *out->state);
-    out->value = -1;
-    out->res = calloc((size_t)n_out + 1, sizeof(ExprId));
-    out->jac = calloc((size_t)n_out * (size_t)n_out + 1, sizeof(ExprId));
-    for (int c = 0; c < n_out; c++)
-        out->res[c] = r.c[c];
-    for (int k = 0; k < n_out * n_out; k++)
-        out->jac[k] = -1;
-    out->ops_grad = dag_count_ops(L.d, out->res, n_out);
-    return true;
+    Sym r = lower_expr(&L, run->expr);
+    if (!L.failed && (r.kind != SY_NUM || r.n != st->n))
+        fail(&L, "line %d: the value does not have %d component%s", run->expr->loc.line, st->n, st->n == 1 ? "" : "s");
+    return value_kernel(&L, kind, r, st->n, out);
 }

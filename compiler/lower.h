@@ -79,4 +79,9 @@ enum { SCHEDULE_N_DATA = 4 };
 bool lower_schedule(const Program *prog, const srd_model *model, const char *kind, const RunExpr *value, int n_out, bool rates,
                     LoweredElement *out, char *err, size_t err_n);
 
+/* Lowers step `step` of the model's control block: its value, of t, the params and inputs (run-time
+ * inputs) and the block's slots (vars, lets, probe values: data columns of the one instance). */
+bool lower_control_step(const Program *prog, const srd_model *model, const char *kind, int step, LoweredElement *out,
+                        char *err, size_t err_n);
+
 #endif

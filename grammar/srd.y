@@ -32,6 +32,7 @@ static void srd_yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *ctx, const cha
 static void unknown_statement(ParseCtx *ctx, const char *word, SrcLoc loc, bool block);
 static void missing_semicolon(ParseCtx *ctx, YYLTYPE after);
 static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
+static void var_outside_control(ParseCtx *ctx, SrcLoc loc);
 }
 
 %define api.pure full
@@ -65,13 +66,15 @@ static void reserved_name(ParseCtx *ctx, const char *word, SrcLoc loc);
 %token KW_OVER "over" KW_WHERE "where" KW_SIMULATE "simulate" KW_STATIC "static"
 %token KW_MODES "modes" KW_OUTPUT "output" KW_PROBE "probe" KW_EVERY "every"
 %token KW_MOVE "move" KW_ROTATE "rotate" KW_RELEASE "release"
+%token KW_INPUT "input" KW_CONTROL "control" KW_VAR "var"
 %token KW_RETURN "return" KW_PLANAR "planar"
 %token DOTDOT ".." DOTDOTEQ "..=" LE "<=" GE ">=" EQ "==" NE "!=" AND "&&" OR "||"
 
 %type <expr> expr postfix primary
 %type <stmt> stmt item body_stmt decl_head
 %type <vec> stmts items body_stmts expr_list opt_args args idents opt_idents stencil
-%type <vec> named_args
+%type <vec> named_args control_items
+%type <stmt> control_item
 %type <range> range
 %type <str> dotted prop_key reserved_word
 %type <ident> stencil_param named_arg
@@ -111,6 +114,14 @@ stmt
     | KW_PARAM IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PARAM, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
     | KW_PARAM IDENT '=' expr KW_IN range ';'
                                     { $$ = ast_stmt(ctx, ST_PARAM, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; $$->range = $6; }
+    | KW_INPUT IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_INPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | KW_INPUT IDENT '=' expr KW_IN range ';'
+                                    { $$ = ast_stmt(ctx, ST_INPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; $$->range = $6; }
+    | KW_CONTROL KW_EVERY expr '{' control_items '}'
+                                    { $$ = ast_stmt(ctx, ST_CONTROL, L(@1)); $$->every = $3; set_stmts($5, &$$->body, &$$->n_body); }
+    | KW_CONTROL '{' control_items '}'
+                                    { $$ = ast_stmt(ctx, ST_CONTROL, L(@1)); set_stmts($3, &$$->body, &$$->n_body); }
+    | KW_VAR IDENT '=' expr ';'     { var_outside_control(ctx, L(@1)); $$ = NULL; }
     | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
     | KW_FN IDENT '(' opt_idents ')' '=' expr ';'
                                     { $$ = ast_stmt(ctx, ST_FN, L(@$)); $$->name = $2; $$->name_loc = L(@2);
@@ -258,6 +269,9 @@ reserved_word
     | KW_EVERY                    { $$ = "every"; }
     | KW_RETURN                   { $$ = "return"; }
     | KW_PLANAR                   { $$ = "planar"; }
+    | KW_INPUT                    { $$ = "input"; }
+    | KW_CONTROL                  { $$ = "control"; }
+    | KW_VAR                      { $$ = "var"; }
     ;
 
 object_kw
@@ -319,6 +333,20 @@ item
     | KW_PROBE IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; }
     | KW_PROBE IDENT '=' expr KW_EVERY expr ';'
                                     { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; $$->every = $6; }
+    | error ';'                     { $$ = NULL; yyerrok; }
+    ;
+
+/* The statements of a `control` block: controller state, locals and assignments, run in order
+ * at every sample. */
+control_items
+    : %empty                        { $$ = NULL; }
+    | control_items control_item    { $$ = $2 ? vec_add(ctx, $1, $2) : $1; }
+    ;
+
+control_item
+    : KW_VAR IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_VAR, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | KW_LET IDENT '=' expr ';'     { $$ = ast_stmt(ctx, ST_LET, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->value = $4; }
+    | IDENT '=' expr ';'            { $$ = ast_stmt(ctx, ST_ASSIGN, L(@$)); $$->name = $1; $$->name_loc = L(@1); $$->value = $3; }
     | error ';'                     { $$ = NULL; yyerrok; }
     ;
 
@@ -661,11 +689,19 @@ static void missing_semicolon(ParseCtx *ctx, YYLTYPE after)
     diag_hint(d, "every statement and property ends with `;`");
 }
 
+/* `var x = ...;` at the top level: a var is a controller's state. */
+static void var_outside_control(ParseCtx *ctx, SrcLoc loc)
+{
+    ctx->syntax_errors++;
+    Diag *d = diag_error(loc, "`var` declares the state of a controller, inside a `control` block");
+    diag_hint(d, "write `control every 10 ms { var x = 0; ... }`, or use `let` or `param` at the top level");
+}
+
 static const char *statement_words[] = {
     "use", "param", "let", "fn", "material", "rod", "shell", "body", "lattice", "solid", "joint", "rfem", "join", "clamp", "fix", "load",
     "pressure", "move", "rotate", "release", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground",
     "obstacle", "contact", "actuate",
-    "energy", "force", "constraint", "apply", "for", "simulate", "static", "modes", "planar",
+    "energy", "force", "constraint", "apply", "for", "simulate", "static", "modes", "planar", "input", "control",
 };
 
 /* `spring s { ... }`, `gravty = ...`: a word at the start of a statement that is not a keyword. */

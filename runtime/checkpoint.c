@@ -3,7 +3,8 @@
  * The file is binary in the machine's own byte order (it resumes runs on the machine, or one
  * like it, that wrote them): the magic "SRDCKPT1", the fingerprint, the counts (params, DOFs,
  * element sets), the param values, the driver's position, the time and step counters, then
- * q, v and Newmark's acceleration over every DOF and each element set's step-start state. */
+ * q, v and Newmark's acceleration over every DOF, each element set's step-start state and, with a
+ * `control` block, the controller's next sample and its values (vars, lets, probes). */
 #include "checkpoint.h"
 #include <errno.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "control.h"
 
 static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '1' };
 
@@ -118,6 +120,10 @@ static bool write_state(FILE *f, const srd_sim *s, const Header *h, const srd_ch
         ok = fwrite(&len, sizeof len, 1, f) == 1 &&
              fwrite(s->kernels[k].batch.state, sizeof(double), (size_t)len, f) == (size_t)len;
     }
+    const srd_controller *c = s->controller;
+    if (c && ok) /* the inputs it set are among the params above */
+        ok = fwrite(&c->next, sizeof c->next, 1, f) == 1 &&
+             fwrite(c->data, sizeof(double), (size_t)c->c->n_data, f) == (size_t)c->c->n_data;
     return ok;
 }
 
@@ -150,11 +156,14 @@ int srd_checkpoint_write(const char *dir, const srd_sim *s, uint64_t fingerprint
 
 /* ---- reading ---- */
 
-/* The first param whose value differs from the checkpoint's, named in the message. */
-static bool same_params(const srd_sim *s, const double *saved, const char *path, char *err, size_t err_n)
+/* The first param whose value differs from the checkpoint's, named in the message. Inputs
+ * are part of the state (a controller sets them): they take the checkpoint's values. */
+static bool same_params(srd_sim *s, const double *saved, const char *path, char *err, size_t err_n)
 {
     for (int p = 0; p < s->m->n_params; p++)
-        if (memcmp(&saved[p], &s->params[p], sizeof(double)) != 0) {
+        if (s->m->params[p].input)
+            s->params[p] = saved[p];
+        else if (memcmp(&saved[p], &s->params[p], sizeof(double)) != 0) {
             snprintf(err, err_n, "%s was written with param `%s` = %.17g %s, but this run has %.17g %s\nhint: resume "
                                  "with the same -p values as the run that wrote it",
                      path, s->m->params[p].name, saved[p], s->m->params[p].unit, s->params[p], s->m->params[p].unit);
@@ -200,6 +209,9 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
         ok = fread(&len, sizeof len, 1, f) == 1 && len == (int64_t)state_len(s, k) &&
              read_doubles(f, s->kernels[k].batch.state, (size_t)len);
     }
+    srd_controller *c = s->controller;
+    if (c && ok)
+        ok = fread(&c->next, sizeof c->next, 1, f) == 1 && read_doubles(f, c->data, (size_t)c->c->n_data);
     if (!ok)
         return false;
     s->steps = (long)counters[0];

@@ -24,6 +24,7 @@
 #include "output_vtk.h"
 #include "output_units.h"
 #include "parallel.h"
+#include "probe.h"
 #include "sim.h"
 #include "watch.h"
 
@@ -151,7 +152,7 @@ static int write_probes(Probes *pr, srd_sim *s, const srd_analysis *a, const dou
     srd_outfile_printf(&pr->out, "%.9g", t);
     for (int i = 0; i < a->n_probes; i++) {
         double v[6];
-        int n = srd_probe_value(s, &a->probes[i], q, reactions, v);
+        int n = srd_probe_value_at(s, &a->probes[i], q, reactions, v);
         for (int c = 0; c < n; c++)
             srd_outfile_printf(&pr->out, ",%.12g", v[c]);
     }
@@ -646,6 +647,8 @@ static void fast_path_start(Dynamic *d)
     const char *env = getenv("SRD_EXPLICIT");
     if (d->method < SRD_SYMPLECTIC_EULER || (env && !strcmp(env, "general")))
         return;
+    if (m->control.present)
+        return; /* the controller samples inside srd_step, which the fast path bypasses */
     int n = m->n_sets;
     d->fast_fns = srd_xcalloc((size_t)n + 1, sizeof *d->fast_fns);
     d->fast_infos = srd_xcalloc((size_t)n + 1, sizeof *d->fast_infos);

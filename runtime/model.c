@@ -28,6 +28,15 @@ static void free_analysis(srd_analysis *a)
     free(a->probes);
 }
 
+static void free_control(srd_control *c)
+{
+    for (int i = 0; i < c->n_slots; i++)
+        free(c->slots[i].name);
+    free(c->slots);
+    free(c->steps);
+    free(c->init);
+}
+
 static void free_elemset(srd_elemset *s)
 {
     free(s->kind);
@@ -114,6 +123,7 @@ void srd_model_free(srd_model *m)
     free_analysis(&m->simulate);
     free_analysis(&m->statics);
     free_analysis(&m->modes);
+    free_control(&m->control);
     free(m);
 }
 
@@ -338,7 +348,7 @@ void srd_model_print(const srd_model *m, FILE *out)
         fprintf(out, "  params\n");
         for (int i = 0; i < m->n_params; i++)
             fprintf(out, "    %-14s %g %s%s\n", m->params[i].name, m->params[i].value, m->params[i].unit,
-                    m->params[i].shapes ? " (sets the discretisation)" : "");
+                    m->params[i].shapes ? " (sets the discretisation)" : m->params[i].input ? " (input)" : "");
     }
     fprintf(out, "  environment   ");
     if (m->has_gravity)
@@ -443,6 +453,8 @@ void srd_model_print_json(const srd_model *m, FILE *out)
             fprintf(out, ", \"max\": %.17g", m->params[i].hi);
         if (m->params[i].shapes)
             fprintf(out, ", \"discretisation\": true");
+        if (m->params[i].input)
+            fprintf(out, ", \"input\": true");
         fprintf(out, "}");
     }
     fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"motions\": %d,\n  \"releases\": %d,\n  \"obstacles\": %d",

@@ -1,4 +1,5 @@
-/* probe.c — a probe's value now, for probes.csv, controllers and the C API. */
+/* probe.c — probe values (see probe.h), one function for the probe file, the controller and
+ * library users, so that all of them see the same numbers. */
 #include "probe.h"
 #include <math.h>
 #include <stdlib.h>
@@ -39,29 +40,58 @@ static void region_reaction(const srd_model *m, const srd_probe *p, const double
     free(in);
 }
 
-/* The ground's or an obstacle's contact force on the whole model. */
-static void contact_probe(srd_sim *s, const srd_probe *p, double *out)
+/* A reaction (about positions at the sim's state, as the reactions are) from the given
+ * reactions or ones computed now. */
+static int reaction_value(srd_sim *s, const srd_probe *p, const double *reactions, double out[6])
+{
+    double *own = NULL;
+    if (!reactions) {
+        own = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
+        srd_sim_reactions(s, own);
+        reactions = own;
+    }
+    region_reaction(s->m, p, s->q, reactions, out);
+    free(own);
+    return 6;
+}
+
+/* The total force the ground or an obstacle exerts on the model's nodes. */
+static int contact_value(srd_sim *s, const srd_probe *p, double out[6])
 {
     const srd_model *m = s->m;
     double *f = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     srd_sim_contact_forces(s, p->target, f);
-    memset(out, 0, 3 * sizeof(double));
+    out[0] = out[1] = out[2] = 0;
     for (int i = 0; i < m->n_nodes; i++)
         for (int c = 0; c < 3; c++)
             out[c] += f[m->node_dof[i] + c];
     free(f);
+    return 3;
 }
 
-static void reaction_probe(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double *out)
+int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double out[6])
 {
-    double *own = reactions ? NULL : srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
-    if (own)
-        srd_sim_reactions(s, own);
-    region_reaction(s->m, p, q, reactions ? reactions : own, out);
-    free(own);
+    switch (p->kind) {
+    case SRD_PROBE_BODY:
+    case SRD_PROBE_JOINT: return srd_probe_values(s, p, out);
+    case SRD_PROBE_REACTION: return reaction_value(s, p, reactions, out);
+    case SRD_PROBE_CONTACT: return contact_value(s, p, out);
+    default: break;
+    }
+    if (p->dof >= 0) {
+        out[0] = q[p->dof];
+        return 1;
+    }
+    memcpy(out, &q[s->m->node_dof[p->node]], 3 * sizeof(double));
+    return 3;
 }
 
-int srd_probe_size_of(const srd_probe *p)
+int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6])
+{
+    return srd_probe_value_at(s, p, s->q, NULL, out);
+}
+
+int srd_probe_width(const srd_probe *p)
 {
     switch (p->kind) {
     case SRD_PROBE_REACTION: return 6;
@@ -70,19 +100,4 @@ int srd_probe_size_of(const srd_probe *p)
     case SRD_PROBE_BODY: return 3;
     default: return p->dof >= 0 ? 1 : 3;
     }
-}
-
-int srd_probe_value(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double *out)
-{
-    if (p->kind == SRD_PROBE_BODY || p->kind == SRD_PROBE_JOINT)
-        srd_probe_values(s, p, out);
-    else if (p->kind == SRD_PROBE_REACTION)
-        reaction_probe(s, p, q, reactions, out);
-    else if (p->kind == SRD_PROBE_CONTACT)
-        contact_probe(s, p, out);
-    else if (p->dof >= 0)
-        out[0] = q[p->dof];
-    else
-        memcpy(out, &q[s->m->node_dof[p->node]], 3 * sizeof(double));
-    return srd_probe_size_of(p);
 }

@@ -1,17 +1,19 @@
-/* probe.h — the value of a probe now: what probes.csv records, what a controller reads and what
- * the C API returns. */
+/* probe.h — the current value of a probe (a position, a reaction, a contact force, a body's or
+ * a joint's vector): what probes.csv records and what a `control` block and the C API read. */
 #ifndef SRD_PROBE_H
 #define SRD_PROBE_H
 #include "sim.h"
 
-/* How many values probe p gives: 1 (a component, a motor), 3 (a position, a force, a body or
- * joint vector) or 6 (a reaction's force and moment). */
-int srd_probe_size_of(const srd_probe *p);
+/* Probe p's value at the sim's state into out; returns its count: 1 (a DOF, a motor), 3 (a
+ * node, a contact force, a body or joint vector) or 6 (a reaction: force, then moment about the
+ * probe's first node). */
+int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6]);
 
-/* Writes probe p's values into out (srd_probe_size_of of them, at most 6) and returns their count.
- * Positions are read from q (the sim's, or a mode shape's); forces from the sim's state, a
- * reaction from `reactions` (srd_sim_reactions, n_dofs values) or, when that is NULL, from
- * reactions computed here. */
-int srd_probe_value(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double *out);
+/* The same with positions read from q (a mode shape) and, when not NULL, the reactions
+ * srd_sim_reactions gave (n_dofs values: shared by the probes of one row). */
+int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double out[6]);
+
+/* The count srd_probe_value gives for p, without computing it. */
+int srd_probe_width(const srd_probe *p);
 
 #endif

@@ -1,6 +1,7 @@
 /* schedule.c — runs the generated schedule kernels of actuations and time-dependent loads and
  * puts their values where the element kernels and the external forces read them. */
 #include "schedule.h"
+#include "control.h"
 #include "alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,12 +198,13 @@ void srd_schedules_build(srd_schedules *S, const srd_model *m, int n, const srd_
                          const int *actuation, const int *expr, double *const *set_data, const double *fext)
 {
     memset(S, 0, sizeof *S);
-    S->n = n;
     S->a = srd_xcalloc((size_t)n + 1, sizeof *S->a);
     S->fext_const = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     memcpy(S->fext_const, fext, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < n; k++) {
-        srd_schedule *sc = &S->a[k];
+        if (actuation[k] < 0 && srd_control_step_of_expr(m, expr[k]) >= 0)
+            continue; /* a step of the control block: the controller runs it (control.c) */
+        srd_schedule *sc = &S->a[S->n++];
         sc->fn = fns[k];
         sc->actuation = actuation[k];
         sc->expr = expr[k];

@@ -1,6 +1,7 @@
 /* sim.c — assembles the residual and Jacobian from the generated kernels and solves them
  * with Newton's method: implicit Euler steps and static equilibrium. */
 #include "sim.h"
+#include "control.h"
 #include "clock.h"
 #include "alloc.h"
 #include "parallel.h"
@@ -265,6 +266,8 @@ void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const in
     for (int k = 0; k < s->m->n_sets; k++)
         s->set_data[k] = s->kernels[k].batch.data;
     srd_schedules_build(&s->schedules, s->m, n, fns, actuation, expr, s->set_data, s->fext);
+    srd_controller_free(s->controller);
+    s->controller = srd_controller_new(s->m, n, fns, actuation, expr);
     apply_schedules(s, s->t);
     srd_motion_impose(s, s->t, 1, s->q, s->v);
 }
@@ -274,6 +277,7 @@ void srd_sim_free(srd_sim *s)
     srd_assembler_free(s->assembler);
     srd_motion_free(s);
     srd_schedules_free(&s->schedules);
+    srd_controller_free(s->controller);
     free(s->set_data);
     if (s->kernels)
         for (int k = 0; k < s->m->n_sets; k++)
@@ -916,6 +920,7 @@ static void release_due(srd_sim *s)
 
 int srd_step(srd_sim *s, srd_method method, int max_halvings)
 {
+    srd_controller_sample(s); /* before the step that starts at a sample: its inputs hold through it */
     s->dynamic = 1; /* reactions include inertia from here on, whatever the method */
     release_due(s);
     if (method >= SRD_SYMPLECTIC_EULER)

@@ -85,6 +85,7 @@ typedef struct srd_sim {
     int              kernel_pass; /* 0: every set; 1: all but constraints; 2: constraints only */
     const double    *q_now;       /* the configuration being assembled (constraints hold there) */
     struct srd_pairs *pairs;      /* contact between the model's parts (contact/pairs.h), or NULL */
+    struct srd_controller *controller; /* the `control` block (control.h), or NULL; srd_step samples it */
 } srd_sim;
 
 /* Adds the gradient of instances [lo, hi) of set k at the current state into g (by model DOF). */
@@ -105,7 +106,8 @@ void srd_sim_free(srd_sim *s);
 void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_eval_ctx *ctx_nc, bool with_jacobian,
                          int share, int shares);
 /* Installs the schedule kernels (see schedule.h) and applies them at the current time;
- * from then on every step evaluates them at its own time. */
+ * from then on every step evaluates them at its own time. The control block's steps are among
+ * them: the controller (control.h) starts anew with them. */
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr);
 /* Evaluates the schedules at time t into the element data and the external forces. */
 void srd_sim_apply_schedules(srd_sim *s, double t);

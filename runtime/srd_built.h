@@ -20,6 +20,7 @@ typedef struct srd_built_param {
     const char *unit;           /* SI unit, "1" when dimensionless */
     const char *dimension;      /* "a pressure", "a length", ... */
     double      lo, hi;         /* declared range, or -inf/inf */
+    int         input;          /* 1: an `input` (srd_param.input): -p sets its default */
 } srd_built_param;
 
 /* What the simulator checks of an element set (its kernels are in srd_built.kernels). */

@@ -127,7 +127,8 @@ typedef struct srd_param {
     double lo, hi;      /* declared range, or -inf/inf */
     int    shapes;      /* sets the discretisation (nodes, spacing, mesh, bending): a new value
                            means a new model, not new inputs to the same kernels */
-    int    input;       /* an `input`: a signal set while the model runs (C API, controller) */
+    int    input;       /* 1: an `input`, a signal set while the model runs (by its `control`
+                           block or a library user writing srd_sim.params[k]); 0: a param */
 } srd_param;
 
 typedef struct srd_load {
@@ -234,6 +235,38 @@ typedef struct srd_analysis {
     srd_probe *probes;
 } srd_analysis;
 
+/* A `control every P { ... }` block: a sampled-data controller run before the step that starts
+ * at each multiple of `period`. It works on one array of values: its vars (state kept between
+ * samples, starting at `init`), its lets, the probe values it reads and its period, each a
+ * named slot. Its
+ * steps run in order; each evaluates run-time expression `expr` (n components) into a slot or
+ * into input `param`. */
+enum { SRD_CONTROL_VAR, SRD_CONTROL_LET, SRD_CONTROL_PROBE, SRD_CONTROL_PERIOD };
+typedef struct srd_control_slot {
+    char  *name;
+    int    kind;        /* SRD_CONTROL_* */
+    int    first, n;    /* its values in the data array */
+    int    probe;       /* SRD_CONTROL_PROBE: index into simulate.probes */
+} srd_control_slot;
+
+typedef struct srd_control_step {
+    int    slot;        /* the slot it writes, or -1 */
+    int    param;       /* the input it writes, or -1 */
+    int    n;           /* components */
+    int    expr;        /* run-time expression (compiled as a schedule kernel) */
+} srd_control_step;
+
+typedef struct srd_control {
+    int     present;
+    double  period;
+    int     n_data;
+    double *init;       /* n_data: the vars' initial values, 0 elsewhere */
+    int     n_slots;
+    srd_control_slot *slots;
+    int     n_steps;
+    srd_control_step *steps;
+} srd_control;
+
 typedef struct srd_model {
     char   *source;          /* path of the .srd file */
     int     planar;
@@ -324,6 +357,7 @@ typedef struct srd_model {
     int      view_from;       /* 1 front, 2 side, 3 top, 4 iso (as srdc render --view) */
 
     srd_analysis simulate, statics, modes;
+    srd_control  control;
 } srd_model;
 
 srd_model *srd_model_new(void);

@@ -57,15 +57,17 @@ static void print_range_end(FILE *out, double v, const char *unit)
         fprintf(out, "%g%s%s", v, strcmp(unit, "1") ? " " : "", strcmp(unit, "1") ? unit : "");
 }
 
-static void print_params(FILE *out)
+/* The params, or the inputs (input 1), one a line; false when there are none. */
+static bool print_param_list(FILE *out, int input, const char *title)
 {
-    if (!srd_built.n_params) {
-        fprintf(out, "\nThis model has no params.\n");
-        return;
-    }
-    fprintf(out, "\nparams (default, dimension, range):\n");
+    bool any = false;
     for (int k = 0; k < srd_built.n_params; k++) {
         const srd_built_param *p = &srd_built.params[k];
+        if (p->input != input)
+            continue;
+        if (!any)
+            fprintf(out, "\n%s (default, dimension, range):\n", title);
+        any = true;
         bool unitless = !strcmp(p->unit, "1");
         fprintf(out, "  %-16s %g%s%s, %s", p->name, p->value, unitless ? "" : " ", unitless ? "" : p->unit,
                 p->dimension);
@@ -77,8 +79,22 @@ static void print_params(FILE *out)
         }
         fputc('\n', out);
     }
-    fprintf(out, "\nexample:\n  %s -p %s=%g%s --out run1\n", name, srd_built.params[0].name,
-            srd_built.params[0].value, strcmp(srd_built.params[0].unit, "1") ? srd_built.params[0].unit : "");
+    return any;
+}
+
+static void print_params(FILE *out)
+{
+    if (!srd_built.n_params) {
+        fprintf(out, "\nThis model has no params.\n");
+        return;
+    }
+    print_param_list(out, 0, "params");
+    print_param_list(out, 1, "inputs, set while the model runs; -p sets their starting value");
+    const srd_built_param *p = &srd_built.params[0];
+    for (int k = srd_built.n_params - 1; k >= 0; k--)
+        p = srd_built.params[k].input ? p : &srd_built.params[k]; /* the first param, else an input */
+    fprintf(out, "\nexample:\n  %s -p %s=%g%s --out run1\n", name, p->name, p->value,
+            strcmp(p->unit, "1") ? p->unit : "");
 }
 
 int main(int argc, char **argv)
