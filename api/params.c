@@ -81,8 +81,12 @@ srd_status srd_set_input_at(srd_instance *inst, int k, double value)
         return api_fail(inst, SRD_ERR_ARGUMENT, "`%s` is a param, fixed when the model is built, not an input\n"
                         "hint: srd_set_param (Model.set_param) builds the model anew with a new value; declare "
                         "`input %s = ...;` for a signal set while it runs", m->params[k].name, m->params[k].name);
+    const srd_param *p = &m->params[k];
     if (!isfinite(value))
-        return api_fail(inst, SRD_ERR_ARGUMENT, "input `%s` cannot be %g", m->params[k].name, value);
+        return api_fail(inst, SRD_ERR_ARGUMENT, "input `%s` cannot be %g", p->name, value);
+    if (value < p->lo || value > p->hi)
+        return api_fail(inst, SRD_ERR_ARGUMENT, "%g %s is outside the range of input `%s`, %g to %g %s", value, p->unit,
+                        p->name, p->lo, p->hi, p->unit);
     inst->s.params[k] = value;
     return SRD_OK;
 }

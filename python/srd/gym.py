@@ -129,13 +129,13 @@ class SrdEnv(_Base):
 
 class SnakeGoal(SrdEnv):
     """The snake of examples/snake_goal.srd swims toward a goal in the plane. Action: the
-    curvature bias `turn` (1/m, in [-max_turn, max_turn]). Observation: the goal relative to the
+    curvature bias `turn` (1/m, in [-max_turn, max_turn]; positive turns clockwise). Observation: the goal relative to the
     head in the head's frame (forward, left; m), and the distance (m). Reward: the distance
     gained in the step, per centimetre; +1 and the end of the episode within `reach` of the goal."""
 
     action_inputs = ("turn",)
 
-    def __init__(self, path=None, control_period=0.5, max_steps=60, max_turn=8.0, reach=0.02, **params):
+    def __init__(self, path=None, control_period=0.5, max_steps=80, max_turn=10.0, reach=0.02, **params):
         super().__init__(path or os.path.join(EXAMPLES, "snake_goal.srd"), control_period, max_steps, **params)
         self.max_turn, self.reach = float(max_turn), float(reach)
         self.action_space = Box(-self.max_turn, self.max_turn, shape=(1,), dtype=np.float32)
@@ -145,9 +145,9 @@ class SnakeGoal(SrdEnv):
     def on_reset(self, options):
         if "goal" in options:
             self.goal = np.asarray(options["goal"], dtype=float)[:2]
-        else:  # ahead of the snake, up to 60 degrees to either side, 0.1 to 0.25 m away
-            angle = self.np_random.uniform(-math.pi / 3, math.pi / 3)
-            distance = self.np_random.uniform(0.1, 0.25)
+        else:  # ahead of the head, up to 45 degrees to either side, 6 to 15 cm away
+            angle = self.np_random.uniform(-math.pi / 4, math.pi / 4)
+            distance = self.np_random.uniform(0.06, 0.15)
             self.goal = np.array([0.1 + distance * math.cos(angle), distance * math.sin(angle)])
 
     def heading(self):
@@ -217,7 +217,8 @@ class VectorEnv:
             e.close()
 
 
-def steer_toward_goal(obs, gain=60.0, max_turn=8.0):
-    """A simple scripted policy for SnakeGoal: turn toward the goal's bearing."""
+def steer_toward_goal(obs, gain=30.0, max_turn=10.0):
+    """A simple scripted policy for SnakeGoal: turn toward the goal's bearing (a goal to the
+    left, positive bearing, needs a negative turn)."""
     bearing = math.atan2(float(obs[1]), float(obs[0]))
-    return np.array([np.clip(gain * bearing / math.pi, -max_turn, max_turn)], dtype=np.float32)
+    return np.array([np.clip(-gain * bearing, -max_turn, max_turn)], dtype=np.float32)
