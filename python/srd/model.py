@@ -85,7 +85,18 @@ class Model:
         self.path = str(path)
         self._params = dict(params)
         self._h = _open(self.path, self._params)
+        self._index()
+
+    def _index(self):
+        """Names looked up once: inputs and probes by index, as a control loop calls them."""
+        p = self._h.ptr
         self._views = {}
+        self._inputs = {_lib_.srd_param_name(p, k).decode(): k for k in range(_lib_.srd_param_count(p))
+                        if _lib_.srd_param_is_input(p, k)}
+        self._probes = {_lib_.srd_probe_name(p, k).decode(): (k, _lib_.srd_probe_size(p, k))
+                        for k in range(_lib_.srd_probe_count(p))}
+        self._probe_buffer = np.zeros(6)
+        self._probe_pointer = self._probe_buffer.ctypes.data_as(_lib.c_double_p)
 
     # ---- life ----
 
@@ -183,7 +194,11 @@ class Model:
         """Sets input `name` (SI) from the next step on; it holds until set again."""
         if not isinstance(value, numbers.Real) or isinstance(value, bool):
             raise TypeError("set_input(%r): the value must be a real number (SI), not %r" % (name, value))
-        self._check(_lib_.srd_set_input(self._ptr, str(name).encode(), float(value)))
+        k = self._inputs.get(name)
+        if k is None:  # the library says what is wrong with the name
+            self._check(_lib_.srd_set_input(self._ptr, str(name).encode(), float(value)))
+        else:
+            self._check(_lib_.srd_set_input_at(self._ptr, k, float(value)))
 
     def set_param(self, name, value):
         """Builds the model anew with param `name` = value (a number in SI or a text with a unit)
@@ -193,7 +208,7 @@ class Model:
         params = dict(self._params, **{name: value})
         self._h = _open(self.path, params)
         self._params = params
-        self._views = {}
+        self._index()
 
     # ---- state ----
 
@@ -357,13 +372,13 @@ class Model:
 
     def probe(self, name):
         """The value of probe `name` now: a float for one component, else an array (3 or 6)."""
-        k = _lib_.srd_probe_index(self._ptr, str(name).encode())
-        if k < 0:
+        found = self._probes.get(name)
+        if found is None:
             raise ArgumentError("the simulate block has no probe `%s` (it has %s)" % (name, self.probe_names or "none"))
-        n = _lib_.srd_probe_size(self._ptr, k)
-        out = np.zeros(n)
-        self._check(_lib_.srd_read_probe_at(self._ptr, k, out.ctypes.data_as(_lib.c_double_p), n))
-        return float(out[0]) if n == 1 else out
+        k, n = found
+        out = self._probe_buffer
+        self._check(_lib_.srd_read_probe_at(self._ptr, k, self._probe_pointer, n))
+        return float(out[0]) if n == 1 else out[:n].copy()
 
     def probes(self):
         return {name: self.probe(name) for name in self.probe_names}

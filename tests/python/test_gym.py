@@ -92,3 +92,15 @@ def test_vector_env_equals_the_environments_one_by_one():
         assert np.array_equal(rewards, [r[1] for r in results])
     with pytest.raises(ValueError, match="one action per environment"):
         vec.step(np.zeros((2, 1)))
+
+
+def test_policies_script_runs():
+    import os
+    import subprocess
+    import sys
+    from conftest import ROOT
+    script = os.path.join(ROOT, "python", "examples", "snake_policies.py")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    out = subprocess.run([sys.executable, script, "--episodes", "2"], check=True, capture_output=True, text=True,
+                         env=env).stdout
+    assert "random" in out and "scripted reached  2 of 2 goals" in out, out
