@@ -187,13 +187,34 @@ static srd_status find_equilibrium(srd_instance *inst)
     return status;
 }
 
+/* Moves the state vectors of `from` into the new sim's place, so that the arrays srd_q and
+ * srd_v gave stay valid across a reset (the sim reads them through s->q and s->v only). */
+static void keep_vectors(srd_sim *s, double *q, double *v)
+{
+    size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
+    memcpy(q, s->q, bytes);
+    memcpy(v, s->v, bytes);
+    free(s->q);
+    free(s->v);
+    s->q = q;
+    s->v = v;
+}
+
 srd_status api_start(srd_instance *inst)
 {
-    if (inst->s.m)
+    double *q = inst->s.q, *v = inst->s.v;
+    if (inst->s.m) {
+        inst->s.q = inst->s.v = NULL;
         srd_sim_free(&inst->s);
+    }
     srd_status st = init_sim(inst, &inst->s, &inst->m->simulate);
-    if (st != SRD_OK)
+    if (st != SRD_OK) {
+        free(q);
+        free(v);
         return st;
+    }
+    if (q)
+        keep_vectors(&inst->s, q, v);
     if (inst->start_q) {
         memcpy(inst->s.q, inst->start_q, sizeof(double) * (size_t)inst->m->n_dofs);
         srd_sim_start_here(&inst->s);

@@ -149,6 +149,14 @@ srd_status srd_get_body(const srd_instance *inst, int k, double position[3], dou
 srd_status srd_set_body(srd_instance *inst, int k, const double position[3], const double rotation[9],
                         const double velocity[3], const double omega[3]);
 
+/* A snapshot of the complete state (time, q, v, the elements' step-start frames, rigid bodies'
+ * turns, the controller and the inputs): bytes in memory the caller frees with srd_free. Loaded
+ * into an instance of the same model with the same params (and dt) it continues exactly as the
+ * instance saved would have, bit for bit. */
+srd_status srd_save_state(srd_instance *inst, void **data, size_t *size);
+srd_status srd_load_state(srd_instance *inst, const void *data, size_t size);
+void       srd_free(void *data);
+
 /* ---- what the model measures ---- */
 
 /* The simulate block's probes, by name; their values now (the count given by srd_probe_size:

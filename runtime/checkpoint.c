@@ -1,10 +1,11 @@
 /* checkpoint.c — saving and restoring a simulation's complete state (see checkpoint.h).
  *
  * The file is binary in the machine's own byte order (it resumes runs on the machine, or one
- * like it, that wrote them): the magic "SRDCKPT1", the fingerprint, the counts (params, DOFs,
+ * like it, that wrote them): the magic "SRDCKPT2", the fingerprint, the counts (params, DOFs,
  * element sets), the param values, the driver's position, the time and step counters, then
  * q, v and Newmark's acceleration over every DOF, each element set's step-start state and, with a
- * `control` block, the controller's next sample and its values (vars, lets, probes). */
+ * `control` block, the controller's next sample and its values (vars, lets, probes). Rigid bodies'
+ * turns, momenta and torques, rotated rod edges' frames and slides' lines follow the element state. */
 #include "checkpoint.h"
 #include <errno.h>
 #include <stdbool.h>
@@ -12,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "body.h"
 #include "control.h"
 
-static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '1' };
+static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '2' };
 
 /* ---- fingerprint: FNV-1a over the bytes of everything the run depends on ---- */
 
@@ -104,6 +106,18 @@ static size_t state_len(const srd_sim *s, int k)
     return (size_t)b->n * (size_t)b->n_state;
 }
 
+/* The orientations the DOFs do not carry: rigid bodies' turns, momenta and Newmark torques,
+ * the frames of rod edges a prescribed rotation turns, and the slides' lines. */
+static bool write_turns(FILE *f, const srd_sim *s)
+{
+    size_t nb = (size_t)s->bodies.n, nf = 3 * (size_t)s->n_frames, ns = 3 * (size_t)s->m->n_slides;
+    return fwrite(s->bodies.axes, sizeof(double), 9 * nb, f) == 9 * nb &&
+           fwrite(s->bodies.momentum, sizeof(double), 3 * nb, f) == 3 * nb &&
+           fwrite(s->bodies.torque, sizeof(double), 3 * nb, f) == 3 * nb &&
+           fwrite(s->frame_d1, sizeof(double), nf, f) == nf && fwrite(s->frame_t, sizeof(double), nf, f) == nf &&
+           fwrite(s->frame_m0, sizeof(double), nf, f) == nf && fwrite(s->slide_axis, sizeof(double), ns, f) == ns;
+}
+
 /* Every part of the state, in file order; false when a write failed. */
 static bool write_state(FILE *f, const srd_sim *s, const Header *h, const srd_checkpoint_pos *pos)
 {
@@ -120,11 +134,18 @@ static bool write_state(FILE *f, const srd_sim *s, const Header *h, const srd_ch
         ok = fwrite(&len, sizeof len, 1, f) == 1 &&
              fwrite(s->kernels[k].batch.state, sizeof(double), (size_t)len, f) == (size_t)len;
     }
+    ok = ok && write_turns(f, s);
     const srd_controller *c = s->controller;
     if (c && ok) /* the inputs it set are among the params above */
         ok = fwrite(&c->next, sizeof c->next, 1, f) == 1 &&
              fwrite(c->data, sizeof(double), (size_t)c->c->n_data, f) == (size_t)c->c->n_data;
     return ok;
+}
+
+int srd_checkpoint_save(FILE *f, const srd_sim *s, uint64_t fingerprint, const srd_checkpoint_pos *pos)
+{
+    Header h = header_of(s, fingerprint);
+    return write_state(f, s, &h, pos) ? 0 : -1;
 }
 
 int srd_checkpoint_write(const char *dir, const srd_sim *s, uint64_t fingerprint, const srd_checkpoint_pos *pos,
@@ -134,8 +155,7 @@ int srd_checkpoint_write(const char *dir, const srd_sim *s, uint64_t fingerprint
     snprintf(path, sizeof path, "%s/%s", dir, SRD_CHECKPOINT_FILE);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
-    Header h = header_of(s, fingerprint);
-    bool ok = f && write_state(f, s, &h, pos);
+    bool ok = f && srd_checkpoint_save(f, s, fingerprint, pos) == 0;
     ok = f && fflush(f) == 0 && !ferror(f) && ok;
     int saved = errno ? errno : EIO;
     if (f && fclose(f) != 0 && ok) {
@@ -195,6 +215,19 @@ static bool read_doubles(FILE *f, double *out, size_t n)
     return fread(out, sizeof(double), n, f) == n;
 }
 
+/* The turns write_turns saved; the bodies' frames go to the elements that read them. */
+static bool read_turns(FILE *f, srd_sim *s)
+{
+    size_t nb = (size_t)s->bodies.n, nf = 3 * (size_t)s->n_frames, ns = 3 * (size_t)s->m->n_slides;
+    bool ok = read_doubles(f, s->bodies.axes, 9 * nb) && read_doubles(f, s->bodies.momentum, 3 * nb) &&
+              read_doubles(f, s->bodies.torque, 3 * nb) && read_doubles(f, s->frame_d1, nf) &&
+              read_doubles(f, s->frame_t, nf) && read_doubles(f, s->frame_m0, nf) &&
+              read_doubles(f, s->slide_axis, ns);
+    for (int k = 0; ok && k < s->bodies.n; k++)
+        srd_body_set_turn(s, k, &s->bodies.axes[9 * k], NULL);
+    return ok;
+}
+
 /* The parts after the header and params, into the sim; false when the file is short or the
  * element state does not have this model's size. */
 static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
@@ -209,6 +242,7 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
         ok = fread(&len, sizeof len, 1, f) == 1 && len == (int64_t)state_len(s, k) &&
              read_doubles(f, s->kernels[k].batch.state, (size_t)len);
     }
+    ok = ok && read_turns(f, s);
     srd_controller *c = s->controller;
     if (c && ok)
         ok = fread(&c->next, sizeof c->next, 1, f) == 1 && read_doubles(f, c->data, (size_t)c->c->n_data);
@@ -222,17 +256,9 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
     return fgetc(f) == EOF;
 }
 
-int srd_checkpoint_read(const char *dir, srd_sim *s, uint64_t fingerprint, srd_checkpoint_pos *pos, char *err,
-                        size_t err_n)
+int srd_checkpoint_load(FILE *f, const char *path, srd_sim *s, uint64_t fingerprint, srd_checkpoint_pos *pos,
+                        char *err, size_t err_n)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, SRD_CHECKPOINT_FILE);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, err_n, "cannot read %s: %s\nhint: --resume takes the output directory of a run that "
-                             "simulated (it saves a checkpoint at every output frame)", path, strerror(errno));
-        return -1;
-    }
     Header h;
     double *params = srd_xcalloc((size_t)s->m->n_params + 1, sizeof(double));
     bool ok = fread(&h, sizeof h, 1, f) == 1;
@@ -251,6 +277,22 @@ int srd_checkpoint_read(const char *dir, srd_sim *s, uint64_t fingerprint, srd_c
         ok = false;
     }
     free(params);
-    fclose(f);
     return ok ? 0 : -1;
 }
+
+int srd_checkpoint_read(const char *dir, srd_sim *s, uint64_t fingerprint, srd_checkpoint_pos *pos, char *err,
+                        size_t err_n)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, SRD_CHECKPOINT_FILE);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, err_n, "cannot read %s: %s\nhint: --resume takes the output directory of a run that "
+                             "simulated (it saves a checkpoint at every output frame)", path, strerror(errno));
+        return -1;
+    }
+    int status = srd_checkpoint_load(f, path, s, fingerprint, pos, err, err_n);
+    fclose(f);
+    return status;
+}
+

@@ -5,6 +5,7 @@
 #define SRD_CHECKPOINT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "sim.h"
 
 #define SRD_CHECKPOINT_FILE "checkpoint.bin"
@@ -33,5 +34,11 @@ int srd_checkpoint_write(const char *dir, const srd_sim *s, uint64_t fingerprint
  * checkpoint written for another model, other params or other simulate settings. 0, or -1. */
 int srd_checkpoint_read(const char *dir, srd_sim *s, uint64_t fingerprint, srd_checkpoint_pos *pos, char *err,
                         size_t err_n);
+
+/* The same to and from any stream (the C API's snapshots in memory); `path` names the stream in
+ * messages. 0, or -1 (load: with a message in err). */
+int srd_checkpoint_save(FILE *f, const srd_sim *s, uint64_t fingerprint, const srd_checkpoint_pos *pos);
+int srd_checkpoint_load(FILE *f, const char *path, srd_sim *s, uint64_t fingerprint, srd_checkpoint_pos *pos,
+                        char *err, size_t err_n);
 
 #endif

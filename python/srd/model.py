@@ -271,6 +271,22 @@ class Model:
     def xdot(self, value):
         self._assign(self.xdot, value, "xdot")
 
+    def save_state(self):
+        """The complete state (time, q, v, frames, bodies, controller, inputs) as bytes."""
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        self._check(_lib_.srd_save_state(self._ptr, ctypes.byref(data), ctypes.byref(size)))
+        try:
+            return ctypes.string_at(data, size.value)
+        finally:
+            _lib_.srd_free(data)
+
+    def load_state(self, state):
+        """Puts back a state save_state() gave (of this model with these params): the run then
+        continues bit for bit as it did from there."""
+        if not isinstance(state, (bytes, bytearray)):
+            raise TypeError("load_state takes the bytes save_state() returned, not %s" % type(state).__name__)
+        self._check(_lib_.srd_load_state(self._ptr, bytes(state), len(state)))
+
     # ---- maps ----
 
     @property

@@ -187,7 +187,8 @@ void srd_body_set_turn(srd_sim *s, int k, const double *axes, const double *omeg
 {
     srd_bodies *bs = &s->bodies;
     if (axes) {
-        memcpy(&bs->axes[9 * k], axes, 9 * sizeof(double));
+        if (axes != &bs->axes[9 * k])
+            memcpy(&bs->axes[9 * k], axes, 9 * sizeof(double));
         share_frames(s);
     }
     if (omega) {

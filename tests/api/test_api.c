@@ -66,7 +66,9 @@ static void test_reset_and_views(Tally *t)
     int dofs = srd_dof_count(a), nodes = srd_node_count(a);
     double *first = run_copy(a, 40);
     check(t, fabs(srd_time(a) - 40 * srd_dt(a)) < 1e-12 && srd_steps(a) == 40, "40 steps advance time by 40 dt");
+    double *q_before = srd_q(a), *x_before = srd_x(a);
     check(t, srd_reset(a) == SRD_OK && srd_time(a) == 0 && srd_steps(a) == 0, "reset returns to t = 0");
+    check(t, srd_q(a) == q_before && srd_x(a) == x_before, "the state arrays stay where they were across a reset");
     double *again = run_copy(a, 40);
     check(t, !memcmp(first, again, sizeof(double) * (size_t)dofs), "a run after reset repeats the first bit for bit");
     const double *x = srd_x(a), *q = srd_q(a);
