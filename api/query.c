@@ -145,9 +145,9 @@ srd_status srd_contact_forces(srd_instance *inst, int target, double *force, int
     srd_status st = check_force_array(inst, force, n);
     if (st != SRD_OK)
         return st;
-    if (target < -2 || target >= inst->m->n_obstacles)
-        return api_fail(inst, SRD_ERR_ARGUMENT, "contact target %d: -1 is the ground, -2 all, 0 to %d the obstacles",
-                        target, inst->m->n_obstacles - 1);
+    if (target < SRD_CONTACT_PARTS || target >= inst->m->n_obstacles)
+        return api_fail(inst, SRD_ERR_ARGUMENT, "contact target %d: -1 is the ground, -2 the ground and every obstacle, "
+                        "-3 the model's parts on each other, 0 to %d the obstacles", target, inst->m->n_obstacles - 1);
     api_views_to_state(inst);
     memset(force, 0, sizeof(double) * (size_t)inst->m->n_dofs);
     srd_sim_contact_forces(&inst->s, target, force);

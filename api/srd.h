@@ -171,7 +171,8 @@ srd_status  srd_read_probe_at(srd_instance *inst, int k, double *values, int n);
 /* Kinetic energy and potential energy (elastic, gravity and loads) now. */
 srd_status srd_energy(srd_instance *inst, double *kinetic, double *potential);
 /* Per DOF (n_dofs entries): the force the supports exert on held DOFs (0 on free ones); the
- * force the ground (target -1), obstacle k (target k) or all of them (-2) exert. */
+ * force the ground (target -1), obstacle k (target k) or all of them (-2) exert, or that the
+ * model's parts in contact exert on each other (-3, `contact self`: it sums to zero). */
 srd_status srd_reaction_forces(srd_instance *inst, double *force, int n);
 srd_status srd_contact_forces(srd_instance *inst, int target, double *force, int n);
 

@@ -1589,14 +1589,24 @@ static bool contact_instances(const srd_model *m, int k, int target, int *lo, in
     return false;
 }
 
+/* Whether set k holds pairs of the model's parts in contact (its instances are this step's). */
+static bool self_contact_set(const srd_model *m, int k)
+{
+    for (int j = 0; m->self_contact.present && j < SRD_PAIR_SETS; j++)
+        if (m->self_contact.set[j] == k)
+            return true;
+    return false;
+}
+
 void srd_sim_contact_forces(srd_sim *s, int target, double *force)
 {
     const srd_model *m = s->m;
     double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     for (int k = 0; k < m->n_sets; k++) {
         int lo, hi;
-        if (contact_instances(m, k, target, &lo, &hi))
-            srd_sim_instance_gradient(s, k, lo, hi, g);
+        if (target == SRD_CONTACT_PARTS ? self_contact_set(m, k) : contact_instances(m, k, target, &lo, &hi))
+            srd_sim_instance_gradient(s, k, target == SRD_CONTACT_PARTS ? 0 : lo,
+                                      target == SRD_CONTACT_PARTS ? s->kernels[k].batch.b.n : hi, g);
     }
     for (int d = 0; d < m->n_dofs; d++)
         force[d] -= g[d];

@@ -178,7 +178,9 @@ void srd_sim_release(srd_sim *s, int k);
  * simulation. A twist entry is a moment about its edge. */
 void srd_sim_reactions(srd_sim *s, double *reaction);
 /* Adds the force that the ground (target -1) or obstacle `target` exerts on each node to
- * force (n_dofs values): contact, and friction in a simulation. target -2: all of them. */
+ * force (n_dofs values): contact, and friction in a simulation. target -2: all of them;
+ * SRD_CONTACT_PARTS: the model's parts on each other (`contact`), over the pairs of the step. */
+enum { SRD_CONTACT_PARTS = -3 };
 void srd_sim_contact_forces(srd_sim *s, int target, double *force);
 /* The current pose of obstacle k as its elements read it (a moving one's schedules rewrite it
  * each step): centre (a plane's point), unit axis (a plane's normal) and a box's turn.

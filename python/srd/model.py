@@ -412,8 +412,9 @@ class Model:
         return out
 
     def contact_forces(self, target="all"):
-        """Per DOF, the contact force of the ground ('ground'), obstacle k, or all of them."""
-        code = {"all": -2, "ground": -1}.get(target, target)
+        """Per DOF, the contact force of the ground ('ground'), obstacle k, all of them ('all'),
+        or of the model's parts on each other ('parts', `contact self`)."""
+        code = {"all": -2, "ground": -1, "parts": -3}.get(target, target)
         out = np.zeros(self.n_dofs)
         self._check(_lib_.srd_contact_forces(self._ptr, int(code), out.ctypes.data_as(_lib.c_double_p), out.size))
         return out

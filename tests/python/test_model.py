@@ -169,3 +169,17 @@ def test_snapshots_continue_bit_for_bit():
         srd.Model(example("snake.srd")).load_state(state)
     with pytest.raises(TypeError):
         m.load_state("state")
+
+
+def test_contact_between_parts_is_action_and_reaction():
+    """examples/ply.srd at 1.5 s, its strands pressed together: the forces the parts exert on
+    each other are there, and they sum to zero over the model (Newton's third law, to 1e-12 of
+    the largest)."""
+    m = srd.Model(example("ply.srd"))
+    m.run(1.5)
+    f = m.contact_forces("parts")[m.node_dof[:, None] + np.arange(3)]
+    largest = np.abs(f).max()
+    assert largest > 1e-3
+    assert np.abs(f.sum(axis=0)).max() < 1e-12 * largest
+    with pytest.raises(srd.ArgumentError, match="-3 the model's parts"):
+        m.contact_forces(-4)
