@@ -77,6 +77,19 @@ def _open_specs(path, params, units):
     return _Handle(ptr)
 
 
+def _state_view(key, fn, per_node, doc):
+    """A state array as a property: a view of the library's memory, assignable whole."""
+
+    def get(self):
+        shape = (self.n_nodes, 3) if per_node else (self.n_dofs,)
+        return self._view(key, fn, shape)
+
+    def put(self, value):
+        self._assign(get(self), value, key)
+
+    return property(get, put, doc=doc)
+
+
 class Model:
     """A model ready to simulate: `m = srd.Model("snake.srd", E="2 MPa")`, `m.step()`,
     `m.x`, `m.probe("tip")`, `m.set_input("bias", 0.1)`, `m.run(0.5)`."""
@@ -235,41 +248,11 @@ class Model:
             raise ValueError("%s has shape %s; an array of shape %s was given" % (what, view.shape, array.shape))
         view[...] = array
 
-    @property
-    def q(self):
-        """Every DOF (n_dofs): node coordinates, twists, body centres and rotations; a view."""
-        return self._view("q", _lib_.srd_q, (self.n_dofs,))
-
-    @q.setter
-    def q(self, value):
-        self._assign(self.q, value, "q")
-
-    @property
-    def v(self):
-        """The velocity of every DOF (n_dofs); a view."""
-        return self._view("v", _lib_.srd_v, (self.n_dofs,))
-
-    @v.setter
-    def v(self, value):
-        self._assign(self.v, value, "v")
-
-    @property
-    def x(self):
-        """Node positions (n_nodes x 3, m); a view kept in step with q."""
-        return self._view("x", _lib_.srd_x, (self.n_nodes, 3))
-
-    @x.setter
-    def x(self, value):
-        self._assign(self.x, value, "x")
-
-    @property
-    def xdot(self):
-        """Node velocities (n_nodes x 3, m/s); a view kept in step with v."""
-        return self._view("xdot", _lib_.srd_xdot, (self.n_nodes, 3))
-
-    @xdot.setter
-    def xdot(self, value):
-        self._assign(self.xdot, value, "xdot")
+    q = _state_view("q", _lib_.srd_q, False,
+                    "Every DOF (n_dofs): node coordinates, twists, body centres and rotations; a view.")
+    v = _state_view("v", _lib_.srd_v, False, "The velocity of every DOF (n_dofs); a view.")
+    x = _state_view("x", _lib_.srd_x, True, "Node positions (n_nodes x 3, m); a view kept in step with q.")
+    xdot = _state_view("xdot", _lib_.srd_xdot, True, "Node velocities (n_nodes x 3, m/s); a view kept in step with v.")
 
     def save_state(self):
         """The complete state (time, q, v, frames, bodies, controller, inputs) as bytes."""
