@@ -37,7 +37,7 @@ static const char *usage_text =
     "  build FILE [-o NAME] [--portable] [--static]\n"
     "                      compile the model into a standalone simulator NAME that runs\n"
     "                      without LLVM, srdc or the .srd files, with params settable by -p\n"
-    "  sweep FILE -p NAME=RANGE... [-j N] [--out DIR]\n"
+    "  sweep FILE -p NAME=RANGE... [-j N] [--out DIR] [--slurm | --mpi]\n"
     "                      build once, run over a grid of param values in parallel and\n"
     "                      write DIR/summary.csv\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
@@ -147,6 +147,8 @@ static const char *build_help =
 static const char *sweep_help =
     "usage: srdc sweep FILE (-p NAME=RANGE)... [--csv SETS.csv] [-j N] [--out DIR] [--duration T]\n"
     "                 [--dt DT] [--quiet]\n"
+    "                 [--slurm [--chunk K] [--partition P] [--time T] [--submit] | --mpi [--ranks N] [--mpirun CMD]]\n"
+    "       srdc sweep --status DIR | --collect DIR\n"
     "\n"
     "Builds FILE into a simulator once (as `srdc build`), then runs it for every combination of\n"
     "the given param values, N runs at a time (default: the number of processors). A param that\n"
@@ -162,9 +164,16 @@ static const char *sweep_help =
     "run: its index, the param values (SI), its exit status (ok, bad_input, numerical_failure,\n"
     "io_error, out_of_memory) and the last value of every probe. A failed run is reported and the sweep goes on.\n"
     "Exit status: 0 when every run succeeded, 2 when some failed, 1 for bad input.\n"
+    "Past one machine (docs/cluster.md): --slurm writes DIR/slurm/job_N.sbatch, a Slurm job array of\n"
+    "K runs per task over the runs that have not succeeded (--submit hands it to sbatch; the same\n"
+    "command again resubmits what failed or was killed); --mpi runs the rows under `mpirun` (or\n"
+    "CMD), one rank handing rows to the others as they finish. --status DIR counts the runs by\n"
+    "status; --collect DIR merges DIR/summary.csv from the runs that finished.\n"
     "\n"
     "examples:\n"
     "  srdc sweep examples/cantilever_rod.srd -p youngs=1MPa..1GPa:log:16 -j 2\n"
+    "  srdc sweep examples/cantilever_rod.srd -p youngs=1MPa..1GPa:log:400 --slurm --chunk 4 --submit\n"
+    "  srdc sweep examples/cantilever_rod.srd -p youngs=1MPa..1GPa:log:16 --mpi --ranks 9\n"
     "  srdc sweep examples/pneunet.srd -p kappa0=5/m,10/m,20/m -p tip_force=0,1 --out pneunet_sweep\n"
     "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
@@ -487,15 +496,103 @@ static int add_sweep_spec(SweepOptions *o, const char *spec)
     return SRD_EXIT_OK;
 }
 
+/* A count option's value (`--chunk K`, `--ranks N`) from lo to hi; -1 (with a message) when not. */
+static int sweep_count(const char *option, const char *text, int lo, int hi, const char *what)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || end == text || v < lo || v > hi) {
+        fprintf(stderr, "srdc: error: `%s %s`: %s is a whole number from %d to %d\n", option, text, what, lo, hi);
+        fprintf(stderr, "hint: see `srdc help sweep`\n");
+        return -1;
+    }
+    return (int)v;
+}
+
+/* The options of the cluster modes (docs/cluster.md); 1 when a was one, -1 on a bad value. */
+static int sweep_cluster_option(SweepOptions *o, const char *a, const char *value)
+{
+    if (!strcmp(a, "--slurm") || !strcmp(a, "--mpi") || !strcmp(a, "--submit")) {
+        if (!strcmp(a, "--submit"))
+            o->submit = true;
+        else if (o->mode != SWEEP_LOCAL && o->mode != (!strcmp(a, "--slurm") ? SWEEP_SLURM : SWEEP_MPI)) {
+            fprintf(stderr, "srdc: error: --slurm and --mpi are two ways to run a sweep: give one\n"
+                            "hint: an MPI allocation inside a Slurm job: `srdc sweep ... --mpi` in the job script "
+                            "(docs/cluster.md)\n");
+            return -1;
+        } else
+            o->mode = !strcmp(a, "--slurm") ? SWEEP_SLURM : SWEEP_MPI;
+        return 1;
+    }
+    if (!value)
+        return 0;
+    if (!strcmp(a, "--chunk"))
+        return (o->chunk = sweep_count(a, value, 1, 1000000, "a chunk, the runs per array task,")) < 0 ? -1 : 2;
+    if (!strcmp(a, "--ranks") && !strcmp(value, "1")) {
+        fprintf(stderr, "srdc: error: `--ranks 1`: an MPI sweep needs at least 2 ranks, one to hand out the rows "
+                        "and the others to run them\nhint: --ranks 3 or more; on one machine, the local pool "
+                        "(srdc sweep without --mpi) needs no MPI\n");
+        return -1;
+    }
+    if (!strcmp(a, "--ranks"))
+        return (o->ranks = sweep_count(a, value, 2, 100000, "the number of MPI ranks (one manager, then workers)"))
+               < 0 ? -1 : 2;
+    const char **slot = !strcmp(a, "--partition") ? &o->partition : !strcmp(a, "--time") ? &o->time
+                      : !strcmp(a, "--mpirun") ? &o->mpirun : NULL;
+    if (slot)
+        *slot = value;
+    return slot ? 2 : 0;
+}
+
+static bool sweep_stray_option(const char *option, const char *mode, const char *flag)
+{
+    fprintf(stderr, "srdc: error: %s is an option of %s sweeps\nhint: add %s (docs/cluster.md)\n", option, mode, flag);
+    return false;
+}
+
+/* Options that belong to one mode given without it are refused. */
+static bool sweep_modes_agree(const SweepOptions *o)
+{
+    const char *slurm_only = o->chunk       ? "--chunk"
+                           : o->partition   ? "--partition"
+                           : o->time        ? "--time"
+                           : o->submit      ? "--submit"
+                                            : NULL;
+    const char *mpi_only = o->ranks ? "--ranks" : o->mpirun ? "--mpirun" : NULL;
+    if (slurm_only && o->mode != SWEEP_SLURM)
+        return sweep_stray_option(slurm_only, "Slurm", "--slurm");
+    if (mpi_only && o->mode != SWEEP_MPI)
+        return sweep_stray_option(mpi_only, "MPI", "--mpi");
+    return true;
+}
+
+/* `srdc sweep --status DIR` and `--collect DIR`: a sweep directory and nothing else. */
+static int cmd_sweep_dir(int argc, char **argv)
+{
+    bool status = !strcmp(argv[0], "--status");
+    if (argc != 2) {
+        fprintf(stderr, "srdc: error: %s takes a sweep directory and nothing else\nhint: srdc sweep %s DIR\n",
+                argv[0], argv[0]);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    return status ? sweep_status(argv[1]) : sweep_collect(argv[1]);
+}
+
 static int cmd_sweep(int argc, char **argv)
 {
+    if (argc > 0 && (!strcmp(argv[0], "--status") || !strcmp(argv[0], "--collect")))
+        return cmd_sweep_dir(argc, argv);
     SweepOptions o = { .out = "sweep" };
     o.specs = calloc((size_t)argc + 1, sizeof(char *));
     int status = SRD_EXIT_OK;
     for (int i = 0; i < argc && status == SRD_EXIT_OK; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
-        if (!strcmp(a, "-p") && has_value)
+        int cluster = sweep_cluster_option(&o, a, has_value ? argv[i + 1] : NULL);
+        if (cluster != 0) {
+            status = cluster < 0 ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
+            i += cluster == 2;
+        } else if (!strcmp(a, "-p") && has_value)
             status = add_sweep_spec(&o, argv[++i]);
         else if (!strcmp(a, "--csv") && has_value)
             o.sets = argv[++i];
@@ -531,6 +628,8 @@ static int cmd_sweep(int argc, char **argv)
         } else
             o.file = a;
     }
+    if (status == SRD_EXIT_OK && !sweep_modes_agree(&o))
+        status = SRD_EXIT_BAD_INPUT;
     if (status == SRD_EXIT_OK && !o.file) {
         fprintf(stderr, "srdc: error: no input file\nhint: srdc sweep FILE.srd -p NAME=a..b:log:n\n");
         status = SRD_EXIT_BAD_INPUT;

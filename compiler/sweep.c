@@ -1,8 +1,9 @@
 /* sweep.c — `srdc sweep`: builds a model's simulator once and runs it over a grid (or a CSV
  * list) of param values, several processes at a time, collecting one summary CSV. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "sweep.h"
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,11 @@
 #include "parse.h"
 #include "sources.h"
 #include "units.h"
+#include "cluster/mpi_launch.h"
+#include "cluster/rows.h"
+#include "cluster/slurm.h"
 
-enum { MAX_SWEPT = 16 };
+enum { MAX_SWEPT = 16, EXE_MAX = PATH_MAX + 16 };
 
 /* The values one param takes. */
 typedef struct Axis {
@@ -242,18 +246,6 @@ typedef struct Job {
     int   run;
 } Job;
 
-static const char *status_name(int code)
-{
-    switch (code) {
-    case SRD_EXIT_OK: return "ok";
-    case SRD_EXIT_BAD_INPUT: return "bad_input";
-    case SRD_EXIT_NUMERIC: return "numerical_failure";
-    case SRD_EXIT_IO: return "io_error";
-    case SRD_EXIT_MEMORY: return "out_of_memory";
-    default: return "crashed";
-    }
-}
-
 /* The first swept param that sets the discretisation (nodes, spacing, mesh, bending), or NULL:
  * its values make models with other DOF counts, which one built simulator cannot run. */
 static const srd_param *shaping_axis(const Sweep *sw)
@@ -264,179 +256,99 @@ static const srd_param *shaping_axis(const Sweep *sw)
     return NULL;
 }
 
-static pid_t start_run(const Sweep *sw, const SweepOptions *o, const char *exe, int r)
+/* The rows of the sweep (cluster/rows.h): each run's command, exe (the simulator, or srdc
+ * itself running `run FILE`) with its -p values and the sweep's --duration and --dt, and its
+ * summary fields, the values in SI. */
+static void plan_rows(const Sweep *sw, const SweepOptions *o, const char *dir, const char *exe,
+                      const char *file, SweepRows *rows)
 {
-    char dir[4200], log[4300];
-    snprintf(dir, sizeof dir, "%s/run_%d", o->out, r + 1);
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return -1;
-    char *argv[2 * MAX_SWEPT + 14];
-    char values[MAX_SWEPT][256];
-    int n = 0;
-    argv[n++] = (char *)exe;
-    if (sw->rerun) { /* srdc itself: `srdc run FILE -p ...` elaborates each row's model */
-        argv[n++] = (char *)"run";
-        argv[n++] = (char *)o->file;
-    }
-    for (int a = 0; a < sw->n_axes; a++) {
-        elab_format_override(values[a], sizeof values[a], &sw->m->params[sw->axes[a].param],
-                             sw->runs[r * sw->n_axes + a]);
-        argv[n++] = (char *)"-p";
-        argv[n++] = values[a];
-    }
-    argv[n++] = (char *)"--out";
-    argv[n++] = dir;
-    if (o->duration) {
-        argv[n++] = (char *)"--duration";
-        argv[n++] = (char *)o->duration;
-    }
-    if (o->dt) {
-        argv[n++] = (char *)"--dt";
-        argv[n++] = (char *)o->dt;
-    }
-    argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        /* Runs are the parallelism: one BLAS thread each. */
-        setenv("OPENBLAS_NUM_THREADS", "1", 0);
-        execv(exe, argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* The header and the last row of a run's probes: the simulation's (probes.csv), else the static
- * equilibrium's (static_probes.csv); empty when there are none. */
-static void last_probes(const char *out, int r, char *header, char *last, size_t n)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/run_%d/probes.csv", out, r + 1);
-    header[0] = last[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(path, sizeof path, "%s/run_%d/static_probes.csv", out, r + 1);
-        f = fopen(path, "r");
-    }
-    if (!f)
-        return;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        snprintf(header[0] ? last : header, n, "%s", line);
-    }
-    fclose(f);
-}
-
-static int count_fields(const char *csv)
-{
-    int n = *csv ? 1 : 0;
-    for (; *csv; csv++)
-        n += *csv == ',';
-    return n;
-}
-
-static int write_summary(const Sweep *sw, const SweepOptions *o, const int *codes)
-{
-    char path[4200], header[8192] = "", probe_header[8192], last[8192];
-    for (int r = 0; r < sw->n_runs && !header[0]; r++)
-        last_probes(o->out, r, header, last, sizeof header);
-    snprintf(path, sizeof path, "%s/summary.csv", o->out);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "srdc: error: cannot write %s\n", path);
-        return SRD_EXIT_IO;
-    }
-    fprintf(f, "run");
+    char header[4096] = "run", command[8192], fields[4096], value[256];
     for (int a = 0; a < sw->n_axes; a++) {
         const srd_param *p = &sw->m->params[sw->axes[a].param];
-        fprintf(f, ",%s", p->name);
-        if (strcmp(p->unit, "1"))
-            fprintf(f, "_%s", p->unit);
+        size_t at = strlen(header);
+        snprintf(header + at, sizeof header - at, ",%s%s%s", p->name, strcmp(p->unit, "1") ? "_" : "",
+                 strcmp(p->unit, "1") ? p->unit : "");
     }
-    fprintf(f, ",status%s%s\n", header[0] ? "," : "", header);
-    int n_probe = count_fields(header);
+    rows_init(rows, dir, header);
     for (int r = 0; r < sw->n_runs; r++) {
-        fprintf(f, "%d", r + 1);
-        for (int a = 0; a < sw->n_axes; a++)
-            fprintf(f, ",%.12g", sw->runs[r * sw->n_axes + a]);
-        fprintf(f, ",%s", status_name(codes[r]));
-        last_probes(o->out, r, probe_header, last, sizeof last);
-        bool usable = last[0] && !strcmp(probe_header, header);
-        if (usable)
-            fprintf(f, ",%s", last);
-        else /* a failed run has no values: empty fields keep the columns aligned */
-            for (int k = 0; k < n_probe; k++)
-                fputc(',', f);
-        fputc('\n', f);
+        int c = snprintf(command, sizeof command, "%s%s%s", exe, sw->rerun ? "\trun\t" : "", sw->rerun ? file : "");
+        int f = snprintf(fields, sizeof fields, "%d", r + 1);
+        for (int a = 0; a < sw->n_axes; a++) {
+            elab_format_override(value, sizeof value, &sw->m->params[sw->axes[a].param], sw->runs[r * sw->n_axes + a]);
+            c += snprintf(command + c, sizeof command - (size_t)c, "\t-p\t%s", value);
+            f += snprintf(fields + f, sizeof fields - (size_t)f, ",%.12g", sw->runs[r * sw->n_axes + a]);
+        }
+        if (o->duration)
+            c += snprintf(command + c, sizeof command - (size_t)c, "\t--duration\t%s", o->duration);
+        if (o->dt)
+            snprintf(command + c, sizeof command - (size_t)c, "\t--dt\t%s", o->dt);
+        rows_add(rows, command, fields);
     }
-    return fclose(f) == 0 ? SRD_EXIT_OK : SRD_EXIT_IO;
 }
 
-static int run_all(const Sweep *sw, const SweepOptions *o, const char *exe, int *codes)
+/* Prints how run r ended (always when it failed, else unless --quiet). */
+static void report_run(const Sweep *sw, const SweepOptions *o, int r, int code)
+{
+    if (o->quiet && code == 0)
+        return;
+    printf("run %d/%d", r + 1, sw->n_runs);
+    for (int a = 0; a < sw->n_axes; a++) {
+        const srd_param *p = &sw->m->params[sw->axes[a].param];
+        printf("%s %s = %g%s%s", a ? "," : ":", p->name, sw->runs[r * sw->n_axes + a],
+               strcmp(p->unit, "1") ? " " : "", strcmp(p->unit, "1") ? p->unit : "");
+    }
+    printf(" -> %s%s%s/run_%d/log.txt)\n", rows_status_name(code), code ? " (see " : " (", o->out, r + 1);
+    fflush(stdout);
+}
+
+/* Starts run `next`, recording it in a free slot of running; false when it could not start. */
+static bool start_job(const SweepRows *rows, Job *running, int jobs, int next)
+{
+    pid_t pid = rows_spawn(rows, next);
+    if (pid < 0) {
+        rows_set_status(rows, next, rows_status_name(SRD_EXIT_IO));
+        fprintf(stderr, "srdc: error: cannot start run %d\n", next + 1);
+        return false;
+    }
+    for (int j = 0; j < jobs; j++)
+        if (!running[j].pid) {
+            running[j] = (Job){ pid, next };
+            break;
+        }
+    return true;
+}
+
+/* The local pool: -j runs at a time, the next one started as soon as one ends. */
+static void run_all(const Sweep *sw, const SweepOptions *o, const SweepRows *rows)
 {
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs < 1)
         jobs = 1;
     Job *running = calloc((size_t)jobs, sizeof *running);
-    int next = 0, active = 0, done = 0, failed = 0;
+    int next = 0, active = 0, done = 0;
     while (done < sw->n_runs) {
-        while (active < jobs && next < sw->n_runs) {
-            pid_t pid = start_run(sw, o, exe, next);
-            if (pid < 0) {
-                codes[next] = SRD_EXIT_IO;
-                fprintf(stderr, "srdc: error: cannot start run %d\n", next + 1);
-                failed++;
+        for (; active < jobs && next < sw->n_runs; next++)
+            if (start_job(rows, running, jobs, next))
+                active++;
+            else
                 done++;
-                next++;
-                continue;
-            }
-            for (int j = 0; j < jobs; j++)
-                if (!running[j].pid) {
-                    running[j] = (Job){ pid, next };
-                    break;
-                }
-            active++;
-            next++;
-        }
         if (!active)
             continue;
         int status;
         pid_t pid = wait(&status);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
             break;
-        }
         for (int j = 0; j < jobs; j++)
             if (running[j].pid == pid) {
-                int r = running[j].run;
-                codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                report_run(sw, o, running[j].run, rows_finish(rows, running[j].run, status));
                 running[j].pid = 0;
                 active--;
                 done++;
-                failed += codes[r] != 0;
-                if (!o->quiet || codes[r] != 0) {
-                    printf("run %d/%d", r + 1, sw->n_runs);
-                    for (int a = 0; a < sw->n_axes; a++) {
-                        const srd_param *p = &sw->m->params[sw->axes[a].param];
-                        printf("%s %s = %g%s%s", a ? "," : ":", p->name, sw->runs[r * sw->n_axes + a],
-                               strcmp(p->unit, "1") ? " " : "", strcmp(p->unit, "1") ? p->unit : "");
-                    }
-                    printf(" -> %s%s%s/run_%d/log.txt)\n", status_name(codes[r]), codes[r] ? " (see " : " (",
-                           o->out, r + 1);
-                    fflush(stdout);
-                }
             }
     }
     free(running);
-    return failed;
 }
 
 /* The path of this srdc executable, to run `srdc run` per row. */
@@ -451,6 +363,135 @@ static bool self_path(char *buf, size_t n)
     return true;
 }
 
+/* Reads the values to sweep (-p ranges or --csv rows) into sw; false (with messages) on bad
+ * input. */
+static bool read_runs(Sweep *sw, const SweepOptions *o)
+{
+    bool ok = true;
+    if (o->n_specs > MAX_SWEPT) {
+        fprintf(stderr, "srdc: error: at most %d params per sweep\n", MAX_SWEPT);
+        ok = false;
+    }
+    if (ok && !o->n_specs && !o->sets) {
+        fprintf(stderr, "srdc: error: nothing to sweep\nhint: give -p NAME=a..b:log:n (or values) or --csv SETS.csv\n");
+        ok = false;
+    }
+    for (int k = 0; ok && k < o->n_specs; k++) {
+        ok = parse_axis(sw->m, o->specs[k], &sw->axes[k]);
+        sw->n_axes = k + 1;
+    }
+    if (ok && o->sets && o->n_specs) {
+        fprintf(stderr, "srdc: error: give either -p ranges or --csv, not both\n");
+        ok = false;
+    }
+    return ok && (o->sets ? read_sets(sw, o->sets) : (make_grid(sw), true));
+}
+
+/* The sweep directory, created, and its absolute path (what a Slurm task or an MPI rank on
+ * another node is given). */
+static int make_out_dir(const SweepOptions *o, char *abs)
+{
+    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "srdc: error: cannot create %s: %s\n", o->out, strerror(errno));
+        return SRD_EXIT_IO;
+    }
+    if (!realpath(o->out, abs)) {
+        fprintf(stderr, "srdc: error: cannot find %s: %s\n", o->out, strerror(errno));
+        return SRD_EXIT_IO;
+    }
+    return SRD_EXIT_OK;
+}
+
+/* The executable of every run: DIR/simulator, or srdc itself (`srdc run FILE`) with the
+ * model's absolute path in file. */
+static int runner_paths(const Sweep *sw, const SweepOptions *o, const char *dir, char *exe, char *file)
+{
+    snprintf(exe, EXE_MAX, "%s/simulator", dir);
+    snprintf(file, EXE_MAX, "%s", o->file);
+    if (!sw->rerun)
+        return SRD_EXIT_OK;
+    if (!realpath(o->file, file)) {
+        fprintf(stderr, "srdc: error: cannot find %s: %s\n", o->file, strerror(errno));
+        return SRD_EXIT_IO;
+    }
+    return self_path(exe, EXE_MAX) ? SRD_EXIT_OK : SRD_EXIT_IO;
+}
+
+static int build_sweep_simulator(const SweepOptions *o, Program *prog, srd_model *m, const char *exe)
+{
+    BuildOptions b = { .file = o->file, .output = exe, .quiet = o->quiet };
+    char err[512];
+    const SrdBackend *backend = srd_backend(err, sizeof err);
+    if (!backend)
+        fprintf(stderr, "srdc: error: %s\n", err);
+    return backend ? backend->build_simulator_of(&b, prog, m) : SRD_EXIT_BAD_INPUT;
+}
+
+/* The rows on disk before anything is built: a Slurm sweep run again over the same rows keeps
+ * what finished (only the rest is submitted); any other sweep starts afresh. */
+static int prepare_rows(const SweepOptions *o, const SweepRows *rows)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/rows.tsv", rows->dir);
+    bool used = access(path, F_OK) == 0;
+    if (o->mode == SWEEP_SLURM && used && !rows_match_disk(rows)) {
+        fprintf(stderr, "srdc: error: %s holds the runs of another sweep (other params, values or options)\n"
+                        "hint: give another --out, or remove %s to start this sweep there\n", o->out, o->out);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    if (o->mode != SWEEP_SLURM)
+        rows_clear_status(rows);
+    return SRD_EXIT_OK;
+}
+
+/* The local pool, then the summary. */
+static int sweep_locally(const Sweep *sw, const SweepOptions *o, const SweepRows *rows)
+{
+    const srd_param *shaping = shaping_axis(sw);
+    if (!o->quiet && shaping)
+        printf("sweeping %d runs of %s with `srdc run` (`%s` sets the discretisation, so each run elaborates "
+               "its own model)\n", sw->n_runs, o->file, shaping->name);
+    else if (!o->quiet)
+        printf("sweeping %d runs of %s\n", sw->n_runs, o->file);
+    run_all(sw, o, rows);
+    int ok = 0, status = rows_collect(rows, &ok, NULL, NULL);
+    if (status != SRD_EXIT_OK)
+        return status;
+    printf("%d of %d runs succeeded; summary in %s/summary.csv\n", ok, sw->n_runs, o->out);
+    return ok < sw->n_runs ? SRD_EXIT_NUMERIC : SRD_EXIT_OK;
+}
+
+/* Directory, checks of the chosen mode, rows, simulator, then the runs. */
+static int sweep_runs(Sweep *sw, const SweepOptions *o, Program *prog, srd_model *m)
+{
+    char dir[PATH_MAX], exe[EXE_MAX], file[EXE_MAX];
+    int status = make_out_dir(o, dir);
+    sw->rerun = shaping_axis(sw) != NULL;
+    if (status == SRD_EXIT_OK)
+        status = runner_paths(sw, o, dir, exe, file);
+    if (status == SRD_EXIT_OK && o->mode == SWEEP_SLURM)
+        status = slurm_check(o, dir, exe);
+    if (status == SRD_EXIT_OK && o->mode == SWEEP_MPI)
+        status = mpi_check(o);
+    SweepRows rows = { 0 };
+    if (status == SRD_EXIT_OK) {
+        plan_rows(sw, o, dir, exe, file, &rows);
+        status = prepare_rows(o, &rows);
+    }
+    if (status == SRD_EXIT_OK && !sw->rerun)
+        status = build_sweep_simulator(o, prog, m, exe);
+    if (status == SRD_EXIT_OK && !rows_write(&rows)) {
+        fprintf(stderr, "srdc: error: cannot write %s/rows.tsv and rows.csv: %s\n", o->out, strerror(errno));
+        status = SRD_EXIT_IO;
+    }
+    if (status == SRD_EXIT_OK)
+        status = o->mode == SWEEP_SLURM ? slurm_sweep(o, &rows)
+               : o->mode == SWEEP_MPI   ? mpi_sweep(o, &rows)
+                                        : sweep_locally(sw, o, &rows);
+    rows_free(&rows);
+    return status;
+}
+
 int sweep_model(const SweepOptions *o)
 {
     Arena arena;
@@ -461,60 +502,7 @@ int sweep_model(const SweepOptions *o)
     diag_flush(stderr);
     sources_record(false);
     Sweep sw = { .m = m };
-    bool ok = m != NULL;
-    if (ok && o->n_specs > MAX_SWEPT) {
-        fprintf(stderr, "srdc: error: at most %d params per sweep\n", MAX_SWEPT);
-        ok = false;
-    }
-    if (ok && !o->n_specs && !o->sets) {
-        fprintf(stderr, "srdc: error: nothing to sweep\nhint: give -p NAME=a..b:log:n (or values) or --csv SETS.csv\n");
-        ok = false;
-    }
-    for (int k = 0; ok && k < o->n_specs; k++) {
-        ok = parse_axis(m, o->specs[k], &sw.axes[k]);
-        sw.n_axes = k + 1;
-    }
-    if (ok && o->sets && o->n_specs) {
-        fprintf(stderr, "srdc: error: give either -p ranges or --csv, not both\n");
-        ok = false;
-    }
-    if (ok)
-        ok = o->sets ? read_sets(&sw, o->sets) : (make_grid(&sw), true);
-    int status = ok ? SRD_EXIT_OK : SRD_EXIT_BAD_INPUT;
-    char exe[4200];
-    snprintf(exe, sizeof exe, "%s/simulator", o->out);
-    if (status == SRD_EXIT_OK && mkdir(o->out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "srdc: error: cannot create %s: %s\n", o->out, strerror(errno));
-        status = SRD_EXIT_IO;
-    }
-    const srd_param *shaping = status == SRD_EXIT_OK ? shaping_axis(&sw) : NULL;
-    if (shaping)
-        status = self_path(exe, sizeof exe) ? SRD_EXIT_OK : SRD_EXIT_IO;
-    sw.rerun = shaping != NULL;
-    if (status == SRD_EXIT_OK && !shaping) {
-        BuildOptions b = { .file = o->file, .output = exe, .quiet = o->quiet };
-        char err[512];
-        const SrdBackend *backend = srd_backend(err, sizeof err);
-        if (!backend)
-            fprintf(stderr, "srdc: error: %s\n", err);
-        status = backend ? backend->build_simulator_of(&b, &prog, m) : SRD_EXIT_BAD_INPUT;
-    }
-    if (status == SRD_EXIT_OK) {
-        if (!o->quiet && shaping)
-            printf("sweeping %d runs of %s with `srdc run` (`%s` sets the discretisation, so each run elaborates "
-                   "its own model)\n", sw.n_runs, o->file, shaping->name);
-        else if (!o->quiet)
-            printf("sweeping %d runs of %s\n", sw.n_runs, o->file);
-        int *codes = calloc((size_t)sw.n_runs + 1, sizeof(int));
-        int failed = run_all(&sw, o, exe, codes);
-        status = write_summary(&sw, o, codes);
-        if (status == SRD_EXIT_OK) {
-            printf("%d of %d runs succeeded; summary in %s/summary.csv\n", sw.n_runs - failed, sw.n_runs, o->out);
-            if (failed)
-                status = SRD_EXIT_NUMERIC;
-        }
-        free(codes);
-    }
+    int status = m && read_runs(&sw, o) ? sweep_runs(&sw, o, &prog, m) : SRD_EXIT_BAD_INPUT;
     for (int a = 0; a < MAX_SWEPT; a++)
         free(sw.axes[a].values);
     free(sw.runs);
