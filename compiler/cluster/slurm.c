@@ -97,7 +97,13 @@ static void shell_quote(char *buf, size_t n, const char *s)
  * asked. Array task ids go from 0 to MaxArraySize - 1. */
 static int max_array_size(void)
 {
-    FILE *p = on_path("scontrol") ? popen("scontrol show config 2>/dev/null", "r") : NULL;
+    /* Without its configuration file scontrol retries for a minute: not asked then, and never
+     * waited for more than 15 s. */
+    const char *conf = getenv("SLURM_CONF");
+    bool ask = on_path("scontrol") && (!conf || access(conf, R_OK) == 0);
+    const char *cmd = on_path("timeout") ? "timeout 15 scontrol show config 2>/dev/null"
+                                         : "scontrol show config 2>/dev/null";
+    FILE *p = ask ? popen(cmd, "r") : NULL;
     char line[512];
     int max = 0;
     while (p && fgets(line, sizeof line, p))

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""check_cluster.py SRDC MODEL — `srdc sweep` past one machine (docs/cluster.md): the command
+line's mistakes; an MPI sweep (mpirun -np 3 --oversubscribe) and a Slurm job-array sweep on a
+single-node Slurm that this script starts itself (munged, slurmctld and slurmd as root, in a
+temporary directory, stopped at the end), each with a summary identical, byte for byte, to the
+local pool's; a Slurm task's rows left unfinished are rerun by the next submission, and only
+those. Skips (saying why) only the parts whose services cannot start here."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tap import check, finish, scratch  # noqa: E402
+
+srdc, model = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+work = scratch("cluster_")
+# 12 rows of a ball falling for 0.1 s; the last row (fall = 1) fails with NaN, so the summaries
+# also compare a failed row.
+SWEEP = [srdc, "sweep", model, "-p", "fall=0..1:lin:12", "--duration", "0.1", "--quiet"]
+ROOT_MPI = dict(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def run(args, env=None, timeout=120):
+    full = dict(os.environ, **(env or {}))
+    return subprocess.run(args, capture_output=True, text=True, cwd=work, env=full, timeout=timeout)
+
+
+def check_run(ok, what, p):
+    check(ok, what)
+    if not ok:
+        print("# exit %d\n# stdout: %s\n# stderr: %s" % (p.returncode, p.stdout, p.stderr))
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def refused(p, *words):
+    """Exit status 1, an `srdc: error:` line with the words, and a hint."""
+    return (p.returncode == 1 and "srdc: error:" in p.stderr and "hint:" in p.stderr
+            and all(w in p.stderr for w in words))
+
+
+# 1. The local pool: the reference summary.
+local = os.path.join(work, "local")
+p = run(SWEEP + ["--out", local, "-j", "2"])
+check_run(p.returncode == 2 and os.path.exists(os.path.join(local, "summary.csv")),
+          "local sweep of 12 rows: 11 ok, 1 numerical failure (exit 2)", p)
+reference = read(os.path.join(local, "summary.csv"))
+check(all(read(os.path.join(local, "run_%d" % k, "status")).strip() in (b"ok", b"numerical_failure")
+          for k in range(1, 13)), "every local run has its status file")
+
+# 2. Mistakes on the command line.
+bad = os.path.join(work, "bad")
+p = run(SWEEP + ["--out", bad, "--slurm", "--chunk", "0"])
+check_run(refused(p, "`--chunk 0`"), "--chunk 0 is refused with a hint", p)
+p = run(SWEEP + ["--out", bad, "--slurm", "--mpi"])
+check_run(refused(p, "--slurm and --mpi"), "--slurm with --mpi is refused", p)
+p = run(SWEEP + ["--out", bad, "--chunk", "4"])
+check_run(refused(p, "--chunk is an option of Slurm sweeps"), "--chunk without --slurm is refused", p)
+p = run(SWEEP + ["--out", bad, "--mpi", "--ranks", "1"])
+check_run(refused(p, "at least 2 ranks"), "an MPI sweep of one rank is refused", p)
+p = run(SWEEP + ["--out", bad, "--slurm", "--submit"], env={"PATH": "/nonexistent"})
+check_run(refused(p, "`sbatch`", "not on PATH"), "--submit without sbatch is refused", p)
+p = run([srdc, "sweep", "--status", work])
+check_run(refused(p, "not a sweep directory"), "--status of a directory that holds no sweep is refused", p)
+
+# 3. --slurm without --submit writes the script; the sweep directory lies under the suite's
+# temporary directory, on this machine's disk: a warning, not an error.
+written = os.path.join(work, "written")
+p = run(SWEEP + ["--out", written, "--slurm", "--chunk", "5", "--partition", "short", "--time", "10:00"],
+        env={"PATH": "/nonexistent:" + os.environ["PATH"], "SLURM_CONF": "/nonexistent"})
+script = os.path.join(written, "slurm", "job_1.sbatch")
+check_run(p.returncode == 0 and os.path.exists(script), "--slurm writes DIR/slurm/job_1.sbatch", p)
+check_run("srdc: warning: the sweep directory" in p.stderr and "compute nodes may not reach it" in p.stderr,
+          "a sweep directory on a local disk is warned about", p)
+check_run("assuming its default, 1001" in p.stdout, "without Slurm's configuration, MaxArraySize 1001 is assumed "
+          "and said", p)
+text = open(script).read() if os.path.exists(script) else ""
+check(all(s in text for s in ("#SBATCH --array=0-2", "#SBATCH --partition=short", "#SBATCH --time=10:00",
+                              "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "chunk=5")),
+      "the script: 3 array tasks of 5 rows, the partition, the time limit, one BLAS thread")
+
+
+# 4. MPI: 3 ranks (a manager and two workers) on this machine.
+def mpi_checks():
+    mpi_dir = os.path.join(work, "mpi")
+    worker = os.path.join(os.path.dirname(srdc), "srd-mpi-sweep")
+    if not shutil.which("mpirun") or not os.path.exists(worker):
+        print("# skip: MPI sweep: %s" % ("no mpirun (openmpi-bin)" if not shutil.which("mpirun")
+                                         else "srd-mpi-sweep not built (no libopenmpi-dev)"))
+        return
+    p = run(SWEEP + ["--out", mpi_dir, "--mpi", "--ranks", "3", "--mpirun", "mpirun --oversubscribe"], env=ROOT_MPI)
+    check_run(p.returncode == 2 and read(os.path.join(mpi_dir, "summary.csv")) == reference,
+              "mpirun -np 3 --oversubscribe: the summary equals the local pool's byte for byte", p)
+    p = run(["mpirun", "--oversubscribe", "-np", "1", worker, mpi_dir], env=ROOT_MPI)
+    check_run(p.returncode != 0 and "srd-mpi-sweep: error: an MPI sweep needs at least 2 ranks" in p.stderr
+              and "hint:" in p.stderr, "srd-mpi-sweep on one rank says it needs two", p)
+
+
+mpi_checks()
+
+
+# 5. Slurm: a single-node cluster of our own.
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def slurm_conf(d, host):
+    return "\n".join([
+        "ClusterName=srdtest", "SlurmctldHost=%s(127.0.0.1)" % host, "SlurmUser=root", "SlurmdUser=root",
+        "SlurmctldPort=%d" % free_port(), "SlurmdPort=%d" % free_port(),
+        "AuthType=auth/munge", "CredType=cred/munge", "AuthInfo=socket=%s/munge.sock" % d,
+        "StateSaveLocation=%s/state" % d, "SlurmdSpoolDir=%s/spool" % d,
+        "SlurmctldPidFile=%s/slurmctld.pid" % d, "SlurmdPidFile=%s/slurmd.pid" % d,
+        "SlurmctldLogFile=%s/slurmctld.log" % d, "SlurmdLogFile=%s/slurmd.log" % d,
+        # no cgroups, no accounting: nothing outside this directory
+        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "JobAcctGatherType=jobacct_gather/none",
+        "AccountingStorageType=accounting_storage/none", "JobCompType=jobcomp/none", "MpiDefault=none",
+        "SchedulerType=sched/builtin", "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
+        "ReturnToService=2", "MaxArraySize=1001",
+        "NodeName=%s NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN" % host,
+        "PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP" % host, ""])
+
+
+class Cluster:
+    """munged, slurmctld and slurmd in the foreground, children of this script."""
+
+    def __init__(self):
+        self.procs, self.why = [], None
+        # A Unix socket's path is short (108 bytes): a long $TMPDIR moves the daemons to /tmp.
+        self.dir = scratch("slurm_")
+        if len(self.dir) > 80:
+            self.dir = __import__("tempfile").mkdtemp(prefix="srd_slurm_", dir="/tmp")
+        for sub in ("state", "spool"):
+            os.makedirs(os.path.join(self.dir, sub))
+        self.env = dict(SLURM_CONF=os.path.join(self.dir, "slurm.conf"))
+
+    def start(self):
+        missing = [c for c in ("munged", "slurmctld", "slurmd", "sbatch", "squeue") if not shutil.which(c)]
+        if missing:
+            return "not installed: %s (Debian: munge slurmctld slurmd slurm-client)" % ", ".join(missing)
+        if os.geteuid() != 0:
+            return "slurmd and munged need root"
+        d = self.dir
+        with open(os.path.join(d, "munge.key"), "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(os.path.join(d, "munge.key"), 0o600)
+        with open(self.env["SLURM_CONF"], "w") as f:
+            f.write(slurm_conf(d, socket.gethostname().split(".")[0]))
+        # --force: the socket's directory (under $TMPDIR, 0700) is only root's, as is the cluster
+        self.spawn(["munged", "-F", "--force", "--key-file=%s/munge.key" % d, "--socket=%s/munge.sock" % d,
+                    "--pid-file=%s/munged.pid" % d, "--log-file=%s/munged.log" % d,
+                    "--seed-file=%s/munged.seed" % d])
+        if not self.wait_for(lambda: os.path.exists(os.path.join(d, "munge.sock")), 10):
+            return "munged did not start (%s)" % self.log("munged.log")
+        self.spawn(["slurmctld", "-D", "-i"])
+        self.spawn(["slurmd", "-D"])
+        if not self.wait_for(self.node_idle, 30):
+            return "slurmctld or slurmd did not start (%s %s)" % (self.log("slurmctld.log"), self.log("slurmd.log"))
+        return None
+
+    def spawn(self, args):
+        self.procs.append(subprocess.Popen(args, env=dict(os.environ, **self.env), stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL, cwd=self.dir))
+
+    def log(self, name):
+        path = os.path.join(self.dir, name)
+        lines = open(path, errors="replace").read().splitlines() if os.path.exists(path) else ["no log"]
+        return "%s: %s" % (name, " / ".join(lines[-3:]))
+
+    def node_idle(self):
+        if any(p.poll() is not None for p in self.procs):
+            return None  # a daemon died: stop waiting
+        p = run(["sinfo", "-h", "-o", "%T"], env=self.env, timeout=10)
+        return p.returncode == 0 and "idle" in p.stdout
+
+    @staticmethod
+    def wait_for(test, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            got = test()
+            if got is None or got:  # None: it will never come
+                return bool(got)
+            time.sleep(0.2)
+        return False
+
+    def wait_jobs(self, seconds=60):
+        return self.wait_for(lambda: not run(["squeue", "-h"], env=self.env, timeout=10).stdout.strip(), seconds)
+
+    def stop(self):
+        for p in reversed(self.procs):  # slurmd, slurmctld, then munged
+            p.terminate()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+        if self.dir.startswith("/tmp/"):
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def slurm_checks(cluster):
+    out = os.path.join(work, "slurm")
+    submit = SWEEP + ["--out", out, "--slurm", "--chunk", "5", "--submit"]
+    p = run(submit, env=cluster.env)
+    check_run(p.returncode == 0 and "submitted job" in p.stdout and "3 array tasks of up to 5 runs" in p.stdout,
+              "--slurm --submit: 12 rows as 3 array tasks of up to 5", p)
+    check(cluster.wait_jobs(), "the job array ends")
+    p = run([srdc, "sweep", "--collect", out])
+    check_run(p.returncode == 2 and read(os.path.join(out, "summary.csv")) == reference,
+              "--collect: the Slurm sweep's summary equals the local pool's byte for byte", p)
+    # A killed task leaves its rows `running`, without results: the rows of task 1 (6 to 10).
+    kept = {k: os.stat(os.path.join(out, "run_%d" % k, "log.txt")).st_mtime_ns for k in range(1, 6)}
+    for k in range(6, 11):
+        with open(os.path.join(out, "run_%d" % k, "status"), "w") as f:
+            f.write("running\n")
+        os.remove(os.path.join(out, "run_%d" % k, "probes.csv"))
+    p = run([srdc, "sweep", "--status", out], env=cluster.env)
+    check_run(p.returncode == 2 and "5 running" in p.stdout and "were stopped" in p.stdout,
+              "--status counts the killed task's rows as running, and says no job runs them", p)
+    p = run(submit, env=cluster.env)
+    check_run(p.returncode == 0 and "6 of 12 runs to do" in p.stdout,
+              "submitting again: the 5 unfinished rows and the failed one, not the 6 that succeeded", p)
+    check(cluster.wait_jobs(), "the second job array ends")
+    p = run([srdc, "sweep", "--collect", out])
+    check_run(read(os.path.join(out, "summary.csv")) == reference, "after the rerun the summary equals the local "
+              "pool's again", p)
+    check(all(os.stat(os.path.join(out, "run_%d" % k, "log.txt")).st_mtime_ns == t for k, t in kept.items()),
+          "the rows that had succeeded were not run again")
+
+
+cluster = Cluster()
+try:
+    why = cluster.start()
+    if why:
+        print("# skip: Slurm sweep: %s" % why)
+    else:
+        slurm_checks(cluster)
+finally:
+    cluster.stop()
+finish()
