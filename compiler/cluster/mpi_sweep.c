@@ -14,14 +14,6 @@
 
 enum { TAG_WORK = 1, TAG_DONE = 2, NO_MORE = -1 };
 
-/* Open MPI keeps memory to the end on purpose; the sanitizers' leak check is about ours. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libmpi\nleak:libopen-pal\nleak:libopen-rte\nleak:libpmix\nleak:libhwloc\nleak:libevent\n"
-           "leak:mca_\nleak:libucs\nleak:libucp\nleak:libfabric\n";
-}
-
 /* ---- a worker ---- */
 
 /* Runs one row and returns its exit code; its status file says the same. */
