@@ -107,6 +107,13 @@ mpi_checks()
 
 # 5. Slurm: a single-node cluster of our own (slurm_local.py).
 def slurm_checks(cluster):
+    # MaxArraySize is 4 here: 12 rows of one per task would be 12 tasks, so 3 rows per task.
+    capped = os.path.join(work, "capped")
+    p = run(SWEEP + ["--out", capped, "--slurm", "--chunk", "1"], env=cluster.env)
+    text = open(os.path.join(capped, "slurm", "job_1.sbatch")).read() if p.returncode == 0 else ""
+    check_run("--chunk 1 makes more than MaxArraySize = 4 array tasks: 3 rows per task instead" in p.stdout
+              and "#SBATCH --array=0-3\n" in text and "chunk=3\n" in text,
+              "MaxArraySize from scontrol (4): --chunk 1 over 12 rows is raised to 3 rows per task, and said", p)
     out = os.path.join(work, "slurm")
     submit = SWEEP + ["--out", out, "--slurm", "--chunk", "5", "--submit"]
     p = run(submit, env=cluster.env)
@@ -136,7 +143,7 @@ def slurm_checks(cluster):
           "the rows that had succeeded were not run again")
 
 
-cluster = Cluster(scratch("slurm_"))
+cluster = Cluster(scratch("slurm_"), max_array=4)
 try:
     why = cluster.start()
     if why:

@@ -17,7 +17,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def slurm_conf(d, host):
+def slurm_conf(d, host, max_array):
     return "\n".join([
         "ClusterName=srdtest", "SlurmctldHost=%s(127.0.0.1)" % host, "SlurmUser=root", "SlurmdUser=root",
         "SlurmctldPort=%d" % free_port(), "SlurmdPort=%d" % free_port(),
@@ -29,7 +29,7 @@ def slurm_conf(d, host):
         "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none", "JobCompType=jobcomp/none", "MpiDefault=none",
         "SchedulerType=sched/builtin", "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
-        "ReturnToService=2", "MaxArraySize=1001",
+        "ReturnToService=2", "MaxArraySize=%d" % max_array,
         "NodeName=%s NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN" % host,
         "PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP" % host, ""])
 
@@ -37,9 +37,10 @@ def slurm_conf(d, host):
 class Cluster:
     """munged, slurmctld and slurmd in the foreground, children of this script."""
 
-    def __init__(self, directory):
-        """directory: an empty directory for the daemons' files, removed by the caller."""
-        self.procs = []
+    def __init__(self, directory, max_array=1001):
+        """directory: an empty directory for the daemons' files, removed by the caller;
+        max_array: the cluster's MaxArraySize."""
+        self.procs, self.max_array = [], max_array
         # A Unix socket's path is short (108 bytes): a long $TMPDIR moves the daemons to /tmp.
         self.dir = directory
         if len(self.dir) > 80:
@@ -59,7 +60,7 @@ class Cluster:
             f.write(os.urandom(1024))
         os.chmod(os.path.join(d, "munge.key"), 0o600)
         with open(self.env["SLURM_CONF"], "w") as f:
-            f.write(slurm_conf(d, socket.gethostname().split(".")[0]))
+            f.write(slurm_conf(d, socket.gethostname().split(".")[0], self.max_array))
         # --force: the socket's directory (under $TMPDIR, 0700) is only root's, as is the cluster
         self.spawn(["munged", "-F", "--force", "--key-file=%s/munge.key" % d, "--socket=%s/munge.sock" % d,
                     "--pid-file=%s/munged.pid" % d, "--log-file=%s/munged.log" % d,
