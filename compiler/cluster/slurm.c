@@ -187,7 +187,9 @@ static const char script_body[] =
     "# Written by `srdc sweep --slurm`: see docs/cluster.md. Each array task runs rows\n"
     "# (chunk * task + 1) to (chunk * task + chunk) of the row list, each with the command of\n"
     "# its line of rows.tsv (tab-separated), and writes run_k/log.txt and run_k/status.\n"
-    "export OPENBLAS_NUM_THREADS=\"${OPENBLAS_NUM_THREADS:-1}\" OMP_NUM_THREADS=\"${OMP_NUM_THREADS:-1}\"\n"
+    "# One BLAS and one OpenMP thread per run, as the task has one CPU (--cpus-per-task):\n"
+    "# change both together.\n"
+    "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
     "task=\"${SLURM_ARRAY_TASK_ID:?submit this script with sbatch}\"\n"
     "tab=$(printf '\\t')\n"
     "set_status() {\n"
@@ -269,7 +271,8 @@ static int write_job(const SweepOptions *o, const SweepRows *rows, const int *pe
         fprintf(stderr, "srdc: error: cannot write %s: %s\n", script, strerror(errno));
         return 3;
     }
-    printf("%d of %d runs to do: %d array tasks of up to %d runs in %s\n", n, rows->n, tasks, chunk, script);
+    printf("%d of %d runs to do: %d array task%s of up to %d run%s in %s\n", n, rows->n, tasks, tasks > 1 ? "s" : "",
+           chunk, chunk > 1 ? "s" : "", script);
     if (!o->submit) {
         printf("submit it with `sbatch %s`; then `srdc sweep --status %s` and `--collect %s`\n", script, o->out,
                o->out);
