@@ -6,6 +6,7 @@ temporary directory, stopped at the end), each with a summary identical, byte fo
 local pool's; a Slurm task's rows left unfinished are rerun by the next submission, and only
 those. Skips (saying why) only the parts whose services cannot start here."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,6 +144,46 @@ def slurm_checks(cluster):
           "the rows that had succeeded were not run again")
 
 
+def status_words(out):
+    words = {}
+    for k in range(1, 13):
+        path = os.path.join(out, "run_%d" % k, "status")
+        words[k] = open(path).read().strip() if os.path.exists(path) else "not_run"
+    return words
+
+
+def cancelled_job_checks(cluster):
+    """A real cancellation: scancel as soon as the first row has succeeded. 12 rows at most 4
+    tasks (MaxArraySize), 3 rows each, 2 tasks at a time: the tasks still pending never run."""
+    out = os.path.join(work, "cancelled")
+    submit = SWEEP + ["--out", out, "--slurm", "--submit"]
+    p = run(submit, env=cluster.env)
+    job = re.search(r"submitted job (\d+)", p.stdout)
+    check_run(job is not None and "4 array tasks of up to 3 runs" in p.stdout, "12 rows as 4 array tasks of 3", p)
+    if not job:
+        return
+    cluster.wait_for(lambda: "ok" in status_words(out).values(), 60)
+    cluster.run(["scancel", job.group(1)])
+    cluster.wait_jobs()
+    before = status_words(out)
+    left = sorted(k for k, w in before.items() if w != "ok")
+    check(any(k != 12 for k in left), "scancel left rows unfinished (%s)" % ", ".join(
+        "%d: %s" % (k, before[k]) for k in left))
+    if "running" in before.values():
+        p = run([srdc, "sweep", "--status", out], env=cluster.env)
+        check_run("were stopped" in p.stdout, "--status: the rows the cancelled tasks were running were stopped", p)
+    kept = {k: os.stat(os.path.join(out, "run_%d" % k, "log.txt")).st_mtime_ns for k in before if k not in left}
+    p = run(submit, env=cluster.env)
+    check_run(p.returncode == 0 and "%d of 12 runs to do" % len(left) in p.stdout,
+              "submitting again runs the %d rows that had not succeeded" % len(left), p)
+    check(cluster.wait_jobs(), "the resubmitted job ends")
+    p = run([srdc, "sweep", "--collect", out])
+    check_run(read(os.path.join(out, "summary.csv")) == reference,
+              "after the cancelled job's rerun the summary equals the local pool's", p)
+    check(all(os.stat(os.path.join(out, "run_%d" % k, "log.txt")).st_mtime_ns == t for k, t in kept.items()),
+          "the rows that had succeeded before the cancellation were not run again")
+
+
 cluster = Cluster(scratch("slurm_"), max_array=4)
 try:
     why = cluster.start()
@@ -150,6 +191,7 @@ try:
         print("# skip: Slurm sweep: %s" % why)
     else:
         slurm_checks(cluster)
+        cancelled_job_checks(cluster)
 finally:
     cluster.stop()
 finish()
