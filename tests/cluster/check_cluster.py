@@ -3,8 +3,9 @@
 line's mistakes; an MPI sweep (mpirun -np 3 --oversubscribe) and a Slurm job-array sweep on a
 single-node Slurm that this script starts itself (munged, slurmctld and slurmd as root, in a
 temporary directory, stopped at the end), each with a summary identical, byte for byte, to the
-local pool's; a Slurm task's rows left unfinished are rerun by the next submission, and only
-those. Skips (saying why) only the parts whose services cannot start here."""
+local pool's; rows left unfinished by a task (marked so by hand, then by a real scancel of the
+job) are rerun by the next submission, and only those; MaxArraySize caps the array. Skips
+(saying why) only the parts whose services cannot start here."""
 import os
 import re
 import shutil
