@@ -147,7 +147,8 @@ static const char *build_help =
 static const char *sweep_help =
     "usage: srdc sweep FILE (-p NAME=RANGE)... [--csv SETS.csv] [-j N] [--out DIR] [--duration T]\n"
     "                 [--dt DT] [--quiet]\n"
-    "                 [--slurm [--chunk K] [--partition P] [--time T] [--submit] | --mpi [--ranks N] [--mpirun CMD]]\n"
+    "                 [--slurm [--chunk K] [--partition P] [--time T] [--submit]]\n"
+    "                 [--mpi [--ranks N] [--mpirun CMD]]\n"
     "       srdc sweep --status DIR | --collect DIR\n"
     "\n"
     "Builds FILE into a simulator once (as `srdc build`), then runs it for every combination of\n"
