@@ -256,19 +256,27 @@ static const srd_param *shaping_axis(const Sweep *sw)
     return NULL;
 }
 
-/* The rows of the sweep (cluster/rows.h): each run's command, exe (the simulator, or srdc
- * itself running `run FILE`) with its -p values and the sweep's --duration and --dt, and its
- * summary fields, the values in SI. */
-static void plan_rows(const Sweep *sw, const SweepOptions *o, const char *dir, const char *exe,
-                      const char *file, SweepRows *rows)
+/* The summary's leading header: "run", then NAME_UNIT per swept param (NAME when unitless). */
+static void summary_header(const Sweep *sw, char *header, size_t n)
 {
-    char header[4096] = "run", command[8192], fields[4096], value[256];
+    snprintf(header, n, "run");
     for (int a = 0; a < sw->n_axes; a++) {
         const srd_param *p = &sw->m->params[sw->axes[a].param];
         size_t at = strlen(header);
-        snprintf(header + at, sizeof header - at, ",%s%s%s", p->name, strcmp(p->unit, "1") ? "_" : "",
-                 strcmp(p->unit, "1") ? p->unit : "");
+        bool unit = strcmp(p->unit, "1") != 0;
+        snprintf(header + at, n - at, ",%s%s%s", p->name, unit ? "_" : "", unit ? p->unit : "");
     }
+}
+
+/* The rows of the sweep (cluster/rows.h): each run's command, exe (the simulator, or srdc
+ * itself running `run FILE`) with its -p values and the sweep's --duration and --dt, and its
+ * summary fields, the values in SI. The command has room for MAX_SWEPT values next to two
+ * paths of PATH_MAX. */
+static void plan_rows(const Sweep *sw, const SweepOptions *o, const char *dir, const char *exe,
+                      const char *file, SweepRows *rows)
+{
+    char header[4096], command[16384], fields[4096], value[256];
+    summary_header(sw, header, sizeof header);
     rows_init(rows, dir, header);
     for (int r = 0; r < sw->n_runs; r++) {
         int c = snprintf(command, sizeof command, "%s%s%s", exe, sw->rerun ? "\trun\t" : "", sw->rerun ? file : "");
