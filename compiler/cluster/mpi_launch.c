@@ -71,7 +71,7 @@ int mpi_check(const SweepOptions *o)
     return 0;
 }
 
-/* argv: the launcher's words, -np N when --ranks is given, then srd-mpi-sweep DIR [--quiet].
+/* argv: the launcher's words, -np N (srun: -n N) when --ranks is given, then srd-mpi-sweep DIR [--quiet].
  * words holds the launcher's text, cut at its spaces. */
 static int launch_argv(const SweepOptions *o, const char *dir, const char *worker, char *words, char **argv,
                        char *ranks)
@@ -79,9 +79,10 @@ static int launch_argv(const SweepOptions *o, const char *dir, const char *worke
     int n = 0;
     for (char *w = strtok(words, " "); w && n < MAX_LAUNCHER_WORDS; w = strtok(NULL, " "))
         argv[n++] = w;
-    if (o->ranks) {
+    if (o->ranks) { /* Slurm's srun counts tasks with -n; mpirun and mpiexec take -np */
+        const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
         snprintf(ranks, 16, "%d", o->ranks);
-        argv[n++] = (char *)"-np";
+        argv[n++] = (char *)(!strcmp(base, "srun") ? "-n" : "-np");
         argv[n++] = ranks;
     }
     argv[n++] = (char *)worker;
