@@ -792,6 +792,7 @@ EXAMPLES = {
     "finger_press": finger_press,
     "rope_coil": rope_coil,
     "arm_pd": arm_pd,
+    "snake_steer": snake,
 }
 
 
