@@ -268,6 +268,20 @@ static bool link_simulator(const char *table_c, const char *object, const char *
     return true;
 }
 
+/* `--shared`: the kernels and the table only; libsrd, which opens it, has the runtime. */
+static bool link_shared(const char *table_c, const char *object, const char *output, char *err, size_t err_n)
+{
+    char *argv[] = { (char *)SRD_SIM_CC, (char *)"-O1", (char *)"-w", (char *)"-fPIC", (char *)"-shared",
+                     (char *)"-I" SRD_SIM_INCLUDE, (char *)table_c, (char *)object, (char *)"-lm", (char *)"-o",
+                     (char *)output, NULL };
+    int status = run_program(argv);
+    if (status != 0) {
+        snprintf(err, err_n, "linking %s failed (%s exited with %d)", output, SRD_SIM_CC, status);
+        return false;
+    }
+    return true;
+}
+
 static void remove_dir(const char *dir, const char *const *files, int n)
 {
     char path[4096];
@@ -323,7 +337,10 @@ int build_simulator_of(const BuildOptions *o, const Program *prog, srd_model *m)
         LLVMDisposeModule(M);
         LLVMContextDispose(C);
     }
-    if (status == SRD_EXIT_OK && !link_simulator(table_c, object, o->output, o->static_libs, err, sizeof err))
+    bool linked = status != SRD_EXIT_OK ? false
+                : o->shared      ? link_shared(table_c, object, o->output, err, sizeof err)
+                                 : link_simulator(table_c, object, o->output, o->static_libs, err, sizeof err);
+    if (status == SRD_EXIT_OK && !linked)
         status = SRD_EXIT_IO;
     if (err[0])
         fprintf(stderr, "srdc: error: %s\n", err);

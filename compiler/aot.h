@@ -13,6 +13,7 @@ typedef struct BuildOptions {
     bool        portable;  /* any x86-64 with AVX2 and FMA instead of this host's CPU */
     bool        static_libs; /* OpenBLAS, LAPACK(E) and the Fortran runtime linked in statically */
     bool        quiet;
+    bool        shared;    /* a shared library of the kernels and the model for libsrd (srd_open), no runtime */
 } BuildOptions;
 
 /* Optimises M and writes it as a relocatable (PIC) object file for this host, or for any

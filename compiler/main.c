@@ -123,7 +123,7 @@ static const char *run_help =
     "  srdc run examples/rod_drop.srd --resume drop                # continued to the full 1 s\n";
 
 static const char *build_help =
-    "usage: srdc build FILE [-o NAME] [--portable] [--static] [--quiet]\n"
+    "usage: srdc build FILE [-o NAME] [--portable] [--static | --shared] [--quiet]\n"
     "\n"
     "Compiles the model's kernels ahead of time (no JIT) and links them with the runtime into one\n"
     "executable NAME (default: FILE without .srd). The simulator needs only libc, libm, OpenBLAS\n"
@@ -136,6 +136,8 @@ static const char *build_help =
     "The code is tuned for this machine's CPU; --portable targets any x86-64 with AVX2 and FMA.\n"
     "--static links OpenBLAS, LAPACK(E), the Fortran runtime and libgcc into the executable (about\n"
     "27 MB), so that it needs only libc and libm: for machines without OpenBLAS.\n"
+    "--shared makes a shared library NAME (default: FILE without .srd, plus .so) of the kernels and\n"
+    "the model's files instead, for libsrd to open (srd_open in C, srd.Model in Python): no JIT.\n"
     "\n"
     "examples:\n"
     "  srdc build examples/pneunet.srd -o pneunet\n"
@@ -415,15 +417,15 @@ static int cmd_run(int argc, char **argv)
 }
 
 /* The default simulator name: the file's base name without .srd. */
-static char *default_output(const char *file)
+static char *default_output(const char *file, bool shared)
 {
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     size_t n = strlen(base);
     if (n > 4 && !strcmp(base + n - 4, ".srd"))
         n -= 4;
-    char *out = malloc(n + 1);
+    char *out = malloc(n + 4);
     memcpy(out, base, n);
-    out[n] = 0;
+    strcpy(out + n, shared ? ".so" : "");
     return out;
 }
 
@@ -437,6 +439,8 @@ static int cmd_build(int argc, char **argv)
             o.portable = true;
         else if (!strcmp(argv[i], "--static"))
             o.static_libs = true;
+        else if (!strcmp(argv[i], "--shared"))
+            o.shared = true;
         else if (!strcmp(argv[i], "--quiet"))
             o.quiet = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -454,7 +458,12 @@ static int cmd_build(int argc, char **argv)
         fprintf(stderr, "srdc: error: no input file\nhint: srdc build FILE.srd -o NAME\n");
         return SRD_EXIT_BAD_INPUT;
     }
-    char *fallback = o.output ? NULL : default_output(o.file);
+    if (o.shared && o.static_libs) {
+        fprintf(stderr, "srdc: error: --shared and --static exclude each other\nhint: a shared library is opened by "
+                        "libsrd, which has the runtime; leave out --static\n");
+        return SRD_EXIT_BAD_INPUT;
+    }
+    char *fallback = o.output ? NULL : default_output(o.file, o.shared);
     if (!o.output)
         o.output = fallback;
     char err[512];

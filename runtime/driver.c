@@ -14,6 +14,8 @@
 #include "alloc.h"
 #include "contact.h"
 #include "pairs.h"
+#include "probe.h"
+#include "report.h"
 #include "explicit.h"
 #include "checkpoint.h"
 #include "files.h"
@@ -29,19 +31,10 @@
 /* Messages start with the program's name: srdc, or the built simulator's. */
 static const char *prog_name = "srdc";
 
-/* What the runtime cannot do yet is refused before anything runs: contact between the model's
- * parts finds its pairs at the start of each implicit step and checks them after the solve, a
- * loop the explicit methods do not have. */
+/* What the runtime cannot do yet is refused before anything runs (report.h). */
 static int check_supported(const srd_model *m)
 {
-    const char *method = m->simulate.present ? m->simulate.method : NULL;
-    if (m->self_contact.present && method && srd_method_from_name(method) >= SRD_SYMPLECTIC_EULER) {
-        fprintf(stderr, "%s: error: contact between the model's parts (`contact`) runs under implicit methods, "
-                        "not `%s`\n  hint: use method = implicit_euler, implicit_midpoint or newmark\n",
-                prog_name, method);
-        return -1;
-    }
-    return 0;
+    return srd_report_unsupported_method(stderr, prog_name, m, NULL, false) ? -1 : 0;
 }
 
 /* The files a run wrote, for the summary: names under the output directory. */
@@ -176,68 +169,6 @@ static double probe_period(const srd_analysis *a, double dt)
     for (int i = 0; i < a->n_probes; i++)
         period = fmin(period, a->probes[i].every > 0 ? a->probes[i].every : dt);
     return period;
-}
-
-/* A singular Jacobian: which DOFs nothing holds, not a LAPACK code. */
-static void report_singular(const srd_sim *s)
-{
-    fprintf(stderr, "%s: error: the Jacobian is singular at t = %.6g s: the model can move without resistance\n",
-            prog_name, s->t);
-    if (srd_sim_report_singular(s, stderr, 8) == -1)
-        fprintf(stderr, "hint: in a closed loop of joints some constraints repeat the others (a planar four-bar of "
-                        "hinges holds its out-of-plane motion twice): make one joint of the loop spherical or "
-                        "universal, or drop one of its constraints\n");
-    else
-        fprintf(stderr, "hint: hold the part these DOFs belong to (`clamp`, `fix`, a joint or contact), or give it "
-                        "stiffness; a static analysis needs every rigid motion held\n");
-}
-
-static void report_crossing(const srd_sim *s)
-{
-    fprintf(stderr, "%s: error: at t = %.6g s two edges in contact would pass through each other, even in %s\n"
-                    "hint: raise the contact `stiffness` or `delta`, or shorten `dt`%s\n",
-            prog_name, s->t, s->dynamic ? "the smallest substeps" : "this load step",
-            s->dynamic ? "" : "; or use more `load_steps`");
-}
-
-static void report_failure(const srd_sim *s, int code)
-{
-    if (code == 1 && s->last.singular) {
-        report_singular(s);
-        return;
-    }
-    if (code == SRD_STEP_CROSSED) {
-        report_crossing(s);
-        return;
-    }
-    fprintf(stderr, "%s: error: %s at t = %.6g s\n", prog_name,
-            code == 2 ? "the solution became NaN or infinite" : "Newton's method did not converge", s->t);
-    fprintf(stderr, "  Newton residuals (N):");
-    int n = s->last.n_history, cap = (int)(sizeof s->last.history / sizeof s->last.history[0]);
-    for (int i = 0; i < n && i < cap - 1; i++)
-        fprintf(stderr, " %.2e", s->last.history[i]);
-    if (n > cap)
-        fprintf(stderr, " ... (%d more)", n - cap);
-    if (n >= cap)
-        fprintf(stderr, " %.2e", s->last.history[cap - 1]);
-    fprintf(stderr, "\n  largest residuals (of the last iterate):\n");
-    srd_sim_report_worst(s, stderr, 3);
-    /* load_steps divide a static solve, dt a time step: advise the one that applies. */
-    fprintf(stderr, "hint: try %s, a looser `tolerance`, or check for a part that is not held (a free rigid motion "
-                    "makes the system singular)\n", s->dynamic ? "a smaller `dt`" : "more `load_steps`");
-}
-
-/* An explicit step has no Newton iterations: what helps is where the state blew up and the
- * stable time step, which explicit methods must stay below. */
-static void report_explicit_failure(const srd_sim *s)
-{
-    fprintf(stderr, "%s: error: the solution became NaN or infinite in step %ld (t = %.6g s to %.6g s, "
-                    "dt = %.3g s)\n", prog_name, s->steps, s->t - s->dt, s->t, s->dt);
-    fprintf(stderr, "  DOFs that went non-finite, else the fastest:\n");
-    srd_sim_report_state(s, stderr, 3);
-    fprintf(stderr, "hint: explicit methods (euler, verlet, rk4) are stable only while dt is below the stable time "
-                    "step, about the period of the model's fastest vibration divided by pi; try a much smaller "
-                    "`dt`, or `method = implicit_euler;`\n");
 }
 
 /* A spring stretched beyond the range of linear elasticity is reported once per run. */
@@ -404,7 +335,7 @@ static int run_static(srd_sim *s, const srd_model *m, Outputs *out, const srd_ru
     s->line_search = a->line_search;
     int code = srd_static(s, a->load_steps);
     if (code) {
-        report_failure(s, code);
+        srd_report_step_failure(stderr, prog_name, s, -1, code);
         return SRD_EXIT_NUMERIC;
     }
     watch_strain(s, 0);
@@ -884,10 +815,7 @@ static int run_dynamic(srd_sim *s, const srd_model *m, const srd_run_options *o,
     for (long k = d.first; k <= d.steps && status == SRD_EXIT_OK; k++) {
         int code = k > 0 ? (d.fast ? fast_step(&d) : srd_step(s, d.method, 6)) : 0;
         if (code) {
-            if (d.method >= SRD_SYMPLECTIC_EULER)
-                report_explicit_failure(s);
-            else
-                report_failure(s, code);
+            srd_report_step_failure(stderr, prog_name, s, d.method, code);
             if (d.stable > 0)
                 fprintf(stderr, "  stable time step estimate: %.3g s (dt = %.3g s)\n", d.stable, s->dt);
             fprintf(stderr, "  frames written so far are in %s\n", o->out);
@@ -1043,25 +971,11 @@ static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, 
     return SRD_EXIT_OK;
 }
 
-/* Friction and viscous drag are written for the implicit step, whose velocity is (q - q0) / dt:
- * the general explicit path would silently leave them out. The fast path gives them
- * q0 = q - dt v, so that they see the current velocity. */
 static int check_method(const srd_model *m, const srd_kernel_table *kt)
 {
-    const char *method = m->simulate.present ? m->simulate.method : NULL;
     const char *env = getenv("SRD_EXPLICIT");
-    if (!method || srd_method_from_name(method) < SRD_SYMPLECTIC_EULER)
-        return SRD_EXIT_OK;
-    if (!srd_explicit_unsupported(m, kt->infos) && !(env && !strcmp(env, "general")))
-        return SRD_EXIT_OK;
-    for (int k = 0; k < m->n_sets; k++)
-        if (kt->infos[k].needs_time_step) {
-            fprintf(stderr, "%s: error: `%s` elements (friction, viscous drag) need an implicit method, not `%s`\n"
-                            "  hint: use method = implicit_euler, implicit_midpoint or newmark\n", prog_name,
-                    m->sets[k].kind, method);
-            return SRD_EXIT_BAD_INPUT;
-        }
-    return SRD_EXIT_OK;
+    bool general = env && !strcmp(env, "general");
+    return srd_report_unsupported_method(stderr, prog_name, m, kt->infos, general) ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
 }
 
 /* Whether analysis a runs: --resume continues the simulation only (the static and modes

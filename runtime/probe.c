@@ -90,3 +90,14 @@ int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6])
 {
     return srd_probe_value_at(s, p, s->q, NULL, out);
 }
+
+int srd_probe_width(const srd_probe *p)
+{
+    switch (p->kind) {
+    case SRD_PROBE_REACTION: return 6;
+    case SRD_PROBE_CONTACT: return 3;
+    case SRD_PROBE_JOINT: return p->component == SRD_JOINT_MOTOR ? 1 : 3;
+    case SRD_PROBE_BODY: return 3;
+    default: return p->dof >= 0 ? 1 : 3;
+    }
+}

@@ -13,4 +13,7 @@ int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6]);
  * srd_sim_reactions gave (n_dofs values: shared by the probes of one row). */
 int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double out[6]);
 
+/* The count srd_probe_value gives for p, without computing it. */
+int srd_probe_width(const srd_probe *p);
+
 #endif

@@ -4,6 +4,8 @@
  * as `srdc run` does). The simulator's generated table defines `srd_built`. */
 #ifndef SRD_BUILT_H
 #define SRD_BUILT_H
+#include <stdbool.h>
+#include <stdio.h>
 #include "driver.h"
 
 typedef struct srd_built_file {
@@ -48,5 +50,10 @@ typedef struct srd_built_model {
 } srd_built_model;
 
 extern const srd_built_model srd_built;
+
+/* Whether model m, elaborated again from the built files with new params, still fits the
+ * kernels of simulator b: the same structure, and every value compiled in as a constant
+ * unchanged. When not, says why on `out`, messages starting with `program`. */
+bool srd_built_matches(const srd_built_model *b, const srd_model *m, FILE *out, const char *program);
 
 #endif

@@ -3,7 +3,7 @@
 # everything is already there.
 set -e
 packages="build-essential cmake ninja-build pkg-config flex bison llvm-19-dev libopenblas-dev \
-liblapacke-dev libsuitesparse-dev libarpack2-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 libcairo2-dev ffmpeg python3-matplotlib chromium \
+liblapacke-dev libsuitesparse-dev libarpack2-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 python3-numpy python3-pytest libcairo2-dev ffmpeg python3-matplotlib chromium \
 tetgen"
 # tetgen (TetGen 1.5) fills closed OBJ/STL surfaces with tetrahedra for `solid { mesh = filled(...); }`.
 # It runs as a command, not a linked library: TetGen is AGPL, and Gmsh's library (libgmsh-dev)

@@ -97,56 +97,6 @@ static void print_params(FILE *out)
             strcmp(p->unit, "1") ? p->unit : "");
 }
 
-/* A param that sets the discretisation (nodes, spacing, mesh, bending) changes the DOF count
- * compiled into this simulator: say so by name, and what runs such a value. */
-static bool shaping_unchanged(const srd_model *m)
-{
-    for (int k = 0; k < m->n_params && k < srd_built.n_params; k++)
-        if (m->params[k].shapes && m->params[k].value != srd_built.params[k].value) {
-            fprintf(stderr,
-                    "%s: error: param `%s` sets the discretisation (nodes, spacing, mesh or bending), which this "
-                    "simulator has compiled in\nhint: run other values with `srdc run %s -p %s=...`, or sweep them "
-                    "with `srdc sweep`, which elaborates a model for each\n",
-                    name, m->params[k].name, srd_built.model_path, m->params[k].name);
-            return false;
-        }
-    return true;
-}
-
-/* The model elaborated with new params must have the built structure, and every value compiled
- * in as a constant must be unchanged. */
-static bool matches_build(const srd_model *m)
-{
-    if (!shaping_unchanged(m))
-        return false;
-    if (m->n_sets != srd_built.n_sets || m->n_nodes != srd_built.n_nodes || m->n_dofs != srd_built.n_dofs ||
-        m->n_actuations != srd_built.n_actuations) {
-        fprintf(stderr, "%s: error: the model no longer has the structure it was built with\n", name);
-        return false;
-    }
-    for (int s = 0; s < m->n_sets; s++) {
-        const srd_elemset *set = &m->sets[s];
-        const srd_built_set *b = &srd_built.sets[s];
-        if (strcmp(set->kind, srd_built.kernels.infos[s].kind) || set->n != b->n || set->n_data != b->n_data) {
-            fprintf(stderr, "%s: error: the model's `%s` elements differ from those it was built with\n", name,
-                    set->kind);
-            return false;
-        }
-        for (int k = 0; k < b->n_folded; k++) {
-            int c = b->folded_column[k];
-            for (int i = 0; i < set->n; i++)
-                if (set->data[i * set->n_data + c] != b->folded_value[k]) {
-                    fprintf(stderr,
-                            "%s: error: these param values change `%s` of the `%s` elements, which this simulator "
-                            "has compiled in as a constant\nhint: run the model with `srdc run` instead\n",
-                            name, set->data_names[c], set->kind);
-                    return false;
-                }
-        }
-    }
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     name = srd_built.name;
@@ -193,7 +143,7 @@ int main(int argc, char **argv)
     Program prog = { 0 };
     srd_model *m = elab_file(&arena, &prog, srd_built.model_path, srd_built.stdlib_dir, o.overrides, o.n_overrides);
     diag_flush(stderr);
-    if (!m || !matches_build(m))
+    if (!m || !srd_built_matches(&srd_built, m, stderr, name))
         status = SRD_EXIT_BAD_INPUT;
     else if (info)
         srd_model_print(m, stdout);

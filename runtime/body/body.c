@@ -183,6 +183,21 @@ void srd_bodies_init(srd_sim *s)
     share_frames(s);
 }
 
+void srd_body_set_turn(srd_sim *s, int k, const double *axes, const double *omega)
+{
+    srd_bodies *bs = &s->bodies;
+    if (axes) {
+        memcpy(&bs->axes[9 * k], axes, 9 * sizeof(double));
+        share_frames(s);
+    }
+    if (omega) {
+        const double *R = &bs->axes[9 * k];
+        for (int c = 0; c < 3; c++)
+            bs->momentum[3 * k + c] = s->m->bodies[k].inertia[c] * srd_dot3(&R[3 * c], omega);
+        store_velocity(s, k);
+    }
+}
+
 void srd_bodies_free(srd_bodies *b)
 {
     free(b->axes);

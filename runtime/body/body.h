@@ -46,6 +46,10 @@ void srd_bodies_drift(struct srd_sim *s, double dt);
 void srd_bodies_rk4_stage(struct srd_sim *s, const double *qs, double *kq, double *kv);
 void srd_bodies_rk4_finish(struct srd_sim *s);
 
+/* Sets body k's orientation between steps (axes: column c is principal axis c in the world,
+ * as srd_bodies.axes) and/or its angular velocity (world); either may be NULL. */
+void   srd_body_set_turn(struct srd_sim *s, int k, const double *axes, const double *omega);
+
 /* Rotational kinetic energy 1/2 Pi . J^-1 Pi, and a body's angular momentum in the world. */
 double srd_bodies_kinetic_energy(const struct srd_sim *s);
 void   srd_body_world_momentum(const struct srd_sim *s, int k, double *L);

@@ -773,6 +773,7 @@ EXAMPLES = {
     "pneunet": lambda: straight_finger(planar=True),
     "earthworm": earthworm,
     "snake": snake,
+    "snake_goal": snake,
     "manta_ray": manta_ray,
     "parachute": parachute,
     "rod_drop": rod_drop,
