@@ -413,6 +413,21 @@ static void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* ,"control": {"period": 0.005, "steps": 4, "slots": [{"name": "integral", "kind": "var", "size": 1}, ...]} */
+static void json_control(const srd_control *c, FILE *out)
+{
+    static const char *const kinds[] = { "var", "let", "probe", "period" };
+    if (!c->present)
+        return;
+    fprintf(out, ",\n  \"control\": {\"period\": %.17g, \"steps\": %d, \"slots\": [", c->period, c->n_steps);
+    for (int k = 0; k < c->n_slots; k++) {
+        fprintf(out, "%s{\"name\": ", k ? ", " : "");
+        json_string(out, c->slots[k].name);
+        fprintf(out, ", \"kind\": \"%s\", \"size\": %d}", kinds[c->slots[k].kind], c->slots[k].n);
+    }
+    fprintf(out, "]}");
+}
+
 static void json_analysis(FILE *out, const char *key, const srd_analysis *a)
 {
     fprintf(out, ",\n  \"%s\": ", key);
@@ -479,6 +494,7 @@ void srd_model_print_json(const srd_model *m, FILE *out)
     }
     fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"motions\": %d,\n  \"releases\": %d,\n  \"obstacles\": %d",
             m->n_loads, m->n_actuations, m->n_motions, m->n_releases, m->n_obstacles);
+    json_control(&m->control, out);
     fprintf(out, ",\n  \"gravity\": [%.17g, %.17g, %.17g]", m->gravity[0], m->gravity[1], m->gravity[2]);
     fprintf(out, ",\n  \"environment\": {\"medium\": %s, \"viscous\": %s, \"damping\": %s, \"rft\": %s, "
                  "\"drag\": %s, \"ground\": %s, \"self_contact\": %s}",
