@@ -1426,8 +1426,11 @@ static void exec_apply(Elab *e, Stmt *s)
         }
         params[k] = eval_expr(e, s->arg_values[i]);
         if (params[k].kind != V_NUM || params[k].n != 1 || !params[k].known) {
-            if (params[k].kind != V_ERR)
-                diag_error(s->arg_values[i]->loc, "an element parameter must be a scalar known when the model is built");
+            if (params[k].kind != V_ERR) {
+                Diag *d = diag_error(s->arg_values[i]->loc,
+                                     "an element parameter must be a scalar known when the model is built");
+                elab_hint_input(e, d, params[k].kind == V_NUM ? params[k].param : NULL);
+            }
             ok = false;
             params[k] = value_error();
         } else {
