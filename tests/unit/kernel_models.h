@@ -3,6 +3,11 @@
  * the elements' data). */
 #ifndef SRD_TEST_KERNEL_MODELS_H
 #define SRD_TEST_KERNEL_MODELS_H
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "elab.h"
+#include "parse.h"
 
 /* The FD list. Every kind of element the kernel compiler must handle, in one model with no
  * fixed DOFs: each element set of this model is checked against central differences, and
@@ -11,7 +16,7 @@
  * where it acts (a contact within delta of its surface); elements that elaboration creates
  * (stretch, bend_twist, hinge, midedge, ground contact) come with the objects and blocks here.
  * Kinds with a planar variant (those reading an edge's twist) are checked in planar_text too. */
-static const char *model_text =
+static const char *model_text __attribute__((unused)) =
     "use std.springs;\n"
     "use std.shells;\n"
     "use std.contact;\n"
@@ -133,5 +138,28 @@ static const char *model_text =
     "apply plane_friction(arm.node(3); kc = 100 N/m, delta = 5 mm, mu = 0.4, slip_velocity = 10 m/s, px = 50 mm,\n"
     "                     py = 10 mm, pz = 0.5 mm, px0 = 49 mm, py0 = 10 mm, pz0 = 0.5 mm, nx = 0.1, ny = 0.2, nz = 1,\n"
     "                     nx0 = 0, ny0 = 0.25, nz0 = 1);\n";
+
+/* The FD list parsed and elaborated in arena (NULL after printing its diagnostics). */
+static srd_model *fd_list_model(Arena *arena, Program *prog) __attribute__((unused));
+
+static srd_model *fd_list_model(Arena *arena, Program *prog)
+{
+    bool parsed = parse_program_text(arena, "kernels.srd", model_text, strlen(model_text), parse_stdlib_dir(), prog);
+    srd_model *m = parsed ? elab_program(prog, arena, "kernels.srd") : NULL;
+    diag_flush(stdout);
+    return m;
+}
+
+/* Every data column of every set stays a kernel input, as the columns a param moves do. */
+static void keep_every_column(srd_model *m) __attribute__((unused));
+
+static void keep_every_column(srd_model *m)
+{
+    for (int s = 0; s < m->n_sets; s++) {
+        free(m->sets[s].param_column);
+        m->sets[s].param_column = malloc((size_t)m->sets[s].n_data + 1);
+        memset(m->sets[s].param_column, 1, (size_t)m->sets[s].n_data + 1);
+    }
+}
 
 #endif

@@ -13,6 +13,7 @@
 #include "parse.h"
 #include "sens/static.h"
 
+#include "kernel_models.h"
 #include "tap.h"
 
 static Tally tally;
@@ -38,15 +39,6 @@ typedef struct Solved {
     srd_sim      s;
     bool         ok;
 } Solved;
-
-static void keep_every_column(srd_model *m)
-{
-    for (int k = 0; k < m->n_sets; k++) {
-        free(m->sets[k].param_column);
-        m->sets[k].param_column = malloc((size_t)m->sets[k].n_data + 1);
-        memset(m->sets[k].param_column, 1, (size_t)m->sets[k].n_data + 1);
-    }
-}
 
 static bool solve(Solved *v, const char *override)
 {

@@ -23,16 +23,6 @@ static double uniform(unsigned *seed)
     return ((*seed >> 8) & 0xFFFFFF) / (double)0x1000000 * 2 - 1;
 }
 
-/* Every data column of every set stays a kernel input, as the columns a param moves do. */
-static void keep_every_column(srd_model *m)
-{
-    for (int s = 0; s < m->n_sets; s++) {
-        free(m->sets[s].param_column);
-        m->sets[s].param_column = malloc((size_t)m->sets[s].n_data + 1);
-        memset(m->sets[s].param_column, 1, (size_t)m->sets[s].n_data + 1);
-    }
-}
-
 /* The state the checks run at: the reference moved by up to 2 mm (multipliers near 1). */
 typedef struct Point {
     const srd_model *m;
@@ -157,9 +147,7 @@ int main(void)
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
-    bool parsed = parse_program_text(&arena, "kernels.srd", model_text, strlen(model_text), parse_stdlib_dir(), &prog);
-    srd_model *m = parsed ? elab_program(&prog, &arena, "kernels.srd") : NULL;
-    diag_flush(stdout);
+    srd_model *m = fd_list_model(&arena, &prog);
     check(&tally, m != NULL, "the FD list elaborates");
     if (!m)
         return 1;
