@@ -124,6 +124,8 @@ void srd_model_free(srd_model *m)
     free_analysis(&m->statics);
     free_analysis(&m->modes);
     free_control(&m->control);
+    free(m->optimize.vary);
+    free(m->optimize.method);
     free(m);
 }
 

@@ -267,6 +267,18 @@ typedef struct srd_control {
     srd_control_step *steps;
 } srd_control;
 
+/* An `optimize` block: minimise `objective` (a run-time expression of the static block's probes
+ * and the params) over the params `vary`, each within its declared range, with NLopt. */
+typedef struct srd_optimize {
+    int     present;
+    int     objective;        /* run-time expression index */
+    int     n_vary;
+    int    *vary;             /* param indices */
+    char   *method;           /* lbfgs, mma, slsqp (with gradients) or bobyqa (without) */
+    double  tolerance;        /* relative change of the objective that ends the search */
+    int     max_evaluations;
+} srd_optimize;
+
 typedef struct srd_model {
     char   *source;          /* path of the .srd file */
     int     planar;
@@ -358,6 +370,7 @@ typedef struct srd_model {
 
     srd_analysis simulate, statics, modes;
     srd_control  control;
+    srd_optimize optimize;
 } srd_model;
 
 srd_model *srd_model_new(void);

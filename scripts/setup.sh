@@ -4,7 +4,8 @@
 set -e
 packages="build-essential cmake ninja-build pkg-config flex bison llvm-19-dev libopenblas-dev \
 liblapacke-dev libsuitesparse-dev libarpack2-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 python3-numpy python3-pytest libcairo2-dev ffmpeg python3-matplotlib chromium \
-tetgen"
+tetgen libnlopt-dev"
+# libnlopt-dev (NLopt): the optimisers of `srdc optimize` (L-BFGS, MMA, SLSQP, BOBYQA).
 # tetgen (TetGen 1.5) fills closed OBJ/STL surfaces with tetrahedra for `solid { mesh = filled(...); }`.
 # It runs as a command, not a linked library: TetGen is AGPL, and Gmsh's library (libgmsh-dev)
 # would pull in a large dependency tree (OpenCASCADE, FLTK, ...) for one function; srdc reads

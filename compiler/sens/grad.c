@@ -20,18 +20,6 @@
 #include "probe.h"
 #include "sens/static.h"
 
-/* The model with its kernels and its equilibrium: what every derivative is taken at. */
-typedef struct Base {
-    Arena        arena;
-    Program      prog;
-    srd_model   *m;
-    ModelKernels mk;
-    bool         have_kernels;
-    KernelTable  kt;
-    srd_sim      s;
-    DataTangent *tangents;
-} Base;
-
 /* The data the runtime reads at another param value: each set's columns, the external forces
  * and the elements' reference state. */
 typedef struct Sample {
@@ -65,7 +53,7 @@ static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, c
 }
 
 /* A sim of model m with the base's kernels, its schedules applied at t = 0. */
-static bool sim_of(const Base *b, const srd_model *m, srd_sim *s, char *err, size_t err_n)
+static bool sim_of(const StaticPoint *b, const srd_model *m, srd_sim *s, char *err, size_t err_n)
 {
     memset(s, 0, sizeof *s);
     const srd_analysis *a = &m->statics;
@@ -82,7 +70,7 @@ static bool sim_of(const Base *b, const srd_model *m, srd_sim *s, char *err, siz
     return true;
 }
 
-static int open_base(Base *b, const GradOptions *o)
+int static_point_open(StaticPoint *b, const GradOptions *o)
 {
     memset(b, 0, sizeof *b);
     arena_init(&b->arena);
@@ -107,8 +95,12 @@ static int open_base(Base *b, const GradOptions *o)
     return sim_of(b, b->m, &b->s, err, sizeof err) ? SRD_EXIT_OK : fail("srdc: error: %s\n", err);
 }
 
-static void close_base(Base *b)
+void static_point_close(StaticPoint *b)
 {
+    if (!b->m) {
+        arena_free(&b->arena);
+        return;
+    }
     for (int k = 0; b->tangents && k < b->m->n_sets; k++)
         data_tangent_free(&b->tangents[k]);
     free(b->tangents);
@@ -153,7 +145,7 @@ static bool same_structure(const srd_model *a, const srd_model *b)
 }
 
 /* The runtime's data with param k at `value` (and every other param as given). */
-static Sample sample_at(const Base *b, const GradOptions *o, int k, double value)
+static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, double value)
 {
     Sample x = { 0 };
     char spec[512], err[512];
@@ -183,18 +175,45 @@ static Sample sample_at(const Base *b, const GradOptions *o, int k, double value
     return x;
 }
 
-/* f'(p) ~ (f(p - 2h) - 8 f(p - h) + 8 f(p + h) - f(p + 2h)) / 12h, entry by entry. */
-static double *difference(double *const *f, size_t n, double h)
+/* Four samples around a param's value and the weights that make their combination its
+ * derivative: a central fourth-order stencil, or, within 2h of an end of the param's range, a
+ * one-sided third-order one (NLopt's searches reach the ends). */
+typedef struct Stencil {
+    double at[4], w[4];
+} Stencil;
+
+static bool stencil_for(const srd_param *p, Stencil *st)
+{
+    double v = p->value, span = isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
+    double h = 1e-3 * (v != 0 ? fabs(v) : span);
+    static const double central[4] = { 1, -8, 8, -1 }, one_sided[4] = { -11, 18, -9, 2 };
+    if (v - 2 * h >= p->lo && v + 2 * h <= p->hi) {
+        for (int i = 0; i < 4; i++) {
+            st->at[i] = v + h * (i < 2 ? i - 2 : i - 1);
+            st->w[i] = central[i] / (12 * h);
+        }
+        return true;
+    }
+    double dir = v + 3 * h <= p->hi ? 1 : v - 3 * h >= p->lo ? -1 : 0;
+    for (int i = 0; i < 4; i++) {
+        st->at[i] = v + dir * i * h;
+        st->w[i] = dir * one_sided[i] / (6 * h);
+    }
+    return dir != 0;
+}
+
+/* sum_i w_i f_i, entry by entry. */
+static double *difference(double *const *f, size_t n, const Stencil *st)
 {
     double *d = srd_xcalloc(n + 1, sizeof(double));
     for (size_t i = 0; i < n; i++)
-        d[i] = (f[0][i] - 8 * f[1][i] + 8 * f[2][i] - f[3][i]) / (12 * h);
+        d[i] = st->w[0] * f[0][i] + st->w[1] * f[1][i] + st->w[2] * f[2][i] + st->w[3] * f[3][i];
     return d;
 }
 
 /* Whether the elements' reference state (rest lengths, reference positions, masses) moves
  * with the param: such a change is not derived yet. */
-static bool state_moves(const Base *b, const Sample *x)
+static bool state_moves(const StaticPoint *b, const Sample *x)
 {
     for (int j = 0; j < b->m->n_sets; j++) {
         const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
@@ -206,21 +225,19 @@ static bool state_moves(const Base *b, const Sample *x)
     return false;
 }
 
-/* Why a param has no derivative. */
-enum { DERIVED, SINGULAR, MOVES_GEOMETRY, OUTSIDE_RANGE, NOT_SAMPLED };
 
 /* d(residual)/d(param) (free rows) from four samples around the param's value. */
-static void residual_derivative(Base *b, const Sample *x, double h, double *g)
+static void residual_derivative(StaticPoint *b, const Sample *x, const Stencil *st, double *g)
 {
     const srd_model *m = b->m;
     double **columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *columns);
     for (int j = 0; j < m->n_sets; j++) {
         double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
-        columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, h);
+        columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, st);
     }
     sens_residual_tangent(&b->s, b->tangents, columns, g);
     double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
-    double *dfext = difference(f, (size_t)m->n_dofs, h);
+    double *dfext = difference(f, (size_t)m->n_dofs, st);
     for (int d = 0; d < m->n_dofs; d++) {
         int r = b->s.solver.sys.free_index[d];
         if (r >= 0)
@@ -232,24 +249,22 @@ static void residual_derivative(Base *b, const Sample *x, double h, double *g)
     free(dfext);
 }
 
-static int derivative(Base *b, const GradOptions *o, int k, double *dq)
+int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
-    const srd_param *p = &b->m->params[k];
-    double v = p->value, h = v != 0 ? 1e-3 * fabs(v) : 1e-6;
-    if (v - 2 * h < p->lo || v + 2 * h > p->hi)
-        return OUTSIDE_RANGE;
+    Stencil st;
+    if (!stencil_for(&b->m->params[k], &st))
+        return STATIC_OUTSIDE_RANGE;
     Sample x[4];
-    const double at[4] = { v - 2 * h, v - h, v + h, v + 2 * h };
     bool ok = true;
     for (int i = 0; i < 4; i++) {
-        x[i] = sample_at(b, o, k, at[i]);
+        x[i] = sample_at(b, o, k, st.at[i]);
         ok &= x[i].ok;
     }
-    int status = !ok ? NOT_SAMPLED : state_moves(b, x) ? MOVES_GEOMETRY : DERIVED;
-    if (status == DERIVED) {
+    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    if (status == STATIC_DERIVED) {
         double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
-        residual_derivative(b, x, h, g);
-        status = srd_sim_static_sensitivity(&b->s, g, dq) ? SINGULAR : DERIVED;
+        residual_derivative(b, x, &st, g);
+        status = srd_sim_static_sensitivity(&b->s, g, dq) ? STATIC_SINGULAR : STATIC_DERIVED;
         free(g);
     }
     for (int i = 0; i < 4; i++)
@@ -269,7 +284,7 @@ static void unit_of(const srd_model *m, const srd_probe *pr, const srd_param *p,
                  strchr(p->unit, '*') || strchr(p->unit, '/') ? ")" : "");
 }
 
-static void print_probe(const Base *b, const srd_probe *pr, const srd_param *p, const double *dq)
+static void print_probe(const StaticPoint *b, const srd_probe *pr, const srd_param *p, const double *dq)
 {
     const srd_model *m = b->m;
     char unit[128];
@@ -284,16 +299,16 @@ static void print_probe(const Base *b, const srd_probe *pr, const srd_param *p, 
     }
 }
 
-static void print_param(Base *b, const GradOptions *o, int k, double *dq)
+static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
     const srd_param *p = &b->m->params[k];
     static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry (rest lengths, "
-                                 "positions or masses of elements): not derived yet", "its value is within 0.2% of "
-                                 "the end of its range", "the model could not be built at nearby values" };
-    int status = p->shapes ? -1 : derivative(b, o, k, dq);
+                                 "positions or masses of elements): not derived yet", "its range is too narrow to "
+                                 "sample around its value", "the model could not be built at nearby values" };
+    int status = p->shapes ? -1 : static_point_derivative(b, o, k, dq);
     if (status == -1)
         printf("%s: sets the discretisation, no derivative\n", p->name);
-    else if (status != DERIVED)
+    else if (status != STATIC_DERIVED)
         printf("%s: %s\n", p->name, why[status]);
     else {
         printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
@@ -304,8 +319,8 @@ static void print_param(Base *b, const GradOptions *o, int k, double *dq)
 
 int grad_model(const GradOptions *o)
 {
-    Base b;
-    int status = open_base(&b, o);
+    StaticPoint b;
+    int status = static_point_open(&b, o);
     if (status == SRD_EXIT_OK && !b.m->statics.n_probes)
         status = fail("srdc: error: the static block of %s has no probe to differentiate\n"
                       "hint: add one, for example `probe tip = arm.end;`\n", o->file);
@@ -322,10 +337,7 @@ int grad_model(const GradOptions *o)
             print_param(&b, o, k, dq);
         free(dq);
     }
-    if (b.m)
-        close_base(&b);
-    else
-        arena_free(&b.arena);
+    static_point_close(&b);
     diag_reset();
     return status;
 }

@@ -771,6 +771,7 @@ EXAMPLES = {
     "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
     "cantilever_shell_midedge": lambda: cantilever_shell("midedge"),
     "pneunet": lambda: straight_finger(planar=True),
+    "finger_reach": lambda: straight_finger(planar=True),
     "earthworm": earthworm,
     "snake": snake,
     "snake_goal": snake,

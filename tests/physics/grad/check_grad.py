@@ -5,6 +5,7 @@ derivative printed agrees with (probe(p + h) - probe(p - h)) / 2h from `srdc run
 of the value, to 1e-6 of the probe's largest derivative (the differences carry about 1e-8 of
 truncation and of the CSV's 12 digits). Then its refusals: no static block, no probe."""
 import csv
+import math
 import os
 import re
 import subprocess
@@ -35,10 +36,11 @@ def grad():
     return out
 
 
-def probes_at(name, value):
+def probes_at(name, value, more=()):
     out = tap.scratch("grad_")
-    p = subprocess.run([srdc, "run", model, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, UNITS[name])],
-                       capture_output=True, text=True)
+    extra = [a for spec in more for a in ("-p", spec)]
+    p = subprocess.run([srdc, "run", model, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, UNITS[name]),
+                        *extra], capture_output=True, text=True)
     with open(os.path.join(out, "static_probes.csv")) as f:
         row = list(csv.DictReader(f))[-1]
     return p.returncode, {"tip": [float(row["tip." + c]) for c in "xyz"], "mid_z": [float(row["mid_z"])],
@@ -58,10 +60,11 @@ for name, value in defaults.items():
         check(scale > 0 and err < 1e-6, "d(%s)/d(%s): %s against central differences of static runs %s: "
               "relative %.2e (tol 1e-6)" % (probe, name, exact, ["%.9e" % v for v in fd], err))
 
-# Params that move the reference geometry or set the discretisation are named, not derived.
-shaped = os.path.join(tap.scratch("grad_"), "shaped.srd")
 with open(model) as f:
     text = f.read()
+
+# Params that move the reference geometry or set the discretisation are named, not derived.
+shaped = os.path.join(tap.scratch("grad_"), "shaped.srd")
 with open(shaped, "w") as f:
     f.write(text.replace("path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 25;",
                          "path = line((0, 0, 0) m, (0.12 m * cos(tilt), 0 m, 0.12 m * sin(tilt))); nodes = n;")
@@ -71,6 +74,42 @@ check(p.returncode == 0 and "tilt: it moves the reference geometry" in p.stdout 
       "n: sets the discretisation, no derivative" in p.stdout and "d(tip)/d(E) =" in p.stdout,
       "a param turning the rod's reference is named as moving the reference geometry, a node count as the "
       "discretisation, and E is still derived (%s)" % (p.stderr.strip() or "ok"))
+
+# Optimisation with a known answer: arm.srd's probes computed at E = 2.5 MPa and kappa0 = 7 /m
+# are the target, and `srdc optimize` starting from the defaults (3 MPa, 5 /m) recovers both
+# to 1e-8 relative, with L-BFGS on the exact gradients and with BOBYQA (no gradients) to 1e-6.
+code, target = probes_at("E", 2.5e6, ["kappa0=7/m"])
+objective = " + ".join("((%s - %.12g m) / 1 mm)^2" % (name, value) for name, value in
+                       (("tip.x", target["tip"][0]), ("tip.y", target["tip"][1]), ("tip.z", target["tip"][2]),
+                        ("mid_z", target["mid_z"][0])))
+for method, tol in (("lbfgs", 1e-8), ("bobyqa", 1e-6)):
+    fit = os.path.join(tap.scratch("grad_"), "fit.srd")
+    with open(fit, "w") as f:
+        f.write(text + "optimize {\n  minimize = %s;\n  vary E, kappa0;\n  method = %s;\n  tolerance = 1e-14;\n"
+                "  max_evaluations = 400;\n}\n" % (objective, method))
+    out = tap.scratch("grad_")
+    p = subprocess.run([srdc, "optimize", fit, "--out", out], capture_output=True, text=True)
+    args = open(os.path.join(out, "optimum.args")).read().split() if p.returncode == 0 else []
+    found = dict(a.split("=") for a in args if "=" in a)
+    e = float(found.get("E", "nan").replace("Pa", ""))
+    k = float(found.get("kappa0", "nan").replace("/m", ""))
+    check(p.returncode == 0 and abs(e / 2.5e6 - 1) < tol and abs(k / 7 - 1) < tol,
+          "optimize (%s) fits E and kappa0 to probes computed with 2.5 MPa and 7 /m: %.12g Pa, %.12g /m (tol %g) "
+          "after %d evaluations %s" % (method, e, k, tol, p.stdout.count("evaluation "), p.stderr.strip()))
+
+# The example: finger_reach.srd's optimum puts the tip on its target, and `srdc run` with the
+# optimum's -p values reproduces it.
+reach = os.path.join(here, "..", "..", "..", "examples", "finger_reach.srd")
+out = tap.scratch("grad_")
+p = subprocess.run([srdc, "optimize", reach, "--out", out], capture_output=True, text=True)
+args = open(os.path.join(out, "optimum.args")).read().split() if p.returncode == 0 else []
+run_out = tap.scratch("grad_")
+r = subprocess.run([srdc, "run", reach, "--out", run_out, "--quiet", *args], capture_output=True, text=True)
+rows = list(csv.DictReader(open(os.path.join(run_out, "static_probes.csv")))) if r.returncode == 0 else []
+tip = (float(rows[-1]["tip.x"]), float(rows[-1]["tip.z"])) if rows else (math.nan, math.nan)
+check(p.returncode == 0 and r.returncode == 0 and math.hypot(tip[0] - 0.045, tip[1] - 0.07) < 1e-6,
+      "finger_reach: the optimum's tip (%.7f, %.7f) m is within 1 um of the target (0.045, 0.07) m, run again with "
+      "its -p values %s" % (tip[0], tip[1], " ".join(args)))
 
 # Refusals, with a hint.
 bare = os.path.join(tap.scratch("grad_"), "bare.srd")
