@@ -1395,7 +1395,7 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
 
 bool lower_objective(const Program *prog, const srd_model *model, LoweredElement *out, char *err, size_t err_n)
 {
-    const srd_analysis *a = &model->statics;
+    const srd_analysis *a = srd_objective_analysis(model);
     const RunExpr *run = elab_run_expr(model, model->optimize.objective);
     memset(out, 0, sizeof *out);
     Lower L;

@@ -1,5 +1,5 @@
 /* optimize.c — elaboration of the `optimize { minimize = ...; vary a, b; ... }` block: its
- * objective (an expression of the static block's probes and the params, checked here and kept
+ * objective (an expression of the probes and params, checked here and kept
  * as a run-time expression), the params it varies (each with a declared range) and NLopt's
  * settings, laid out as srd_model.optimize for `srdc optimize` (compiler/sens/optimize.c). */
 #include <math.h>
@@ -61,13 +61,15 @@ static void vary(Elab *e, const Stmt *s, srd_optimize *o)
     }
 }
 
-/* The static block's probes as unknown values of their dimensions, for checking the objective. */
+/* The probes the objective reads (the simulation's final values, else the static equilibrium's)
+ * as unknown values of their dimensions, for checking the objective. */
 static bool bind_static_probes(Elab *e, const Stmt *s)
 {
-    const srd_analysis *a = &e->model->statics;
+    const srd_analysis *a = srd_objective_analysis(e->model);
     if (!a->present || !a->n_probes) {
-        Diag *d = diag_error(s->loc, "`optimize` minimises an expression of the static block's probes, but the "
-                                     "model has %s", a->present ? "no probe in its static block" : "no static block");
+        Diag *d = diag_error(s->loc, "`optimize` minimises an expression of the probes of the simulate block (their "
+                                     "final values) or of the static block, but the model has %s",
+                             a->present ? "no probe in that block" : "neither block");
         diag_hint(d, "add `static { probe tip = arm.end; }` and minimise an expression of `tip`");
         return false;
     }

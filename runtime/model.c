@@ -236,6 +236,11 @@ double srd_contact_radius(const srd_model *m, int o)
     return ob->kind == SRD_OBJ_SHELL ? 0.5 * ob->thickness : ob->radius;
 }
 
+const srd_analysis *srd_objective_analysis(const srd_model *m)
+{
+    return m->simulate.present ? &m->simulate : &m->statics;
+}
+
 double srd_model_total_mass(const srd_model *m)
 {
     /* Kahan summation: the mass test compares with rho * volume to 1e-12. */

@@ -388,6 +388,9 @@ int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const s
 int  srd_model_add_object(srd_model *m, const srd_object *o);
 
 double srd_model_total_mass(const srd_model *m);
+/* The analysis whose probes an `optimize` objective reads: the simulation (its final values)
+ * when the model has one, else the static equilibrium. */
+const srd_analysis *srd_objective_analysis(const srd_model *m);
 /* The rigid body of object o (a `body` with a shape or an inertia), or -1 (a point mass, or
  * another kind of object). */
 int    srd_model_body_of(const srd_model *m, int o);

@@ -56,7 +56,7 @@ static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, c
 static bool sim_of(const StaticPoint *b, const srd_model *m, srd_sim *s, char *err, size_t err_n)
 {
     memset(s, 0, sizeof *s);
-    const srd_analysis *a = &m->statics;
+    const srd_analysis *a = m->statics.present ? &m->statics : &m->simulate;
     int kind = srd_solver_kind_parse(a->solver ? a->solver : "auto");
     if (srd_sim_init(s, m, b->kt.table.fns, b->kt.table.gradients, b->kt.table.infos,
                      kind < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)kind, err, err_n) != 0)
@@ -77,9 +77,6 @@ int static_point_open(StaticPoint *b, const GradOptions *o)
     b->m = elaborate(o, &b->arena, &b->prog, NULL);
     if (!b->m)
         return SRD_EXIT_BAD_INPUT;
-    if (!b->m->statics.present)
-        return fail("srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
-                    "hint: add `static { load_steps = 10; probe tip = ...; }`\n", o->file);
     char err[1024];
     if (!kernels_mark_param_columns(o->file, b->m, err, sizeof err))
         return fail("srdc: error: %s\n", err);
@@ -317,10 +314,33 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
     }
 }
 
+int point_simulate(StaticPoint *b)
+{
+    srd_sim *s = &b->s;
+    const srd_analysis *a = &b->m->simulate;
+    int code = b->m->simulate.start && b->m->statics.present ? srd_static(s, b->m->statics.load_steps) : 0;
+    if (code)
+        return code;
+    if (b->m->simulate.start && b->m->statics.present)
+        srd_sim_start_here(s);
+    s->dt = s->step_dt = a->dt;
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+    srd_method method = (srd_method)srd_method_from_name(a->method);
+    long steps = (long)ceil(a->duration / a->dt - 1e-9);
+    for (long k = 0; k < steps && code == 0; k++)
+        code = srd_step(s, method, 6);
+    return code;
+}
+
 int grad_model(const GradOptions *o)
 {
     StaticPoint b;
     int status = static_point_open(&b, o);
+    if (status == SRD_EXIT_OK && !b.m->statics.present)
+        status = fail("srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
+                      "hint: add `static { load_steps = 10; probe tip = ...; }`\n", o->file);
     if (status == SRD_EXIT_OK && !b.m->statics.n_probes)
         status = fail("srdc: error: the static block of %s has no probe to differentiate\n"
                       "hint: add one, for example `probe tip = arm.end;`\n", o->file);

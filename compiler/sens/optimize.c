@@ -70,7 +70,7 @@ static GradOptions options_at(const Search *S, const double *u, char (*specs)[51
 static double *slot_values(const Search *S, const StaticPoint *pt)
 {
     const LoweredElement *le = &S->objective;
-    const srd_analysis *a = &pt->m->statics;
+    const srd_analysis *a = srd_objective_analysis(pt->m);
     double *probes = srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double));
     int n = 0;
     for (int i = 0; i < a->n_probes; i++)
@@ -87,7 +87,7 @@ static double *slot_values(const Search *S, const StaticPoint *pt)
 /* The probes' derivatives (in the objective's data-slot order) from the configuration's. */
 static void probe_derivatives(const StaticPoint *pt, const double *dq, double *out)
 {
-    const srd_analysis *a = &pt->m->statics;
+    const srd_analysis *a = srd_objective_analysis(pt->m);
     int n = 0;
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
@@ -106,7 +106,7 @@ static bool gradient_of(Search *S, StaticPoint *pt, GradOptions *g, const double
 {
     int k = S->m->optimize.vary[j];
     double *dq = srd_xcalloc((size_t)pt->m->n_dofs + 1, sizeof(double));
-    double *dprobe = srd_xcalloc(3 * (size_t)pt->m->statics.n_probes + 1, sizeof(double));
+    double *dprobe = srd_xcalloc(3 * (size_t)srd_objective_analysis(pt->m)->n_probes + 1, sizeof(double));
     int status = static_point_derivative(pt, g, k, dq);
     probe_derivatives(pt, dq, dprobe);
     double sum = 0;
@@ -160,8 +160,10 @@ static double evaluate(unsigned n, const double *u, double *grad, void *data)
     StaticPoint pt;
     double f = HUGE_VAL;
     int status = static_point_open(&pt, &g);
-    if (status == SRD_EXIT_OK && srd_static(&pt.s, pt.m->statics.load_steps) != 0)
-        snprintf(S->failure, sizeof S->failure, "the static equilibrium was not found at this point");
+    bool simulate = pt.m && pt.m->simulate.present;
+    if (status == SRD_EXIT_OK && (simulate ? point_simulate(&pt) : srd_static(&pt.s, pt.m->statics.load_steps)) != 0)
+        snprintf(S->failure, sizeof S->failure, "the %s failed at this point",
+                 simulate ? "simulation" : "static equilibrium's solve");
     else if (status == SRD_EXIT_OK) {
         double *in = slot_values(S, &pt), *slopes = srd_xcalloc((size_t)S->objective.n_inputs + 1, sizeof(double));
         f = dag_eval(S->objective.dag, S->objective.res[0], in);
@@ -300,6 +302,12 @@ int optimize_model(const OptimizeOptions *o)
     if (status == SRD_EXIT_OK && !first.m->optimize.present) {
         fprintf(stderr, "srdc: error: %s has no `optimize` block\nhint: add `optimize { minimize = (tip.z - 2 cm)^2; "
                         "vary E; }`\n", o->model.file);
+        status = SRD_EXIT_BAD_INPUT;
+    }
+    if (status == SRD_EXIT_OK && first.m->simulate.present && strcmp(first.m->optimize.method, "bobyqa")) {
+        fprintf(stderr, "srdc: error: the objective reads the simulation's probes, whose gradients are not derived "
+                        "yet, so `method = %s` cannot run\nhint: use `method = bobyqa;`, which needs no gradient\n",
+                first.m->optimize.method);
         status = SRD_EXIT_BAD_INPUT;
     }
     const char *dir = o->out ? o->out : "optimize";

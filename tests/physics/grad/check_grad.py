@@ -111,6 +111,37 @@ check(p.returncode == 0 and r.returncode == 0 and math.hypot(tip[0] - 0.045, tip
       "finger_reach: the optimum's tip (%.7f, %.7f) m is within 1 um of the target (0.045, 0.07) m, run again with "
       "its -p values %s" % (tip[0], tip[1], " ".join(args)))
 
+# A simulation's objective: the snake's swim in 4 s against its wave's amplitude. BOBYQA finds an
+# interior optimum (not an end of 5..100 /m), and the swims 2 /m to either side are shorter.
+gait = os.path.join(here, "snake_gait.srd")
+out = tap.scratch("grad_")
+p = subprocess.run([srdc, "optimize", gait, "--out", out], capture_output=True, text=True)
+args = open(os.path.join(out, "optimum.args")).read().split() if p.returncode == 0 else []
+best = float(args[1].split("=")[1].replace("/m", "")) if len(args) == 2 else math.nan
+
+
+def swim(amplitude):
+    run_out = tap.scratch("grad_")
+    subprocess.run([srdc, "run", gait, "--out", run_out, "--quiet", "-p", "amplitude=%.17g/m" % amplitude],
+                   capture_output=True, text=True)
+    rows = list(csv.DictReader(open(os.path.join(run_out, "probes.csv"))))
+    return float(rows[-1]["head.x"])
+
+
+ok = p.returncode == 0 and 10 < best < 95
+around = [swim(best - 2), swim(best), swim(best + 2)] if ok else []
+check(ok and around[1] > around[0] and around[1] > around[2],
+      "optimize (bobyqa) on a simulation: the longest swim at amplitude %.4g /m (%s m; 2 /m either side: %s)"
+      % (best, around[1:2], around[0::2]))
+with open(gait) as f:
+    gait_text = f.read()
+lbfgs = os.path.join(tap.scratch("grad_"), "gait_lbfgs.srd")
+with open(lbfgs, "w") as f:
+    f.write(gait_text.replace("method = bobyqa", "method = lbfgs"))
+p = subprocess.run([srdc, "optimize", lbfgs, "--out", tap.scratch("grad_")], capture_output=True, text=True)
+check(p.returncode == 1 and "use `method = bobyqa;`" in p.stderr,
+      "a gradient method on a simulation's objective is refused with a hint: %s" % p.stderr.strip().splitlines()[0])
+
 # Refusals, with a hint.
 bare = os.path.join(tap.scratch("grad_"), "bare.srd")
 with open(model) as f:
