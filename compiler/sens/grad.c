@@ -29,9 +29,12 @@ typedef struct Sample {
     bool     ok;
 } Sample;
 
-static int fail(const char *fmt, const char *what)
+/* Where messages go: the options' stream (the C API's, to return them), else stderr. */
+static FILE *messages(const GradOptions *o) { return o->errors ? o->errors : stderr; }
+
+static int fail(const GradOptions *o, const char *fmt, const char *what)
 {
-    fprintf(stderr, fmt, what);
+    fprintf(messages(o), fmt, what);
     return SRD_EXIT_BAD_INPUT;
 }
 
@@ -47,7 +50,7 @@ static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, c
     srd_model *m = NULL;
     if (parse_program(arena, o->file, parse_stdlib_dir(), prog))
         m = elab_program_with(prog, arena, o->file, specs, n);
-    diag_flush(stderr);
+    diag_flush(messages(o));
     free(specs);
     return m;
 }
@@ -79,17 +82,17 @@ int static_point_open(StaticPoint *b, const GradOptions *o)
         return SRD_EXIT_BAD_INPUT;
     char err[1024];
     if (!kernels_mark_param_columns(o->file, b->m, err, sizeof err))
-        return fail("srdc: error: %s\n", err);
+        return fail(o, "srdc: error: %s\n", err);
     b->have_kernels = true;
     if (!kernels_lower(&b->mk, &b->prog, b->m, false, err, sizeof err) || !kernels_jit(&b->mk, JIT_CHUNK_OPS, err, sizeof err))
-        return fail("srdc: error: %s\n", err);
+        return fail(o, "srdc: error: %s\n", err);
     kernels_table_fill(&b->kt, &b->mk);
     b->tangents = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *b->tangents);
     for (int k = 0; k < b->m->n_sets; k++)
         if (b->mk.sets[k].lowered.kind && !data_tangent_build(&b->mk.sets[k].lowered, &b->m->sets[k], &b->tangents[k],
                                                               err, sizeof err))
-            return fail("srdc: error: %s\n", err);
-    return sim_of(b, b->m, &b->s, err, sizeof err) ? SRD_EXIT_OK : fail("srdc: error: %s\n", err);
+            return fail(o, "srdc: error: %s\n", err);
+    return sim_of(b, b->m, &b->s, err, sizeof err) ? SRD_EXIT_OK : fail(o, "srdc: error: %s\n", err);
 }
 
 void static_point_close(StaticPoint *b)
@@ -339,13 +342,13 @@ int grad_model(const GradOptions *o)
     StaticPoint b;
     int status = static_point_open(&b, o);
     if (status == SRD_EXIT_OK && !b.m->statics.present)
-        status = fail("srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
+        status = fail(o, "srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
                       "hint: add `static { load_steps = 10; probe tip = ...; }`\n", o->file);
     if (status == SRD_EXIT_OK && !b.m->statics.n_probes)
-        status = fail("srdc: error: the static block of %s has no probe to differentiate\n"
+        status = fail(o, "srdc: error: the static block of %s has no probe to differentiate\n"
                       "hint: add one, for example `probe tip = arm.end;`\n", o->file);
     if (status == SRD_EXIT_OK && srd_static(&b.s, b.m->statics.load_steps) != 0) {
-        fprintf(stderr, "srdc: error: the static equilibrium of %s was not found\n", o->file);
+        fprintf(messages(o), "srdc: error: the static equilibrium of %s was not found\n", o->file);
         status = SRD_EXIT_NUMERIC;
     }
     if (status == SRD_EXIT_OK) {

@@ -3,6 +3,7 @@
 #ifndef SRD_SENS_GRAD_H
 #define SRD_SENS_GRAD_H
 #include <stdbool.h>
+#include <stdio.h>
 #include "arena.h"
 #include "ast.h"
 #include "kernels.h"
@@ -14,6 +15,7 @@ typedef struct GradOptions {
     const char **overrides;  /* "name=value" */
     int          n_overrides;
     bool         quiet;
+    FILE        *errors;     /* where messages go; NULL: stderr */
 } GradOptions;
 
 /* Prints d(probe)/d(param) with units for the static block's probes; returns an exit status. */
