@@ -44,6 +44,11 @@ srd_status api_fail_text(srd_instance *inst, srd_status status, char *text);
 FILE *api_stream_open(char **buf, size_t *len);
 char *api_stream_text(FILE *f, char **buf, size_t *len);
 
+/* The front end (parser, elaborator, diagnostics, kernel compiler) keeps global state: whatever
+ * uses it holds this lock (open.c). */
+void api_lock_front_end(void);
+void api_unlock_front_end(void);
+
 /* Refuses a NULL instance or a NULL array. */
 #define API_CHECK(inst)                                                                             \
     do {                                                                                            \

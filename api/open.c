@@ -17,6 +17,9 @@
 
 static pthread_mutex_t front_end = PTHREAD_MUTEX_INITIALIZER;
 
+void api_lock_front_end(void) { pthread_mutex_lock(&front_end); }
+void api_unlock_front_end(void) { pthread_mutex_unlock(&front_end); }
+
 const char *srd_version(void) { return SRD_VERSION; }
 
 /* Reports the diagnostics the front end holds (every error, with its source line and caret). */

@@ -176,6 +176,25 @@ srd_status srd_energy(srd_instance *inst, double *kinetic, double *potential);
 srd_status srd_reaction_forces(srd_instance *inst, double *force, int n);
 srd_status srd_contact_forces(srd_instance *inst, int target, double *force, int n);
 
+/* ---- sensitivities ---- */
+
+/* The derivatives of the static equilibrium's probes with respect to every param of the model at
+ * path (params as srd_open takes them), as `srdc grad` prints them: one solve with the
+ * equilibrium's stiffness per param (docs/optimization.md). A model without a `static` block is
+ * refused. Free the result with srd_gradient_free. */
+typedef struct srd_gradient srd_gradient;
+srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out);
+int           srd_gradient_param_count(const srd_gradient *g);
+const char   *srd_gradient_param(const srd_gradient *g, int k);
+int           srd_gradient_probe_count(const srd_gradient *g);
+/* The static block's probe i, its component count in *size (1, or 3 for a node). */
+const char   *srd_gradient_probe(const srd_gradient *g, int i, int *size);
+/* d(probe i)/d(param k): *size values in SI (NaN where not derived; force probes are not). */
+const double *srd_gradient_values(const srd_gradient *g, int i, int k);
+/* Why param k has no derivative, or NULL when it has one. */
+const char   *srd_gradient_why(const srd_gradient *g, int k);
+void          srd_gradient_free(srd_gradient *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -83,11 +83,13 @@ typedef enum {
     ST_CONTROL, /* control every P { body }: the controller (every NULL when it is missing) */
     ST_VAR,     /* control: var name = init */
     ST_ASSIGN,  /* control: name = value */
+    ST_VARY,    /* optimize: vary a, b; (the names in `params`) */
 } StmtKind;
 
 typedef enum {
     BK_MATERIAL, BK_ROD, BK_SHELL, BK_BODY, BK_LATTICE, BK_SOLID, BK_MEDIUM, BK_VISCOUS, BK_DAMPING, BK_RFT,
     BK_DRAG, BK_GROUND, BK_OBSTACLE, BK_CONTACT, BK_VIEW, BK_SIMULATE, BK_STATIC, BK_MODES, BK_JOINT, BK_RFEM,
+    BK_OPTIMIZE,
     BK_COUNT
 } BlockKind;
 

@@ -76,7 +76,7 @@ static bool block_mentions(const Stmt *s, const char *name)
 
 /* What probe p gives the controller: components and dimension; false for a motor's torque,
  * whose dimension depends on the joint. A reaction gives its force (the first three values). */
-static bool probe_type(const srd_probe *p, int *n, Dims *d)
+bool elab_probe_type(const srd_probe *p, int *n, Dims *d)
 {
     *n = 3;
     switch (p->kind) {
@@ -127,7 +127,7 @@ static void bind_probes(Elab *e, const Stmt *s, srd_control *c)
         int n;
         Dims d;
         SrcLoc loc = i < 256 ? e->probe_locs[0][i] : s->loc;
-        if (!probe_type(p, &n, &d)) {
+        if (!elab_probe_type(p, &n, &d)) {
             Diag *dg = diag_error(loc, "the controller reads probe `%s`, but a motor probe's dimension depends "
                                        "on its joint", p->name);
             diag_hint(dg, "read the joint's angle or position with a probe of its bodies instead");

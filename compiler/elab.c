@@ -501,6 +501,11 @@ void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
                 scope_bind(e, s->name, eval_expr(e, s->value), s->name_loc, BIND_LET);
             continue;
         }
+        if (s->kind == ST_VARY) {
+            Diag *d = diag_error(s->loc, "`vary` belongs in an `optimize` block");
+            diag_hint(d, "write `optimize { minimize = ...; vary %s; }`", s->n_params ? s->params[0].name : "E");
+            continue;
+        }
         if (s->kind == ST_OUTPUT || s->kind == ST_PROBE) {
             if (blk->block != BK_SIMULATE && blk->block != BK_STATIC && blk->block != BK_MODES) {
                 diag_error(s->loc, "`%s` belongs in a simulate, static or modes block",
@@ -1426,8 +1431,11 @@ static void exec_apply(Elab *e, Stmt *s)
         }
         params[k] = eval_expr(e, s->arg_values[i]);
         if (params[k].kind != V_NUM || params[k].n != 1 || !params[k].known) {
-            if (params[k].kind != V_ERR)
-                diag_error(s->arg_values[i]->loc, "an element parameter must be a scalar known when the model is built");
+            if (params[k].kind != V_ERR) {
+                Diag *d = diag_error(s->arg_values[i]->loc,
+                                     "an element parameter must be a scalar known when the model is built");
+                elab_hint_input(e, d, params[k].kind == V_NUM ? params[k].param : NULL);
+            }
             ok = false;
             params[k] = value_error();
         } else {
@@ -1539,6 +1547,7 @@ static void exec_block(Elab *e, Stmt *s)
     case BK_SIMULATE:
     case BK_STATIC:
     case BK_MODES: elab_analysis(e, s); break;
+    case BK_OPTIMIZE: elab_optimize_declared(e, s); break;
     default: elab_environment(e, s); break;
     }
     if (s->block >= BK_ROD && s->block <= BK_SOLID && e->objs.n == objects_before) {
@@ -1571,7 +1580,8 @@ static void exec_stmt(Elab *e, Stmt *s)
     case ST_INPUT: exec_param(e, s); break;
     case ST_CONTROL: elab_control_declared(e, s); break;
     case ST_VAR:
-    case ST_ASSIGN: break;
+    case ST_ASSIGN:
+    case ST_VARY: break;
     case ST_LET: exec_let(e, s); break;
     case ST_BLOCK: exec_block(e, s); break;
     case ST_GRAVITY: exec_gravity(e, s); break;
@@ -1739,6 +1749,7 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
                 diag_hint(d, "did you mean `%s`?", close);
         }
     elab_control(&e);
+    elab_optimize(&e);
     check_element_definitions(&e);
     if (diag_error_count() == errors_before)
         elab_finalize(&e);

@@ -268,6 +268,7 @@ typedef struct Elab {
     SrcLoc   gravity_loc;
     const Stmt *contact;      /* the `contact` block, or NULL */
     const Stmt *control;      /* the `control` block, or NULL */
+    const Stmt *optimize;     /* the `optimize` block, or NULL */
     const char *unknown_name_hint; /* the hint of an unknown name that is close to none, or NULL */
     int         control_depth; /* 1 while the control block is elaborated */
     const char *const *overrides;   /* -p name=value */

@@ -113,5 +113,12 @@ bool elab_check_new_name(Elab *e, const char *name, SrcLoc loc);
  * (its probes, params and inputs) is known. */
 void elab_control_declared(Elab *e, Stmt *s);
 void elab_control(Elab *e);
+/* How many values a probe gives and their dimension; false for a motor probe (its dimension
+ * depends on the joint). */
+bool elab_probe_type(const srd_probe *p, int *n, Dims *d);
+
+/* The `optimize` block (optimize.c): the same, once the static block's probes are known. */
+void elab_optimize_declared(Elab *e, Stmt *s);
+void elab_optimize(Elab *e);
 
 #endif

@@ -1392,3 +1392,30 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
         fail(&L, "line %d: the value does not have %d component%s", run->expr->loc.line, st->n, st->n == 1 ? "" : "s");
     return value_kernel(&L, kind, r, st->n, out);
 }
+
+bool lower_objective(const Program *prog, const srd_model *model, LoweredElement *out, char *err, size_t err_n)
+{
+    const srd_analysis *a = srd_objective_analysis(model);
+    const RunExpr *run = elab_run_expr(model, model->optimize.objective);
+    memset(out, 0, sizeof *out);
+    Lower L;
+    lower_begin(&L, prog, model, err, err_n);
+    bind_globals(&L);
+    bind_captured(&L, run->captured, run->n_captured);
+    for (int i = 0, first = 0; i < a->n_probes; i++) {
+        const srd_probe *p = &a->probes[i];
+        if (p->kind != SRD_PROBE_STATE)
+            continue;
+        Sym v = sym_err();
+        v.kind = SY_NUM;
+        v.n = p->dof >= 0 ? 1 : 3;
+        for (int j = 0; j < v.n; j++)
+            v.c[j] = input(&L, KIN_DATA, first + j);
+        first += v.n;
+        bind(&L, p->name, v, NULL);
+    }
+    Sym r = lower_expr(&L, run->expr);
+    if (!L.failed && (r.kind != SY_NUM || r.n != 1))
+        fail(&L, "line %d: the objective is not a scalar", run->expr->loc.line);
+    return value_kernel(&L, "objective", r, 1, out);
+}

@@ -13,6 +13,8 @@
 #include "kernel/tier.h"
 #include "parse.h"
 #include "run.h"
+#include "sens/grad.h"
+#include "sens/optimize.h"
 #include "sweep.h"
 
 #ifndef SRD_VERSION
@@ -40,6 +42,11 @@ static const char *usage_text =
     "  sweep FILE -p NAME=RANGE... [-j N] [--out DIR] [--slurm | --mpi]\n"
     "                      build once, run over a grid of param values in parallel and\n"
     "                      write DIR/summary.csv\n"
+    "  optimize FILE [-p NAME=VALUE]... [--out DIR]\n"
+    "                      minimise the objective of the model's optimize block over its params\n"
+    "  grad FILE [-p NAME=VALUE]... [--quiet]\n"
+    "                      the derivatives of the static equilibrium's probes with respect to\n"
+    "                      every param\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
     "                      write the LLVM IR of the model's element kernels\n"
     "  render DIR [-o FILE.png|.gif|.mp4] [--frame N|first|last|all] [--view V] [--color FIELD]\n"
@@ -178,6 +185,34 @@ static const char *sweep_help =
     "  srdc sweep examples/pneunet.srd -p kappa0=5/m,10/m,20/m -p tip_force=0,1 --out pneunet_sweep\n"
     "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
+static const char *grad_help =
+    "usage: srdc grad FILE [-p NAME=VALUE]... [--quiet]\n"
+    "\n"
+    "Solves the model's static block and prints the derivative of each of its probes with respect\n"
+    "to every param, with units (d(tip_z)/d(E) in m/Pa): one linear solve with the equilibrium's\n"
+    "stiffness per param, the residual's change derived from the elements' energies. How a param\n"
+    "moves the model's values is taken from elaborating it at nearby values (fourth-order\n"
+    "differences, about 1e-11 relative). Params that set the discretisation or move the reference\n"
+    "geometry (rest lengths, positions, element masses), and force probes, are reported as not\n"
+    "derived.\n"
+    "\n"
+    "example:\n"
+    "  srdc grad examples/cantilever_rod.srd -p E=2MPa\n";
+
+static const char *optimize_help =
+    "usage: srdc optimize FILE [-p NAME=VALUE]... [--out DIR]\n"
+    "\n"
+    "Minimises the objective of the model's `optimize` block (an expression of its static block's\n"
+    "probes and params) over the params the block varies, each within its declared range, with\n"
+    "NLopt: L-BFGS (default), MMA or SLSQP with the objective's gradients from the static\n"
+    "equilibrium's sensitivities (as `srdc grad`), or BOBYQA without them. -p values are the start.\n"
+    "Every evaluation is printed and kept in DIR/history.csv (default DIR: optimize); the optimum's\n"
+    "-p values go to DIR/optimum.args, for `srdc run FILE $(cat DIR/optimum.args)` or a built\n"
+    "simulator.\n"
+    "\n"
+    "example:\n"
+    "  srdc optimize examples/finger_reach.srd --out out/reach\n";
+
 static const char *render_help =
     "usage: srdc render DIR [-o FILE.png|.gif|.mp4] [--series NAME] [--frame N|first|last|all] [--size WxH]\n"
     "                       [--view auto|front|side|top|iso] [--color FIELD]\n"
@@ -252,6 +287,10 @@ static int print_help(const char *cmd)
         fputs(build_help, stdout);
     else if (!strcmp(cmd, "sweep"))
         fputs(sweep_help, stdout);
+    else if (!strcmp(cmd, "grad"))
+        fputs(grad_help, stdout);
+    else if (!strcmp(cmd, "optimize"))
+        fputs(optimize_help, stdout);
     else if (!strcmp(cmd, "check"))
         fputs(check_help, stdout);
     else if (!strcmp(cmd, "dump"))
@@ -685,6 +724,71 @@ static int cmd_emit_llvm(int argc, char **argv)
     return status;
 }
 
+/* The options grad and optimize share: FILE, -p, --quiet; *out takes --out DIR when not NULL. */
+static int parse_model_options(GradOptions *o, const char **out, int argc, char **argv, const char *cmd)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-p") && i + 1 < argc)
+            o->overrides[o->n_overrides++] = argv[++i];
+        else if (out && !strcmp(argv[i], "--out") && i + 1 < argc)
+            *out = argv[++i];
+        else if (!strcmp(argv[i], "--quiet"))
+            o->quiet = true;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return print_help(cmd), -1;
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help %s`\n", argv[i], cmd);
+            return SRD_EXIT_BAD_INPUT;
+        } else
+            o->file = argv[i];
+    }
+    if (!o->file) {
+        fprintf(stderr, "srdc: error: no input file\nhint: srdc %s FILE.srd\n", cmd);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    return SRD_EXIT_OK;
+}
+
+static int cmd_optimize(int argc, char **argv)
+{
+    OptimizeOptions o = { { 0 }, NULL };
+    o.model.overrides = calloc((size_t)argc + 1, sizeof(char *));
+    int status = parse_model_options(&o.model, &o.out, argc, argv, "optimize");
+    if (status == SRD_EXIT_OK)
+        status = optimize_model(&o);
+    free(o.model.overrides);
+    return status < 0 ? SRD_EXIT_OK : status;
+}
+
+static int cmd_grad(int argc, char **argv)
+{
+    GradOptions o = { 0 };
+    o.overrides = calloc((size_t)argc + 1, sizeof(char *));
+    int status = SRD_EXIT_OK;
+    for (int i = 0; i < argc && status == SRD_EXIT_OK; i++) {
+        if (!strcmp(argv[i], "-p") && i + 1 < argc) {
+            o.overrides[o.n_overrides++] = argv[++i];
+        } else if (!strcmp(argv[i], "--quiet"))
+            o.quiet = true;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            free(o.overrides);
+            return print_help("grad");
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help grad`\n", argv[i]);
+            status = SRD_EXIT_BAD_INPUT;
+        } else
+            o.file = argv[i];
+    }
+    if (status == SRD_EXIT_OK && !o.file) {
+        fprintf(stderr, "srdc: error: no input file\nhint: srdc grad FILE.srd\n");
+        status = SRD_EXIT_BAD_INPUT;
+    }
+    if (status == SRD_EXIT_OK)
+        status = grad_model(&o);
+    free(o.overrides);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     tier_mark_start();
@@ -712,6 +816,10 @@ int main(int argc, char **argv)
         return cmd_build(argc - 2, argv + 2);
     if (!strcmp(cmd, "sweep"))
         return cmd_sweep(argc - 2, argv + 2);
+    if (!strcmp(cmd, "grad"))
+        return cmd_grad(argc - 2, argv + 2);
+    if (!strcmp(cmd, "optimize"))
+        return cmd_optimize(argc - 2, argv + 2);
     if (!strcmp(cmd, "render"))
         return srd_render_command(argc - 2, argv + 2);
     if (!strcmp(cmd, "plot"))
@@ -722,7 +830,7 @@ int main(int argc, char **argv)
     if (strstr(cmd, ".srd"))
         fprintf(stderr, "hint: to check a file, run `srdc check %s`\n", cmd);
     else
-        fputs("hint: the commands are check, dump, run, build, sweep, emit-llvm, render, view, plot and help\n",
+        fputs("hint: the commands are check, dump, run, build, sweep, grad, optimize, emit-llvm, render, view, plot and help\n",
               stderr);
     return SRD_EXIT_BAD_INPUT;
 }

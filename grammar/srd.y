@@ -64,6 +64,7 @@ static void var_outside_control(ParseCtx *ctx, SrcLoc loc);
 %token KW_GROUND "ground" KW_OBSTACLE "obstacle" KW_CONTACT "contact" KW_ACTUATE "actuate"
 %token KW_ENERGY "energy" KW_FORCE "force" KW_APPLY "apply" KW_FOR "for" KW_IN "in"
 %token KW_OVER "over" KW_WHERE "where" KW_SIMULATE "simulate" KW_STATIC "static"
+%token KW_OPTIMIZE "optimize" KW_VARY "vary"
 %token KW_MODES "modes" KW_OUTPUT "output" KW_PROBE "probe" KW_EVERY "every"
 %token KW_MOVE "move" KW_ROTATE "rotate" KW_RELEASE "release"
 %token KW_INPUT "input" KW_CONTROL "control" KW_VAR "var"
@@ -272,6 +273,8 @@ reserved_word
     | KW_INPUT                    { $$ = "input"; }
     | KW_CONTROL                  { $$ = "control"; }
     | KW_VAR                      { $$ = "var"; }
+    | KW_OPTIMIZE                 { $$ = "optimize"; }
+    | KW_VARY                     { $$ = "vary"; }
     ;
 
 object_kw
@@ -299,6 +302,7 @@ analysis_kw
     : KW_SIMULATE                   { $$ = BK_SIMULATE; }
     | KW_STATIC                     { $$ = BK_STATIC; }
     | KW_MODES                      { $$ = BK_MODES; }
+    | KW_OPTIMIZE                   { $$ = BK_OPTIMIZE; }
     ;
 
 items
@@ -330,6 +334,7 @@ item
     | KW_OUTPUT IDENT STRING IDENT KW_EVERY expr ';'
                                     { $$ = ast_stmt(ctx, ST_OUTPUT, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->str = $3; $$->str_loc = L(@3);
                                       $$->subkind = $4; $$->subkind_loc = L(@4); $$->every = $6; }
+    | KW_VARY idents ';'            { $$ = ast_stmt(ctx, ST_VARY, L(@$)); set_idents($2, &$$->params, &$$->n_params, ctx); }
     | KW_PROBE IDENT '=' expr ';'   { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; }
     | KW_PROBE IDENT '=' expr KW_EVERY expr ';'
                                     { $$ = ast_stmt(ctx, ST_PROBE, L(@$)); $$->name = $2; $$->name_loc = L(@2); $$->target = $4; $$->every = $6; }
@@ -701,7 +706,7 @@ static const char *statement_words[] = {
     "use", "param", "let", "fn", "material", "rod", "shell", "body", "lattice", "solid", "joint", "rfem", "join", "clamp", "fix", "load",
     "pressure", "move", "rotate", "release", "gravity", "medium", "viscous", "damping", "rft", "drag", "ground",
     "obstacle", "contact", "actuate",
-    "energy", "force", "constraint", "apply", "for", "simulate", "static", "modes", "planar", "input", "control",
+    "energy", "force", "constraint", "apply", "for", "simulate", "static", "modes", "planar", "input", "control", "optimize",
 };
 
 /* `spring s { ... }`, `gravty = ...`: a word at the start of a statement that is not a keyword. */

@@ -124,7 +124,28 @@ void srd_model_free(srd_model *m)
     free_analysis(&m->statics);
     free_analysis(&m->modes);
     free_control(&m->control);
+    free(m->optimize.vary);
+    free(m->optimize.method);
     free(m);
+}
+
+/* "control every 0.005 s: vars integral last, 4 steps, reads probes tip". */
+static void print_control(const srd_control *c, FILE *out)
+{
+    if (!c->present)
+        return;
+    fprintf(out, "  control        every %g s: %d steps", c->period, c->n_steps);
+    static const int kinds[2] = { SRD_CONTROL_VAR, SRD_CONTROL_PROBE };
+    static const char *const titles[2] = { ", vars", ", reads probes" };
+    for (int i = 0; i < 2; i++) {
+        const char *sep = titles[i];
+        for (int k = 0; k < c->n_slots; k++)
+            if (c->slots[k].kind == kinds[i]) {
+                fprintf(out, "%s %s", sep, c->slots[k].name);
+                sep = "";
+            }
+    }
+    fputc('\n', out);
 }
 
 int srd_model_elemset(srd_model *m, const char *kind, int n_node, int n_edge, int n_data,
@@ -213,6 +234,11 @@ double srd_contact_radius(const srd_model *m, int o)
     if (m->self_contact.radius > 0)
         return m->self_contact.radius;
     return ob->kind == SRD_OBJ_SHELL ? 0.5 * ob->thickness : ob->radius;
+}
+
+const srd_analysis *srd_objective_analysis(const srd_model *m)
+{
+    return m->simulate.present ? &m->simulate : &m->statics;
 }
 
 double srd_model_total_mass(const srd_model *m)
@@ -350,6 +376,7 @@ void srd_model_print(const srd_model *m, FILE *out)
             fprintf(out, "    %-14s %g %s%s\n", m->params[i].name, m->params[i].value, m->params[i].unit,
                     m->params[i].shapes ? " (sets the discretisation)" : m->params[i].input ? " (input)" : "");
     }
+    print_control(&m->control, out);
     fprintf(out, "  environment   ");
     if (m->has_gravity)
         fprintf(out, " gravity (%g, %g, %g)", m->gravity[0], m->gravity[1], m->gravity[2]);
@@ -391,6 +418,21 @@ static void json_string(FILE *out, const char *s)
             fputc(*s, out);
     }
     fputc('"', out);
+}
+
+/* ,"control": {"period": 0.005, "steps": 4, "slots": [{"name": "integral", "kind": "var", "size": 1}, ...]} */
+static void json_control(const srd_control *c, FILE *out)
+{
+    static const char *const kinds[] = { "var", "let", "probe", "period" };
+    if (!c->present)
+        return;
+    fprintf(out, ",\n  \"control\": {\"period\": %.17g, \"steps\": %d, \"slots\": [", c->period, c->n_steps);
+    for (int k = 0; k < c->n_slots; k++) {
+        fprintf(out, "%s{\"name\": ", k ? ", " : "");
+        json_string(out, c->slots[k].name);
+        fprintf(out, ", \"kind\": \"%s\", \"size\": %d}", kinds[c->slots[k].kind], c->slots[k].n);
+    }
+    fprintf(out, "]}");
 }
 
 static void json_analysis(FILE *out, const char *key, const srd_analysis *a)
@@ -459,6 +501,7 @@ void srd_model_print_json(const srd_model *m, FILE *out)
     }
     fprintf(out, "],\n  \"loads\": %d,\n  \"actuations\": %d,\n  \"motions\": %d,\n  \"releases\": %d,\n  \"obstacles\": %d",
             m->n_loads, m->n_actuations, m->n_motions, m->n_releases, m->n_obstacles);
+    json_control(&m->control, out);
     fprintf(out, ",\n  \"gravity\": [%.17g, %.17g, %.17g]", m->gravity[0], m->gravity[1], m->gravity[2]);
     fprintf(out, ",\n  \"environment\": {\"medium\": %s, \"viscous\": %s, \"damping\": %s, \"rft\": %s, "
                  "\"drag\": %s, \"ground\": %s, \"self_contact\": %s}",

@@ -966,6 +966,23 @@ void srd_sim_stiffness(srd_sim *s)
     net_force_residual(s, s->q, 1);
 }
 
+int srd_sim_static_sensitivity(srd_sim *s, const double *g, double *dq)
+{
+    const srd_model *m = s->m;
+    const srd_system *sys = &s->solver.sys;
+    net_force_residual(s, s->q, 1); /* the stiffness at the equilibrium */
+    memcpy(s->res, g, sizeof(double) * (size_t)sys->n_free);
+    srd_slides_reduce(s, 1); /* sliding nodes' rows in their lines' basis, as Newton's */
+    for (int f = 0; f < sys->n_free; f++)
+        s->dq[f] = -s->res[f];
+    if (srd_solver_solve(&s->solver, s->dq))
+        return 1;
+    srd_slides_expand(s, s->dq);
+    for (int d = 0; d < m->n_dofs; d++)
+        dq[d] = sys->free_index[d] >= 0 ? s->dq[sys->free_index[d]] : 0;
+    return 0;
+}
+
 void srd_sim_net_force(srd_sim *s, double *force)
 {
     const srd_model *m = s->m;

@@ -191,6 +191,12 @@ void srd_sim_obstacle_pose(const srd_sim *s, int k, double center[3], double axi
  * configuration into the solver's Jacobian storage; the residual is overwritten too. */
 void srd_sim_stiffness(srd_sim *s);
 
+/* The change of a static equilibrium with a param: dq = -K^-1 g, K the stiffness at the current
+ * configuration (an equilibrium) and g the derivative of the residual with respect to the param
+ * (n_free rows, in the residual's numbering, at q). dq has n_dofs entries, 0 on held DOFs.
+ * Returns 0, or 1 when K is singular. The residual and the Jacobian storage are overwritten. */
+int srd_sim_static_sensitivity(srd_sim *s, const double *g, double *dq);
+
 /* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */
 double srd_kinetic_energy(const srd_sim *s);
 double srd_potential_energy(srd_sim *s);

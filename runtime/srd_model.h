@@ -267,6 +267,18 @@ typedef struct srd_control {
     srd_control_step *steps;
 } srd_control;
 
+/* An `optimize` block: minimise `objective` (a run-time expression of the static block's probes
+ * and the params) over the params `vary`, each within its declared range, with NLopt. */
+typedef struct srd_optimize {
+    int     present;
+    int     objective;        /* run-time expression index */
+    int     n_vary;
+    int    *vary;             /* param indices */
+    char   *method;           /* lbfgs, mma, slsqp (with gradients) or bobyqa (without) */
+    double  tolerance;        /* relative change of the objective that ends the search */
+    int     max_evaluations;
+} srd_optimize;
+
 typedef struct srd_model {
     char   *source;          /* path of the .srd file */
     int     planar;
@@ -358,6 +370,7 @@ typedef struct srd_model {
 
     srd_analysis simulate, statics, modes;
     srd_control  control;
+    srd_optimize optimize;
 } srd_model;
 
 srd_model *srd_model_new(void);
@@ -375,6 +388,9 @@ int  srd_elemset_add(srd_elemset *s, const int *nodes, const int *edges, const s
 int  srd_model_add_object(srd_model *m, const srd_object *o);
 
 double srd_model_total_mass(const srd_model *m);
+/* The analysis whose probes an `optimize` objective reads: the simulation (its final values)
+ * when the model has one, else the static equilibrium. */
+const srd_analysis *srd_objective_analysis(const srd_model *m);
 /* The rigid body of object o (a `body` with a shape or an inertia), or -1 (a point mass, or
  * another kind of object). */
 int    srd_model_body_of(const srd_model *m, int o);

@@ -4,8 +4,9 @@
 set -e
 packages="build-essential cmake ninja-build pkg-config flex bison llvm-19-dev libopenblas-dev \
 liblapacke-dev libsuitesparse-dev libarpack2-dev zlib1g-dev libzstd-dev clang libclang-rt-14-dev python3 python3-numpy python3-pytest libcairo2-dev ffmpeg python3-matplotlib chromium \
-tetgen \
+tetgen libnlopt-dev \
 slurmctld slurmd slurm-client munge openmpi-bin libopenmpi-dev"
+# libnlopt-dev (NLopt): the optimisers of `srdc optimize` (L-BFGS, MMA, SLSQP, BOBYQA).
 # Slurm (slurmctld, slurmd, sbatch and squeue from slurm-client, with munge for authentication)
 # and Open MPI: the cluster.sweeps test starts a single-node Slurm and runs mpirun (docs/cluster.md).
 # The test runs its own daemons (own key, socket, ports and state, stopped at the end); where

@@ -221,6 +221,31 @@ static void test_threads(Tally *t)
     check(t, isfinite(qa) && qa == qb, "two threads open and step their own instances alike");
 }
 
+/* Static sensitivities through the API: the cantilever's tip against E, by the result's maps. */
+static void test_gradient(Tally *t)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/physics/grad/arm.srd", tests);
+    srd_gradient *g = NULL;
+    srd_status st = srd_static_gradient(path, NULL, 0, &g);
+    check(t, st == SRD_OK && g, "srd_static_gradient solves arm.srd%s%s", st ? ": " : "", st ? srd_last_error() : "");
+    int size = 0, k_e = -1, i_tip = -1;
+    for (int k = 0; k < srd_gradient_param_count(g); k++)
+        if (!strcmp(srd_gradient_param(g, k), "E"))
+            k_e = k;
+    for (int i = 0; i < srd_gradient_probe_count(g); i++)
+        if (!strcmp(srd_gradient_probe(g, i, &size), "tip"))
+            i_tip = i;
+    const double *d = k_e >= 0 && i_tip >= 0 ? srd_gradient_values(g, i_tip, k_e) : NULL;
+    srd_gradient_probe(g, i_tip, &size);
+    check(t, d && size == 3 && d[2] > 0 && !srd_gradient_why(g, k_e),
+          "d(tip)/d(E) has three components, the tip rising with E (%.3e m/Pa)", d ? d[2] : NAN);
+    srd_gradient_free(g);
+    snprintf(path, sizeof path, "%s/snake.srd", examples);
+    check(t, srd_static_gradient(path, NULL, 0, &g) == SRD_ERR_INPUT && !g && contains(srd_last_error(), "static"),
+          "a model without a static block is refused");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -237,6 +262,7 @@ int main(int argc, char **argv)
     test_body(&t);
     test_failure(&t);
     test_threads(&t);
+    test_gradient(&t);
     printf("%d checks, %d failed\n", t.run, t.failed);
     return t.failed ? 1 : 0;
 }

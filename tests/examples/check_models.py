@@ -445,6 +445,13 @@ def cantilever_rod():
     return m
 
 
+def arm_pd():
+    m = Model(planar=True)
+    arm = m.rod(line((0, 0, 0), (0.2, 0, 0), 21), rho=1100, area=math.pi * 0.005 ** 2)
+    m.clamp_rod_start(arm)
+    return m
+
+
 def plate_press():
     m = Model()
     beam = m.rod(line((0, 0, 0), (0.1, 0, 0), 21), rho=1200, area=math.pi * 0.001 ** 2)
@@ -764,6 +771,7 @@ EXAMPLES = {
     "cantilever_shell_hinge": lambda: cantilever_shell("hinge"),
     "cantilever_shell_midedge": lambda: cantilever_shell("midedge"),
     "pneunet": lambda: straight_finger(planar=True),
+    "finger_reach": lambda: straight_finger(planar=True),
     "earthworm": earthworm,
     "snake": snake,
     "snake_goal": snake,
@@ -785,6 +793,8 @@ EXAMPLES = {
     "ply": ply,
     "finger_press": finger_press,
     "rope_coil": rope_coil,
+    "arm_pd": arm_pd,
+    "snake_steer": snake,
 }
 
 

@@ -14,7 +14,8 @@ from tap import check, examples_chosen, finish, scratch  # noqa: E402
 
 srdc, examples = sys.argv[1], sys.argv[2]
 # Short runs: a few steps of each dynamic example (at least two of its time steps).
-DURATION = {"gripper": "0.3", "snake": "0.2", "earthworm": "0.1", "parachute": "0.03"}
+DURATION = {"gripper": "0.3", "snake": "0.2", "snake_goal": "0.2", "snake_steer": "1.1", "earthworm": "0.1",
+            "parachute": "0.03"}
 
 
 def run(name, mode, cache="off"):

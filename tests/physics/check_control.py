@@ -10,7 +10,9 @@
    the inputs apart from the params;
 4. a static analysis holds an input at its default or its -p value: the controller does not run;
 5. examples/arm_pd.srd: after 1.5 s the tip follows its moving target to 1.5 mm, where without
-   the controller's gains it hangs more than 10 mm away."""
+   the controller's gains it hangs more than 10 mm away;
+6. examples/snake_steer.srd: steered, the snake passes within 2 cm of its goal; without gain,
+   more than 9 cm from it."""
 import csv
 import math
 import os
@@ -122,5 +124,20 @@ check(err < 1.5e-3, "arm_pd: after 1.5 s the tip is within %.3f mm of its moving
 err, msg = tracking_error("-p", "kp=0/m^2", "-p", "ki=0/m^2/s", "-p", "kd=0s/m^2")
 check(err > 10e-3, "arm_pd without gains: the tip is %.1f mm from the target at worst (> 10 mm) %s"
       % (1e3 * err, msg))
+
+# 6. The steered snake passes near its goal; without gain it swims straight past.
+def closest_approach(*args):
+    out = os.path.join(work, "snake" + "_".join(args).replace("/", "").replace("=", ""))
+    p = srd("run", os.path.join(examples, "snake_steer.srd"), "--out", out, "--quiet", *args)
+    if p.returncode != 0:
+        return math.inf, p.stderr.strip()
+    return min(math.hypot(float(r["middle.x"]) - 0.15, float(r["middle.y"]) - 0.1)
+               for r in rows(os.path.join(out, "probes.csv"))), ""
+
+
+near, msg = closest_approach()
+far, msg0 = closest_approach("-p", "gain=0/m")
+check(near < 0.02 and far > 0.09, "snake_steer: the middle node passes %.1f mm from the goal (< 20 mm); "
+      "without gain %.1f mm (> 90 mm) %s" % (1e3 * near, 1e3 * far, msg + msg0))
 
 tap.finish()

@@ -104,3 +104,14 @@ def test_policies_script_runs():
     out = subprocess.run([sys.executable, script, "--episodes", "2"], check=True, capture_output=True, text=True,
                          env=env).stdout
     assert "random" in out and "scripted reached  2 of 2 goals" in out, out
+
+
+def test_vector_env_resets_finished_episodes():
+    vec = srd.gym.VectorEnv(lambda: srd.gym.SnakeGoal(max_steps=2), 2)
+    obs, _ = vec.reset(seed=3)
+    vec.step(np.zeros((2, 1)))
+    obs2, _, terminated, truncated, infos = vec.step(np.zeros((2, 1)))
+    assert truncated.all() and not terminated.any()
+    assert all("final_observation" in info for info in infos)
+    assert np.array_equal(obs2, np.stack([e.observe() for e in vec.envs])), "the returned observation is the new episode's"
+    assert all(e.model.t == 0 and e.n_steps == 0 for e in vec.envs)

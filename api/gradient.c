@@ -1,0 +1,170 @@
+/* gradient.c — static sensitivities through the C API: the derivatives of a static equilibrium's
+ * probes with respect to every param, as `srdc grad` prints them (compiler/sens/grad.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "diag.h"
+#include "instance.h"
+#include "sens/grad.h"
+
+struct srd_gradient {
+    int     n_params, n_probes;
+    char  **params, **probes, **why;  /* why[k]: NULL when param k is derived */
+    int    *size;                     /* per probe: 1 or 3 */
+    double *values;                   /* [probe][param][3] */
+};
+
+static void fill_probe(srd_gradient *g, const StaticPoint *pt, int i, int k, const double *dq)
+{
+    const srd_probe *p = &pt->m->statics.probes[i];
+    double *out = &g->values[((size_t)i * g->n_params + k) * 3];
+    if (p->kind != SRD_PROBE_STATE)
+        out[0] = out[1] = out[2] = NAN;
+    else if (p->dof >= 0)
+        out[0] = dq[p->dof];
+    else
+        memcpy(out, &dq[pt->m->node_dof[p->node]], 3 * sizeof(double));
+}
+
+static srd_gradient *gradient_new(const StaticPoint *pt)
+{
+    srd_gradient *g = srd_xcalloc(1, sizeof *g);
+    const srd_model *m = pt->m;
+    g->n_params = m->n_params;
+    g->n_probes = m->statics.n_probes;
+    g->params = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
+    g->why = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
+    g->probes = srd_xcalloc((size_t)g->n_probes + 1, sizeof(char *));
+    g->size = srd_xcalloc((size_t)g->n_probes + 1, sizeof(int));
+    g->values = srd_xcalloc(3 * (size_t)g->n_params * (size_t)g->n_probes + 1, sizeof(double));
+    for (int k = 0; k < g->n_params; k++)
+        g->params[k] = srd_xstrdup(m->params[k].name);
+    for (int i = 0; i < g->n_probes; i++) {
+        g->probes[i] = srd_xstrdup(m->statics.probes[i].name);
+        g->size[i] = m->statics.probes[i].kind == SRD_PROBE_STATE && m->statics.probes[i].dof >= 0 ? 1 : 3;
+    }
+    return g;
+}
+
+static const char *reason(const srd_param *p, int status)
+{
+    if (p->shapes)
+        return "it sets the discretisation";
+    return status == STATIC_SINGULAR ? "the stiffness is singular"
+         : status == STATIC_MOVES_GEOMETRY ? "it moves the reference geometry: not derived yet"
+         : status == STATIC_OUTSIDE_RANGE ? "its range is too narrow to sample around its value"
+                                          : "the model could not be built at nearby values";
+}
+
+/* Every param's derivatives at the solved point. */
+static void derive_all(srd_gradient *g, StaticPoint *pt, const GradOptions *o)
+{
+    double *dq = srd_xcalloc((size_t)pt->m->n_dofs + 1, sizeof(double));
+    for (int k = 0; k < g->n_params; k++) {
+        const srd_param *p = &pt->m->params[k];
+        int status = p->shapes ? -1 : static_point_derivative(pt, o, k, dq);
+        if (status != STATIC_DERIVED) {
+            g->why[k] = srd_xstrdup(reason(p, status));
+            memset(dq, 0, sizeof(double) * (size_t)pt->m->n_dofs);
+            for (int i = 0; i < g->n_probes; i++)
+                for (int c = 0; c < 3; c++)
+                    g->values[((size_t)i * g->n_params + k) * 3 + c] = NAN;
+            continue;
+        }
+        for (int i = 0; i < g->n_probes; i++)
+            fill_probe(g, pt, i, k, dq);
+    }
+    free(dq);
+}
+
+/* Opens, solves and derives under the front end's lock; messages into `errors`. */
+static srd_status solve_and_derive(GradOptions *o, srd_gradient **out)
+{
+    StaticPoint pt;
+    int status = static_point_open(&pt, o);
+    if (status == 0 && !pt.m->statics.present) {
+        fprintf(o->errors, "%s: the model has no `static` block to differentiate\n", o->file);
+        status = SRD_EXIT_BAD_INPUT;
+    }
+    if (status == 0 && srd_static(&pt.s, pt.m->statics.load_steps) != 0) {
+        fprintf(o->errors, "%s: the static equilibrium was not found\n", o->file);
+        status = SRD_EXIT_NUMERIC;
+    }
+    if (status == 0) {
+        *out = gradient_new(&pt);
+        derive_all(*out, &pt, o);
+    }
+    static_point_close(&pt);
+    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+}
+
+srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out)
+{
+    if (!path || !out || n_params < 0 || (n_params > 0 && !params))
+        return api_fail(NULL, SRD_ERR_ARGUMENT, "srd_static_gradient: a NULL path, params or result");
+    *out = NULL;
+    GradOptions o = { path, (const char **)params, n_params, true, NULL };
+    char *buf;
+    size_t len;
+    o.errors = api_stream_open(&buf, &len);
+    if (!o.errors)
+        return api_fail(NULL, SRD_ERR_MEMORY, "srd_static_gradient: no memory for messages");
+    api_lock_front_end();
+    diag_set_program("srd");
+    srd_status st = solve_and_derive(&o, out);
+    diag_reset();
+    api_unlock_front_end();
+    char *text = api_stream_text(o.errors, &buf, &len);
+    if (st == SRD_OK) {
+        free(text);
+        return SRD_OK;
+    }
+    return api_fail_text(NULL, st, text);
+}
+
+int srd_gradient_param_count(const srd_gradient *g) { return g ? g->n_params : 0; }
+int srd_gradient_probe_count(const srd_gradient *g) { return g ? g->n_probes : 0; }
+
+const char *srd_gradient_param(const srd_gradient *g, int k)
+{
+    return g && k >= 0 && k < g->n_params ? g->params[k] : NULL;
+}
+
+const char *srd_gradient_probe(const srd_gradient *g, int i, int *size)
+{
+    bool ok = g && i >= 0 && i < g->n_probes;
+    if (size)
+        *size = ok ? g->size[i] : 0;
+    return ok ? g->probes[i] : NULL;
+}
+
+const double *srd_gradient_values(const srd_gradient *g, int i, int k)
+{
+    if (!g || i < 0 || i >= g->n_probes || k < 0 || k >= g->n_params)
+        return NULL;
+    return &g->values[((size_t)i * g->n_params + k) * 3];
+}
+
+const char *srd_gradient_why(const srd_gradient *g, int k)
+{
+    return g && k >= 0 && k < g->n_params ? g->why[k] : NULL;
+}
+
+void srd_gradient_free(srd_gradient *g)
+{
+    if (!g)
+        return;
+    for (int k = 0; k < g->n_params; k++) {
+        free(g->params[k]);
+        free(g->why[k]);
+    }
+    for (int i = 0; i < g->n_probes; i++)
+        free(g->probes[i]);
+    free(g->params);
+    free(g->why);
+    free(g->probes);
+    free(g->size);
+    free(g->values);
+    free(g);
+}

@@ -1,0 +1,366 @@
+/* grad.c — `srdc grad` (see grad.h). The equilibrium's derivative is exact given how a param
+ * moves the model's data as the runtime sees it (element columns after the schedules, external
+ * forces): dR/dp = sum over sets of the tangent kernels along d(columns)/dp, minus d(fext)/dp,
+ * and dq/dp = -K^-1 dR/dp. How a param moves the data comes from elaborating the model at four
+ * nearby values (a fourth-order central difference, about 1e-11 relative for the smooth
+ * formulas of elaboration); elaboration does not carry derivatives yet. A param that moves the
+ * reference geometry (rest lengths, reference positions, masses of elements) is reported as not
+ * derived. */
+#include "sens/grad.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "diag.h"
+#include "elab.h"
+#include "jit.h"
+#include "kernels.h"
+#include "parse.h"
+#include "probe.h"
+#include "sens/static.h"
+
+/* The data the runtime reads at another param value: each set's columns, the external forces
+ * and the elements' reference state. */
+typedef struct Sample {
+    double **columns; /* per set: n * n_data */
+    double  *fext;
+    double **state;   /* per set: n * n_state */
+    bool     ok;
+} Sample;
+
+/* Where messages go: the options' stream (the C API's, to return them), else stderr. */
+static FILE *messages(const GradOptions *o) { return o->errors ? o->errors : stderr; }
+
+static int fail(const GradOptions *o, const char *fmt, const char *what)
+{
+    fprintf(messages(o), fmt, what);
+    return SRD_EXIT_BAD_INPUT;
+}
+
+static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, const char *extra)
+{
+    const char **specs = srd_xcalloc((size_t)o->n_overrides + 2, sizeof *specs);
+    int n = 0;
+    for (int k = 0; k < o->n_overrides; k++)
+        if (!extra || srd_override_find(&extra, 1, o->overrides[k]) < 0)
+            specs[n++] = o->overrides[k];
+    if (extra)
+        specs[n++] = extra;
+    srd_model *m = NULL;
+    if (parse_program(arena, o->file, parse_stdlib_dir(), prog))
+        m = elab_program_with(prog, arena, o->file, specs, n);
+    diag_flush(messages(o));
+    free(specs);
+    return m;
+}
+
+/* A sim of model m with the base's kernels, its schedules applied at t = 0. */
+static bool sim_of(const StaticPoint *b, const srd_model *m, srd_sim *s, char *err, size_t err_n)
+{
+    memset(s, 0, sizeof *s);
+    const srd_analysis *a = m->statics.present ? &m->statics : &m->simulate;
+    int kind = srd_solver_kind_parse(a->solver ? a->solver : "auto");
+    if (srd_sim_init(s, m, b->kt.table.fns, b->kt.table.gradients, b->kt.table.infos,
+                     kind < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)kind, err, err_n) != 0)
+        return false;
+    const srd_kernel_table *kt = &b->kt.table;
+    if (kt->n_schedules)
+        srd_sim_set_schedules(s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+    return true;
+}
+
+int static_point_open(StaticPoint *b, const GradOptions *o)
+{
+    memset(b, 0, sizeof *b);
+    arena_init(&b->arena);
+    b->m = elaborate(o, &b->arena, &b->prog, NULL);
+    if (!b->m)
+        return SRD_EXIT_BAD_INPUT;
+    char err[1024];
+    if (!kernels_mark_param_columns(o->file, b->m, err, sizeof err))
+        return fail(o, "srdc: error: %s\n", err);
+    b->have_kernels = true;
+    if (!kernels_lower(&b->mk, &b->prog, b->m, false, err, sizeof err) || !kernels_jit(&b->mk, JIT_CHUNK_OPS, err, sizeof err))
+        return fail(o, "srdc: error: %s\n", err);
+    kernels_table_fill(&b->kt, &b->mk);
+    b->tangents = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *b->tangents);
+    for (int k = 0; k < b->m->n_sets; k++)
+        if (b->mk.sets[k].lowered.kind && !data_tangent_build(&b->mk.sets[k].lowered, &b->m->sets[k], &b->tangents[k],
+                                                              err, sizeof err))
+            return fail(o, "srdc: error: %s\n", err);
+    return sim_of(b, b->m, &b->s, err, sizeof err) ? SRD_EXIT_OK : fail(o, "srdc: error: %s\n", err);
+}
+
+void static_point_close(StaticPoint *b)
+{
+    if (!b->m) {
+        arena_free(&b->arena);
+        return;
+    }
+    for (int k = 0; b->tangents && k < b->m->n_sets; k++)
+        data_tangent_free(&b->tangents[k]);
+    free(b->tangents);
+    if (b->s.m)
+        srd_sim_free(&b->s);
+    if (b->have_kernels) {
+        kernels_table_free(&b->kt);
+        kernels_free(&b->mk);
+    }
+    srd_model_free(b->m);
+    arena_free(&b->arena);
+}
+
+static void sample_free(Sample *x, int n_sets)
+{
+    for (int k = 0; x->columns && k < n_sets; k++) {
+        free(x->columns[k]);
+        free(x->state[k]);
+    }
+    free(x->columns);
+    free(x->state);
+    free(x->fext);
+    memset(x, 0, sizeof *x);
+}
+
+static double *copy_of(const double *a, size_t n)
+{
+    double *c = srd_xcalloc(n + 1, sizeof(double));
+    memcpy(c, a, n * sizeof(double));
+    return c;
+}
+
+/* Whether m has the base model's structure: the same DOFs and element instances. */
+static bool same_structure(const srd_model *a, const srd_model *b)
+{
+    if (a->n_dofs != b->n_dofs || a->n_sets != b->n_sets)
+        return false;
+    for (int k = 0; k < a->n_sets; k++)
+        if (a->sets[k].n != b->sets[k].n || a->sets[k].n_data != b->sets[k].n_data)
+            return false;
+    return true;
+}
+
+/* The runtime's data with param k at `value` (and every other param as given). */
+static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, double value)
+{
+    Sample x = { 0 };
+    char spec[512], err[512];
+    elab_format_override(spec, sizeof spec, &b->m->params[k], value);
+    Arena arena;
+    arena_init(&arena);
+    Program prog = { 0 };
+    srd_model *m = elaborate(o, &arena, &prog, spec);
+    srd_sim s;
+    memset(&s, 0, sizeof s);
+    if (m && same_structure(b->m, m) && sim_of(b, m, &s, err, sizeof err)) {
+        int n_sets = m->n_sets;
+        x.columns = srd_xcalloc((size_t)n_sets + 1, sizeof *x.columns);
+        x.state = srd_xcalloc((size_t)n_sets + 1, sizeof *x.state);
+        for (int j = 0; j < n_sets; j++) {
+            const srd_elem_batch *bt = &s.kernels[j].batch.b;
+            x.columns[j] = copy_of(bt->data, (size_t)bt->n * (size_t)bt->n_data);
+            x.state[j] = copy_of(bt->state, (size_t)bt->n * (size_t)bt->n_state);
+        }
+        x.fext = copy_of(s.fext, (size_t)m->n_dofs);
+        x.ok = true;
+    }
+    if (s.m)
+        srd_sim_free(&s);
+    srd_model_free(m);
+    arena_free(&arena);
+    return x;
+}
+
+/* Four samples around a param's value and the weights that make their combination its
+ * derivative: a central fourth-order stencil, or, within 2h of an end of the param's range, a
+ * one-sided third-order one (NLopt's searches reach the ends). */
+typedef struct Stencil {
+    double at[4], w[4];
+} Stencil;
+
+static bool stencil_for(const srd_param *p, Stencil *st)
+{
+    double v = p->value, span = isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
+    double h = 1e-3 * (v != 0 ? fabs(v) : span);
+    static const double central[4] = { 1, -8, 8, -1 }, one_sided[4] = { -11, 18, -9, 2 };
+    if (v - 2 * h >= p->lo && v + 2 * h <= p->hi) {
+        for (int i = 0; i < 4; i++) {
+            st->at[i] = v + h * (i < 2 ? i - 2 : i - 1);
+            st->w[i] = central[i] / (12 * h);
+        }
+        return true;
+    }
+    double dir = v + 3 * h <= p->hi ? 1 : v - 3 * h >= p->lo ? -1 : 0;
+    for (int i = 0; i < 4; i++) {
+        st->at[i] = v + dir * i * h;
+        st->w[i] = dir * one_sided[i] / (6 * h);
+    }
+    return dir != 0;
+}
+
+/* sum_i w_i f_i, entry by entry. */
+static double *difference(double *const *f, size_t n, const Stencil *st)
+{
+    double *d = srd_xcalloc(n + 1, sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        d[i] = st->w[0] * f[0][i] + st->w[1] * f[1][i] + st->w[2] * f[2][i] + st->w[3] * f[3][i];
+    return d;
+}
+
+/* Whether the elements' reference state (rest lengths, reference positions, masses) moves
+ * with the param: such a change is not derived yet. */
+static bool state_moves(const StaticPoint *b, const Sample *x)
+{
+    for (int j = 0; j < b->m->n_sets; j++) {
+        const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
+        size_t n = (size_t)bt->n * (size_t)bt->n_state;
+        for (int p = 1; p < 4; p++)
+            if (memcmp(x[0].state[j], x[p].state[j], n * sizeof(double)))
+                return true;
+    }
+    return false;
+}
+
+
+/* d(residual)/d(param) (free rows) from four samples around the param's value. */
+static void residual_derivative(StaticPoint *b, const Sample *x, const Stencil *st, double *g)
+{
+    const srd_model *m = b->m;
+    double **columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *columns);
+    for (int j = 0; j < m->n_sets; j++) {
+        double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
+        columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, st);
+    }
+    sens_residual_tangent(&b->s, b->tangents, columns, g);
+    double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
+    double *dfext = difference(f, (size_t)m->n_dofs, st);
+    for (int d = 0; d < m->n_dofs; d++) {
+        int r = b->s.solver.sys.free_index[d];
+        if (r >= 0)
+            g[r] -= dfext[d];
+    }
+    for (int j = 0; j < m->n_sets; j++)
+        free(columns[j]);
+    free(columns);
+    free(dfext);
+}
+
+int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
+{
+    Stencil st;
+    if (!stencil_for(&b->m->params[k], &st))
+        return STATIC_OUTSIDE_RANGE;
+    Sample x[4];
+    bool ok = true;
+    for (int i = 0; i < 4; i++) {
+        x[i] = sample_at(b, o, k, st.at[i]);
+        ok &= x[i].ok;
+    }
+    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    if (status == STATIC_DERIVED) {
+        double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
+        residual_derivative(b, x, &st, g);
+        status = srd_sim_static_sensitivity(&b->s, g, dq) ? STATIC_SINGULAR : STATIC_DERIVED;
+        free(g);
+    }
+    for (int i = 0; i < 4; i++)
+        sample_free(&x[i], b->m->n_sets);
+    return status;
+}
+
+/* "m/Pa": the probe's unit over the param's ("1": the probe's alone). */
+static void unit_of(const srd_model *m, const srd_probe *pr, const srd_param *p, char *buf, size_t n)
+{
+    bool angle = pr->dof >= 0 && m->dof_kind[pr->dof] == SRD_DOF_TWIST;
+    const char *top = angle ? "rad" : "m";
+    if (!strcmp(p->unit, "1"))
+        snprintf(buf, n, "%s", top);
+    else
+        snprintf(buf, n, "%s/%s%s%s", top, strchr(p->unit, '*') || strchr(p->unit, '/') ? "(" : "", p->unit,
+                 strchr(p->unit, '*') || strchr(p->unit, '/') ? ")" : "");
+}
+
+static void print_probe(const StaticPoint *b, const srd_probe *pr, const srd_param *p, const double *dq)
+{
+    const srd_model *m = b->m;
+    char unit[128];
+    unit_of(m, pr, p, unit, sizeof unit);
+    if (pr->kind != SRD_PROBE_STATE)
+        printf("  d(%s)/d(%s): not derived (a force probe)\n", pr->name, p->name);
+    else if (pr->dof >= 0)
+        printf("  d(%s)/d(%s) = %.9e %s\n", pr->name, p->name, dq[pr->dof], unit);
+    else {
+        const double *d = &dq[m->node_dof[pr->node]];
+        printf("  d(%s)/d(%s) = (%.9e, %.9e, %.9e) %s\n", pr->name, p->name, d[0], d[1], d[2], unit);
+    }
+}
+
+static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
+{
+    const srd_param *p = &b->m->params[k];
+    static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry (rest lengths, "
+                                 "positions or masses of elements): not derived yet", "its range is too narrow to "
+                                 "sample around its value", "the model could not be built at nearby values" };
+    int status = p->shapes ? -1 : static_point_derivative(b, o, k, dq);
+    if (status == -1)
+        printf("%s: sets the discretisation, no derivative\n", p->name);
+    else if (status != STATIC_DERIVED)
+        printf("%s: %s\n", p->name, why[status]);
+    else {
+        printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
+        for (int i = 0; i < b->m->statics.n_probes; i++)
+            print_probe(b, &b->m->statics.probes[i], p, dq);
+    }
+}
+
+int point_simulate(StaticPoint *b)
+{
+    srd_sim *s = &b->s;
+    const srd_analysis *a = &b->m->simulate;
+    int code = b->m->simulate.start && b->m->statics.present ? srd_static(s, b->m->statics.load_steps) : 0;
+    if (code)
+        return code;
+    if (b->m->simulate.start && b->m->statics.present)
+        srd_sim_start_here(s);
+    s->dt = s->step_dt = a->dt;
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+    srd_method method = (srd_method)srd_method_from_name(a->method);
+    long steps = (long)ceil(a->duration / a->dt - 1e-9);
+    for (long k = 0; k < steps && code == 0; k++)
+        code = srd_step(s, method, 6);
+    return code;
+}
+
+int grad_model(const GradOptions *o)
+{
+    StaticPoint b;
+    int status = static_point_open(&b, o);
+    if (status == SRD_EXIT_OK && !b.m->statics.present)
+        status = fail(o, "srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
+                      "hint: add `static { load_steps = 10; probe tip = ...; }`\n", o->file);
+    if (status == SRD_EXIT_OK && !b.m->statics.n_probes)
+        status = fail(o, "srdc: error: the static block of %s has no probe to differentiate\n"
+                      "hint: add one, for example `probe tip = arm.end;`\n", o->file);
+    if (status == SRD_EXIT_OK && srd_static(&b.s, b.m->statics.load_steps) != 0) {
+        fprintf(messages(o), "srdc: error: the static equilibrium of %s was not found\n", o->file);
+        status = SRD_EXIT_NUMERIC;
+    }
+    if (status == SRD_EXIT_OK) {
+        if (!o->quiet)
+            printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file,
+                   b.s.last.residual);
+        double *dq = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
+        for (int k = 0; k < b.m->n_params; k++)
+            print_param(&b, o, k, dq);
+        free(dq);
+    }
+    static_point_close(&b);
+    diag_reset();
+    return status;
+}

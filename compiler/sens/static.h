@@ -1,0 +1,18 @@
+/* static.h — the derivative of a static equilibrium with respect to a param, by the implicit
+ * function theorem: at an equilibrium R(q, p) = 0, so dq/dp = -K^-1 dR/dp, one solve with the
+ * stiffness K. dR/dp comes from the elements' tangent kernels (tangent.h), given how the param
+ * moves each set's data columns. */
+#ifndef SRD_SENS_STATIC_H
+#define SRD_SENS_STATIC_H
+#include "sens/tangent.h"
+#include "sim.h"
+
+/* The derivative of the residual (free rows, srd_system_grad_len values) along column tangents:
+ * column_tangents[k] holds set k's n x n_data tangents (NULL: the param does not move set k). */
+void sens_residual_tangent(srd_sim *s, const DataTangent *tangents, double *const *column_tangents, double *g);
+
+/* dq/dp at the sim's configuration, an equilibrium (n_dofs values, 0 on held DOFs). Returns 0,
+ * or 1 when the stiffness is singular. */
+int sens_static(srd_sim *s, const DataTangent *tangents, double *const *column_tangents, double *dq);
+
+#endif

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""check_grad.py SRDC DIR — `srdc grad` against central differences of whole static runs: for
+every param of DIR/arm.srd (material, density, load, actuation, section) and every probe, the
+derivative printed agrees with (probe(p + h) - probe(p - h)) / 2h from `srdc run -p`, h = 1e-4
+of the value, to 1e-6 of the probe's largest derivative (the differences carry about 1e-8 of
+truncation and of the CSV's 12 digits). Then its refusals: no static block, no probe."""
+import csv
+import math
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import tap  # noqa: E402
+from tap import check  # noqa: E402
+
+srdc, here = sys.argv[1], sys.argv[2]
+model = os.path.join(here, "arm.srd")
+UNITS = {"E": "Pa", "rho": "kg/m^3", "F": "N", "kappa0": "/m", "r": "m"}
+
+
+def grad():
+    """{param: {probe: [values]}} from `srdc grad`."""
+    p = subprocess.run([srdc, "grad", model], capture_output=True, text=True)
+    check(p.returncode == 0, "srdc grad runs (%s)" % (p.stderr.strip() or "ok"))
+    out, param = {}, None
+    for line in p.stdout.splitlines():
+        head = re.match(r"(\w+) = \S+ .*:$", line)
+        if head:
+            param = head.group(1)
+            out[param] = {}
+        term = re.match(r"  d\((\w+)\)/d\((\w+)\) = \(?([^)]*?)\)? \S+$", line)
+        if term:
+            out[term.group(2)][term.group(1)] = [float(v) for v in term.group(3).split(",")]
+    return out
+
+
+def probes_at(name, value, more=()):
+    out = tap.scratch("grad_")
+    extra = [a for spec in more for a in ("-p", spec)]
+    p = subprocess.run([srdc, "run", model, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, UNITS[name]),
+                        *extra], capture_output=True, text=True)
+    with open(os.path.join(out, "static_probes.csv")) as f:
+        row = list(csv.DictReader(f))[-1]
+    return p.returncode, {"tip": [float(row["tip." + c]) for c in "xyz"], "mid_z": [float(row["mid_z"])],
+                          "tip_twist": [float(row["tip_twist"])]}
+
+
+derived = grad()
+defaults = {"E": 3e6, "rho": 1100, "F": 4e-3, "kappa0": 5, "r": 2e-3}
+for name, value in defaults.items():
+    h = 1e-4 * value
+    (ok_up, up), (ok_down, down) = probes_at(name, value + h), probes_at(name, value - h)
+    check(ok_up == 0 and ok_down == 0 and name in derived, "%s: grad derived it and the runs at +-h ran" % name)
+    for probe, exact in derived.get(name, {}).items():
+        fd = [(a - b) / (2 * h) for a, b in zip(up[probe], down[probe])]
+        scale = max(abs(v) for v in exact)
+        err = max(abs(a - b) for a, b in zip(fd, exact)) / scale
+        check(scale > 0 and err < 1e-6, "d(%s)/d(%s): %s against central differences of static runs %s: "
+              "relative %.2e (tol 1e-6)" % (probe, name, exact, ["%.9e" % v for v in fd], err))
+
+with open(model) as f:
+    text = f.read()
+
+# Params that move the reference geometry or set the discretisation are named, not derived.
+shaped = os.path.join(tap.scratch("grad_"), "shaped.srd")
+with open(shaped, "w") as f:
+    f.write(text.replace("path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 25;",
+                         "path = line((0, 0, 0) m, (0.12 m * cos(tilt), 0 m, 0.12 m * sin(tilt))); nodes = n;")
+            .replace("param E =", "param tilt = 0.3 in 0..1;\nparam n = 25 in 10..40;\nparam E ="))
+p = subprocess.run([srdc, "grad", shaped], capture_output=True, text=True)
+check(p.returncode == 0 and "tilt: it moves the reference geometry" in p.stdout and
+      "n: sets the discretisation, no derivative" in p.stdout and "d(tip)/d(E) =" in p.stdout,
+      "a param turning the rod's reference is named as moving the reference geometry, a node count as the "
+      "discretisation, and E is still derived (%s)" % (p.stderr.strip() or "ok"))
+
+# Optimisation with a known answer: arm.srd's probes computed at E = 2.5 MPa and kappa0 = 7 /m
+# are the target, and `srdc optimize` starting from the defaults (3 MPa, 5 /m) recovers both
+# to 1e-8 relative, with L-BFGS on the exact gradients and with BOBYQA (no gradients) to 1e-6.
+code, target = probes_at("E", 2.5e6, ["kappa0=7/m"])
+objective = " + ".join("((%s - %.12g m) / 1 mm)^2" % (name, value) for name, value in
+                       (("tip.x", target["tip"][0]), ("tip.y", target["tip"][1]), ("tip.z", target["tip"][2]),
+                        ("mid_z", target["mid_z"][0])))
+for method, tol in (("lbfgs", 1e-8), ("bobyqa", 1e-6)):
+    fit = os.path.join(tap.scratch("grad_"), "fit.srd")
+    with open(fit, "w") as f:
+        f.write(text + "optimize {\n  minimize = %s;\n  vary E, kappa0;\n  method = %s;\n  tolerance = 1e-14;\n"
+                "  max_evaluations = 400;\n}\n" % (objective, method))
+    out = tap.scratch("grad_")
+    p = subprocess.run([srdc, "optimize", fit, "--out", out], capture_output=True, text=True)
+    args = open(os.path.join(out, "optimum.args")).read().split() if p.returncode == 0 else []
+    found = dict(a.split("=") for a in args if "=" in a)
+    e = float(found.get("E", "nan").replace("Pa", ""))
+    k = float(found.get("kappa0", "nan").replace("/m", ""))
+    check(p.returncode == 0 and abs(e / 2.5e6 - 1) < tol and abs(k / 7 - 1) < tol,
+          "optimize (%s) fits E and kappa0 to probes computed with 2.5 MPa and 7 /m: %.12g Pa, %.12g /m (tol %g) "
+          "after %d evaluations %s" % (method, e, k, tol, p.stdout.count("evaluation "), p.stderr.strip()))
+
+# The example: finger_reach.srd's optimum puts the tip on its target, and `srdc run` with the
+# optimum's -p values reproduces it.
+reach = os.path.join(here, "..", "..", "..", "examples", "finger_reach.srd")
+out = tap.scratch("grad_")
+p = subprocess.run([srdc, "optimize", reach, "--out", out], capture_output=True, text=True)
+args = open(os.path.join(out, "optimum.args")).read().split() if p.returncode == 0 else []
+run_out = tap.scratch("grad_")
+r = subprocess.run([srdc, "run", reach, "--out", run_out, "--quiet", *args], capture_output=True, text=True)
+rows = list(csv.DictReader(open(os.path.join(run_out, "static_probes.csv")))) if r.returncode == 0 else []
+tip = (float(rows[-1]["tip.x"]), float(rows[-1]["tip.z"])) if rows else (math.nan, math.nan)
+check(p.returncode == 0 and r.returncode == 0 and math.hypot(tip[0] - 0.045, tip[1] - 0.07) < 1e-6,
+      "finger_reach: the optimum's tip (%.7f, %.7f) m is within 1 um of the target (0.045, 0.07) m, run again with "
+      "its -p values %s" % (tip[0], tip[1], " ".join(args)))
+
+# A simulation's objective: the snake's swim in 4 s against its wave's amplitude. BOBYQA finds an
+# interior optimum (not an end of 5..100 /m), and the swims 2 /m to either side are shorter.
+gait = os.path.join(here, "snake_gait.srd")
+out = tap.scratch("grad_")
+p = subprocess.run([srdc, "optimize", gait, "--out", out], capture_output=True, text=True)
+args = open(os.path.join(out, "optimum.args")).read().split() if p.returncode == 0 else []
+best = float(args[1].split("=")[1].replace("/m", "")) if len(args) == 2 else math.nan
+
+
+def swim(amplitude):
+    run_out = tap.scratch("grad_")
+    subprocess.run([srdc, "run", gait, "--out", run_out, "--quiet", "-p", "amplitude=%.17g/m" % amplitude],
+                   capture_output=True, text=True)
+    rows = list(csv.DictReader(open(os.path.join(run_out, "probes.csv"))))
+    return float(rows[-1]["head.x"])
+
+
+ok = p.returncode == 0 and 10 < best < 95
+around = [swim(best - 2), swim(best), swim(best + 2)] if ok else []
+check(ok and around[1] > around[0] and around[1] > around[2],
+      "optimize (bobyqa) on a simulation: the longest swim at amplitude %.4g /m (%s m; 2 /m either side: %s)"
+      % (best, around[1:2], around[0::2]))
+with open(gait) as f:
+    gait_text = f.read()
+lbfgs = os.path.join(tap.scratch("grad_"), "gait_lbfgs.srd")
+with open(lbfgs, "w") as f:
+    f.write(gait_text.replace("method = bobyqa", "method = lbfgs"))
+p = subprocess.run([srdc, "optimize", lbfgs, "--out", tap.scratch("grad_")], capture_output=True, text=True)
+check(p.returncode == 1 and "use `method = bobyqa;`" in p.stderr,
+      "a gradient method on a simulation's objective is refused with a hint: %s" % p.stderr.strip().splitlines()[0])
+
+# Refusals, with a hint.
+bare = os.path.join(tap.scratch("grad_"), "bare.srd")
+with open(model) as f:
+    text = f.read()
+with open(bare, "w") as f:
+    f.write(text[:text.index("static {")] + "simulate { method = implicit_euler; dt = 1 ms; duration = 10 ms; }\n")
+p = subprocess.run([srdc, "grad", bare], capture_output=True, text=True)
+check(p.returncode == 1 and "has no `static` block" in p.stderr and "hint:" in p.stderr,
+      "a model without a static block is refused with a hint: %s" % p.stderr.strip().splitlines()[0])
+with open(bare, "w") as f:
+    f.write(text[:text.index("  probe tip")] + "}\n")
+p = subprocess.run([srdc, "grad", bare], capture_output=True, text=True)
+check(p.returncode == 1 and "no probe" in p.stderr, "a static block without probes is refused: %s" %
+      p.stderr.strip().splitlines()[0])
+tap.finish()

@@ -1,0 +1,39 @@
+"""test_sensitivity.py — srd.static_gradient gives what `srdc grad` prints (the same solve and
+tangents through libsrd), names the params it cannot derive, and refuses a model without a
+static block with srd's message."""
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import srd
+from conftest import ROOT
+
+ARM = os.path.join(ROOT, "tests", "physics", "grad", "arm.srd")
+
+
+def test_same_as_srdc_grad(srdc):
+    grads, why = srd.static_gradient(ARM, kappa0="6/m")
+    assert why == {}
+    printed = subprocess.run([srdc, "grad", ARM, "-p", "kappa0=6/m"], capture_output=True, text=True,
+                             check=True).stdout
+    seen = 0
+    for probe, param, values in re.findall(r"d\((\w+)\)/d\((\w+)\) = \(?([^)]*?)\)? \S+\n", printed):
+        expected = np.array([float(v) for v in values.split(",")])
+        assert np.allclose(np.atleast_1d(grads[probe][param]), expected, rtol=1e-8, atol=0), (probe, param)
+        seen += 1
+    assert seen == 15, "three probes, five params"
+
+
+def test_why_and_errors(tmp_path):
+    text = open(ARM).read().replace("nodes = 25;", "nodes = n;").replace("param E =", "param n = 25 in 10..40;\nparam E =")
+    shaped = tmp_path / "shaped.srd"
+    shaped.write_text(text)
+    grads, why = srd.static_gradient(shaped)
+    assert why == {"n": "it sets the discretisation"} and "n" not in grads["tip"]
+    with pytest.raises(srd.ModelError, match="no `static` block"):
+        srd.static_gradient(os.path.join(ROOT, "examples", "snake.srd"))
+    with pytest.raises(TypeError, match="texts with units"):
+        srd.static_gradient(ARM, E=3e6)
