@@ -109,7 +109,8 @@ static void setting(Elab *e, const Stmt *prop, srd_optimize *o)
         if (w[0] && strstr(methods, w) && !strchr(w, ' '))
             o->method = strdup(w);
         else
-            diag_hint(diag_error(prop->value->loc, "unknown optimisation method"), "the methods are %s", methods);
+            diag_hint(diag_error(prop->value->loc, "unknown optimisation method"),
+                      "the methods are lbfgs, mma and slsqp (with gradients) and bobyqa (without)");
         return;
     }
     Value v = eval_expr(e, prop->value);
