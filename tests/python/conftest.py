@@ -18,5 +18,11 @@ def srdc():
     return path
 
 
+def srdc_env():
+    """The environment for running srdc: without the sanitizer runtime the interpreter may have
+    preloaded (tests/CMakeLists.txt), which an instrumented srdc links itself."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 def example(name):
     return os.path.join(EXAMPLES, name)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import srd
-from conftest import example
+from conftest import example, srdc_env
 
 
 def test_views_are_zero_copy_and_stay_in_step():
@@ -48,7 +48,7 @@ def _probes_csv(path):
 
 def test_same_numbers_as_srdc_run(srdc, tmp_path):
     subprocess.run([srdc, "run", example("rod_drop.srd"), "--duration", "0.05", "--out", str(tmp_path), "--quiet"],
-                   check=True)
+                   check=True, env=srdc_env())
     header, rows = _probes_csv(tmp_path / "probes.csv")
     m = srd.Model(example("rod_drop.srd"))
     last = rows[-1]
@@ -61,7 +61,8 @@ def test_same_numbers_as_srdc_run(srdc, tmp_path):
 
 def test_built_shared_library_gives_the_same_bits(srdc, tmp_path):
     library = tmp_path / "snake.so"
-    subprocess.run([srdc, "build", example("snake.srd"), "--shared", "-o", str(library), "--quiet"], check=True)
+    subprocess.run([srdc, "build", example("snake.srd"), "--shared", "-o", str(library), "--quiet"], check=True,
+                   env=srdc_env())
     built = srd.Model(library, amplitude="12/m")
     jit = srd.Model(example("snake.srd"), amplitude=12.0)
     assert built.params == jit.params == {"amplitude": 12.0, "frequency": 1.0}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import srd
-from conftest import ROOT
+from conftest import ROOT, srdc_env
 
 ARM = os.path.join(ROOT, "tests", "physics", "grad", "arm.srd")
 
@@ -18,7 +18,7 @@ def test_same_as_srdc_grad(srdc):
     grads, why = srd.static_gradient(ARM, kappa0="6/m")
     assert why == {}
     printed = subprocess.run([srdc, "grad", ARM, "-p", "kappa0=6/m"], capture_output=True, text=True,
-                             check=True).stdout
+                             check=True, env=srdc_env()).stdout
     seen = 0
     for probe, param, values in re.findall(r"d\((\w+)\)/d\((\w+)\) = \(?([^)]*?)\)? \S+\n", printed):
         expected = np.array([float(v) for v in values.split(",")])
