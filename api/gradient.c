@@ -49,12 +49,7 @@ static srd_gradient *gradient_new(const StaticPoint *pt)
 
 static const char *reason(const srd_param *p, int status)
 {
-    if (p->shapes)
-        return "it sets the discretisation";
-    return status == STATIC_SINGULAR ? "the stiffness is singular"
-         : status == STATIC_MOVES_GEOMETRY ? "it moves the reference geometry: not derived yet"
-         : status == STATIC_OUTSIDE_RANGE ? "its range is too narrow to sample around its value"
-                                          : "the model could not be built at nearby values";
+    return p->shapes ? "it sets the discretisation" : static_point_why(status);
 }
 
 /* Every param's derivatives at the solved point. */

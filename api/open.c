@@ -144,21 +144,14 @@ static srd_status check_model(srd_instance *inst)
 /* A simulation of analysis a with its solver and schedules. */
 static srd_status init_sim(srd_instance *inst, srd_sim *s, const srd_analysis *a)
 {
-    const srd_model *m = inst->m;
-    int kind = srd_solver_kind_parse(a->solver ? a->solver : "auto");
     char err[512];
-    int init = srd_sim_init(s, m, inst->table->fns, inst->table->gradients, inst->table->infos,
-                            kind < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)kind, err, sizeof err);
+    int init = srd_sim_for_analysis(s, inst->m, inst->table, a, NULL, inst->dt, err, sizeof err);
     if (init != 0)
         return api_fail(inst, init == SRD_SIM_NO_MEMORY ? SRD_ERR_MEMORY : SRD_ERR_INPUT, "%s", err);
-    s->step_dt = inst->dt;
     s->dt = inst->dt;
     s->tolerance = a->tolerance;
     s->max_iterations = a->max_iterations;
     s->line_search = a->line_search;
-    const srd_kernel_table *kt = inst->table;
-    if (kt->n_schedules)
-        srd_sim_set_schedules(s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
     return SRD_OK;
 }
 

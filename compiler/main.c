@@ -764,29 +764,11 @@ static int cmd_grad(int argc, char **argv)
 {
     GradOptions o = { 0 };
     o.overrides = calloc((size_t)argc + 1, sizeof(char *));
-    int status = SRD_EXIT_OK;
-    for (int i = 0; i < argc && status == SRD_EXIT_OK; i++) {
-        if (!strcmp(argv[i], "-p") && i + 1 < argc) {
-            o.overrides[o.n_overrides++] = argv[++i];
-        } else if (!strcmp(argv[i], "--quiet"))
-            o.quiet = true;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            free(o.overrides);
-            return print_help("grad");
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "srdc: error: unknown option `%s`\nhint: see `srdc help grad`\n", argv[i]);
-            status = SRD_EXIT_BAD_INPUT;
-        } else
-            o.file = argv[i];
-    }
-    if (status == SRD_EXIT_OK && !o.file) {
-        fprintf(stderr, "srdc: error: no input file\nhint: srdc grad FILE.srd\n");
-        status = SRD_EXIT_BAD_INPUT;
-    }
+    int status = parse_model_options(&o, NULL, argc, argv, "grad");
     if (status == SRD_EXIT_OK)
         status = grad_model(&o);
     free(o.overrides);
-    return status;
+    return status < 0 ? SRD_EXIT_OK : status;
 }
 
 int main(int argc, char **argv)

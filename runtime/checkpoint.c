@@ -223,8 +223,8 @@ static bool read_turns(FILE *f, srd_sim *s)
               read_doubles(f, s->bodies.torque, 3 * nb) && read_doubles(f, s->frame_d1, nf) &&
               read_doubles(f, s->frame_t, nf) && read_doubles(f, s->frame_m0, nf) &&
               read_doubles(f, s->slide_axis, ns);
-    for (int k = 0; ok && k < s->bodies.n; k++)
-        srd_body_set_turn(s, k, &s->bodies.axes[9 * k], NULL);
+    if (ok && s->bodies.n)
+        srd_bodies_share_frames(s);
     return ok;
 }
 

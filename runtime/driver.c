@@ -947,11 +947,10 @@ static bool has_solid(const srd_model *m)
 }
 
 /* A sim for analysis a, with its solver and the schedules; 0, or the exit status. */
-static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, const srd_analysis *a,
-                    const srd_run_options *o)
+int srd_sim_for_analysis(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, const srd_analysis *a,
+                         const char *solver_override, double step_dt, char *err, size_t err_n)
 {
-    char err[512];
-    const char *name = o->solver ? o->solver : a->solver ? a->solver : "auto";
+    const char *name = solver_override ? solver_override : a->solver ? a->solver : "auto";
     int solver = srd_solver_kind_parse(name);
     /* The whole eigenproblem costs n^3 on any layout; for a solid above a few thousand free
      * DOFs shift-invert Lanczos on one sparse factorisation is far cheaper (a 6,000-DOF solid:
@@ -960,14 +959,25 @@ static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, 
     if (solver == SRD_SOLVER_AUTO && a == &m->modes && m->n_dofs - m->n_fixed > 2000 && has_solid(m))
         solver = SRD_SOLVER_SPARSE;
     int init = srd_sim_init(s, m, kt->fns, kt->gradients, kt->infos,
-                            solver < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)solver, err, sizeof err);
+                            solver < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)solver, err, err_n);
+    if (init != 0)
+        return init;
+    s->step_dt = step_dt;
+    if (kt->n_schedules)
+        srd_sim_set_schedules(s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
+    return 0;
+}
+
+/* A sim for analysis a; 0, or the exit status. */
+static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, const srd_analysis *a,
+                    const srd_run_options *o)
+{
+    char err[512];
+    int init = srd_sim_for_analysis(s, m, kt, a, o->solver, simulate_dt(m, o), err, sizeof err);
     if (init != 0) {
         fprintf(stderr, "%s: error: %s\n", prog_name, err);
         return init == SRD_SIM_NO_MEMORY ? SRD_EXIT_MEMORY : SRD_EXIT_BAD_INPUT;
     }
-    s->step_dt = simulate_dt(m, o);
-    if (kt->n_schedules)
-        srd_sim_set_schedules(s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
     return SRD_EXIT_OK;
 }
 

@@ -33,6 +33,15 @@ typedef struct srd_kernel_table {
     srd_kernel_fn          ground_height;  /* uneven ground, or NULL */
 } srd_kernel_table;
 
+struct srd_sim;
+
+/* A sim for analysis a of m with the table's kernels and its schedules installed (at step_dt, the
+ * `dt` they read): the analysis's solver, or `solver_override` when not NULL (`auto` takes the
+ * sparse solver for the modes of a large solid). Returns 0, or srd_sim_init's status with its
+ * message in err. Newton's settings are the caller's. */
+int srd_sim_for_analysis(struct srd_sim *s, const srd_model *m, const srd_kernel_table *kt, const srd_analysis *a,
+                         const char *solver_override, double step_dt, char *err, size_t err_n);
+
 /* Makes running out of memory end the program with a message and SRD_EXIT_MEMORY instead of
  * SIGABRT: for the programs (srdc, built simulators), not for library users. */
 void srd_exit_when_out_of_memory(const char *program);

@@ -60,13 +60,8 @@ static bool sim_of(const StaticPoint *b, const srd_model *m, srd_sim *s, char *e
 {
     memset(s, 0, sizeof *s);
     const srd_analysis *a = m->statics.present ? &m->statics : &m->simulate;
-    int kind = srd_solver_kind_parse(a->solver ? a->solver : "auto");
-    if (srd_sim_init(s, m, b->kt.table.fns, b->kt.table.gradients, b->kt.table.infos,
-                     kind < 0 ? SRD_SOLVER_AUTO : (srd_solver_kind)kind, err, err_n) != 0)
+    if (srd_sim_for_analysis(s, m, &b->kt.table, a, NULL, 0, err, err_n) != 0)
         return false;
-    const srd_kernel_table *kt = &b->kt.table;
-    if (kt->n_schedules)
-        srd_sim_set_schedules(s, kt->n_schedules, kt->schedules, kt->schedule_actuation, kt->schedule_expr);
     s->tolerance = a->tolerance;
     s->max_iterations = a->max_iterations;
     s->line_search = a->line_search;
@@ -299,17 +294,22 @@ static void print_probe(const StaticPoint *b, const srd_probe *pr, const srd_par
     }
 }
 
-static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
+const char *static_point_why(int status)
 {
-    const srd_param *p = &b->m->params[k];
     static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry (rest lengths, "
                                  "positions or masses of elements): not derived yet", "its range is too narrow to "
                                  "sample around its value", "the model could not be built at nearby values" };
+    return status > 0 && status <= STATIC_NOT_SAMPLED ? why[status] : "";
+}
+
+static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
+{
+    const srd_param *p = &b->m->params[k];
     int status = p->shapes ? -1 : static_point_derivative(b, o, k, dq);
     if (status == -1)
         printf("%s: sets the discretisation, no derivative\n", p->name);
     else if (status != STATIC_DERIVED)
-        printf("%s: %s\n", p->name, why[status]);
+        printf("%s: %s\n", p->name, static_point_why(status));
     else {
         printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
         for (int i = 0; i < b->m->statics.n_probes; i++)

@@ -40,6 +40,8 @@ void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
+/* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
+const char *static_point_why(int status);
 /* Runs the point's simulate block to its end (from the static equilibrium with `start =
  * equilibrium`); 0, or the failing step's code. The point must have no static-only sim: open it
  * for a model whose objective reads the simulation. */

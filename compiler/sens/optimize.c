@@ -120,9 +120,7 @@ static bool gradient_of(Search *S, StaticPoint *pt, GradOptions *g, const double
     free(dprobe);
     if (status != STATIC_DERIVED)
         snprintf(S->failure, sizeof S->failure, "the objective's derivative with respect to `%s` is not derived: %s",
-                 varied(S, j)->name, status == STATIC_MOVES_GEOMETRY ? "it moves the reference geometry"
-                                     : status == STATIC_SINGULAR ? "the stiffness is singular"
-                                                                 : "the model could not be built at nearby values");
+                 varied(S, j)->name, static_point_why(status));
     *out = sum * (varied(S, j)->hi - varied(S, j)->lo);
     return status == STATIC_DERIVED;
 }

@@ -137,7 +137,7 @@ void srd_body_euler_rows(const double *J, const double *Pi0, const double *tau0,
 static int rot_dof(const srd_sim *s, int k) { return s->m->node_dof[s->m->bodies[k].node] + 3; }
 
 /* Sets every element kernel's copy of the bodies' axes. */
-static void share_frames(srd_sim *s)
+void srd_bodies_share_frames(srd_sim *s)
 {
     for (int k = 0; k < s->m->n_sets; k++)
         srd_batch_set_frames(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, s->bodies.axes);
@@ -180,16 +180,15 @@ void srd_bodies_init(srd_sim *s)
         if (n)
             srd_sim_add_couplings(s, n, pairs);
     }
-    share_frames(s);
+    srd_bodies_share_frames(s);
 }
 
 void srd_body_set_turn(srd_sim *s, int k, const double *axes, const double *omega)
 {
     srd_bodies *bs = &s->bodies;
     if (axes) {
-        if (axes != &bs->axes[9 * k])
-            memcpy(&bs->axes[9 * k], axes, 9 * sizeof(double));
-        share_frames(s);
+        memcpy(&bs->axes[9 * k], axes, 9 * sizeof(double));
+        srd_bodies_share_frames(s);
     }
     if (omega) {
         const double *R = &bs->axes[9 * k];
@@ -273,7 +272,7 @@ void srd_bodies_finish(srd_sim *s, int method)
         turn_axes(s, k);
         store_velocity(s, k);
     }
-    share_frames(s);
+    srd_bodies_share_frames(s);
 }
 
 /* ---- explicit steps ---- */
@@ -332,7 +331,7 @@ void srd_bodies_drift(srd_sim *s, double dt)
         turn_axes(s, k);
         store_velocity(s, k);
     }
-    share_frames(s);
+    srd_bodies_share_frames(s);
 }
 
 /* ---- RK4 ---- */
@@ -375,7 +374,7 @@ void srd_bodies_rk4_finish(srd_sim *s)
             s->bodies.momentum[3 * k + c] = s->m->bodies[k].inertia[c] * s->v[d + c];
         turn_axes(s, k);
     }
-    share_frames(s);
+    srd_bodies_share_frames(s);
 }
 
 /* ---- what probes and summaries read ---- */

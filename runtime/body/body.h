@@ -46,6 +46,9 @@ void srd_bodies_drift(struct srd_sim *s, double dt);
 void srd_bodies_rk4_stage(struct srd_sim *s, const double *qs, double *kq, double *kv);
 void srd_bodies_rk4_finish(struct srd_sim *s);
 
+/* Gives the elements that read bodies' frames the turns in s->bodies.axes (after they were
+ * written directly, as a checkpoint does). */
+void   srd_bodies_share_frames(struct srd_sim *s);
 /* Sets body k's orientation between steps (axes: column c is principal axis c in the world,
  * as srd_bodies.axes) and/or its angular velocity (world); either may be NULL. */
 void   srd_body_set_turn(struct srd_sim *s, int k, const double *axes, const double *omega);
