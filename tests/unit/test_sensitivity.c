@@ -58,7 +58,7 @@ static bool solve(Solved *v, const char *override)
         return false;
     }
     kernels_table_fill(&v->kt, &v->mk);
-    if (srd_sim_init(&v->s, v->m, v->kt.fns, v->kt.gradients, v->kt.infos, SRD_SOLVER_AUTO, err, sizeof err) != 0)
+    if (srd_sim_for_analysis(&v->s, v->m, &v->kt.table, &v->m->statics, NULL, 0, err, sizeof err) != 0)
         return false;
     v->s.tolerance = v->m->statics.tolerance;
     v->s.max_iterations = v->m->statics.max_iterations;
