@@ -281,6 +281,38 @@ int srd_solver_solve(srd_solver *s, double *b)
     return info;
 }
 
+/* LU of a copy of an unsymmetric dense or band Jacobian, then the solve with its transpose. */
+static int solve_lu_transposed(srd_solver *s, double *b)
+{
+    const srd_system *sys = &s->sys;
+    int n = sys->n_free, info;
+    memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
+    if (sys->layout == SRD_JAC_DENSE) {
+        info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, s->work, n, s->ipiv);
+        return info ? info : LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, s->work, n, s->ipiv, b, n);
+    }
+    info = LAPACKE_dgbtrf_work(LAPACK_COL_MAJOR, n, n, sys->kl, sys->ku, s->work, (int)sys->ldab, s->ipiv);
+    return info ? info
+                : LAPACKE_dgbtrs_work(LAPACK_COL_MAJOR, 'T', n, sys->kl, sys->ku, 1, s->work, (int)sys->ldab, s->ipiv,
+                                      b, n);
+}
+
+int srd_solver_solve_transposed(srd_solver *s, double *b)
+{
+    const srd_system *sys = &s->sys;
+    if (s->symmetric || sys->layout == SRD_JAC_BAND_SYM || sys->n_free == 0)
+        return srd_solver_solve(s, b); /* J^T = J */
+    double t0 = srd_seconds(), factor = 0;
+    s->used_lu = 1;
+    s->singular_col = -1;
+    int info = sys->layout == SRD_JAC_CSC ? srd_sparse_solve_transposed(s->sparse, sys, s->jac, b, &s->singular_col,
+                                                                        &factor)
+                                          : solve_lu_transposed(s, b);
+    s->time_factor += srd_seconds() - t0;
+    s->last_info = info;
+    return info;
+}
+
 void srd_solver_multiply(const srd_solver *s, const double *x, double *y)
 {
     srd_system_multiply(&s->sys, s->jac, x, y);

@@ -51,6 +51,8 @@ void srd_solver_scale(srd_solver *s, double factor);
 void srd_solver_add_diagonal(srd_solver *s, int i, double value);
 /* Solves J x = b in place (b has n_free entries). Returns 0, or LAPACK's info (> 0: singular). */
 int  srd_solver_solve(srd_solver *s, double *b);
+/* Solves J^T x = b in place (adjoint sensitivities); the plain solve when J is symmetric. */
+int  srd_solver_solve_transposed(srd_solver *s, double *b);
 /* y = J x with the current Jacobian (for tests and residual checks). */
 void srd_solver_multiply(const srd_solver *s, const double *x, double *y);
 /* y = A x for a matrix A in the system's Jacobian layout (a saved copy of a Jacobian). */

@@ -84,8 +84,8 @@ int static_point_open(StaticPoint *b, const GradOptions *o)
     kernels_table_fill(&b->kt, &b->mk);
     b->tangents = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *b->tangents);
     for (int k = 0; k < b->m->n_sets; k++)
-        if (b->mk.sets[k].lowered.kind && !data_tangent_build(&b->mk.sets[k].lowered, &b->m->sets[k], &b->tangents[k],
-                                                              err, sizeof err))
+        if (b->mk.sets[k].lowered.kind && !kernel_tangent_build(&b->mk.sets[k].lowered, &b->m->sets[k], b->m->n_params,
+                                                                TANGENT_ALL, &b->tangents[k], err, sizeof err))
             return fail(o, "srdc: error: %s\n", err);
     return sim_of(b, b->m, &b->s, err, sizeof err) ? SRD_EXIT_OK : fail(o, "srdc: error: %s\n", err);
 }
@@ -97,7 +97,7 @@ void static_point_close(StaticPoint *b)
         return;
     }
     for (int k = 0; b->tangents && k < b->m->n_sets; k++)
-        data_tangent_free(&b->tangents[k]);
+        kernel_tangent_free(&b->tangents[k]);
     free(b->tangents);
     if (b->s.m)
         srd_sim_free(&b->s);
@@ -222,15 +222,18 @@ static bool state_moves(const StaticPoint *b, const Sample *x)
 
 
 /* d(residual)/d(param) (free rows) from four samples around the param's value. */
-static void residual_derivative(StaticPoint *b, const Sample *x, const Stencil *st, double *g)
+static void residual_derivative(StaticPoint *b, int k, const Sample *x, const Stencil *st, double *g)
 {
     const srd_model *m = b->m;
+    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    dparams[k] = 1; /* kernels that read the param itself */
     double **columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *columns);
     for (int j = 0; j < m->n_sets; j++) {
         double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
         columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, st);
     }
-    sens_residual_tangent(&b->s, b->tangents, columns, g);
+    sens_residual_tangent(&b->s, b->tangents, columns, dparams, g);
+    free(dparams);
     double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
     double *dfext = difference(f, (size_t)m->n_dofs, st);
     for (int d = 0; d < m->n_dofs; d++) {
@@ -258,7 +261,7 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
     int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (status == STATIC_DERIVED) {
         double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
-        residual_derivative(b, x, &st, g);
+        residual_derivative(b, k, x, &st, g);
         status = srd_sim_static_sensitivity(&b->s, g, dq) ? STATIC_SINGULAR : STATIC_DERIVED;
         free(g);
     }

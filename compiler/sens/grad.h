@@ -31,7 +31,7 @@ typedef struct StaticPoint {
     bool         have_kernels;
     KernelTable  kt;
     srd_sim      s;
-    DataTangent *tangents;
+    KernelTangent *tangents;
 } StaticPoint;
 
 /* Returns an exit status (messages on stderr); close the point whatever it returns. */

@@ -1,21 +1,20 @@
-/* tangent.c — tangent kernels of element kinds: d(residual)/d(data) along given tangents (see
- * tangent.h). They run on the interpreter tier, which evaluates a kernel's DAG as the JIT's code
- * does: a sensitivity needs them once per param per solve, not once per Newton iteration. */
+/* tangent.c — tangent kernels of element kinds (see tangent.h): d(residual)/d(inputs) along
+ * given tangents, and its transpose. They run on the interpreter tier, which evaluates a kernel's
+ * DAG as the JIT's code does. */
 #include "sens/tangent.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc.h"
 #include "diff.h"
 
-/* The DAG slots of le's data inputs and their columns; returns their count. */
-static int data_slots(const LoweredElement *le, int *slots, int *cols)
+/* The DAG slots of le's inputs of the classes in mask; returns their count. */
+static int mask_slots(const LoweredElement *le, int mask, int *slots)
 {
     int n = 0;
     for (int i = 0; i < le->n_inputs; i++)
-        if (le->inputs[i].cls == KIN_DATA) {
-            slots[n] = i;
-            cols[n++] = le->inputs[i].index;
-        }
+        if (le->inputs[i].cls != KIN_EXPR && (mask >> le->inputs[i].cls & 1))
+            slots[n++] = i;
     return n;
 }
 
@@ -60,68 +59,204 @@ static void total_jacobian(LoweredElement *le, const ExprId *res, const int *slo
     free(dz_dd);
 }
 
-/* res'_k = sum_j D_kj * (the tangent input of column j); -1 stays a structural zero. */
-static void tangent_rows(LoweredElement *le, const int *slots, int n, int first_tangent_slot, ExprId *rows)
+/* D_kj = d(res_k)/d(slot j) in full, nd x n (structural zeros as constant 0). */
+static ExprId *residual_jacobian(LoweredElement *le, const int *slots, int n)
 {
     ExprDag *d = le->dag;
-    int nd = le->nd;
-    ExprId *res = calloc((size_t)nd + 1, sizeof(ExprId)), *jac = calloc((size_t)nd * (size_t)n + 1, sizeof(ExprId));
-    for (int k = 0; k < nd; k++)
+    ExprId *res = calloc((size_t)le->nd + 1, sizeof(ExprId)), *jac = calloc((size_t)le->nd * (size_t)n + 1, sizeof(ExprId));
+    for (int k = 0; k < le->nd; k++)
         res[k] = le->res[k] >= 0 ? le->res[k] : dag_const(d, 0);
     total_jacobian(le, res, slots, n, jac);
+    free(res);
+    return jac;
+}
+
+/* The inputs of a tangent program: the kernel's, then `extra` data columns after the set's. */
+static KernelInput *program_inputs(const LoweredElement *le, int n_data, int extra)
+{
+    KernelInput *inputs = malloc(sizeof *inputs * ((size_t)le->n_inputs + (size_t)extra + 1));
+    memcpy(inputs, le->inputs, sizeof *inputs * (size_t)le->n_inputs);
+    for (int j = 0; j < extra; j++)
+        inputs[le->n_inputs + j] = (KernelInput){ KIN_DATA, n_data + j };
+    return inputs;
+}
+
+static InterpProgram *program(LoweredElement *le, const char *prefix, int n_inputs, const KernelInput *inputs,
+                              int n_rows, const ExprId *rows)
+{
+    char kind[256];
+    snprintf(kind, sizeof kind, "%s_%s", prefix, le->kind);
+    KernelSpec spec = { .kind = kind, .dag = le->dag, .n_inputs = n_inputs, .inputs = inputs, .nd = n_rows,
+                        .value = -1, .res = rows, .jac = NULL, .gradient_only = true };
+    return interp_build(&spec);
+}
+
+/* Forward rows sum_j D_kj w_j; adjoint rows sum_k lambda_k D_kj (one per slot, padded to nd). */
+static void build_programs(LoweredElement *le, KernelTangent *t, const ExprId *jac)
+{
+    ExprDag *d = le->dag;
+    int nd = le->nd, n = t->n_slots, n_out = n > nd ? n : nd;
+    ExprId *rows = malloc(sizeof(ExprId) * ((size_t)n_out + 1));
     for (int k = 0; k < nd; k++) {
         ExprId sum = dag_const(d, 0);
         for (int j = 0; j < n; j++)
-            sum = dag_add(d, sum, dag_mul(d, jac[(size_t)k * n + j], dag_input(d, first_tangent_slot + j)));
+            sum = dag_add(d, sum, dag_mul(d, jac[(size_t)k * n + j], dag_input(d, le->n_inputs + j)));
         rows[k] = le->res[k] >= 0 ? sum : -1;
     }
-    free(res);
-    free(jac);
-}
-
-bool data_tangent_build(LoweredElement *le, const srd_elemset *set, DataTangent *out, char *err, size_t err_n)
-{
-    memset(out, 0, sizeof *out);
-    out->n_data = set->n_data;
-    int *slots = malloc(sizeof(int) * ((size_t)le->n_inputs + 1));
-    out->cols = malloc(sizeof(int) * ((size_t)le->n_inputs + 1));
-    out->n_cols = data_slots(le, slots, out->cols);
-    if (out->n_cols == 0) {
-        free(slots);
-        return true;
+    KernelInput *inputs = program_inputs(le, t->n_data, n);
+    t->forward = program(le, "tangent", le->n_inputs + n, inputs, nd, rows);
+    free(inputs);
+    for (int j = 0; j < n_out; j++) {
+        ExprId sum = dag_const(d, 0);
+        for (int k = 0; k < nd && j < n; k++)
+            sum = dag_add(d, sum, dag_mul(d, jac[(size_t)k * n + j], dag_input(d, le->n_inputs + k)));
+        rows[j] = j < n ? sum : -1;
     }
-    int n_inputs = le->n_inputs + out->n_cols;
-    KernelInput *inputs = malloc(sizeof *inputs * (size_t)n_inputs);
-    memcpy(inputs, le->inputs, sizeof *inputs * (size_t)le->n_inputs);
-    for (int j = 0; j < out->n_cols; j++)
-        inputs[le->n_inputs + j] = (KernelInput){ KIN_DATA, set->n_data + out->cols[j] };
-    ExprId *rows = malloc(sizeof(ExprId) * (size_t)le->nd);
-    tangent_rows(le, slots, out->n_cols, le->n_inputs, rows);
-    char kind[256];
-    snprintf(kind, sizeof kind, "tangent_%s", le->kind);
-    KernelSpec spec = { .kind = kind, .dag = le->dag, .n_inputs = n_inputs, .inputs = inputs, .nd = le->nd,
-                        .value = -1, .res = rows, .jac = NULL, .gradient_only = true };
-    out->program = interp_build(&spec);
-    free(slots);
+    inputs = program_inputs(le, t->n_data, nd);
+    t->adjoint = program(le, "adjoint", le->n_inputs + nd, inputs, n_out, rows);
     free(inputs);
     free(rows);
-    if (!out->program) {
+}
+
+bool kernel_tangent_build(LoweredElement *le, const srd_elemset *set, int n_params, int mask, KernelTangent *out,
+                          char *err, size_t err_n)
+{
+    memset(out, 0, sizeof *out);
+    out->nd = le->nd;
+    out->n_data = set->n_data;
+    out->n_state = le->n_state;
+    out->n_params = n_params;
+    int *slots = malloc(sizeof(int) * ((size_t)le->n_inputs + 1));
+    out->n_slots = mask_slots(le, mask, slots);
+    out->slots = malloc(sizeof(KernelInput) * ((size_t)out->n_slots + 1));
+    for (int j = 0; j < out->n_slots; j++)
+        out->slots[j] = le->inputs[slots[j]];
+    if (out->n_slots > 0) {
+        ExprId *jac = residual_jacobian(le, slots, out->n_slots);
+        build_programs(le, out, jac);
+        free(jac);
+    }
+    free(slots);
+    if (out->n_slots > 0 && (!out->forward || !out->adjoint)) {
         snprintf(err, err_n, "the tangent kernel of `%s` could not be built", le->kind);
         return false;
     }
     return true;
 }
 
-void data_tangent_run(const DataTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch)
+/* The set's data per instance followed by `extra` values per instance, which fill() gives. */
+typedef double (*ExtraFn)(const KernelTangent *t, const srd_elem_batch *b, const void *arg, int i, int j);
+
+static double *extended_data(const KernelTangent *t, const srd_elem_batch *b, int extra, ExtraFn fill,
+                             const void *arg)
 {
-    if (t->program)
-        interp_run(t->program, ctx, batch);
+    int n = b->n, nd = b->n_data, w = nd + extra;
+    double *ext = srd_xcalloc((size_t)n * (size_t)w + 1, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        memcpy(&ext[(size_t)i * w], &b->data[(size_t)i * nd], sizeof(double) * (size_t)nd);
+        for (int j = 0; j < extra; j++)
+            ext[(size_t)i * w + nd + j] = fill(t, b, arg, i, j);
+    }
+    return ext;
 }
 
-void data_tangent_free(DataTangent *t)
+static double at(const double *v, long long i) { return v ? v[i] : 0; }
+
+/* w_j of instance i: the tangent of slot j's source. */
+static double slot_tangent(const KernelTangent *t, const srd_elem_batch *b, const void *arg, int i, int j)
 {
-    if (t->program)
-        interp_free(t->program);
-    free(t->cols);
+    const InputTangents *w = arg;
+    const KernelInput *in = &t->slots[j];
+    long long dof = in->cls <= KIN_VEL0 ? b->dofs[(size_t)i * t->nd + in->index] : 0;
+    switch (in->cls) {
+    case KIN_DOF: return at(w->dq, dof);
+    case KIN_DOF0: return at(w->dq0, dof);
+    case KIN_VEL0: return at(w->dv0, dof);
+    case KIN_STATE: return at(w->dstate, (long long)i * t->n_state + in->index);
+    case KIN_DATA: return at(w->ddata, (long long)i * t->n_data + in->index);
+    case KIN_PARAM: return at(w->dparams, in->index);
+    default: return 0;
+    }
+}
+
+void kernel_tangent_forward(const KernelTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch,
+                            const InputTangents *w)
+{
+    if (!t->forward || batch->n == 0)
+        return;
+    srd_elem_batch b = *batch;
+    double *ext = extended_data(t, batch, t->n_slots, slot_tangent, w);
+    b.n_data += t->n_slots;
+    b.data = ext;
+    interp_run(t->forward, ctx, &b);
+    free(ext);
+}
+
+/* lambda_k of instance i: lambda at stencil DOF k's residual row. */
+static double row_lambda(const KernelTangent *t, const srd_elem_batch *b, const void *arg, int i, int k)
+{
+    return ((const double *)arg)[b->res[(size_t)i * t->nd + k]];
+}
+
+/* Where the adjoint row of slot j of instance i goes in the buffer laid out as
+ * [lq | lq0 | lv0 (n_dofs each) | lstate | ldata | lparams | a slot for padding rows]. */
+static long long adjoint_position(const KernelTangent *t, const srd_elem_batch *b, int n_dofs, int i, int j)
+{
+    long long state0 = 3LL * n_dofs, data0 = state0 + (long long)b->n * t->n_state;
+    long long params0 = data0 + (long long)b->n * t->n_data, pad = params0 + t->n_params;
+    if (j >= t->n_slots)
+        return pad;
+    const KernelInput *in = &t->slots[j];
+    long long dof = in->cls <= KIN_VEL0 ? b->dofs[(size_t)i * t->nd + in->index] : 0;
+    switch (in->cls) {
+    case KIN_DOF: return dof;
+    case KIN_DOF0: return n_dofs + dof;
+    case KIN_VEL0: return 2LL * n_dofs + dof;
+    case KIN_STATE: return state0 + (long long)i * t->n_state + in->index;
+    case KIN_DATA: return data0 + (long long)i * t->n_data + in->index;
+    case KIN_PARAM: return params0 + in->index;
+    default: return pad;
+    }
+}
+
+static void add_part(double *to, const double *from, long long n)
+{
+    for (long long i = 0; to && i < n; i++)
+        to[i] += from[i];
+}
+
+void kernel_tangent_adjoint(const KernelTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch,
+                            const double *lambda, int n_dofs, const InputAdjoints *out)
+{
+    if (!t->adjoint || batch->n == 0)
+        return;
+    int n = batch->n, nd = t->nd, n_out = t->n_slots > nd ? t->n_slots : nd;
+    long long len = 3LL * n_dofs + (long long)n * (t->n_state + t->n_data) + t->n_params + 1;
+    int32_t *dofs = srd_xcalloc((size_t)n * n_out + 1, sizeof(int32_t)), *rows = srd_xcalloc((size_t)n * n_out + 1, sizeof(int32_t));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n_out; j++) {
+            dofs[(size_t)i * n_out + j] = j < nd ? batch->dofs[(size_t)i * nd + j] : 0;
+            rows[(size_t)i * n_out + j] = (int32_t)adjoint_position(t, batch, n_dofs, i, j);
+        }
+    srd_elem_batch b = *batch;
+    double *ext = extended_data(t, batch, nd, row_lambda, lambda), *buf = srd_xcalloc((size_t)len, sizeof(double));
+    b.n_dofs = n_out, b.dofs = dofs, b.res = rows, b.n_data += nd, b.data = ext;
+    srd_eval_ctx c = *ctx;
+    c.grad = buf, c.jac = NULL, c.energy = NULL;
+    interp_run(t->adjoint, &c, &b);
+    long long state0 = 3LL * n_dofs, data0 = state0 + (long long)n * t->n_state;
+    add_part(out->lq, buf, n_dofs), add_part(out->lq0, buf + n_dofs, n_dofs), add_part(out->lv0, buf + 2 * n_dofs, n_dofs);
+    add_part(out->lstate, buf + state0, (long long)n * t->n_state), add_part(out->ldata, buf + data0, (long long)n * t->n_data);
+    add_part(out->lparams, buf + data0 + (long long)n * t->n_data, t->n_params);
+    free(dofs), free(rows), free(ext), free(buf);
+}
+
+void kernel_tangent_free(KernelTangent *t)
+{
+    if (t->forward)
+        interp_free(t->forward);
+    if (t->adjoint)
+        interp_free(t->adjoint);
+    free(t->slots);
     memset(t, 0, sizeof *t);
 }

@@ -1,8 +1,11 @@
-/* tangent.h — the derivative of an element kind's residual along a change of its data columns:
- * the kernel side of exact parameter sensitivities. For a param p that moves data columns d_c
- * of a set by t_c = d(d_c)/dp per instance, the residual moves by
- *     dR/dp = sum_c d(res)/d(d_c) t_c,
- * derived symbolically from the same DAG as the residual (as the Hessian is), so exactly. */
+/* tangent.h — the derivative of an element kind's residual with respect to the inputs its kernel
+ * reads besides the configuration being solved for: data columns, params, the step start (q0,
+ * v0), the elements' step-start state, and the evaluation point itself. Forward, it adds
+ *     dR = sum_j d(res)/d(input_j) w_j
+ * for tangents w of the inputs; reverse, it gives lambda . d(res)/d(input_j) for a vector lambda
+ * of the residual's rows (an adjoint). Both are derived symbolically from the residual's DAG (as
+ * the Hessian is, through the stencil's reduced coordinates), so exactly, and run on the
+ * interpreter tier: a sensitivity evaluates them once per step or solve, not per Newton iteration. */
 #ifndef SRD_TANGENT_H
 #define SRD_TANGENT_H
 #include <stdbool.h>
@@ -10,20 +13,45 @@
 #include "kernel/interp.h"
 #include "lower.h"
 
-typedef struct DataTangent {
-    int            n_data;  /* the set's data columns: its batch for the tangent kernel has 2 n_data
-                               per instance, the data then their tangents */
-    int            n_cols;  /* the columns the kernel reads (those not folded into constants) */
-    int           *cols;    /* n_cols column indices */
-    InterpProgram *program; /* adds sum_c d(res)/d(d_c) t_c at the batch's residual rows */
-} DataTangent;
+/* Input classes a tangent kernel differentiates with respect to, as a mask of 1 << KIN_*. */
+enum {
+    TANGENT_DATA = 1 << KIN_DATA | 1 << KIN_PARAM,
+    TANGENT_ALL = TANGENT_DATA | 1 << KIN_DOF | 1 << KIN_DOF0 | 1 << KIN_VEL0 | 1 << KIN_STATE,
+};
 
-/* Builds the tangent kernel of element le, lowered for element set `set` (adds nodes to le's
- * DAG). A set whose kernel reads no data column gets n_cols 0 and no program. */
-bool data_tangent_build(LoweredElement *le, const srd_elemset *set, DataTangent *out, char *err, size_t err_n);
-/* Adds the residual's change along the tangents into ctx->grad. The batch is the set's batch
- * with n_data doubled and data holding, per instance, the data then their tangents. */
-void data_tangent_run(const DataTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch);
-void data_tangent_free(DataTangent *t);
+/* Tangents of the inputs by source (NULL: zero). dq is the tangent of the point the kernel is
+ * evaluated at (its KIN_DOF inputs), dq0 and dv0 of the step start (n_dofs each). */
+typedef struct InputTangents {
+    const double *dq, *dq0, *dv0;
+    const double *dstate;  /* the set's n * n_state */
+    const double *ddata;   /* the set's n * n_data */
+    const double *dparams; /* n_params */
+} InputTangents;
+
+/* Where lambda . d(res)/d(input) is added, by source (NULL: dropped); sizes as above. */
+typedef struct InputAdjoints {
+    double *lq, *lq0, *lv0, *lstate, *ldata, *lparams;
+} InputAdjoints;
+
+typedef struct KernelTangent {
+    int            n_slots;  /* the inputs differentiated */
+    KernelInput   *slots;
+    int            nd, n_data, n_state, n_params;
+    InterpProgram *forward;  /* rows: sum_j D_kj w_j, w_j read as data columns n_data + j */
+    InterpProgram *adjoint;  /* one row per slot: sum_k lambda_k D_kj, lambda_k as columns n_data + k */
+} KernelTangent;
+
+/* Builds the tangent kernels of element le, lowered for element set `set` (adds nodes to le's
+ * DAG), for the input classes of `mask`. A kernel that reads none of them gets no programs. */
+bool kernel_tangent_build(LoweredElement *le, const srd_elemset *set, int n_params, int mask, KernelTangent *out,
+                          char *err, size_t err_n);
+/* Adds the residual's change along w into ctx->grad (by the batch's residual rows). */
+void kernel_tangent_forward(const KernelTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch,
+                            const InputTangents *w);
+/* Adds lambda . d(res)/d(input) into out; lambda by residual index (srd_system_grad_len values,
+ * zero in the scratch slots), n_dofs the model's. */
+void kernel_tangent_adjoint(const KernelTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch,
+                            const double *lambda, int n_dofs, const InputAdjoints *out);
+void kernel_tangent_free(KernelTangent *t);
 
 #endif

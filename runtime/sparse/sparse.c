@@ -221,6 +221,26 @@ static int solve_lu(srd_sparse *sp, const srd_system *sys, const double *values,
     return status == UMFPACK_OK ? 0 : 1;
 }
 
+/* J^T x = b with UMFPACK's LU of J (a symmetric J: the plain solve). */
+int srd_sparse_solve_transposed(srd_sparse *sp, const srd_system *sys, const double *values, double *b, int *pivot,
+                                double *factor_s)
+{
+    int used_lu = 0;
+    if (sp->symmetric)
+        return srd_sparse_solve(sp, sys, values, b, &used_lu, pivot, factor_s);
+    *pivot = -1;
+    sp->factored_lu = 1;
+    if (factor_lu(sp, sys, values, pivot, factor_s) != 0)
+        return 1;
+    double info[UMFPACK_INFO];
+    double *x = srd_xcalloc((size_t)sys->n_free + 1, sizeof(double));
+    int status = umfpack_di_solve(UMFPACK_At, sys->col_start, sys->row_index, values, x, b, sp->lu_numeric,
+                                  sp->lu_control, info);
+    memcpy(b, x, sizeof(double) * (size_t)sys->n_free);
+    free(x);
+    return status == UMFPACK_OK ? 0 : 1;
+}
+
 int srd_sparse_factor(srd_sparse *sp, const srd_system *sys, const double *values, int *used_lu, int *pivot,
                       double *factor_s)
 {

@@ -32,4 +32,8 @@ int srd_sparse_solve_factored(srd_sparse *sp, const srd_system *sys, const doubl
 /* How the last solve went: "CHOLMOD", "CHOLMOD, refined" or "UMFPACK" (or "" before any). */
 const char *srd_sparse_method(const srd_sparse *sp);
 
+/* Solves J^T x = b in place (the adjoint of a step); 0, or 1 when J is singular. */
+int srd_sparse_solve_transposed(srd_sparse *sp, const srd_system *sys, const double *values, double *b, int *pivot,
+                                double *factor_s);
+
 #endif

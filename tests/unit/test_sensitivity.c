@@ -103,7 +103,7 @@ static void check_param(const char *name, double value, const char *unit)
         return;
     }
     const srd_model *m = base.m;
-    DataTangent *tangents = calloc((size_t)m->n_sets + 1, sizeof *tangents);
+    KernelTangent *tangents = calloc((size_t)m->n_sets + 1, sizeof *tangents);
     double **columns = calloc((size_t)m->n_sets + 1, sizeof *columns);
     char err[256];
     for (int k = 0; k < m->n_sets; k++) {
@@ -111,10 +111,10 @@ static void check_param(const char *name, double value, const char *unit)
         columns[k] = calloc(n + 1, sizeof(double));
         for (size_t i = 0; i < n; i++) /* d(column)/d(param), exact for columns linear in it */
             columns[k][i] = (moved.m->sets[k].data[i] - m->sets[k].data[i]) / value;
-        data_tangent_build(&base.mk.sets[k].lowered, &m->sets[k], &tangents[k], err, sizeof err);
+        kernel_tangent_build(&base.mk.sets[k].lowered, &m->sets[k], m->n_params, TANGENT_DATA, &tangents[k], err, sizeof err);
     }
     double *dq = calloc((size_t)m->n_dofs + 1, sizeof(double));
-    int singular = sens_static(&base.s, tangents, columns, dq);
+    int singular = sens_static(&base.s, tangents, columns, NULL, dq);
     double exact = dq[m->node_dof[m->n_nodes - 1] + 2];
     double best = INFINITY, h_best = 0, fd_best = 0;
     for (double h = 1e-3; h >= 1e-6; h /= 10) {
@@ -137,7 +137,7 @@ static void check_param(const char *name, double value, const char *unit)
           "%s: d(tip z)/d(%s) = %.9e by one solve, %.9e by central differences of static solves (step %.0e): "
           "relative %.2e (tol 1e-6)", name, name, exact, fd_best, h_best, best / fabs(exact));
     for (int k = 0; k < m->n_sets; k++) {
-        data_tangent_free(&tangents[k]);
+        kernel_tangent_free(&tangents[k]);
         free(columns[k]);
     }
     free(tangents);
