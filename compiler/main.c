@@ -734,6 +734,10 @@ static int parse_model_options(GradOptions *o, const char **out, int argc, char 
             *out = argv[++i];
         else if (!strcmp(argv[i], "--quiet"))
             o->quiet = true;
+        else if (!strcmp(cmd, "grad") && (!strcmp(argv[i], "--static") || !strcmp(argv[i], "--simulate")))
+            o->analysis = argv[i][2] == 's' && argv[i][3] == 't' ? GRAD_STATIC : GRAD_SIMULATE;
+        else if (!strcmp(cmd, "grad") && !strcmp(argv[i], "--adjoint"))
+            o->adjoint = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return print_help(cmd), -1;
         else if (argv[i][0] == '-') {

@@ -770,6 +770,12 @@ static int newton_with_pairs(srd_sim *s, const double *q_start, double dt)
     }
 }
 
+static void hook(srd_sim *s, int phase)
+{
+    if (s->substep_hook)
+        s->substep_hook(s, phase, s->substep_ctx);
+}
+
 /* One implicit substep from the current state over s->dt. */
 static int implicit_substep(srd_sim *s, srd_method method)
 {
@@ -779,6 +785,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     memcpy(s->v0, s->v, bytes);
     memcpy(s->work, s->a0, bytes);
     s->method = method;
+    hook(s, SRD_SUBSTEP_BEGIN);
     s->t += s->dt;
     apply_schedules(s, s->t);
     srd_motion_impose(s, s->t, 1, s->q, NULL);
@@ -799,13 +806,26 @@ static int implicit_substep(srd_sim *s, srd_method method)
         memcpy(s->v, s->v0, bytes);
         memcpy(s->a0, s->work, bytes);
         s->t -= s->dt;
+        hook(s, SRD_SUBSTEP_FAILED);
         return code;
     }
     finish_implicit(s, method);
     exact_prescribed_rates(s, method);
     advance_state(s);
     srd_bodies_finish(s, method);
+    hook(s, SRD_SUBSTEP_DONE);
     return 0;
+}
+
+void srd_sim_step_jacobian(srd_sim *s, srd_method method)
+{
+    s->method = method;
+    s->dynamic = 1;
+    apply_schedules(s, s->t);
+    prepare_implicit(s, method);
+    if (is_damped(s))
+        prepare_damping(s, method);
+    assemble(s, s->q, 1);
 }
 
 static int explicit_step(srd_sim *s, srd_method method)

@@ -86,7 +86,15 @@ typedef struct srd_sim {
     const double    *q_now;       /* the configuration being assembled (constraints hold there) */
     struct srd_pairs *pairs;      /* contact between the model's parts (contact/pairs.h), or NULL */
     struct srd_controller *controller; /* the `control` block (control.h), or NULL; srd_step samples it */
+    /* Called around each implicit substep (a simulation's sensitivities record them): BEGIN
+     * with the start in q0, v0, a0 and the elements' state, t still the start's; DONE after an
+     * accepted one (q, v, a0 its end; t its end); FAILED after one that failed (state restored). */
+    void           (*substep_hook)(struct srd_sim *s, int phase, void *ctx);
+    void            *substep_ctx;
 } srd_sim;
+
+enum { SRD_SUBSTEP_BEGIN, SRD_SUBSTEP_DONE, SRD_SUBSTEP_FAILED };
+
 
 /* Adds the gradient of instances [lo, hi) of set k at the current state into g (by model DOF). */
 void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g);
@@ -131,6 +139,11 @@ enum { SRD_STEP_CROSSED = 3 };
  * substeps (at most `max_halvings` times). Returns 0, or the Newton code of the failure
  * (explicit methods: 2 when the state becomes NaN), or SRD_STEP_CROSSED. */
 int srd_step(srd_sim *s, srd_method method, int max_halvings);
+
+/* The Jacobian (into the solver's storage) and residual of the implicit step of `method` that
+ * ends at time s->t after s->dt: s->q0, s->v0 and s->a0 hold its start (a0: Newmark's start
+ * acceleration), s->q its end and the batches their state at its start. */
+void srd_sim_step_jacobian(srd_sim *s, srd_method method);
 
 /* Makes the current configuration (a static equilibrium) the start of a simulation at t = 0,
  * at rest: the elements' step-start state (reference frames, reference twist, tau0) is carried

@@ -139,45 +139,49 @@ static bool same_structure(const srd_model *a, const srd_model *b)
     return true;
 }
 
+bool point_sample_open(const StaticPoint *b, const GradOptions *o, int k, double value, PointSample *x)
+{
+    memset(x, 0, sizeof *x);
+    char spec[512], err[512];
+    elab_format_override(spec, sizeof spec, &b->m->params[k], value);
+    arena_init(&x->arena);
+    x->m = elaborate(o, &x->arena, &x->prog, spec);
+    x->ok = x->m && same_structure(b->m, x->m) && sim_of(b, x->m, &x->s, err, sizeof err);
+    return x->ok;
+}
+
+void point_sample_close(PointSample *x)
+{
+    if (x->s.m)
+        srd_sim_free(&x->s);
+    srd_model_free(x->m);
+    arena_free(&x->arena);
+    memset(x, 0, sizeof *x);
+}
+
 /* The runtime's data with param k at `value` (and every other param as given). */
 static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, double value)
 {
     Sample x = { 0 };
-    char spec[512], err[512];
-    elab_format_override(spec, sizeof spec, &b->m->params[k], value);
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    srd_model *m = elaborate(o, &arena, &prog, spec);
-    srd_sim s;
-    memset(&s, 0, sizeof s);
-    if (m && same_structure(b->m, m) && sim_of(b, m, &s, err, sizeof err)) {
-        int n_sets = m->n_sets;
+    PointSample ps;
+    if (point_sample_open(b, o, k, value, &ps)) {
+        const srd_sim *s = &ps.s;
+        int n_sets = ps.m->n_sets;
         x.columns = srd_xcalloc((size_t)n_sets + 1, sizeof *x.columns);
         x.state = srd_xcalloc((size_t)n_sets + 1, sizeof *x.state);
         for (int j = 0; j < n_sets; j++) {
-            const srd_elem_batch *bt = &s.kernels[j].batch.b;
+            const srd_elem_batch *bt = &s->kernels[j].batch.b;
             x.columns[j] = copy_of(bt->data, (size_t)bt->n * (size_t)bt->n_data);
             x.state[j] = copy_of(bt->state, (size_t)bt->n * (size_t)bt->n_state);
         }
-        x.fext = copy_of(s.fext, (size_t)m->n_dofs);
+        x.fext = copy_of(s->fext, (size_t)ps.m->n_dofs);
         x.ok = true;
     }
-    if (s.m)
-        srd_sim_free(&s);
-    srd_model_free(m);
-    arena_free(&arena);
+    point_sample_close(&ps);
     return x;
 }
 
-/* Four samples around a param's value and the weights that make their combination its
- * derivative: a central fourth-order stencil, or, within 2h of an end of the param's range, a
- * one-sided third-order one (NLopt's searches reach the ends). */
-typedef struct Stencil {
-    double at[4], w[4];
-} Stencil;
-
-static bool stencil_for(const srd_param *p, Stencil *st)
+bool point_stencil(const srd_param *p, Stencil *st)
 {
     double v = p->value, span = isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
     double h = 1e-3 * (v != 0 ? fabs(v) : span);
@@ -250,7 +254,7 @@ static void residual_derivative(StaticPoint *b, int k, const Sample *x, const St
 int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
     Stencil st;
-    if (!stencil_for(&b->m->params[k], &st))
+    if (!point_stencil(&b->m->params[k], &st))
         return STATIC_OUTSIDE_RANGE;
     Sample x[4];
     bool ok = true;
@@ -282,18 +286,17 @@ static void unit_of(const srd_model *m, const srd_probe *pr, const srd_param *p,
                  strchr(p->unit, '*') || strchr(p->unit, '/') ? ")" : "");
 }
 
-static void print_probe(const StaticPoint *b, const srd_probe *pr, const srd_param *p, const double *dq)
+void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
 {
-    const srd_model *m = b->m;
     char unit[128];
     unit_of(m, pr, p, unit, sizeof unit);
     if (pr->kind != SRD_PROBE_STATE)
         printf("  d(%s)/d(%s): not derived (a force probe)\n", pr->name, p->name);
     else if (pr->dof >= 0)
-        printf("  d(%s)/d(%s) = %.9e %s\n", pr->name, p->name, dq[pr->dof], unit);
+        printf("  d(%s)/d(%s) = %.12e %s\n", pr->name, p->name, dq[pr->dof], unit);
     else {
         const double *d = &dq[m->node_dof[pr->node]];
-        printf("  d(%s)/d(%s) = (%.9e, %.9e, %.9e) %s\n", pr->name, p->name, d[0], d[1], d[2], unit);
+        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) %s\n", pr->name, p->name, d[0], d[1], d[2], unit);
     }
 }
 
@@ -316,7 +319,7 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
     else {
         printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
         for (int i = 0; i < b->m->statics.n_probes; i++)
-            print_probe(b, &b->m->statics.probes[i], p, dq);
+            grad_print_probe(b->m, &b->m->statics.probes[i], p, dq);
     }
 }
 
@@ -340,10 +343,24 @@ int point_simulate(StaticPoint *b)
     return code;
 }
 
+/* Whether grad derives the simulation: asked for, or the analysis an objective would read. */
+static bool derives_simulation(const StaticPoint *b, const GradOptions *o)
+{
+    if (o->analysis != GRAD_AUTO)
+        return o->analysis == GRAD_SIMULATE;
+    return srd_objective_analysis(b->m) == &b->m->simulate && b->m->simulate.n_probes > 0;
+}
+
 int grad_model(const GradOptions *o)
 {
     StaticPoint b;
     int status = static_point_open(&b, o);
+    if (status == SRD_EXIT_OK && derives_simulation(&b, o)) {
+        status = grad_simulation(&b, o);
+        static_point_close(&b);
+        diag_reset();
+        return status;
+    }
     if (status == SRD_EXIT_OK && !b.m->statics.present)
         status = fail(o, "srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
                       "hint: add `static { load_steps = 10; probe tip = ...; }`\n", o->file);

@@ -10,11 +10,15 @@
 #include "sens/tangent.h"
 #include "sim.h"
 
+enum { GRAD_AUTO, GRAD_STATIC, GRAD_SIMULATE };
+
 typedef struct GradOptions {
     const char  *file;
     const char **overrides;  /* "name=value" */
     int          n_overrides;
     bool         quiet;
+    int          analysis;   /* GRAD_*: AUTO derives what an objective would read (srd_objective_analysis) */
+    bool         adjoint;    /* a simulation's derivatives by the adjoint instead of forward sensitivities */
     FILE        *errors;     /* where messages go; NULL: stderr */
 } GradOptions;
 
@@ -42,6 +46,34 @@ enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RA
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
+/* The model elaborated with param k at `value` (the others as o gives them) and a sim of it with
+ * the point's kernels: what a derivative along the param differences. False when it could not be
+ * built or has another structure; close it whatever it returns. */
+typedef struct PointSample {
+    Arena      arena;
+    Program    prog;
+    srd_model *m;
+    srd_sim    s;
+    bool       ok;
+} PointSample;
+bool point_sample_open(const StaticPoint *b, const GradOptions *o, int k, double value, PointSample *x);
+void point_sample_close(PointSample *x);
+
+/* Four values of a param around its value and the weights that make a combination of samples
+ * there its derivative: a central fourth-order stencil, or, within 2h of an end of the param's
+ * range, a one-sided third-order one (NLopt's searches reach the ends). False when the range is
+ * too narrow for either. */
+typedef struct Stencil {
+    double at[4], w[4];
+} Stencil;
+bool point_stencil(const srd_param *p, Stencil *st);
+
+/* Prints "  d(probe)/d(param) = value unit" from the state's derivative dq (n_dofs). */
+void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq);
+
+/* `srdc grad` of the simulate block (grad_dynamic.c): its probes at the end of the run. */
+int grad_simulation(StaticPoint *b, const GradOptions *o);
+
 /* Runs the point's simulate block to its end (from the static equilibrium with `start =
  * equilibrium`); 0, or the failing step's code. The point must have no static-only sim: open it
  * for a model whose objective reads the simulation. */

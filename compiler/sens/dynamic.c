@@ -1,0 +1,1088 @@
+/* dynamic.c — sensitivities of a simulation (see dynamic.h).
+ *
+ * One implicit substep takes its start (q0, v0, a0 and the elements' state S0) to q1 by solving
+ *     R(q1) = a M (q1 - qhat) + grad E(b q1 + (1 - b) q0; q0, v0, S0, c(p, t)) - fext(p, t)
+ *             + alpha M (c1 (q1 - q0) + c0 v0) = 0,   qhat = q0 + dt v0 (+ dt^2/4 a0),
+ * then v1 and a1 by the scheme's formulas and S1 by the frames' transport. Differentiating:
+ *     K dq1 = -(dR at fixed q1),  K = dR/dq1 (the step's Jacobian at its end),
+ * where dR at fixed q1 collects the tangent kernels of the elements' other inputs, the inertia
+ * and damping terms and the params' own change of data, loads and masses (c, fext, M: from
+ * samples of the model at nearby param values, as the static derivative takes them, with the
+ * schedules evaluated at the step's time). The adjoint runs the transposes of the same pieces
+ * backward: mu = K^-T lambda_q1 per step. */
+#include "sens/dynamic.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "checkpoint.h"
+#include "sens/state_tangent.h"
+
+/* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
+ * substep of its step). */
+typedef struct Record {
+    double   t, dt;   /* t: its end */
+    long     step;
+    double  *q0, *v0, *a0, *q1, *v1;
+    double **S0;      /* per set: n * n_state */
+} Record;
+
+/* A stretch of the run from a checkpoint: recomputed to record it when the records of the whole
+ * run would not fit the memory allowed. */
+typedef struct Segment {
+    char  *checkpoint;
+    size_t size;
+    long   first, steps; /* steps first+1 .. first+steps */
+} Segment;
+
+/* How param k moves the model: four samples at nearby values, the derivative of the data the
+ * runtime reads at a time t (columns after the schedules, external forces) and of the masses,
+ * and of the start (a static equilibrium's dq). */
+typedef struct Track {
+    int         status;
+    Stencil     st;
+    PointSample x[4];
+    double     *dmass, *dfext, *dparams, *dq_start;
+    double    **dc;    /* per set, at the time last asked */
+    double      at;    /* that time */
+    bool        kink;  /* a switch between the samples was seen (at kink_time): no derivative */
+    double      kink_time;
+} Track;
+
+struct DynamicRun {
+    StaticPoint       *b;
+    const GradOptions *o;
+    srd_method         method;
+    long               steps;
+    int                n_sets, n_dofs, n_params;
+    /* the start: the state S_ref and configuration q_ref a static start carries from */
+    bool               from_equilibrium;
+    double            *q_ref, **S_ref, *q_start;
+    double           **dq_eq;       /* per param: the static start's derivative */
+    int               *eq_status;
+    Segment           *segments;
+    int                n_segments;
+    long               per_segment;
+    bool               kept;        /* the first run's records were kept (one segment) */
+    Record            *records;
+    long               n_records, cap_records;
+    Record             pending;
+    bool               have_pending;
+    double            *qT, *vT;
+    long               substeps, subdivided;
+    double             bytes_now, peak_bytes, record_bytes;
+    Track             *tracks;
+};
+
+/* ---- recording ---- */
+
+static double *dup(const double *a, size_t n)
+{
+    double *c = srd_xcalloc(n + 1, sizeof(double));
+    memcpy(c, a, n * sizeof(double));
+    return c;
+}
+
+static size_t set_state_len(const srd_sim *s, int k)
+{
+    return (size_t)s->kernels[k].batch.b.n * (size_t)s->kernels[k].batch.b.n_state;
+}
+
+static void record_free(DynamicRun *r, Record *x)
+{
+    if (!x->q0)
+        return;
+    free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
+    for (int k = 0; k < r->n_sets; k++)
+        free(x->S0[k]);
+    free(x->S0);
+    r->bytes_now -= r->record_bytes;
+    memset(x, 0, sizeof *x);
+}
+
+static void record_begin(DynamicRun *r, const srd_sim *s)
+{
+    Record *x = &r->pending;
+    size_t n = (size_t)r->n_dofs;
+    x->dt = s->dt;
+    x->step = 0;
+    x->q0 = dup(s->q0, n), x->v0 = dup(s->v0, n), x->a0 = dup(s->a0, n);
+    x->S0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof *x->S0);
+    for (int k = 0; k < r->n_sets; k++)
+        x->S0[k] = dup(s->kernels[k].batch.b.state, set_state_len(s, k));
+    r->bytes_now += r->record_bytes;
+    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    r->have_pending = true;
+}
+
+static void record_done(DynamicRun *r, const srd_sim *s)
+{
+    Record *x = &r->pending;
+    x->t = s->t;
+    x->q1 = dup(s->q, (size_t)r->n_dofs), x->v1 = dup(s->v, (size_t)r->n_dofs);
+    if (r->n_records == r->cap_records) {
+        r->cap_records = r->cap_records ? 2 * r->cap_records : 64;
+        r->records = srd_xrealloc(r->records, sizeof *r->records * (size_t)r->cap_records);
+    }
+    r->records[r->n_records++] = *x;
+    memset(x, 0, sizeof *x);
+    r->have_pending = false;
+}
+
+static void substep_hook(srd_sim *s, int phase, void *ctx)
+{
+    DynamicRun *r = ctx;
+    if (phase == SRD_SUBSTEP_BEGIN)
+        record_begin(r, s);
+    else if (phase == SRD_SUBSTEP_DONE)
+        record_done(r, s);
+    else
+        record_free(r, &r->pending);
+    r->have_pending = phase == SRD_SUBSTEP_BEGIN;
+}
+
+static void forget_records(DynamicRun *r)
+{
+    for (long i = 0; i < r->n_records; i++)
+        record_free(r, &r->records[i]);
+    r->n_records = 0;
+}
+
+/* One step of the run, its substeps recorded when `recording`. */
+static int run_step(DynamicRun *r, long step, bool recording)
+{
+    srd_sim *s = &r->b->s;
+    long before = r->n_records;
+    s->substep_hook = recording ? substep_hook : NULL;
+    s->substep_ctx = r;
+    long rejected = s->rejected;
+    int code = srd_step(s, r->method, 6);
+    s->substep_hook = NULL;
+    r->subdivided += s->rejected - rejected;
+    if (recording && r->n_records > before)
+        r->records[r->n_records - 1].step = step;
+    return code;
+}
+
+/* ---- what is not covered ---- */
+
+static bool states_supported(const srd_sim *s)
+{
+    for (int k = 0; k < s->m->n_sets; k++)
+        if (!srd_state_tangent_supported(&s->kernels[k].info))
+            return false;
+    return true;
+}
+
+/* Why the model's simulation has no derivative here ("" when it has). */
+static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method method)
+{
+    if ((int)method < 0 || method > SRD_NEWMARK)
+        return "its method is explicit: derivatives are taken of implicit_euler, implicit_midpoint and newmark runs";
+    if (m->n_bodies)
+        return "it has rigid bodies: their rotations' derivatives are not derived yet";
+    if (s->n_multipliers)
+        return "it has joints or constraints with multipliers: not derived yet";
+    if (s->pairs)
+        return "its parts touch each other (`contact`): the pairs' derivatives are not derived yet";
+    if (s->controller)
+        return "it has a `control` block: a sampled controller's program has no derivative";
+    if (m->n_releases)
+        return "it releases constraints during the run: not derived yet";
+    if (s->n_frames)
+        return "it turns a clamped rod end (a turning motion): not derived yet";
+    if (m->damping_beta > 0)
+        return "its damping is stiffness-proportional (beta): not derived yet (mass-proportional alpha is)";
+    if (!states_supported(s))
+        return "it has mid-edge shells, whose normals' update is not derived yet (hinge shells are)";
+    return "";
+}
+
+/* ---- the first run ---- */
+
+static double state_bytes(const srd_sim *s)
+{
+    double n = 0;
+    for (int k = 0; k < s->m->n_sets; k++)
+        n += (double)set_state_len(s, k);
+    return n;
+}
+
+/* Steps per segment: the whole run when its records fit the memory allowed (SRD_GRAD_MEMORY
+ * bytes, 1 GiB by default), else about sqrt(steps) (checkpoints and one segment's records both
+ * grow as sqrt(steps)); SRD_GRAD_SEGMENT forces a length (tests). */
+static long segment_length(DynamicRun *r)
+{
+    const char *forced = getenv("SRD_GRAD_SEGMENT"), *limit = getenv("SRD_GRAD_MEMORY");
+    if (forced && atol(forced) > 0)
+        return atol(forced);
+    double budget = limit && atof(limit) > 0 ? atof(limit) : 1024.0 * 1024 * 1024;
+    if (r->record_bytes * (double)r->steps * 1.5 <= budget)
+        return r->steps > 0 ? r->steps : 1;
+    long k = (long)ceil(sqrt((double)r->steps));
+    long fits = (long)(budget / (2 * r->record_bytes));
+    return k < fits || fits < 1 ? k : fits;
+}
+
+static bool save_checkpoint(DynamicRun *r, Segment *seg)
+{
+    FILE *f = open_memstream(&seg->checkpoint, &seg->size);
+    srd_checkpoint_pos pos = { 0 };
+    bool ok = f && srd_checkpoint_save(f, &r->b->s, 0, &pos) == 0;
+    if (f)
+        fclose(f);
+    r->bytes_now += (double)seg->size;
+    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    return ok;
+}
+
+static bool load_checkpoint(DynamicRun *r, const Segment *seg)
+{
+    FILE *f = fmemopen(seg->checkpoint, seg->size, "rb");
+    srd_checkpoint_pos pos;
+    char err[256];
+    bool ok = f && srd_checkpoint_load(f, "a checkpoint of the run", &r->b->s, 0, &pos, err, sizeof err) == 0;
+    if (f)
+        fclose(f);
+    return ok;
+}
+
+static void describe_failure(const srd_sim *s, int code, char *why, size_t why_n)
+{
+    snprintf(why, why_n, "the simulation failed at t = %.6g s (%s): a failed step has no derivative; make the run "
+             "succeed first (a smaller dt, a tighter model)", s->t,
+             code == 1 ? "Newton's method did not converge" : code == 2 ? "the state became NaN or Inf"
+                                                                  : "parts would pass through each other");
+}
+
+/* The static equilibrium's derivative along every param, while the sim stands there. */
+static void start_derivatives(DynamicRun *r)
+{
+    r->dq_eq = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->dq_eq);
+    r->eq_status = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->eq_status);
+    for (int k = 0; k < r->n_params; k++) {
+        r->dq_eq[k] = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+        r->eq_status[k] = r->b->m->params[k].shapes ? STATIC_MOVES_GEOMETRY
+                                                     : static_point_derivative(r->b, r->o, k, r->dq_eq[k]);
+    }
+}
+
+/* The static start and what its derivative needs: the state it carries frames from. */
+static int start_run(DynamicRun *r)
+{
+    StaticPoint *b = r->b;
+    srd_sim *s = &b->s;
+    const srd_model *m = b->m;
+    r->from_equilibrium = m->simulate.start && m->statics.present;
+    r->S_ref = srd_xcalloc((size_t)r->n_sets + 1, sizeof *r->S_ref);
+    for (int k = 0; k < r->n_sets; k++)
+        r->S_ref[k] = dup(s->kernels[k].batch.b.state, set_state_len(s, k));
+    if (r->from_equilibrium) {
+        int code = srd_static(s, m->statics.load_steps);
+        if (code)
+            return code;
+        start_derivatives(r);
+        r->q_ref = dup(s->q0, (size_t)r->n_dofs);
+        srd_sim_start_here(s);
+    }
+    r->q_start = dup(s->q, (size_t)r->n_dofs);
+    const srd_analysis *a = &m->simulate;
+    s->dt = s->step_dt = a->dt;
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+    return 0;
+}
+
+/* Steps the whole run, saving a checkpoint at each segment's start; records it when it is one
+ * segment. */
+static int first_run(DynamicRun *r, char *why, size_t why_n)
+{
+    srd_sim *s = &r->b->s;
+    r->n_segments = (int)((r->steps + r->per_segment - 1) / r->per_segment);
+    r->segments = srd_xcalloc((size_t)r->n_segments + 1, sizeof *r->segments);
+    r->kept = r->n_segments <= 1;
+    int code = 0;
+    for (long k = 1; k <= r->steps && code == 0; k++) {
+        Segment *seg = &r->segments[(k - 1) / r->per_segment];
+        if ((k - 1) % r->per_segment == 0) {
+            seg->first = k - 1;
+            if (!r->kept && !save_checkpoint(r, seg)) {
+                snprintf(why, why_n, "a checkpoint of the run could not be kept in memory");
+                return -1;
+            }
+        }
+        seg->steps++;
+        code = run_step(r, k, r->kept);
+    }
+    if (code)
+        describe_failure(s, code, why, why_n);
+    return code;
+}
+
+DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t why_n)
+{
+    const srd_model *m = b->m;
+    srd_sim *s = &b->s;
+    srd_method method = (srd_method)srd_method_from_name(m->simulate.method);
+    const char *no = !m->simulate.present ? "it has no `simulate` block" : unsupported(m, s, method);
+    if (*no) {
+        snprintf(why, why_n, "the simulation of %s has no derivative here: %s", o->file, no);
+        return NULL;
+    }
+    DynamicRun *r = srd_xcalloc(1, sizeof *r);
+    r->b = b, r->o = o, r->method = method;
+    r->n_sets = m->n_sets, r->n_dofs = m->n_dofs, r->n_params = m->n_params;
+    r->steps = (long)ceil(m->simulate.duration / m->simulate.dt - 1e-9);
+    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s)) + sizeof(Record);
+    r->per_segment = segment_length(r);
+    int code = start_run(r);
+    if (code)
+        snprintf(why, why_n, "the static equilibrium the simulation starts from was not found");
+    else
+        code = first_run(r, why, why_n);
+    if (code) {
+        dynamic_run_free(r);
+        return NULL;
+    }
+    r->qT = dup(s->q, (size_t)r->n_dofs), r->vT = dup(s->v, (size_t)r->n_dofs);
+    return r;
+}
+
+static void track_free(DynamicRun *r, Track *t);
+
+void dynamic_run_free(DynamicRun *r)
+{
+    if (!r)
+        return;
+    forget_records(r);
+    record_free(r, &r->pending);
+    free(r->records);
+    for (int i = 0; i < r->n_segments; i++)
+        free(r->segments[i].checkpoint);
+    free(r->segments);
+    for (int k = 0; r->S_ref && k < r->n_sets; k++)
+        free(r->S_ref[k]);
+    free(r->S_ref), free(r->q_ref), free(r->q_start), free(r->qT), free(r->vT);
+    for (int k = 0; r->dq_eq && k < r->n_params; k++)
+        free(r->dq_eq[k]);
+    free(r->dq_eq), free(r->eq_status);
+    for (int k = 0; r->tracks && k < r->n_params; k++)
+        track_free(r, &r->tracks[k]);
+    free(r->tracks);
+    free(r);
+}
+
+DynamicStats dynamic_stats(const DynamicRun *r)
+{
+    long substeps = r->substeps ? r->substeps : r->n_records;
+    return (DynamicStats){ r->steps, substeps, r->subdivided, r->n_segments, r->peak_bytes };
+}
+
+const double *dynamic_final_q(const DynamicRun *r) { return r->qT; }
+const double *dynamic_final_v(const DynamicRun *r) { return r->vT; }
+
+/* Brings the records of segment i into memory (recomputing it from its checkpoint). */
+static bool segment_records(DynamicRun *r, int i)
+{
+    if (r->kept)
+        return true;
+    forget_records(r);
+    const Segment *seg = &r->segments[i];
+    if (!load_checkpoint(r, seg))
+        return false;
+    for (long k = seg->first + 1; k <= seg->first + seg->steps; k++)
+        if (run_step(r, k, true) != 0)
+            return false;
+    return true;
+}
+
+/* ---- how params move the model ---- */
+
+static bool same_values(const double *a, const double *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(double)) == 0;
+}
+
+/* Whether the samples move what is not derived: the reference positions or the elements'
+ * reference state (rest lengths, frames). */
+static bool moves_geometry(const DynamicRun *r, const Track *t)
+{
+    for (int i = 0; i < 4; i++) {
+        const srd_sim *s = &t->x[i].s;
+        if (!same_values(s->m->x0, r->b->m->x0, 3 * (size_t)s->m->n_nodes))
+            return true;
+        for (int k = 0; k < r->n_sets; k++)
+            if (!same_values(s->kernels[k].batch.b.state, r->S_ref[k], set_state_len(s, k)))
+                return true;
+    }
+    return false;
+}
+
+static double combine(const Track *t, const double *const *f, size_t i)
+{
+    return t->st.w[0] * f[0][i] + t->st.w[1] * f[1][i] + t->st.w[2] * f[2][i] + t->st.w[3] * f[3][i];
+}
+
+/* The fourth difference of the samples and the value between them (the central stencil's
+ * points are v -2h, -h, +h, +2h): about h^4 f'''' where the data are smooth in the param, about
+ * h times the jump of the slope where a switch (a min, max, abs or step of a schedule) lies
+ * between the samples. */
+static double fourth_difference(const double *const *f, const double *base, size_t i)
+{
+    return f[0][i] - 4 * f[1][i] + 6 * base[i] - 4 * f[2][i] + f[3][i];
+}
+
+/* Whether values f (n in all, in rows of `width` columns of one unit each) have a switch
+ * between the samples: a fourth difference above 1e-3 h of the column's largest derivative
+ * (smooth data stay far below it unless they vary on a scale of the step itself, where the
+ * differences would not be accurate either) and above rounding. */
+static bool switches(const double *const *f, const double *base, const double *d, size_t n, size_t width, double h)
+{
+    for (size_t c = 0; c < width; c++) {
+        double slope = 0, size = 0;
+        for (size_t i = c; i < n; i += width)
+            slope = fmax(slope, fabs(d[i])), size = fmax(size, fabs(base[i]));
+        for (size_t i = c; i < n; i += width)
+            if (fabs(fourth_difference(f, base, i)) > 1e-3 * h * slope + 1e-12 * size)
+                return true;
+    }
+    return false;
+}
+
+/* dc and dfext at time `at` (the samples' schedules evaluated there; the base sim's data and
+ * loads hold their values at `at`); a switch between the samples makes the param's status
+ * DYNAMIC_NOT_SMOOTH (at the first time it is seen). */
+static void track_at(DynamicRun *r, Track *t, double at)
+{
+    if (t->at == at)
+        return;
+    t->at = at;
+    const srd_sim *base = &r->b->s;
+    bool central = t->st.at[1] < t->st.at[2];
+    double h = fabs(t->st.at[2] - t->st.at[1]) / 2;
+    for (int i = 0; i < 4; i++)
+        srd_sim_apply_schedules(&t->x[i].s, at);
+    bool kink = false;
+    for (int k = 0; k < r->n_sets; k++) {
+        const double *f[4];
+        for (int i = 0; i < 4; i++)
+            f[i] = t->x[i].s.kernels[k].batch.b.data;
+        const srd_elem_batch *b = &t->x[0].s.kernels[k].batch.b;
+        size_t n = (size_t)b->n * (size_t)b->n_data;
+        for (size_t j = 0; j < n; j++)
+            t->dc[k][j] = combine(t, f, j);
+        kink |= central && switches(f, base->kernels[k].batch.b.data, t->dc[k], n, (size_t)b->n_data, h);
+    }
+    const double *f[4] = { t->x[0].s.fext, t->x[1].s.fext, t->x[2].s.fext, t->x[3].s.fext };
+    for (int d = 0; d < r->n_dofs; d++)
+        t->dfext[d] = combine(t, f, (size_t)d);
+    kink |= central && switches(f, base->fext, t->dfext, (size_t)r->n_dofs, 1, h);
+    if (kink && !t->kink) {
+        t->kink = true;
+        t->kink_time = at;
+    }
+}
+
+/* Whether the samples' prescribed motions place the driven DOFs elsewhere at time `at`. */
+static bool moves_motion(DynamicRun *r, Track *t, double at)
+{
+    if (!r->b->m->n_motions)
+        return false;
+    double *q = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), *q0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    srd_motion_impose(&r->b->s, at, 1, q0, NULL);
+    bool moves = false;
+    for (int i = 0; i < 4 && !moves; i++) {
+        memset(q, 0, sizeof(double) * (size_t)r->n_dofs);
+        srd_motion_impose(&t->x[i].s, at, 1, q, NULL);
+        moves = memcmp(q, q0, sizeof(double) * (size_t)r->n_dofs) != 0;
+    }
+    free(q), free(q0);
+    return moves;
+}
+
+static void track_open(DynamicRun *r, int k, Track *t)
+{
+    const srd_param *p = &r->b->m->params[k];
+    t->at = NAN;
+    if (p->shapes) {
+        t->status = STATIC_MOVES_GEOMETRY;
+        return;
+    }
+    if (!point_stencil(p, &t->st)) {
+        t->status = STATIC_OUTSIDE_RANGE;
+        return;
+    }
+    bool ok = true;
+    for (int i = 0; i < 4; i++) {
+        ok &= point_sample_open(r->b, r->o, k, t->st.at[i], &t->x[i]);
+        if (ok)
+            t->x[i].s.step_dt = r->b->m->simulate.dt;
+    }
+    t->status = !ok ? STATIC_NOT_SAMPLED : moves_geometry(r, t) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    if (t->status != STATIC_DERIVED)
+        return;
+    t->dc = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dc);
+    for (int j = 0; j < r->n_sets; j++)
+        t->dc[j] = srd_xcalloc((size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data + 1, sizeof(double));
+    t->dfext = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    t->dmass = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    const double *f[4] = { t->x[0].m->dof_mass, t->x[1].m->dof_mass, t->x[2].m->dof_mass, t->x[3].m->dof_mass };
+    for (int d = 0; d < r->n_dofs; d++)
+        t->dmass[d] = combine(t, f, (size_t)d);
+    t->dparams = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
+    t->dparams[k] = 1;
+}
+
+static void track_free(DynamicRun *r, Track *t)
+{
+    for (int i = 0; i < 4; i++)
+        point_sample_close(&t->x[i]);
+    for (int j = 0; t->dc && j < r->n_sets; j++)
+        free(t->dc[j]);
+    free(t->dc), free(t->dfext), free(t->dmass), free(t->dparams), free(t->dq_start);
+}
+
+/* The tracks of every param, and the static start's derivative along each (before the run
+ * moved the sim away from the equilibrium, so it is solved again here). */
+static void open_tracks(DynamicRun *r)
+{
+    if (r->tracks)
+        return;
+    r->tracks = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->tracks);
+    for (int k = 0; k < r->n_params; k++)
+        track_open(r, k, &r->tracks[k]);
+}
+
+/* ---- one step, linearised ---- */
+
+/* Values of the state and their tangents (or adjoints): q, v, a (n_dofs) and per set S. */
+typedef struct Tan {
+    double  *q, *v, *a;
+    double **S;
+} Tan;
+
+static Tan tan_new(const DynamicRun *r)
+{
+    Tan t;
+    size_t n = (size_t)r->n_dofs + 1;
+    t.q = srd_xcalloc(n, sizeof(double)), t.v = srd_xcalloc(n, sizeof(double)), t.a = srd_xcalloc(n, sizeof(double));
+    t.S = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t.S);
+    for (int k = 0; k < r->n_sets; k++)
+        t.S[k] = srd_xcalloc(set_state_len(&r->b->s, k) + 1, sizeof(double));
+    return t;
+}
+
+static void tan_free(const DynamicRun *r, Tan *t)
+{
+    free(t->q), free(t->v), free(t->a);
+    for (int k = 0; k < r->n_sets; k++)
+        free(t->S[k]);
+    free(t->S);
+}
+
+static void tan_swap(Tan *a, Tan *b)
+{
+    Tan c = *a;
+    *a = *b;
+    *b = c;
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* The sim at record x (its start, its end, its start state) with the step's Jacobian at its end. */
+static void linearize(DynamicRun *r, const Record *x)
+{
+    srd_sim *s = &r->b->s;
+    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
+    memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
+    for (int k = 0; k < r->n_sets; k++)
+        memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
+    s->t = x->t;
+    s->dt = x->dt;
+    srd_sim_step_jacobian(s, r->method);
+    srd_slides_reduce(s, 1); /* the sliding nodes' rows and columns in their lines' basis, as Newton's */
+}
+
+/* A right-hand side (free rows) in the lines' basis, as srd_slides_reduce puts the residual. */
+static void reduce_rows(srd_sim *s, double *g)
+{
+    size_t bytes = sizeof(double) * (size_t)s->solver.sys.n_free;
+    memcpy(s->res, g, bytes);
+    srd_slides_reduce(s, 0);
+    memcpy(g, s->res, bytes);
+}
+
+/* K x = g with the linearised step's Jacobian (reduced by the slides), in place. The slides'
+ * reduction R (a sliding node's rows onto its line) and expansion E (the line's coordinate back
+ * to x, y, z) are each other's transposes, so K^-T goes between the same two. */
+static int solve_step(srd_sim *s, double *g, bool transposed)
+{
+    reduce_rows(s, g);
+    int code = transposed ? srd_solver_solve_transposed(&s->solver, g) : srd_solver_solve(&s->solver, g);
+    srd_slides_expand(s, g);
+    return code;
+}
+
+/* What the kernels read at the linearised step: the evaluation point b q1 + (1 - b) q0. */
+static srd_eval_ctx step_ctx(const srd_sim *s, double *g)
+{
+    const double *qe = s->stiffness_b != 1 ? s->qeval : s->q;
+    return (srd_eval_ctx){ qe, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
+}
+
+static bool damped(const srd_sim *s) { return s->m->damping_alpha > 0; }
+
+/* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
+ * evaluation point moves by (1 - b) dq0), inertia, damping, loads and masses. */
+static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, double *g)
+{
+    srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha;
+    memset(g, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
+    double *dqe = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        dqe[d] = (1 - b) * in->q[d];
+    track_at(r, t, x->t);
+    srd_eval_ctx ctx = step_ctx(s, g);
+    for (int k = 0; k < r->n_sets; k++) {
+        InputTangents w = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };
+        kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+    }
+    free(dqe);
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        if (f < 0)
+            continue;
+        double M = m->dof_mass[d], dqhat = in->q[d] + dt * in->v[d] + (r->method == SRD_NEWMARK ? 0.25 * dt * dt * in->a[d] : 0);
+        g[f] += a * (t->dmass[d] * (x->q1[d] - s->qhat[d]) - M * dqhat) - s->load_factor * t->dfext[d];
+        if (damped(s))
+            g[f] += alpha * (t->dmass[d] * (s->damping_c1 * (x->q1[d] - x->q0[d]) + s->damping_c0 * x->v0[d]) +
+                             M * (-s->damping_c1 * in->q[d] + s->damping_c0 * in->v[d]));
+    }
+}
+
+/* The scheme's velocity and acceleration tangents from the positions' (held DOFs: the motion's). */
+static void rates_tangent(const DynamicRun *r, double dt, const Tan *in, Tan *out)
+{
+    const srd_system *sys = &r->b->s.solver.sys;
+    for (int d = 0; d < r->n_dofs; d++) {
+        double dq = out->q[d] - in->q[d];
+        if (sys->free_index[d] < 0)
+            out->v[d] = out->a[d] = 0;
+        else if (r->method == SRD_IMPLICIT_EULER)
+            out->v[d] = dq / dt, out->a[d] = in->a[d];
+        else if (r->method == SRD_IMPLICIT_MIDPOINT)
+            out->v[d] = 2 * dq / dt - in->v[d], out->a[d] = in->a[d];
+        else {
+            out->a[d] = 4 * (dq - dt * in->v[d]) / (dt * dt) - in->a[d];
+            out->v[d] = in->v[d] + 0.5 * dt * (in->a[d] + out->a[d]);
+        }
+    }
+}
+
+/* Carries param t's tangent over linearised record x: in becomes the tangent at its end. */
+static int forward_record(DynamicRun *r, const Record *x, Track *t, Tan *in, Tan *out, double *g)
+{
+    srd_sim *s = &r->b->s;
+    step_rhs(r, x, in, t, g);
+    if (solve_step(s, g, false) != 0)
+        return -1;
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        out->q[d] = f >= 0 ? -g[f] : 0;
+    }
+    rates_tangent(r, x->dt, in, out);
+    for (int k = 0; k < r->n_sets; k++)
+        srd_state_tangent(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, in->S[k], in->q, out->q, out->S[k]);
+    tan_swap(in, out);
+    return 0;
+}
+
+/* ---- the start ---- */
+
+/* The sim at the run's start as Newmark's first acceleration saw it, static (b = 1, no inertia). */
+static void at_start(DynamicRun *r, const Record *first)
+{
+    srd_sim *s = &r->b->s;
+    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
+    memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q_start, bytes), memcpy(s->v0, first->v0, bytes);
+    for (int k = 0; k < r->n_sets; k++)
+        memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
+    s->t = 0;
+    s->dt = r->b->m->simulate.dt;
+    s->stiffness_b = 1;
+    srd_sim_apply_schedules(s, 0);
+}
+
+/* Newmark's start acceleration a = -R_static / M: its tangent along param t (in: the start's). */
+static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track *t, Tan *in)
+{
+    srd_sim *s = &r->b->s;
+    double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
+    track_at(r, t, 0);
+    srd_eval_ctx ctx = step_ctx(s, g);
+    for (int k = 0; k < r->n_sets; k++) {
+        InputTangents w = { in->q, in->q, NULL, in->S[k], t->dc[k], t->dparams };
+        kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+    }
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        double M = s->m->dof_mass[d];
+        in->a[d] = f >= 0 && M > 0 ? -(g[f] - s->load_factor * t->dfext[d] + first->a0[d] * t->dmass[d]) / M : 0;
+    }
+    srd_slides_along(s, in->a); /* a sliding node accelerates along its line (a projection) */
+    free(g);
+}
+
+/* The start's tangent along param k: the static equilibrium's and the frames carried to it. */
+static void start_tangent(DynamicRun *r, int k, Tan *in)
+{
+    if (!r->from_equilibrium)
+        return;
+    const srd_sim *s = &r->b->s;
+    memcpy(in->q, r->dq_eq[k], sizeof(double) * (size_t)r->n_dofs);
+    double *zero = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int j = 0; j < r->n_sets; j++) {
+        double *zs = srd_xcalloc(set_state_len(s, j) + 1, sizeof(double));
+        srd_state_tangent(s->m, j, &s->kernels[j].info, r->S_ref[j], r->q_ref, r->q_start, zs, zero, in->q, in->S[j]);
+        free(zs);
+    }
+    free(zero);
+}
+
+/* Each param's status before the passes: its samples', then its static start's. */
+static void param_status(DynamicRun *r, int *status)
+{
+    open_tracks(r);
+    for (int k = 0; k < r->n_params; k++) {
+        status[k] = r->tracks[k].status;
+        if (status[k] == STATIC_DERIVED && r->from_equilibrium)
+            status[k] = r->eq_status[k];
+    }
+}
+
+/* Params whose samples straddled a switch somewhere in the run have no derivative. */
+static void mark_switches(DynamicRun *r, int *status)
+{
+    for (int k = 0; k < r->n_params; k++)
+        if (status[k] == STATIC_DERIVED && r->tracks[k].kink)
+            status[k] = DYNAMIC_NOT_SMOOTH;
+}
+
+double dynamic_switch_time(const DynamicRun *r, int k) { return r->tracks[k].kink_time; }
+
+/* ---- forward ---- */
+
+static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, char *why, size_t why_n)
+{
+    srd_sim *s = &r->b->s;
+    double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
+    Tan out = tan_new(r);
+    int code = 0;
+    for (long i = 0; i < r->n_records && code == 0; i++) {
+        const Record *x = &r->records[i];
+        if (*first && r->method == SRD_NEWMARK) {
+            at_start(r, x);
+            for (int k = 0; k < r->n_params; k++)
+                if (status[k] == STATIC_DERIVED)
+                    start_acceleration_tangent(r, x, &r->tracks[k], &tans[k]);
+        }
+        *first = false;
+        linearize(r, x);
+        for (int k = 0; k < r->n_params && code == 0; k++) {
+            if (status[k] == STATIC_DERIVED && moves_motion(r, &r->tracks[k], x->t))
+                status[k] = DYNAMIC_MOVES_MOTION;
+            if (status[k] == STATIC_DERIVED)
+                code = forward_record(r, x, &r->tracks[k], &tans[k], &out, g);
+        }
+        if (code)
+            snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
+    }
+    tan_free(r, &out);
+    free(g);
+    return code;
+}
+
+int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *why, size_t why_n)
+{
+    param_status(r, status);
+    Tan *tans = srd_xcalloc((size_t)r->n_params + 1, sizeof *tans);
+    for (int k = 0; k < r->n_params; k++) {
+        tans[k] = tan_new(r);
+        if (status[k] == STATIC_DERIVED)
+            start_tangent(r, k, &tans[k]);
+    }
+    bool first = true;
+    int code = 0;
+    for (int i = 0; i < r->n_segments && code == 0; i++) {
+        if (!segment_records(r, i)) {
+            snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
+            code = -1;
+        } else
+            code = forward_segment(r, tans, status, &first, why, why_n);
+    }
+    mark_switches(r, status);
+    for (int k = 0; k < r->n_params; k++) {
+        memcpy(dq[k], tans[k].q, sizeof(double) * (size_t)r->n_dofs);
+        memcpy(dv[k], tans[k].v, sizeof(double) * (size_t)r->n_dofs);
+        tan_free(r, &tans[k]);
+    }
+    free(tans);
+    return code;
+}
+
+/* ---- adjoint ---- */
+
+/* Adjoints of one record's inputs besides the state: the kernels' data (per set), the params
+ * read directly, the loads, and (summed over the run) the masses. */
+typedef struct Pull {
+    double **lc, *lp, *lfext, *lM, *lq_eval;
+} Pull;
+
+static Pull pull_new(const DynamicRun *r)
+{
+    Pull p;
+    p.lc = srd_xcalloc((size_t)r->n_sets + 1, sizeof *p.lc);
+    for (int k = 0; k < r->n_sets; k++)
+        p.lc[k] = srd_xcalloc((size_t)r->b->m->sets[k].n * (size_t)r->b->m->sets[k].n_data + 1, sizeof(double));
+    p.lp = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
+    p.lfext = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lM = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lq_eval = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    return p;
+}
+
+static void pull_clear(const DynamicRun *r, Pull *p)
+{
+    for (int k = 0; k < r->n_sets; k++)
+        memset(p->lc[k], 0, sizeof(double) * (size_t)r->b->m->sets[k].n * (size_t)r->b->m->sets[k].n_data);
+    memset(p->lp, 0, sizeof(double) * (size_t)r->n_params);
+    memset(p->lfext, 0, sizeof(double) * (size_t)r->n_dofs);
+    memset(p->lq_eval, 0, sizeof(double) * (size_t)r->n_dofs);
+}
+
+static void pull_free(const DynamicRun *r, Pull *p)
+{
+    for (int k = 0; k < r->n_sets; k++)
+        free(p->lc[k]);
+    free(p->lc), free(p->lp), free(p->lfext), free(p->lM), free(p->lq_eval);
+}
+
+/* The transpose of rates_tangent: from the adjoints of v1, a1 into those of q1 and the start. */
+static void rates_adjoint(const DynamicRun *r, double dt, const Tan *end, double *lq1, Tan *start)
+{
+    const srd_system *sys = &r->b->s.solver.sys;
+    for (int d = 0; d < r->n_dofs; d++) {
+        double lv = end->v[d], la = end->a[d];
+        if (sys->free_index[d] < 0)
+            continue;
+        if (r->method == SRD_IMPLICIT_EULER) {
+            lq1[d] += lv / dt, start->q[d] -= lv / dt, start->a[d] += la;
+        } else if (r->method == SRD_IMPLICIT_MIDPOINT) {
+            lq1[d] += 2 * lv / dt, start->q[d] -= 2 * lv / dt, start->v[d] -= lv, start->a[d] += la;
+        } else {
+            double A = la + 0.5 * dt * lv; /* the adjoint of a1, through v1 too */
+            lq1[d] += 4 * A / (dt * dt), start->q[d] -= 4 * A / (dt * dt);
+            start->v[d] += lv - 4 * A / dt;
+            start->a[d] += 0.5 * dt * lv - A;
+        }
+    }
+}
+
+/* The transpose of step_rhs with lambda lg (free rows): into the start's adjoints and p. */
+static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha;
+    srd_eval_ctx ctx = step_ctx(s, NULL);
+    pull_clear(r, p);
+    for (int k = 0; k < r->n_sets; k++) {
+        InputAdjoints out = { p->lq_eval, start->q, start->v, start->S[k], p->lc[k], p->lp };
+        kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lg, r->n_dofs, &out);
+    }
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        start->q[d] += (1 - b) * p->lq_eval[d];
+        if (f < 0)
+            continue;
+        double M = m->dof_mass[d], l = lg[f];
+        start->q[d] -= a * M * l, start->v[d] -= a * M * dt * l;
+        if (r->method == SRD_NEWMARK)
+            start->a[d] -= a * M * 0.25 * dt * dt * l;
+        p->lM[d] += a * (x->q1[d] - s->qhat[d]) * l;
+        p->lfext[d] = -s->load_factor * l;
+        if (damped(s)) {
+            start->q[d] -= alpha * M * s->damping_c1 * l, start->v[d] += alpha * M * s->damping_c0 * l;
+            p->lM[d] += alpha * (s->damping_c1 * (x->q1[d] - x->q0[d]) + s->damping_c0 * x->v0[d]) * l;
+        }
+    }
+}
+
+/* grad[k] += what the record's data, loads and params' own reads contribute (at time at). */
+static void pull_params(DynamicRun *r, const Pull *p, double at, double *grad, int *status)
+{
+    for (int k = 0; k < r->n_params; k++) {
+        Track *t = &r->tracks[k];
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        if (at > 0 && moves_motion(r, t, at)) {
+            status[k] = DYNAMIC_MOVES_MOTION;
+            continue;
+        }
+        track_at(r, t, at);
+        double sum = p->lp[k] + dot(p->lfext, t->dfext, (size_t)r->n_dofs);
+        for (int j = 0; j < r->n_sets; j++)
+            sum += dot(p->lc[j], t->dc[j], (size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data);
+        grad[k] += sum;
+    }
+}
+
+/* Carries the adjoint `end` (of the state after linearised record x) to the state before it. */
+static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, Pull *p, double *lg, double *grad,
+                          int *status)
+{
+    srd_sim *s = &r->b->s;
+    size_t n = (size_t)r->n_dofs, len = srd_system_grad_len(&s->solver.sys);
+    double *lq1 = dup(end->q, n);
+    memset(start->q, 0, n * sizeof(double)), memset(start->v, 0, n * sizeof(double)), memset(start->a, 0, n * sizeof(double));
+    for (int k = 0; k < r->n_sets; k++) {
+        memset(start->S[k], 0, set_state_len(s, k) * sizeof(double));
+        srd_state_adjoint(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, end->S[k], start->S[k], start->q, lq1);
+    }
+    rates_adjoint(r, x->dt, end, lq1, start);
+    memset(lg, 0, len * sizeof(double));
+    for (size_t d = 0; d < n; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            lg[s->solver.sys.free_index[d]] = lq1[d];
+    free(lq1);
+    if (solve_step(s, lg, true) != 0)
+        return -1;
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        lg[f] = -lg[f]; /* dq1 = -K^-1 g: the adjoint of g is -K^-T lambda_q1 */
+    rhs_adjoint(r, x, lg, start, p);
+    pull_params(r, p, x->t, grad, status);
+    tan_swap(end, start);
+    return 0;
+}
+
+/* The transpose of start_acceleration_tangent: Newmark's start acceleration's adjoint into the
+ * start's configuration, state and the params. */
+static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *adj, Pull *p, double *grad,
+                                       int *status)
+{
+    srd_sim *s = &r->b->s;
+    at_start(r, first);
+    double *lres = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
+    pull_clear(r, p);
+    srd_slides_along(s, adj->a); /* the projection onto the lines is its own transpose */
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        double M = s->m->dof_mass[d];
+        if (f < 0 || M <= 0)
+            continue;
+        lres[f] = -adj->a[d] / M;
+        p->lM[d] -= adj->a[d] * first->a0[d] / M;
+        p->lfext[d] = -s->load_factor * lres[f];
+    }
+    srd_eval_ctx ctx = step_ctx(s, NULL);
+    for (int k = 0; k < r->n_sets; k++) {
+        InputAdjoints out = { adj->q, adj->q, NULL, adj->S[k], p->lc[k], p->lp };
+        kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
+    }
+    pull_params(r, p, 0, grad, status);
+    memset(adj->a, 0, sizeof(double) * (size_t)r->n_dofs);
+    free(lres);
+}
+
+/* The start's share: a static start's dq (and the frames carried to it) along every param. */
+static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *status)
+{
+    if (!r->from_equilibrium)
+        return;
+    const srd_sim *s = &r->b->s;
+    double *lq = dup(adj->q, (size_t)r->n_dofs), *drop_q = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int j = 0; j < r->n_sets; j++) {
+        double *drop_s = srd_xcalloc(set_state_len(s, j) + 1, sizeof(double));
+        srd_state_adjoint(s->m, j, &s->kernels[j].info, r->S_ref[j], r->q_ref, r->q_start, adj->S[j], drop_s, drop_q, lq);
+        free(drop_s);
+    }
+    for (int k = 0; k < r->n_params; k++)
+        if (status[k] == STATIC_DERIVED)
+            grad[k] += dot(lq, r->dq_eq[k], (size_t)r->n_dofs);
+    free(lq), free(drop_q);
+}
+
+typedef struct Backward {
+    Tan           adj, other;
+    Pull          p;
+    double       *lg;
+    DynamicSlopes slopes;
+    void         *ctx;
+} Backward;
+
+static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
+{
+    for (long i = r->n_records - 1; i >= 0; i--) {
+        const Record *x = &r->records[i];
+        if (x->step > 0 && bw->slopes)
+            bw->slopes(bw->ctx, x->step, x->t, x->q1, x->v1, bw->adj.q, bw->adj.v);
+        linearize(r, x);
+        if (adjoint_record(r, x, &bw->adj, &bw->other, &bw->p, bw->lg, grad, status) != 0) {
+            snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
+            return -1;
+        }
+        if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
+            start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
+    }
+    return 0;
+}
+
+int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
+                    int *status, char *why, size_t why_n)
+{
+    param_status(r, status);
+    memset(grad, 0, sizeof(double) * (size_t)r->n_params);
+    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx };
+    bw.lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++) {
+        bw.adj.q[d] = wq ? wq[d] : 0;
+        bw.adj.v[d] = wv ? wv[d] : 0;
+    }
+    int code = 0;
+    for (int i = r->n_segments - 1; i >= 0 && code == 0; i--) {
+        if (!segment_records(r, i)) {
+            snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
+            code = -1;
+        } else
+            code = adjoint_segment(r, &bw, grad, status, why, why_n);
+    }
+    start_adjoint(r, &bw.adj, grad, status);
+    mark_switches(r, status);
+    for (int k = 0; k < r->n_params; k++)
+        if (status[k] == STATIC_DERIVED)
+            grad[k] += dot(bw.p.lM, r->tracks[k].dmass, (size_t)r->n_dofs);
+        else
+            grad[k] = 0;
+    tan_free(r, &bw.adj), tan_free(r, &bw.other), pull_free(r, &bw.p), free(bw.lg);
+    return code;
+}
+
+const char *dynamic_why(int status)
+{
+    if (status == DYNAMIC_MOVES_MOTION)
+        return "it moves a prescribed motion: not derived yet";
+    if (status == DYNAMIC_NOT_SMOOTH)
+        return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
+               "periodic wrap of a schedule): no derivative";
+    return static_point_why(status);
+}

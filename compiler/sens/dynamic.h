@@ -1,0 +1,57 @@
+/* dynamic.h — sensitivities of a simulation with respect to params: forward (the state's
+ * derivative carried step by step, one linear solve per param per step) and adjoint (the
+ * discrete adjoint of the implicit scheme, backward through the recorded steps, one transposed
+ * solve per step for every param at once). Both linearise the steps the run actually took
+ * (implicit Euler, implicit midpoint, Newmark; subdivided steps included) with the step's exact
+ * Jacobian, the tangent kernels of its inputs (tangent.h) and the derivative of the rods' frame
+ * transport (state_tangent.h); memory stays bounded by recomputing segments of the run from
+ * checkpoints. */
+#ifndef SRD_SENS_DYNAMIC_H
+#define SRD_SENS_DYNAMIC_H
+#include <stddef.h>
+#include "sens/grad.h"
+
+typedef struct DynamicRun DynamicRun;
+
+/* What an objective reads at the end of step `step` (1 .. steps; the last is the final state):
+ * adds dJ/dq and dJ/dv of the state there into dq and dv (n_dofs each). */
+typedef void (*DynamicSlopes)(void *ctx, long step, double t, const double *q, const double *v, double *dq,
+                              double *dv);
+
+/* Runs point b's simulate block as point_simulate does and records what the sensitivities need.
+ * NULL, with the reason in why, when the model has something they do not cover (named) or a
+ * step fails (when, and how). */
+DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t why_n);
+void        dynamic_run_free(DynamicRun *r);
+
+/* Figures of the run for reports: steps, substeps, substeps that were subdivided further, the
+ * segments it was recorded in and the peak bytes the records and checkpoints took. */
+typedef struct DynamicStats {
+    long   steps, substeps, subdivided;
+    int    segments;
+    double peak_bytes;
+} DynamicStats;
+DynamicStats dynamic_stats(const DynamicRun *r);
+
+/* The state at the end of the run (n_dofs each). */
+const double *dynamic_final_q(const DynamicRun *r);
+const double *dynamic_final_v(const DynamicRun *r);
+
+/* Forward sensitivities of the final state: dq[k], dv[k] (n_dofs each) for every param k, with
+ * status[k] STATIC_DERIVED or why not (static_point_why, dynamic_why). 0, or -1 when a linear
+ * solve failed (a singular step Jacobian; why says when). */
+int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *why, size_t why_n);
+
+/* The adjoint: grad[k] = dJ/dp_k for J = wq . q(T) + wv . v(T) (NULL: 0) plus what slopes adds
+ * at the end of each step (NULL: nothing), for every param at once; status as above. */
+int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
+                    int *status, char *why, size_t why_n);
+
+/* Reasons beyond static_point_why's: a param that moves a prescribed motion, and one whose
+ * effect on the model's values has a switch (a kink or a jump) between the values it is sampled
+ * at, first at the time dynamic_switch_time gives. */
+enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH };
+const char *dynamic_why(int status);
+double      dynamic_switch_time(const DynamicRun *r, int k);
+
+#endif

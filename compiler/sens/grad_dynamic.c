@@ -1,0 +1,107 @@
+/* grad_dynamic.c — `srdc grad` of a simulation: the derivative of each of the simulate block's
+ * probes at the end of the run with respect to every param, by forward sensitivities (one pass
+ * for all params) or, with --adjoint, by one adjoint pass per probe value (dynamic.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "diag.h"
+#include "sens/dynamic.h"
+#include "sens/grad.h"
+
+static FILE *messages(const GradOptions *o) { return o->errors ? o->errors : stderr; }
+
+/* The DOFs probe pr reads (one, or a node's three); returns their count, 0 for force probes. */
+static int probe_dofs(const srd_model *m, const srd_probe *pr, int *dofs)
+{
+    if (pr->kind != SRD_PROBE_STATE)
+        return 0;
+    if (pr->dof >= 0) {
+        dofs[0] = pr->dof;
+        return 1;
+    }
+    for (int c = 0; c < 3; c++)
+        dofs[c] = m->node_dof[pr->node] + c;
+    return 3;
+}
+
+/* dq[k][dof] for every DOF a probe reads, by one adjoint pass per DOF. */
+static int adjoint_rows(DynamicRun *r, const srd_model *m, double **dq, int *status, char *why, size_t why_n)
+{
+    double *w = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)), *grad = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    int code = 0;
+    for (int i = 0; i < m->simulate.n_probes && code == 0; i++) {
+        int dofs[3], n = probe_dofs(m, &m->simulate.probes[i], dofs);
+        for (int j = 0; j < n && code == 0; j++) {
+            w[dofs[j]] = 1;
+            code = dynamic_adjoint(r, w, NULL, NULL, NULL, grad, status, why, why_n);
+            w[dofs[j]] = 0;
+            for (int k = 0; k < m->n_params; k++)
+                dq[k][dofs[j]] = grad[k];
+        }
+    }
+    free(w), free(grad);
+    return code;
+}
+
+static void print_params(const StaticPoint *b, const DynamicRun *r, double **dq, const int *status)
+{
+    const srd_model *m = b->m;
+    for (int k = 0; k < m->n_params; k++) {
+        const srd_param *p = &m->params[k];
+        if (status[k] == DYNAMIC_NOT_SMOOTH)
+            printf("%s: %s (first at t = %.6g s)\n", p->name, dynamic_why(status[k]), dynamic_switch_time(r, k));
+        else if (status[k] != STATIC_DERIVED)
+            printf("%s: %s\n", p->name, p->shapes ? "sets the discretisation, no derivative" : dynamic_why(status[k]));
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
+        for (int i = 0; i < m->simulate.n_probes; i++)
+            grad_print_probe(m, &m->simulate.probes[i], p, dq[k]);
+    }
+}
+
+static void print_header(const StaticPoint *b, const GradOptions *o, const DynamicRun *r)
+{
+    DynamicStats st = dynamic_stats(r);
+    printf("simulation of %s: %ld steps of %s to t = %.6g s", o->file, st.steps, b->m->simulate.method,
+           b->m->simulate.duration);
+    if (st.subdivided)
+        printf(" (%ld steps subdivided: the derivatives are those of the substeps taken)", st.subdivided);
+    printf("; derivatives of its probes at the end (%s):\n", o->adjoint ? "adjoint" : "forward sensitivities");
+}
+
+int grad_simulation(StaticPoint *b, const GradOptions *o)
+{
+    const srd_model *m = b->m;
+    char why[512] = "";
+    if (!m->simulate.n_probes) {
+        fprintf(messages(o), "srdc: error: the simulate block of %s has no probe to differentiate\n"
+                             "hint: add one, for example `probe tip = arm.end;`\n", o->file);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    DynamicRun *r = dynamic_run(b, o, why, sizeof why);
+    if (!r) {
+        fprintf(messages(o), "srdc: error: %s\n", why);
+        return strstr(why, "failed") || strstr(why, "not found") ? SRD_EXIT_NUMERIC : SRD_EXIT_BAD_INPUT;
+    }
+    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq), **dv = srd_xcalloc((size_t)m->n_params + 1, sizeof *dv);
+    for (int k = 0; k < m->n_params; k++) {
+        dq[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        dv[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    }
+    int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
+    int code = o->adjoint ? adjoint_rows(r, m, dq, status, why, sizeof why)
+                          : dynamic_forward(r, dq, dv, status, why, sizeof why);
+    if (code == 0) {
+        if (!o->quiet)
+            print_header(b, o, r);
+        print_params(b, r, dq, status);
+    } else
+        fprintf(messages(o), "srdc: error: %s\n", why);
+    for (int k = 0; k < m->n_params; k++)
+        free(dq[k]), free(dv[k]);
+    free(dq), free(dv), free(status);
+    dynamic_run_free(r);
+    return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
+}
