@@ -24,6 +24,9 @@ typedef struct SrdBackend {
      * `out` (NULL: stdout). Returns an exit status. */
     int  (*emit_llvm)(ModelKernels *mk, const char *out, bool unoptimized);
     int  (*build_simulator)(const BuildOptions *o);
+    /* Compiles n kernel specs (vectorised as the model's kernels are) into a new JIT (*jit, also
+     * on failure when created) and puts spec k's code in fn[k]. Their kinds must differ. */
+    bool (*compile_specs)(const KernelSpec *specs, int n, SrdJit **jit, srd_kernel_fn *fn, char *err, size_t err_n);
     int  (*build_simulator_of)(const BuildOptions *o, const Program *prog, srd_model *m);
 } SrdBackend;
 

@@ -181,4 +181,44 @@ static int emit_llvm(ModelKernels *mk, const char *out, bool unoptimized)
     return status;
 }
 
-const SrdBackend srd_backend_table = { compile, jit_free, emit_llvm, build_simulator, build_simulator_of };
+static bool lookup_specs(const KernelSpec *specs, int n, SrdJit *jit, srd_kernel_fn *fn, char *err, size_t err_n)
+{
+    for (int k = 0; k < n; k++) {
+        char name[300];
+        snprintf(name, sizeof name, "%s%s", specs[k].gradient_only ? SRD_GRADIENT_PREFIX : SRD_KERNEL_PREFIX,
+                 specs[k].kind);
+        fn[k] = (srd_kernel_fn)jit_lookup(jit, name, err, err_n);
+        if (!fn[k])
+            return false;
+    }
+    return true;
+}
+
+static bool compile_specs(const KernelSpec *specs, int n, SrdJit **jit, srd_kernel_fn *fn, char *err, size_t err_n)
+{
+    *jit = jit_create(err, err_n);
+    if (!*jit)
+        return false;
+    LLVMContextRef C = LLVMContextCreate();
+    LLVMModuleRef M = LLVMModuleCreateWithNameInContext("srd_specs", C);
+    int lanes = cg_lanes(false);
+    for (int k = 0; k < n; k++) {
+        KernelSpec spec = specs[k];
+        spec.lanes = lanes;
+        CodegenStats st;
+        cg_emit_kernel(M, &spec, JIT_CHUNK_OPS, &st);
+    }
+    LLVMMemoryBufferRef obj = NULL;
+    char warn[BACKEND_WARN_N];
+    bool ok = jit_compile(M, &obj, NULL, warn, sizeof warn, err, err_n);
+    LLVMContextDispose(C);
+    if (ok && !jit_add_object(*jit, obj, err, err_n))
+        return false;
+    if (!ok && obj)
+        LLVMDisposeMemoryBuffer(obj);
+    return ok && lookup_specs(specs, n, *jit, fn, err, err_n);
+}
+
+const SrdBackend srd_backend_table = { .compile = compile, .jit_free = jit_free, .emit_llvm = emit_llvm,
+                                       .build_simulator = build_simulator, .build_simulator_of = build_simulator_of,
+                                       .compile_specs = compile_specs };

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "sens/state_tangent.h"
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
@@ -72,6 +73,7 @@ struct DynamicRun {
     double            *qT, *vT;
     long               substeps, subdivided;
     double             bytes_now, peak_bytes, record_bytes;
+    double             run_seconds, pass_seconds; /* the first run; the passes so far */
     Track             *tracks;
 };
 
@@ -331,6 +333,8 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t 
         snprintf(why, why_n, "the simulation of %s has no derivative here: %s", o->file, no);
         return NULL;
     }
+    if (!static_point_compile_tangents(b, why, why_n))
+        return NULL;
     DynamicRun *r = srd_xcalloc(1, sizeof *r);
     r->b = b, r->o = o, r->method = method;
     r->n_sets = m->n_sets, r->n_dofs = m->n_dofs, r->n_params = m->n_params;
@@ -338,10 +342,12 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t 
     r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s)) + sizeof(Record);
     r->per_segment = segment_length(r);
     int code = start_run(r);
+    double t0 = srd_seconds();
     if (code)
         snprintf(why, why_n, "the static equilibrium the simulation starts from was not found");
     else
         code = first_run(r, why, why_n);
+    r->run_seconds = srd_seconds() - t0;
     if (code) {
         dynamic_run_free(r);
         return NULL;
@@ -377,7 +383,8 @@ void dynamic_run_free(DynamicRun *r)
 DynamicStats dynamic_stats(const DynamicRun *r)
 {
     long substeps = r->substeps ? r->substeps : r->n_records;
-    return (DynamicStats){ r->steps, substeps, r->subdivided, r->n_segments, r->peak_bytes };
+    return (DynamicStats){ r->steps, substeps, r->subdivided, r->n_segments, r->peak_bytes, r->run_seconds,
+                           r->pass_seconds };
 }
 
 const double *dynamic_final_q(const DynamicRun *r) { return r->qT; }
@@ -814,6 +821,7 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, c
 
 int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *why, size_t why_n)
 {
+    double t0 = srd_seconds();
     param_status(r, status);
     Tan *tans = srd_xcalloc((size_t)r->n_params + 1, sizeof *tans);
     for (int k = 0; k < r->n_params; k++) {
@@ -837,6 +845,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
         tan_free(r, &tans[k]);
     }
     free(tans);
+    r->pass_seconds += srd_seconds() - t0;
     return code;
 }
 
@@ -1050,6 +1059,7 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
 int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
                     int *status, char *why, size_t why_n)
 {
+    double t0 = srd_seconds();
     param_status(r, status);
     memset(grad, 0, sizeof(double) * (size_t)r->n_params);
     Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx };
@@ -1074,6 +1084,7 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
         else
             grad[k] = 0;
     tan_free(r, &bw.adj), tan_free(r, &bw.other), pull_free(r, &bw.p), free(bw.lg);
+    r->pass_seconds += srd_seconds() - t0;
     return code;
 }
 

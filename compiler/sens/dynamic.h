@@ -24,12 +24,14 @@ typedef void (*DynamicSlopes)(void *ctx, long step, double t, const double *q, c
 DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t why_n);
 void        dynamic_run_free(DynamicRun *r);
 
-/* Figures of the run for reports: steps, substeps, substeps that were subdivided further, the
- * segments it was recorded in and the peak bytes the records and checkpoints took. */
+/* Figures of the run for reports: steps, substeps, steps that were subdivided, the segments it
+ * was recorded in, the peak bytes the records and checkpoints took, and times (the passes' time
+ * includes recomputing segments and sampling the params). */
 typedef struct DynamicStats {
     long   steps, substeps, subdivided;
     int    segments;
     double peak_bytes;
+    double run_seconds, pass_seconds; /* the recorded run; the forward or adjoint passes so far */
 } DynamicStats;
 DynamicStats dynamic_stats(const DynamicRun *r);
 

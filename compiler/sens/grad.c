@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "probe.h"
 #include "sens/static.h"
+#include "kernel/backend.h"
 
 /* The data the runtime reads at another param value: each set's columns, the external forces
  * and the elements' reference state. */
@@ -90,8 +91,15 @@ int static_point_open(StaticPoint *b, const GradOptions *o)
     return sim_of(b, b->m, &b->s, err, sizeof err) ? SRD_EXIT_OK : fail(o, "srdc: error: %s\n", err);
 }
 
+bool static_point_compile_tangents(StaticPoint *b, char *err, size_t err_n)
+{
+    return b->tangent_jit || kernel_tangents_compile(b->tangents, b->m->n_sets, &b->tangent_jit, err, err_n);
+}
+
 void static_point_close(StaticPoint *b)
 {
+    if (b->tangent_jit)
+        srd_backend(NULL, 0)->jit_free(b->tangent_jit);
     if (!b->m) {
         arena_free(&b->arena);
         return;

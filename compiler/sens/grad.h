@@ -36,7 +36,11 @@ typedef struct StaticPoint {
     KernelTable  kt;
     srd_sim      s;
     KernelTangent *tangents;
+    SrdJit       *tangent_jit;  /* the tangent kernels' compiled code, or NULL (interpreted) */
 } StaticPoint;
+
+/* Compiles the point's tangent kernels (kernel_tangents_compile); false with a message. */
+bool static_point_compile_tangents(StaticPoint *b, char *err, size_t err_n);
 
 /* Returns an exit status (messages on stderr); close the point whatever it returns. */
 int  static_point_open(StaticPoint *b, const GradOptions *o);

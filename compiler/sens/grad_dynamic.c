@@ -1,6 +1,7 @@
 /* grad_dynamic.c — `srdc grad` of a simulation: the derivative of each of the simulate block's
  * probes at the end of the run with respect to every param, by forward sensitivities (one pass
  * for all params) or, with --adjoint, by one adjoint pass per probe value (dynamic.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,14 @@ static void print_header(const StaticPoint *b, const GradOptions *o, const Dynam
     printf("; derivatives of its probes at the end (%s):\n", o->adjoint ? "adjoint" : "forward sensitivities");
 }
 
+static void print_cost(const DynamicRun *r, const GradOptions *o)
+{
+    DynamicStats st = dynamic_stats(r);
+    printf("cost: the run %.3g s, the %s %.3g s (%.2g times the run); records and checkpoints %.3g MB at most, "
+           "in %d segment%s\n", st.run_seconds, o->adjoint ? "adjoint passes" : "forward pass", st.pass_seconds,
+           st.pass_seconds / fmax(st.run_seconds, 1e-9), st.peak_bytes / 1e6, st.segments, st.segments == 1 ? "" : "s");
+}
+
 int grad_simulation(StaticPoint *b, const GradOptions *o)
 {
     const srd_model *m = b->m;
@@ -97,6 +106,8 @@ int grad_simulation(StaticPoint *b, const GradOptions *o)
         if (!o->quiet)
             print_header(b, o, r);
         print_params(b, r, dq, status);
+        if (!o->quiet)
+            print_cost(r, o);
     } else
         fprintf(messages(o), "srdc: error: %s\n", why);
     for (int k = 0; k < m->n_params; k++)

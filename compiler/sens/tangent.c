@@ -7,6 +7,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "diff.h"
+#include "kernel/backend.h"
 
 /* The DAG slots of le's inputs of the classes in mask; returns their count. */
 static int mask_slots(const LoweredElement *le, int mask, int *slots)
@@ -81,14 +82,18 @@ static KernelInput *program_inputs(const LoweredElement *le, int n_data, int ext
     return inputs;
 }
 
-static InterpProgram *program(LoweredElement *le, const char *prefix, int n_inputs, const KernelInput *inputs,
+/* Program `which` (0 forward, 1 adjoint) of t: its spec kept for compiling, and interpreted. */
+static InterpProgram *program(LoweredElement *le, KernelTangent *t, int which, int n_inputs, KernelInput *inputs,
                               int n_rows, const ExprId *rows)
 {
-    char kind[256];
-    snprintf(kind, sizeof kind, "%s_%s", prefix, le->kind);
-    KernelSpec spec = { .kind = kind, .dag = le->dag, .n_inputs = n_inputs, .inputs = inputs, .nd = n_rows,
-                        .value = -1, .res = rows, .jac = NULL, .gradient_only = true };
-    return interp_build(&spec);
+    snprintf(t->spec_kind[which], sizeof t->spec_kind[which], "%s_%s", which ? "adjoint" : "tangent", le->kind);
+    t->spec_inputs[which] = inputs;
+    t->spec_rows[which] = malloc(sizeof(ExprId) * ((size_t)n_rows + 1));
+    memcpy(t->spec_rows[which], rows, sizeof(ExprId) * (size_t)n_rows);
+    t->spec[which] = (KernelSpec){ .kind = t->spec_kind[which], .dag = le->dag, .n_inputs = n_inputs,
+                                   .inputs = inputs, .nd = n_rows, .value = -1, .res = t->spec_rows[which],
+                                   .jac = NULL, .gradient_only = true };
+    return interp_build(&t->spec[which]);
 }
 
 /* Forward rows sum_j D_kj w_j; adjoint rows sum_k lambda_k D_kj (one per slot, padded to nd). */
@@ -104,8 +109,7 @@ static void build_programs(LoweredElement *le, KernelTangent *t, const ExprId *j
         rows[k] = le->res[k] >= 0 ? sum : -1;
     }
     KernelInput *inputs = program_inputs(le, t->n_data, n);
-    t->forward = program(le, "tangent", le->n_inputs + n, inputs, nd, rows);
-    free(inputs);
+    t->forward = program(le, t, 0, le->n_inputs + n, inputs, nd, rows);
     for (int j = 0; j < n_out; j++) {
         ExprId sum = dag_const(d, 0);
         for (int k = 0; k < nd && j < n; k++)
@@ -113,8 +117,7 @@ static void build_programs(LoweredElement *le, KernelTangent *t, const ExprId *j
         rows[j] = j < n ? sum : -1;
     }
     inputs = program_inputs(le, t->n_data, nd);
-    t->adjoint = program(le, "adjoint", le->n_inputs + nd, inputs, n_out, rows);
-    free(inputs);
+    t->adjoint = program(le, t, 1, le->n_inputs + nd, inputs, n_out, rows);
     free(rows);
 }
 
@@ -188,7 +191,10 @@ void kernel_tangent_forward(const KernelTangent *t, const srd_eval_ctx *ctx, con
     double *ext = extended_data(t, batch, t->n_slots, slot_tangent, w);
     b.n_data += t->n_slots;
     b.data = ext;
-    interp_run(t->forward, ctx, &b);
+    if (t->fn[0])
+        t->fn[0](ctx, &b);
+    else
+        interp_run(t->forward, ctx, &b);
     free(ext);
 }
 
@@ -243,7 +249,10 @@ void kernel_tangent_adjoint(const KernelTangent *t, const srd_eval_ctx *ctx, con
     b.n_dofs = n_out, b.dofs = dofs, b.res = rows, b.n_data += nd, b.data = ext;
     srd_eval_ctx c = *ctx;
     c.grad = buf, c.jac = NULL, c.energy = NULL;
-    interp_run(t->adjoint, &c, &b);
+    if (t->fn[1])
+        t->fn[1](&c, &b);
+    else
+        interp_run(t->adjoint, &c, &b);
     long long state0 = 3LL * n_dofs, data0 = state0 + (long long)n * t->n_state;
     add_part(out->lq, buf, n_dofs), add_part(out->lq0, buf + n_dofs, n_dofs), add_part(out->lv0, buf + 2 * n_dofs, n_dofs);
     add_part(out->lstate, buf + state0, (long long)n * t->n_state), add_part(out->ldata, buf + data0, (long long)n * t->n_data);
@@ -251,8 +260,34 @@ void kernel_tangent_adjoint(const KernelTangent *t, const srd_eval_ctx *ctx, con
     free(dofs), free(rows), free(ext), free(buf);
 }
 
+bool kernel_tangents_compile(KernelTangent *t, int n, SrdJit **jit, char *err, size_t err_n)
+{
+    *jit = NULL;
+    const SrdBackend *be = srd_backend(err, err_n);
+    if (!be)
+        return false;
+    KernelSpec *specs = srd_xcalloc(2 * (size_t)n + 1, sizeof *specs);
+    char (*kinds)[300] = srd_xcalloc(2 * (size_t)n + 1, sizeof *kinds);
+    srd_kernel_fn *fns = srd_xcalloc(2 * (size_t)n + 1, sizeof *fns);
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        for (int w = 0; w < 2 && t[k].n_slots; w++, m++) {
+            specs[m] = t[k].spec[w];
+            snprintf(kinds[m], sizeof kinds[m], "%d_%s", k, t[k].spec_kind[w]); /* a kind may have sets of its own */
+            specs[m].kind = kinds[m];
+        }
+    bool ok = m == 0 || be->compile_specs(specs, m, jit, fns, err, err_n);
+    for (int k = 0, i = 0; ok && k < n; k++)
+        for (int w = 0; w < 2 && t[k].n_slots; w++)
+            t[k].fn[w] = fns[i++];
+    free(specs), free(kinds), free(fns);
+    return ok;
+}
+
 void kernel_tangent_free(KernelTangent *t)
 {
+    for (int w = 0; w < 2; w++)
+        free(t->spec_inputs[w]), free(t->spec_rows[w]);
     if (t->forward)
         interp_free(t->forward);
     if (t->adjoint)

@@ -39,7 +39,20 @@ typedef struct KernelTangent {
     int            nd, n_data, n_state, n_params;
     InterpProgram *forward;  /* rows: sum_j D_kj w_j, w_j read as data columns n_data + j */
     InterpProgram *adjoint;  /* one row per slot: sum_k lambda_k D_kj, lambda_k as columns n_data + k */
+    /* The two as kernel specs (on the element's DAG), for compiling; and their compiled code
+     * (kernel_tangents_compile), which runs instead of the interpreter once there. */
+    KernelSpec     spec[2];
+    KernelInput   *spec_inputs[2];
+    ExprId        *spec_rows[2];
+    char           spec_kind[2][256];
+    srd_kernel_fn  fn[2];
 } KernelTangent;
+
+/* Compiles the tangent kernels of n sets with the LLVM backend into a new JIT (*jit: free it
+ * with the backend's jit_free after the kernels' last use). A simulation's sensitivities run
+ * them once per step, where the interpreter would cost several times the step. */
+typedef struct SrdJit SrdJit;
+bool kernel_tangents_compile(KernelTangent *t, int n, SrdJit **jit, char *err, size_t err_n);
 
 /* Builds the tangent kernels of element le, lowered for element set `set` (adds nodes to le's
  * DAG), for the input classes of `mask`. A kernel that reads none of them gets no programs. */

@@ -1,8 +1,10 @@
 /* state_tangent.c — derivatives of the step-start state update (see state_tangent.h). The
- * forward derivative follows srd_batch_advance_state operation by operation on dual numbers
- * (a value and its derivative along one tangent), so it is the exact derivative of what the
- * runtime computes; the transpose is assembled per instance from forward derivatives along the
- * unit directions of the few values an instance's update reads. */
+ * update of each instance follows srd_batch_advance_state operation by operation on dual
+ * numbers: a value and its derivatives along up to MAX_SEEDS directions at once (vector forward
+ * mode), so the result is the exact derivative of what the runtime computes. The forward
+ * derivative takes one direction (the given tangents); the transpose takes one direction per
+ * value an instance's update reads (its directors before the step and its edges' end nodes at
+ * the step's start and end) and pulls the adjoint back along each. */
 #include "sens/state_tangent.h"
 #include <math.h>
 #include <stdlib.h>
@@ -10,84 +12,102 @@
 #include "alloc.h"
 #include "vec3.h"
 
+enum { MAX_SEEDS = 48 };
+
 typedef struct Dual {
-    double v, d;
+    double v, d[MAX_SEEDS];
 } Dual;
 
 typedef struct Dual3 {
-    double v[3], d[3];
+    double v[3], d[3][MAX_SEEDS];
 } Dual3;
 
-static Dual d_dot(Dual3 a, Dual3 b)
-{
-    return (Dual){ srd_dot3(a.v, b.v), srd_dot3(a.d, b.v) + srd_dot3(a.v, b.d) };
-}
-
-static Dual3 d_cross(Dual3 a, Dual3 b)
-{
-    Dual3 r;
-    double x[3], y[3];
-    srd_cross3(a.v, b.v, r.v);
-    srd_cross3(a.d, b.v, x);
-    srd_cross3(a.v, b.d, y);
-    for (int c = 0; c < 3; c++)
-        r.d[c] = x[c] + y[c];
-    return r;
-}
-
-/* s a + b */
-static Dual3 d_axpy(Dual s, Dual3 a, Dual3 b)
-{
-    Dual3 r;
-    for (int c = 0; c < 3; c++) {
-        r.v[c] = s.v * a.v[c] + b.v[c];
-        r.d[c] = s.d * a.v[c] + s.v * a.d[c] + b.d[c];
-    }
-    return r;
-}
-
-static Dual3 d_normalize(Dual3 a)
-{
-    double n = sqrt(srd_dot3(a.v, a.v));
-    if (!(n > 0))
-        return a;
-    Dual3 r;
-    for (int c = 0; c < 3; c++)
-        r.v[c] = a.v[c] / n;
-    double along = srd_dot3(r.v, a.d);
-    for (int c = 0; c < 3; c++)
-        r.d[c] = (a.d[c] - along * r.v[c]) / n;
-    return r;
-}
-
-/* batch.c's transport: c u + b x u + (b.u / (1 + c)) b with b = t0 x t1, c = t0 . t1. */
-static Dual3 d_transport(Dual3 u, Dual3 t0, Dual3 t1)
-{
-    Dual3 b = d_cross(t0, t1);
-    Dual c = d_dot(t0, t1), bu = d_dot(b, u);
-    Dual k = { 0, 0 };
-    if (c.v > -1 + 1e-12)
-        k = (Dual){ bu.v / (1 + c.v), bu.d / (1 + c.v) - bu.v * c.d / ((1 + c.v) * (1 + c.v)) };
-    Dual3 r = d_cross(b, u);
-    r = d_axpy(c, u, r);
-    return d_axpy(k, b, r);
-}
-
-static Dual d_atan2(Dual y, Dual x)
-{
-    double r2 = x.v * x.v + y.v * y.v;
-    return (Dual){ atan2(y.v, x.v), r2 > 0 ? (x.v * y.d - y.v * x.d) / r2 : 0 };
-}
-
-/* What the update of one set reads: the model, the set, the kernel's state layout. */
+/* What the update of one set reads: the model, the set, the kernel's state layout; the
+ * configurations; and the directions: one tangent (dq0, dq1, dS0), or seeds (a unit change of
+ * one value each: state slot `slot`, or DOF `dof` of q0 (which 0) or q1 (which 1)). */
 typedef struct Update {
     const srd_model       *m;
     const srd_elemset     *set;
     const srd_kernel_info *info;
-    const double          *q0, *q1, *dq0, *dq1;
+    const double          *q0, *q1, *dq0, *dq1, *dS0;
+    int                    n;  /* directions */
+    int                    seed_slot[MAX_SEEDS], seed_dof[MAX_SEEDS], seed_which[MAX_SEEDS];
     int                    rank[64];
     int                    d1[64][3], d2[64][3], t[64][3], ref[64];
 } Update;
+
+static Dual d_dot(const Update *u, const Dual3 *a, const Dual3 *b)
+{
+    Dual r;
+    r.v = srd_dot3(a->v, b->v);
+    for (int s = 0; s < u->n; s++)
+        r.d[s] = a->d[0][s] * b->v[0] + a->d[1][s] * b->v[1] + a->d[2][s] * b->v[2] + a->v[0] * b->d[0][s] +
+                 a->v[1] * b->d[1][s] + a->v[2] * b->d[2][s];
+    return r;
+}
+
+static void d_cross(const Update *u, const Dual3 *a, const Dual3 *b, Dual3 *r)
+{
+    Dual3 c;
+    srd_cross3(a->v, b->v, c.v);
+    for (int s = 0; s < u->n; s++)
+        for (int i = 0; i < 3; i++) {
+            int j = (i + 1) % 3, k = (i + 2) % 3;
+            c.d[i][s] = a->d[j][s] * b->v[k] + a->v[j] * b->d[k][s] - a->d[k][s] * b->v[j] - a->v[k] * b->d[j][s];
+        }
+    *r = c;
+}
+
+/* r = x a + b (r may be b). */
+static void d_axpy(const Update *u, const Dual *x, const Dual3 *a, const Dual3 *b, Dual3 *r)
+{
+    for (int i = 0; i < 3; i++) {
+        for (int s = 0; s < u->n; s++)
+            r->d[i][s] = x->d[s] * a->v[i] + x->v * a->d[i][s] + b->d[i][s];
+        r->v[i] = x->v * a->v[i] + b->v[i];
+    }
+}
+
+static void d_normalize(const Update *u, Dual3 *a)
+{
+    double n = sqrt(srd_dot3(a->v, a->v));
+    if (!(n > 0))
+        return;
+    for (int i = 0; i < 3; i++)
+        a->v[i] /= n;
+    for (int s = 0; s < u->n; s++) {
+        double along = a->v[0] * a->d[0][s] + a->v[1] * a->d[1][s] + a->v[2] * a->d[2][s];
+        for (int i = 0; i < 3; i++)
+            a->d[i][s] = (a->d[i][s] - along * a->v[i]) / n;
+    }
+}
+
+/* batch.c's transport: c u + b x u + (b.u / (1 + c)) b with b = t0 x t1, c = t0 . t1. */
+static void d_transport(const Update *u, const Dual3 *x, const Dual3 *t0, const Dual3 *t1, Dual3 *r)
+{
+    Dual3 b, bx;
+    d_cross(u, t0, t1, &b);
+    Dual c = d_dot(u, t0, t1), bu = d_dot(u, &b, x), k;
+    memset(&k, 0, sizeof k);
+    if (c.v > -1 + 1e-12) {
+        k.v = bu.v / (1 + c.v);
+        for (int s = 0; s < u->n; s++)
+            k.d[s] = bu.d[s] / (1 + c.v) - bu.v * c.d[s] / ((1 + c.v) * (1 + c.v));
+    }
+    d_cross(u, &b, x, &bx);
+    d_axpy(u, &c, x, &bx, &bx);
+    d_axpy(u, &k, &b, &bx, r);
+}
+
+static Dual d_atan2(const Update *u, const Dual *y, const Dual *x)
+{
+    Dual r;
+    double r2 = x->v * x->v + y->v * y->v;
+    r.v = atan2(y->v, x->v);
+    for (int s = 0; s < u->n; s++)
+        r.d[s] = r2 > 0 ? (x->v * y->d[s] - y->v * x->d[s]) / r2 : 0;
+    return r;
+}
 
 static int state_slot(const srd_kernel_info *info, int kind, int param, int comp)
 {
@@ -115,98 +135,127 @@ static void update_init(Update *u, const srd_model *m, int k, const srd_kernel_i
     }
 }
 
-static Dual3 node_position(const Update *u, const double *q, const double *dq, int node)
+/* Node `node` of configuration `which` (0: the step's start, 1: its end) and its derivatives. */
+static void node_position(const Update *u, int which, int node, Dual3 *x)
 {
-    Dual3 x;
     int d = u->m->node_dof[node];
+    const double *q = which ? u->q1 : u->q0, *dq = which ? u->dq1 : u->dq0;
     for (int c = 0; c < 3; c++) {
-        x.v[c] = q[d + c];
-        x.d[c] = dq[d + c];
+        x->v[c] = q[d + c];
+        for (int s = 0; s < u->n; s++)
+            x->d[c][s] = dq ? dq[d + c] : u->seed_which[s] == which && u->seed_dof[s] == d + c;
     }
-    return x;
 }
 
-static Dual3 edge_tangent(const Update *u, const double *q, const double *dq, int e)
+static void edge_tangent(const Update *u, int which, int e, Dual3 *t)
 {
-    Dual3 a = node_position(u, q, dq, u->m->edge_nodes[2 * e]), b = node_position(u, q, dq, u->m->edge_nodes[2 * e + 1]);
-    Dual3 r;
+    Dual3 a;
+    node_position(u, which, u->m->edge_nodes[2 * e], &a);
+    node_position(u, which, u->m->edge_nodes[2 * e + 1], t);
     for (int c = 0; c < 3; c++) {
-        r.v[c] = b.v[c] - a.v[c];
-        r.d[c] = b.d[c] - a.d[c];
+        t->v[c] -= a.v[c];
+        for (int s = 0; s < u->n; s++)
+            t->d[c][s] -= a.d[c][s];
     }
-    return d_normalize(r);
+    d_normalize(u, t);
 }
 
 static int edge_of(const Update *u, int i, int p) { return u->set->edges[i * u->set->n_edge + u->rank[p]]; }
 
-static Dual3 read3(const int *slot, const double *st, const double *dst)
+/* A director before the step and its derivatives (the tangent's, or the seeds of its slots). */
+static void read_director(const Update *u, const int *slot, const double *st, const double *dst, Dual3 *r)
 {
-    Dual3 r = { { 0, 0, 0 }, { 0, 0, 0 } };
-    if (slot[0] >= 0)
-        for (int c = 0; c < 3; c++) {
-            r.v[c] = st[slot[c]];
-            r.d[c] = dst[slot[c]];
-        }
-    return r;
+    for (int c = 0; c < 3; c++) {
+        r->v[c] = st[slot[c]];
+        for (int s = 0; s < u->n; s++)
+            r->d[c][s] = dst ? dst[slot[c]] : u->seed_slot[s] == slot[c];
+    }
 }
 
-static void write3(const int *slot, Dual3 x, double *dst)
+/* Writes the derivatives of x into out (n_state values per direction, direction-major). */
+static void write3(const Update *u, const int *slot, const Dual3 *x, double *out)
 {
     if (slot[0] >= 0)
-        for (int c = 0; c < 3; c++)
-            dst[slot[c]] = x.d[c];
+        for (int s = 0; s < u->n; s++)
+            for (int c = 0; c < 3; c++)
+                out[(size_t)s * u->info->n_state + slot[c]] = x->d[c][s];
 }
 
 /* An edge's director carried to its new tangent, made normal to it and unit (batch.c). */
-static Dual3 carried_director(Dual3 d, Dual3 told, Dual3 tnew)
+static void carried_director(const Update *u, const Dual3 *d, const Dual3 *told, const Dual3 *tnew, Dual3 *r)
 {
-    Dual3 r = d_transport(d, told, tnew);
-    Dual along = d_dot(r, tnew);
-    return d_normalize(d_axpy((Dual){ -along.v, -along.d }, tnew, r));
+    d_transport(u, d, told, tnew, r);
+    Dual along = d_dot(u, r, tnew);
+    along.v = -along.v;
+    for (int s = 0; s < u->n; s++)
+        along.d[s] = -along.d[s];
+    d_axpy(u, &along, tnew, r, r);
+    d_normalize(u, r);
 }
 
 /* The reference twist of edge param p against the stencil edge q before it, at the end. */
-static Dual ref_twist(const Update *u, int i, int q, int p, Dual3 a0, Dual3 a1)
+static Dual ref_twist(const Update *u, int i, int q, int p, const Dual3 *a0, const Dual3 *a1)
 {
-    int r0 = u->rank[q], r1 = u->rank[p];
-    double s0 = u->set->signs[i * u->set->n_edge + r0], s1 = u->set->signs[i * u->set->n_edge + r1];
-    Dual3 t0 = edge_tangent(u, u->q1, u->dq1, edge_of(u, i, q)), t1 = edge_tangent(u, u->q1, u->dq1, edge_of(u, i, p));
+    double s0 = u->set->signs[i * u->set->n_edge + u->rank[q]], s1 = u->set->signs[i * u->set->n_edge + u->rank[p]];
+    Dual3 t0, t1, v, w;
+    edge_tangent(u, 1, edge_of(u, i, q), &t0);
+    edge_tangent(u, 1, edge_of(u, i, p), &t1);
     for (int c = 0; c < 3; c++) {
-        t0.v[c] *= s0;
-        t0.d[c] *= s0;
-        t1.v[c] *= s1;
-        t1.d[c] *= s1;
+        t0.v[c] *= s0, t1.v[c] *= s1;
+        for (int s = 0; s < u->n; s++)
+            t0.d[c][s] *= s0, t1.d[c][s] *= s1;
     }
-    Dual3 v = d_transport(a0, t0, t1);
-    return d_atan2(d_dot(d_cross(v, a1), t1), d_dot(v, a1));
+    d_transport(u, a0, &t0, &t1, &v);
+    d_cross(u, &v, a1, &w);
+    Dual y = d_dot(u, &w, &t1), x = d_dot(u, &v, a1);
+    return d_atan2(u, &y, &x);
 }
 
-/* dst1 of instance i: the frames' update, then the reference twists from the new directors. */
-static void instance_tangent(const Update *u, int i, const double *st, const double *dst, double *dst1)
+/* The edge param before p in the stencil whose reference twist p's update measures, or -1. */
+static int twist_partner(const Update *u, int p)
+{
+    int q = p - 1;
+    while (q >= 0 && u->rank[q] < 0)
+        q--;
+    if (u->ref[p] < 0 || u->rank[p] <= 0 || q < 0 || u->d1[q][0] < 0 || u->d1[p][0] < 0)
+        return -1;
+    return q;
+}
+
+/* The derivatives of instance i's new state along the u->n directions, into out (direction-
+ * major); values the update leaves as they are take their own derivative (dst, or the seeds). */
+static void instance_derivative(const Update *u, int i, const double *st, const double *dst, double *out)
 {
     int ns = u->info->n_state;
-    memcpy(dst1, dst, sizeof(double) * (size_t)ns); /* values the update leaves as they are */
-    Dual3 d1[64];
+    for (int s = 0; s < u->n; s++)
+        for (int j = 0; j < ns; j++)
+            out[(size_t)s * ns + j] = dst ? dst[j] : u->seed_slot[s] == j;
+    Dual3 *d1 = srd_xcalloc(64, sizeof *d1);
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
         if (u->rank[p] < 0)
             continue;
         int e = edge_of(u, i, p);
-        Dual3 told = edge_tangent(u, u->q0, u->dq0, e), tnew = edge_tangent(u, u->q1, u->dq1, e);
-        d1[p] = (Dual3){ { 0, 0, 0 }, { 0, 0, 0 } };
-        if (u->d1[p][0] >= 0)
-            d1[p] = carried_director(read3(u->d1[p], st, dst), told, tnew);
-        write3(u->d1[p], d1[p], dst1);
-        write3(u->d2[p], d_cross(tnew, d1[p]), dst1);
-        write3(u->t[p], tnew, dst1);
+        Dual3 told, tnew, d, d2;
+        edge_tangent(u, 0, e, &told);
+        edge_tangent(u, 1, e, &tnew);
+        if (u->d1[p][0] >= 0) {
+            read_director(u, u->d1[p], st, dst, &d);
+            carried_director(u, &d, &told, &tnew, &d1[p]);
+        }
+        write3(u, u->d1[p], &d1[p], out);
+        d_cross(u, &tnew, &d1[p], &d2);
+        write3(u, u->d2[p], &d2, out);
+        write3(u, u->t[p], &tnew, out);
     }
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
-        int q = p - 1;
-        while (q >= 0 && u->rank[q] < 0)
-            q--;
-        if (u->ref[p] < 0 || u->rank[p] <= 0 || q < 0 || u->d1[q][0] < 0 || u->d1[p][0] < 0)
+        int q = twist_partner(u, p);
+        if (q < 0)
             continue;
-        dst1[u->ref[p]] = ref_twist(u, i, q, p, d1[q], d1[p]).d; /* wrap() is flat: d(new) = d(angle) */
+        Dual a = ref_twist(u, i, q, p, &d1[q], &d1[p]); /* wrap() is flat: d(new) = d(angle) */
+        for (int s = 0; s < u->n; s++)
+            out[(size_t)s * ns + u->ref[p]] = a.d[s];
     }
+    free(d1);
 }
 
 bool srd_state_tangent_supported(const srd_kernel_info *info)
@@ -222,16 +271,21 @@ void srd_state_tangent(const srd_model *m, int k, const srd_kernel_info *info, c
 {
     Update u;
     update_init(&u, m, k, info);
-    u.q0 = q0, u.q1 = q1, u.dq0 = dq0, u.dq1 = dq1;
+    u.q0 = q0, u.q1 = q1, u.dq0 = dq0, u.dq1 = dq1, u.n = 1;
     size_t ns = (size_t)info->n_state;
     for (int i = 0; i < u.set->n; i++)
-        instance_tangent(&u, i, &S0[i * ns], &dS0[i * ns], &dS1[i * ns]);
+        instance_derivative(&u, i, &S0[i * ns], &dS0[i * ns], &dS1[i * ns]);
 }
 
-/* The DOFs instance i's update reads: its edges' end nodes' positions; returns their count. */
-static int instance_dofs(const Update *u, int i, int *dofs)
+/* The values instance i's update reads, as seeds: its directors' slots, then the DOFs of its
+ * edges' end nodes at the start and at the end; returns their count. */
+static int instance_seeds(const Update *u, int i, int *slot, int *dof, int *which)
 {
     int n = 0;
+    for (int j = 0; j < u->info->n_state; j++)
+        if (u->info->state_kind[j] == SRD_STATE_D1)
+            slot[n] = j, dof[n] = -1, which[n++] = -1;
+    int first = n;
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
         if (u->rank[p] < 0)
             continue;
@@ -239,38 +293,55 @@ static int instance_dofs(const Update *u, int i, int *dofs)
         for (int end = 0; end < 2; end++)
             for (int c = 0; c < 3; c++) {
                 int d = u->m->node_dof[u->m->edge_nodes[2 * e + end]] + c, seen = 0;
-                for (int j = 0; j < n; j++)
-                    seen |= dofs[j] == d;
-                if (!seen)
-                    dofs[n++] = d;
+                for (int j = first; j < n; j += 2)
+                    seen |= dof[j] == d;
+                for (int w = 0; w < 2 && !seen; w++)
+                    slot[n] = -1, dof[n] = d, which[n++] = w;
             }
     }
     return n;
 }
 
-/* lS1_i . (the derivative along the seeded direction). */
-static double pulled(const Update *u, int i, const double *st, const double *dst, const double *lS1, double *tmp)
+/* Pulls lS1 (instance i's) back along seeds [from, from + u->n): adds into lS0_i, lq0, lq1. */
+static void pull_seeds(Update *u, int i, const double *st, const double *lS1, const int *slot, const int *dof,
+                       const int *which, int from, double *lS0, double *lq0, double *lq1, double *out)
 {
-    instance_tangent(u, i, st, dst, tmp);
-    double s = 0;
-    for (int r = 0; r < u->info->n_state; r++)
-        s += lS1[r] * tmp[r];
-    return s;
+    int ns = u->info->n_state;
+    for (int s = 0; s < u->n; s++)
+        u->seed_slot[s] = slot[from + s], u->seed_dof[s] = dof[from + s], u->seed_which[s] = which[from + s];
+    instance_derivative(u, i, st, NULL, out);
+    for (int s = 0; s < u->n; s++) {
+        double sum = 0;
+        for (int r = 0; r < ns; r++)
+            sum += lS1[r] * out[(size_t)s * ns + r];
+        int j = from + s;
+        if (slot[j] >= 0)
+            lS0[slot[j]] += sum;
+        else
+            (which[j] ? lq1 : lq0)[dof[j]] += sum;
+    }
 }
 
-/* Seeds each DOF the instance reads, in q0 (which = 0) or q1 (which = 1), with a unit tangent. */
-static void pull_dofs(Update *u, int i, const int *dofs, int n, const double *st, const double *zero_s,
-                      const double *lS1, double *seed, double *tmp, double *lq0, double *lq1)
+/* The values the update keeps as they were (not directors, not rewritten from the positions:
+ * tangents, second directors and measured reference twists) pass their adjoint through. */
+static void pass_kept(const Update *u, const double *lS1, double *lS0)
 {
-    for (int which = 0; which < 2; which++)
-        for (int j = 0; j < n; j++) {
-            seed[dofs[j]] = 1;
-            u->dq0 = which == 0 ? seed : seed + u->m->n_dofs;
-            u->dq1 = which == 1 ? seed : seed + u->m->n_dofs;
-            double s = pulled(u, i, st, zero_s, lS1, tmp);
-            seed[dofs[j]] = 0;
-            (which == 0 ? lq0 : lq1)[dofs[j]] += s;
+    int ns = u->info->n_state;
+    unsigned char *rewritten = srd_xcalloc((size_t)ns + 1, 1);
+    for (int p = 0; p < u->info->n_params && p < 64; p++)
+        for (int c = 0; c < 3 && u->rank[p] >= 0; c++) {
+            for (int k = 0; k < 3; k++) {
+                const int *slot = k == 0 ? u->d1[p] : k == 1 ? u->d2[p] : u->t[p];
+                if (slot[c] >= 0)
+                    rewritten[slot[c]] = 1;
+            }
+            if (c == 0 && twist_partner(u, p) >= 0)
+                rewritten[u->ref[p]] = 1;
         }
+    for (int j = 0; j < ns; j++)
+        if (!rewritten[j])
+            lS0[j] += lS1[j];
+    free(rewritten);
 }
 
 void srd_state_adjoint(const srd_model *m, int k, const srd_kernel_info *info, const double *S0, const double *q0,
@@ -279,23 +350,18 @@ void srd_state_adjoint(const srd_model *m, int k, const srd_kernel_info *info, c
     Update u;
     update_init(&u, m, k, info);
     u.q0 = q0, u.q1 = q1;
-    int ns = info->n_state;
-    double *seed = srd_xcalloc(2 * (size_t)m->n_dofs + 1, sizeof(double)); /* a unit DOF, then zeros */
-    double *dst = srd_xcalloc((size_t)ns + 1, sizeof(double)), *tmp = srd_xcalloc((size_t)ns + 1, sizeof(double));
-    int *dofs = srd_xcalloc(6 * 64 + 1, sizeof(int));
+    int ns = info->n_state, cap = ns + 6 * 64 * 2 + 1;
+    int *slot = srd_xcalloc((size_t)cap, sizeof(int)), *dof = srd_xcalloc((size_t)cap, sizeof(int));
+    int *which = srd_xcalloc((size_t)cap, sizeof(int));
+    double *out = srd_xcalloc((size_t)MAX_SEEDS * (size_t)ns + 1, sizeof(double));
     for (int i = 0; i < u.set->n; i++) {
         const double *st = &S0[(size_t)i * ns], *l = &lS1[(size_t)i * ns];
-        u.dq0 = u.dq1 = seed + m->n_dofs;
-        for (int j = 0; j < ns; j++) {
-            dst[j] = 1;
-            lS0[(size_t)i * ns + j] += pulled(&u, i, st, dst, l, tmp);
-            dst[j] = 0;
+        pass_kept(&u, l, &lS0[(size_t)i * ns]);
+        int n = instance_seeds(&u, i, slot, dof, which);
+        for (int from = 0; from < n; from += MAX_SEEDS) {
+            u.n = n - from < MAX_SEEDS ? n - from : MAX_SEEDS;
+            pull_seeds(&u, i, st, l, slot, dof, which, from, &lS0[(size_t)i * ns], lq0, lq1, out);
         }
-        int n = instance_dofs(&u, i, dofs);
-        pull_dofs(&u, i, dofs, n, st, dst, l, seed, tmp, lq0, lq1);
     }
-    free(seed);
-    free(dst);
-    free(tmp);
-    free(dofs);
+    free(slot), free(dof), free(which), free(out);
 }
