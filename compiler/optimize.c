@@ -153,7 +153,10 @@ static Table *measurements(Elab *e, Expr *x)
     if (!t)
         abort();
     if (!table_read(path, t, err, sizeof err)) {
-        Diag *d = diag_error(x->args[1]->loc, "%s", err);
+        /* table_read speaks of `table(...)`'s files: these are measurements. */
+        const char *word = strstr(err, "table `");
+        Diag *d = word ? diag_error(x->args[1]->loc, "%.*smeasurements%s", (int)(word - err), err, word + 5)
+                       : diag_error(x->args[1]->loc, "%s", err);
         diag_hint(d, "the file holds two columns, time in s (or arc-length fraction s along a rod) and the measured "
                      "value in SI units, after at most one header line");
         free(t);
