@@ -8,6 +8,7 @@
 #include "diag.h"
 #include "elab.h"
 #include "elab_internal.h"
+#include "sources.h"
 #include "table.h"
 
 static const char *methods = "lbfgs mma slsqp bobyqa";
@@ -138,8 +139,43 @@ static bool needs_simulation(Elab *e, Expr *x, const char *what)
     return false;
 }
 
-/* The measurements of track(..., "file.csv"): two columns, the first increasing. */
-static Table *measurements(Elab *e, Expr *x)
+/* What the measurements' file says of itself: the first field of its header line (empty when
+ * it has none) and the number of fields on its first row of data. */
+static void file_shape(const char *path, char *first, size_t first_n, int *columns)
+{
+    FILE *f = sources_open(path);
+    char line[512];
+    first[0] = 0;
+    *columns = 0;
+    bool header = false;
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = line + strspn(line, " \t");
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0)
+            continue;
+        char *end;
+        strtod(p, &end);
+        if (end == p && !header) {
+            header = true;
+            size_t n = strcspn(p, ",; \t\r\n");
+            snprintf(first, first_n, "%.*s", (int)(n < first_n ? n : first_n - 1), p);
+            continue;
+        }
+        for (char *q = p; *q;) {
+            strtod(q, &end);
+            if (end == q)
+                break;
+            (*columns)++;
+            q = end + strspn(end, ",; \t");
+        }
+        break;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* The measurements of track(..., "file.csv"): two columns, the first increasing, named (when a
+ * header names it) as the track reads it: t for a time, s for a curve. */
+static Table *measurements(Elab *e, Expr *x, bool curve)
 {
     (void)e;
     if (x->args[1]->kind != EX_STR) {
@@ -159,6 +195,26 @@ static Table *measurements(Elab *e, Expr *x)
                        : diag_error(x->args[1]->loc, "%s", err);
         diag_hint(d, "the file holds two columns, time in s (or arc-length fraction s along a rod) and the measured "
                      "value in SI units, after at most one header line");
+        free(t);
+        return NULL;
+    }
+    char first[64];
+    int columns;
+    file_shape(path, first, sizeof first, &columns);
+    bool time_named = !strcmp(first, "t") || !strcmp(first, "time");
+    if (columns != 2 || (curve && time_named) || (!curve && !strcmp(first, "s"))) {
+        Diag *d = columns != 2 ? diag_error(x->args[1]->loc, "the measurements `%s` have %d columns, but `track` reads "
+                                                             "two", x->args[1]->str, columns)
+                               : diag_error(x->args[1]->loc, "the measurements `%s` are over `%s`, but this tracks %s",
+                                            x->args[1]->str, first, curve ? "a curve along a rod (over s)"
+                                                                          : "a value over time (t)");
+        if (columns != 2)
+            diag_hint(d, "keep two columns, %s and the measured value: one file per tracked value",
+                      curve ? "the arc-length fraction s" : "the time t");
+        else
+            diag_hint(d, curve ? "a curve's file has the arc-length fraction s and the value: `s,z` rows"
+                           : "a time series' file has the time in s and the value: `t,z` rows; to follow a rod's "
+                             "curve, track the rod: `track(arm.z, \"curve.csv\")`");
         free(t);
         return NULL;
     }
@@ -202,7 +258,7 @@ static Value track_curve(Elab *e, Expr *x, int o, int component)
         diag_hint(d, "track a rod's coordinate, `track(arm.z, \"curve.csv\")`, or a probe's over time");
         return value_error();
     }
-    Table *t = measurements(e, x);
+    Table *t = measurements(e, x, true);
     if (!t)
         return value_error();
     for (int i = 0; i < t->n; i++)
@@ -235,7 +291,7 @@ static Value track_time(Elab *e, Expr *x)
     Value v = term_argument(e, x->args[0], "the tracked value");
     if (v.kind == V_ERR)
         return v;
-    Table *t = measurements(e, x);
+    Table *t = measurements(e, x, false);
     if (!t)
         return value_error();
     double end = e->model->simulate.duration;
