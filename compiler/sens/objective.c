@@ -257,6 +257,12 @@ void objective_slots_to_dofs(const srd_model *m, const double *slot_values, doub
     }
 }
 
+void objective_final_slopes(const Objective *ob, double *out)
+{
+    for (int j = 0; j < ob->n_slots; j++)
+        out[j] += ob->df_dslot[j];
+}
+
 void objective_final_dofs(const Objective *ob, const ObjectiveRun *run, double *dq)
 {
     (void)run;

@@ -13,8 +13,9 @@
  *                          in the final configuration q_N.
  * F, g and h are lowered into DAGs and differentiated symbolically, so every derivative below is
  * exact given the run: a dynamic adjoint needs, per recorded step n, dJ/dp_n
- * (objective_step_slopes), at the end dJ/dq_N (objective_final_dofs: the final probes' share
- * of F and the curves'), and the params' explicit share (objective_param_slope). A static
+ * (objective_step_slopes; objective_slots_to_dofs makes it dJ/dq_n), at the end dJ/dp_N through
+ * F (objective_final_slopes) or as a DOF vector with the curves' share (objective_final_dofs),
+ * and the params' explicit share (objective_param_slope). A static
  * objective is the case N = 0 with no integrals and no tracks over time. */
 #ifndef SRD_SENS_OBJECTIVE_H
 #define SRD_SENS_OBJECTIVE_H
@@ -65,6 +66,8 @@ double objective_value(Objective *ob, const ObjectiveRun *run);
  * values, added to out. The final probes' direct share (through F) is not included: see
  * objective_final_dofs. */
 void   objective_step_slopes(const Objective *ob, const ObjectiveRun *run, int n, double *out);
+/* dJ/dp_N through F alone (the objective's final probe values): n_slots values, added to out. */
+void   objective_final_slopes(const Objective *ob, double *out);
 /* dJ/dq_N of the final configuration's direct share: F's final probe values and the curves;
  * n_dofs values added to dq. */
 void   objective_final_dofs(const Objective *ob, const ObjectiveRun *run, double *dq);
