@@ -269,6 +269,8 @@ typedef struct Elab {
     const Stmt *contact;      /* the `contact` block, or NULL */
     const Stmt *control;      /* the `control` block, or NULL */
     const Stmt *optimize;     /* the `optimize` block, or NULL */
+    struct srd_optimize *objective; /* while `minimize` is checked: where its terms go */
+    bool        in_term;      /* while the argument of an objective's term is checked */
     const char *unknown_name_hint; /* the hint of an unknown name that is close to none, or NULL */
     int         control_depth; /* 1 while the control block is elaborated */
     const char *const *overrides;   /* -p name=value */
@@ -358,6 +360,9 @@ bool  eval_require_num(Elab *e, Value v, Expr *x);
 Value value_error(void);
 Value value_num(double v, Dims d);
 Binding *scope_lookup(Elab *e, const char *name);
+/* `integral(...)` and `track(...)` (optimize.c): terms of the objective being checked
+ * (e->objective), or an error anywhere else. */
+Value elab_objective_call(Elab *e, Expr *x);
 void scope_bind(Elab *e, const char *name, Value v, SrcLoc loc, int kind);
 /* "a length (m)" or "a 3-vector of lengths (m)" */
 void value_describe(const Value *v, char *buf, size_t n);

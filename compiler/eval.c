@@ -1074,6 +1074,8 @@ static Value eval_call(Elab *e, Expr *x)
         diag_hint(dg, "use it with `apply %s(...);`", x->str);
         return value_error();
     }
+    if (!strcmp(x->str, "integral") || !strcmp(x->str, "track"))
+        return elab_objective_call(e, x);
     const Builtin *b = find_builtin(x->str);
     if (b)
         return call_builtin(e, x, b);

@@ -57,6 +57,7 @@ typedef struct Lower {
     int                 expr_depth;    /* lower_expr calls in progress */
     struct CallMemo    *memo;          /* function calls lowered so far (call_fn) */
     int                 memo_n, memo_cap;
+    int                 n_probe_slots; /* an objective's: the data slots before its terms' */
 } Lower;
 
 /* A function call lowered once: the same function with the same argument nodes gives the same
@@ -483,6 +484,18 @@ static Sym lower_table(Lower *L, const Expr *x)
     return sym_scalar(r);
 }
 
+/* A term of the objective (integral(...), track(...)): its value is the data slot after the
+ * probes' (lower_objective). */
+static Sym lower_objective_call(Lower *L, const Expr *x)
+{
+    const srd_optimize *o = &L->model->optimize;
+    for (int k = 0; k < o->n_terms; k++)
+        if (elab_run_expr(L->model, o->terms[k].call)->expr == x)
+            return sym_scalar(input(L, KIN_DATA, L->n_probe_slots + k));
+    fail(L, "line %d: `%s` belongs in an objective", x->loc.line, x->str);
+    return sym_err();
+}
+
 static Sym lower_call(Lower *L, const Expr *x)
 {
     const Stmt *fn = find_fn(L->prog, x->str);
@@ -492,6 +505,8 @@ static Sym lower_call(Lower *L, const Expr *x)
         return lower_ground(L, x);
     if (!strcmp(x->str, "table"))
         return lower_table(L, x);
+    if (!strcmp(x->str, "integral") || !strcmp(x->str, "track"))
+        return lower_objective_call(L, x);
     if (!strcmp(x->str, "prev")) {
         bool saved = L->prev;
         L->prev = true;
@@ -1393,16 +1408,13 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
     return value_kernel(&L, kind, r, st->n, out);
 }
 
-bool lower_objective(const Program *prog, const srd_model *model, LoweredElement *out, char *err, size_t err_n)
+/* Binds the state probes of the objective's analysis to data slots 0, 1, ... (a node probe's
+ * three components in a row); returns the number of slots. */
+static int bind_probe_slots(Lower *L)
 {
-    const srd_analysis *a = srd_objective_analysis(model);
-    const RunExpr *run = elab_run_expr(model, model->optimize.objective);
-    memset(out, 0, sizeof *out);
-    Lower L;
-    lower_begin(&L, prog, model, err, err_n);
-    bind_globals(&L);
-    bind_captured(&L, run->captured, run->n_captured);
-    for (int i = 0, first = 0; i < a->n_probes; i++) {
+    const srd_analysis *a = srd_objective_analysis(L->model);
+    int first = 0;
+    for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
         if (p->kind != SRD_PROBE_STATE)
             continue;
@@ -1410,12 +1422,36 @@ bool lower_objective(const Program *prog, const srd_model *model, LoweredElement
         v.kind = SY_NUM;
         v.n = p->dof >= 0 ? 1 : 3;
         for (int j = 0; j < v.n; j++)
-            v.c[j] = input(&L, KIN_DATA, first + j);
+            v.c[j] = input(L, KIN_DATA, first + j);
         first += v.n;
-        bind(&L, p->name, v, NULL);
+        bind(L, p->name, v, NULL);
     }
+    return first;
+}
+
+static bool lower_scalar_of_probes(const Program *prog, const srd_model *model, int expr, const char *kind,
+                                   LoweredElement *out, char *err, size_t err_n)
+{
+    const RunExpr *run = elab_run_expr(model, expr);
+    memset(out, 0, sizeof *out);
+    Lower L;
+    lower_begin(&L, prog, model, err, err_n);
+    bind_globals(&L);
+    bind_captured(&L, run->captured, run->n_captured);
+    L.n_probe_slots = bind_probe_slots(&L);
     Sym r = lower_expr(&L, run->expr);
     if (!L.failed && (r.kind != SY_NUM || r.n != 1))
-        fail(&L, "line %d: the objective is not a scalar", run->expr->loc.line);
-    return value_kernel(&L, "objective", r, 1, out);
+        fail(&L, "line %d: the %s is not a scalar", run->expr->loc.line, kind);
+    return value_kernel(&L, kind, r, 1, out);
+}
+
+bool lower_objective(const Program *prog, const srd_model *model, LoweredElement *out, char *err, size_t err_n)
+{
+    return lower_scalar_of_probes(prog, model, model->optimize.objective, "objective", out, err, err_n);
+}
+
+bool lower_objective_term(const Program *prog, const srd_model *model, int k, LoweredElement *out, char *err,
+                          size_t err_n)
+{
+    return lower_scalar_of_probes(prog, model, model->optimize.terms[k].expr, "objective's term", out, err, err_n);
 }

@@ -87,7 +87,12 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
 /* Lowers the model's `optimize` objective: a scalar (res[0]) of the state probes of
  * srd_objective_analysis,
  * their values in data slots 0, 1, ... (in probe order, a node probe's three components in a
- * row), and of the params (KIN_PARAM inputs). */
+ * row), of the values of its terms (optimize.terms[k] in the data slot after the probes' + k)
+ * and of the params (KIN_PARAM inputs). */
 bool lower_objective(const Program *prog, const srd_model *model, LoweredElement *out, char *err, size_t err_n);
+/* Lowers the expression of term k of the objective (an integrand, or a tracked value): a scalar
+ * of the probes at one step (the same data slots), t (KIN_TIME) and the params. */
+bool lower_objective_term(const Program *prog, const srd_model *model, int k, LoweredElement *out, char *err,
+                          size_t err_n);
 
 #endif

@@ -124,6 +124,12 @@ void srd_model_free(srd_model *m)
     free_analysis(&m->statics);
     free_analysis(&m->modes);
     free_control(&m->control);
+    for (int i = 0; i < m->optimize.n_terms; i++) {
+        free(m->optimize.terms[i].x);
+        free(m->optimize.terms[i].y);
+        free(m->optimize.terms[i].s);
+    }
+    free(m->optimize.terms);
     free(m->optimize.vary);
     free(m->optimize.method);
     free(m);

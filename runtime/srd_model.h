@@ -267,11 +267,35 @@ typedef struct srd_control {
     srd_control_step *steps;
 } srd_control;
 
-/* An `optimize` block: minimise `objective` (a run-time expression of the static block's probes
- * and the params) over the params `vary`, each within its declared range, with NLopt. */
+/* A term of an objective that reads more than the analysis's final probe values (optimize.c):
+ *   SRD_TERM_INTEGRAL     integral(g): the trapezoidal sum over the simulation's steps of g, a
+ *                         run-time expression of the probes at the step, t and the params;
+ *   SRD_TERM_TRACK_TIME   track(h, "file.csv"): the sum over the file's rows (t_i, y_i) of
+ *                         (h(t_i) - y_i)^2, the probes interpolated linearly between steps;
+ *   SRD_TERM_TRACK_CURVE  track(rod.z, "file.csv"): the sum over the rows (s_i, y_i) of
+ *                         (z(s_i) - y_i)^2, z interpolated linearly between the rod's nodes at
+ *                         their reference arc-length fractions, in the final configuration. */
+enum { SRD_TERM_INTEGRAL, SRD_TERM_TRACK_TIME, SRD_TERM_TRACK_CURVE };
+
+typedef struct srd_objective_term {
+    int     kind;             /* SRD_TERM_* */
+    int     call;             /* run-time expression of the call itself (the compiler's handle) */
+    int     expr;             /* run-time expression of g or h (-1 for a curve) */
+    int     n_rows;
+    double *x, *y;            /* track: the file's times (s) or arc-length fractions, and values (SI) */
+    int     object;           /* curve: the rod */
+    int     component;        /* curve: 0..2 */
+    double *s;                /* curve: the arc-length fraction of each of the rod's nodes */
+} srd_objective_term;
+
+/* An `optimize` block: minimise `objective` (a run-time expression of the probes of
+ * srd_objective_analysis, the params and the terms' values) over the params `vary`, each within
+ * its declared range, with NLopt. */
 typedef struct srd_optimize {
     int     present;
     int     objective;        /* run-time expression index */
+    int     n_terms;
+    srd_objective_term *terms;
     int     n_vary;
     int    *vary;             /* param indices */
     char   *method;           /* lbfgs, mma, slsqp (with gradients) or bobyqa (without) */

@@ -1,9 +1,10 @@
 /* optimize.c — `srdc optimize` (see optimize.h). The search runs in the varied params scaled to
- * [0, 1] by their declared ranges. Each evaluation builds the model at the point, solves its
- * static block, evaluates the objective (lowered from the block's expression into a DAG of the
- * probes and params) and, for the gradient-based methods, its gradient: the objective's
- * symbolic derivatives with respect to the probes, times the probes' static sensitivities, plus
- * its derivatives with respect to the params themselves. */
+ * [0, 1] by their declared ranges. Each evaluation builds the model at the point, runs its
+ * analysis (the static block, or the simulate block recording its probes at every step),
+ * evaluates the objective (objective.h: DAGs of the probes, the terms and the params) and, for
+ * the gradient-based methods on a static objective, its gradient: the objective's symbolic
+ * derivative with respect to the final configuration, times the equilibrium's sensitivities,
+ * plus its explicit derivatives with respect to the params. */
 #include "sens/optimize.h"
 #include <errno.h>
 #include <math.h>
@@ -19,12 +20,12 @@
 #include "elab.h"
 #include "lower.h"
 #include "probe.h"
+#include "sens/objective.h"
 
 typedef struct Search {
     const OptimizeOptions *o;
     const srd_model       *m;          /* the first point's model: the block, the params */
-    LoweredElement         objective;  /* res[0]: the objective's DAG node */
-    ExprId                *slopes;     /* d(objective)/d(input slot), one per slot */
+    Objective              objective;  /* lowered on the first point's model */
     nlopt_opt              opt;
     int                    evaluations;
     char                   failure[512];
@@ -66,58 +67,21 @@ static GradOptions options_at(const Search *S, const double *u, char (*specs)[51
     return g;
 }
 
-/* The objective's input slots at a solved point: probe values and params (time 0). */
-static double *slot_values(const Search *S, const StaticPoint *pt)
-{
-    const LoweredElement *le = &S->objective;
-    const srd_analysis *a = srd_objective_analysis(pt->m);
-    double *probes = srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double));
-    int n = 0;
-    for (int i = 0; i < a->n_probes; i++)
-        if (a->probes[i].kind == SRD_PROBE_STATE)
-            n += srd_probe_value(&((StaticPoint *)pt)->s, &a->probes[i], &probes[n]);
-    double *in = srd_xcalloc((size_t)le->n_inputs + 1, sizeof(double));
-    for (int i = 0; i < le->n_inputs; i++)
-        in[i] = le->inputs[i].cls == KIN_DATA    ? probes[le->inputs[i].index]
-              : le->inputs[i].cls == KIN_PARAM ? pt->s.params[le->inputs[i].index] : 0;
-    free(probes);
-    return in;
-}
-
-/* The probes' derivatives (in the objective's data-slot order) from the configuration's. */
-static void probe_derivatives(const StaticPoint *pt, const double *dq, double *out)
-{
-    const srd_analysis *a = srd_objective_analysis(pt->m);
-    int n = 0;
-    for (int i = 0; i < a->n_probes; i++) {
-        const srd_probe *p = &a->probes[i];
-        if (p->kind != SRD_PROBE_STATE)
-            continue;
-        if (p->dof >= 0)
-            out[n++] = dq[p->dof];
-        else
-            for (int c = 0; c < 3; c++)
-                out[n++] = dq[pt->m->node_dof[p->node] + c];
-    }
-}
-
-/* d(objective)/d(varied param j) at the point: through the probes and directly. */
-static bool gradient_of(Search *S, StaticPoint *pt, GradOptions *g, const double *slopes, int j, double *out)
+/* d(objective)/d(varied param j) at a solved equilibrium: through the final configuration
+ * (dJ/dq . dq/dp) and directly. */
+static bool gradient_of(Search *S, StaticPoint *pt, GradOptions *g, const Objective *ob, const ObjectiveRun *run,
+                        int j, double *out)
 {
     int k = S->m->optimize.vary[j];
-    double *dq = srd_xcalloc((size_t)pt->m->n_dofs + 1, sizeof(double));
-    double *dprobe = srd_xcalloc(3 * (size_t)srd_objective_analysis(pt->m)->n_probes + 1, sizeof(double));
+    size_t n = (size_t)pt->m->n_dofs + 1;
+    double *dq = srd_xcalloc(n, sizeof(double)), *dj = srd_xcalloc(n, sizeof(double));
     int status = static_point_derivative(pt, g, k, dq);
-    probe_derivatives(pt, dq, dprobe);
-    double sum = 0;
-    const LoweredElement *le = &S->objective;
-    for (int i = 0; i < le->n_inputs; i++)
-        if (le->inputs[i].cls == KIN_DATA)
-            sum += slopes[i] * dprobe[le->inputs[i].index];
-        else if (le->inputs[i].cls == KIN_PARAM && le->inputs[i].index == k)
-            sum += slopes[i];
+    objective_final_dofs(ob, run, dj);
+    double sum = objective_param_slope(ob, run, k);
+    for (int d = 0; d < pt->m->n_dofs; d++)
+        sum += dj[d] * dq[d];
     free(dq);
-    free(dprobe);
+    free(dj);
     if (status != STATIC_DERIVED)
         snprintf(S->failure, sizeof S->failure, "the objective's derivative with respect to `%s` is not derived: %s",
                  varied(S, j)->name, static_point_why(status));
@@ -156,23 +120,28 @@ static double evaluate(unsigned n, const double *u, double *grad, void *data)
     char (*specs)[512] = srd_xcalloc(n + 1, sizeof *specs);
     GradOptions g = options_at(S, u, specs);
     StaticPoint pt;
+    ObjectiveRun run;
+    memset(&run, 0, sizeof run);
     double f = HUGE_VAL;
     int status = static_point_open(&pt, &g);
     bool simulate = pt.m && pt.m->simulate.present;
-    if (status == SRD_EXIT_OK && (simulate ? point_simulate(&pt) : srd_static(&pt.s, pt.m->statics.load_steps)) != 0)
+    if (status == SRD_EXIT_OK && objective_run_point(&S->objective, &pt, &run) != 0)
         snprintf(S->failure, sizeof S->failure, "the %s failed at this point",
                  simulate ? "simulation" : "static equilibrium's solve");
     else if (status == SRD_EXIT_OK) {
-        double *in = slot_values(S, &pt), *slopes = srd_xcalloc((size_t)S->objective.n_inputs + 1, sizeof(double));
-        f = dag_eval(S->objective.dag, S->objective.res[0], in);
-        dag_eval_many(S->objective.dag, S->slopes, S->objective.n_inputs, in, slopes);
+        /* The objective was lowered on the first point's model, whose layout (probes, DOFs,
+         * objects) every point shares: only the param values differ. */
+        Objective *ob = &S->objective;
+        const srd_model *first = ob->m;
+        ob->m = pt.m;
+        f = objective_value(ob, &run);
         for (unsigned j = 0; grad && j < n; j++)
-            if (!gradient_of(S, &pt, &g, slopes, (int)j, &grad[j]))
+            if (!gradient_of(S, &pt, &g, ob, &run, (int)j, &grad[j]))
                 f = HUGE_VAL;
-        free(in);
-        free(slopes);
+        ob->m = first;
     } else
         snprintf(S->failure, sizeof S->failure, "the model could not be built at this point");
+    objective_run_free(&run);
     static_point_close(&pt);
     if (isfinite(f))
         record(S, u, f, grad);
@@ -233,21 +202,14 @@ static bool open_history(Search *S, const char *dir)
     return true;
 }
 
-/* The objective's DAG and its derivatives with respect to every input slot. */
+/* The objective's DAGs and their derivatives with respect to every input slot. */
 static bool prepare(Search *S, StaticPoint *first)
 {
     char err[512];
-    if (!lower_objective(&first->prog, first->m, &S->objective, err, sizeof err)) {
+    if (!objective_prepare(&S->objective, &first->prog, first->m, err, sizeof err)) {
         fprintf(stderr, "srdc: error: the objective: %s\n", err);
         return false;
     }
-    int n = S->objective.n_inputs;
-    int *slots = srd_xcalloc((size_t)n + 1, sizeof(int));
-    for (int i = 0; i < n; i++)
-        slots[i] = i;
-    S->slopes = srd_xcalloc((size_t)n + 1, sizeof(ExprId));
-    diff_gradient(S->objective.dag, S->objective.res[0], slots, n, S->slopes);
-    free(slots);
     return true;
 }
 
@@ -322,9 +284,7 @@ int optimize_model(const OptimizeOptions *o)
     }
     if (S.history)
         fclose(S.history);
-    if (S.objective.dag)
-        lowered_free(&S.objective);
-    free(S.slopes);
+    objective_free(&S.objective);
     free(S.best_u);
     static_point_close(&first);
     diag_reset();

@@ -452,6 +452,13 @@ def arm_pd():
     return m
 
 
+def rod_fit():
+    m = Model(planar=True)
+    arm = m.rod(line((0, 0, 0), (0.1, 0, 0), 41), rho=1100, area=math.pi * 0.002 ** 2)
+    m.clamp_rod_start(arm)
+    return m
+
+
 def plate_press():
     m = Model()
     beam = m.rod(line((0, 0, 0), (0.1, 0, 0), 21), rho=1200, area=math.pi * 0.001 ** 2)
@@ -795,6 +802,9 @@ EXAMPLES = {
     "rope_coil": rope_coil,
     "arm_pd": arm_pd,
     "snake_steer": snake,
+    "rod_fit": rod_fit,
+    "snake_speed": snake,
+    "star_roller_heating": star_roller,
 }
 
 
