@@ -75,6 +75,7 @@ struct DynamicRun {
     double             bytes_now, peak_bytes, record_bytes;
     double             run_seconds, pass_seconds; /* the first run; the passes so far */
     Track             *tracks;
+    DynamicOptions     opt;
 };
 
 /* ---- recording ---- */
@@ -203,6 +204,15 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
 
 /* ---- the first run ---- */
 
+static bool asked(const DynamicRun *r, int k) { return !r->opt.params || r->opt.params[k]; }
+
+static void each_step(DynamicRun *r)
+{
+    if (r->opt.each)
+        r->opt.each(r->opt.ctx, &r->b->s);
+}
+
+
 static double state_bytes(const srd_sim *s)
 {
     double n = 0;
@@ -265,7 +275,7 @@ static void start_derivatives(DynamicRun *r)
     r->eq_status = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->eq_status);
     for (int k = 0; k < r->n_params; k++) {
         r->dq_eq[k] = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-        r->eq_status[k] = r->b->m->params[k].shapes ? STATIC_MOVES_GEOMETRY
+        r->eq_status[k] = !asked(r, k) ? DYNAMIC_NOT_ASKED : r->b->m->params[k].shapes ? STATIC_MOVES_GEOMETRY
                                                      : static_point_derivative(r->b, r->o, k, r->dq_eq[k]);
     }
 }
@@ -306,6 +316,7 @@ static int first_run(DynamicRun *r, char *why, size_t why_n)
     r->segments = srd_xcalloc((size_t)r->n_segments + 1, sizeof *r->segments);
     r->kept = r->n_segments <= 1;
     int code = 0;
+    each_step(r);
     for (long k = 1; k <= r->steps && code == 0; k++) {
         Segment *seg = &r->segments[(k - 1) / r->per_segment];
         if ((k - 1) % r->per_segment == 0) {
@@ -317,13 +328,15 @@ static int first_run(DynamicRun *r, char *why, size_t why_n)
         }
         seg->steps++;
         code = run_step(r, k, r->kept);
+        if (code == 0)
+            each_step(r);
     }
     if (code)
         describe_failure(s, code, why, why_n);
     return code;
 }
 
-DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t why_n)
+DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptions *opt, char *why, size_t why_n)
 {
     const srd_model *m = b->m;
     srd_sim *s = &b->s;
@@ -337,6 +350,8 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t 
         return NULL;
     DynamicRun *r = srd_xcalloc(1, sizeof *r);
     r->b = b, r->o = o, r->method = method;
+    if (opt)
+        r->opt = *opt;
     r->n_sets = m->n_sets, r->n_dofs = m->n_dofs, r->n_params = m->n_params;
     r->steps = (long)ceil(m->simulate.duration / m->simulate.dt - 1e-9);
     r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s)) + sizeof(Record);
@@ -513,6 +528,10 @@ static void track_open(DynamicRun *r, int k, Track *t)
 {
     const srd_param *p = &r->b->m->params[k];
     t->at = NAN;
+    if (!asked(r, k)) {
+        t->status = DYNAMIC_NOT_ASKED;
+        return;
+    }
     if (p->shapes) {
         t->status = STATIC_MOVES_GEOMETRY;
         return;
@@ -1076,6 +1095,8 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
         } else
             code = adjoint_segment(r, &bw, grad, status, why, why_n);
     }
+    if (code == 0 && slopes)
+        slopes(ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw.adj.v, bw.adj.q, bw.adj.v);
     start_adjoint(r, &bw.adj, grad, status);
     mark_switches(r, status);
     for (int k = 0; k < r->n_params; k++)
@@ -1092,6 +1113,8 @@ const char *dynamic_why(int status)
 {
     if (status == DYNAMIC_MOVES_MOTION)
         return "it moves a prescribed motion: not derived yet";
+    if (status == DYNAMIC_NOT_ASKED)
+        return "not asked for";
     if (status == DYNAMIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of a schedule): no derivative";

@@ -13,15 +13,25 @@
 
 typedef struct DynamicRun DynamicRun;
 
-/* What an objective reads at the end of step `step` (1 .. steps; the last is the final state):
+/* What an objective reads at the end of step `step` (0: the start, 1 .. steps; the last is the
+ * final state):
  * adds dJ/dq and dJ/dv of the state there into dq and dv (n_dofs each). */
 typedef void (*DynamicSlopes)(void *ctx, long step, double t, const double *q, const double *v, double *dq,
                               double *dv);
 
+/* What a run is for: the params to derive (NULL: every one; the others get DYNAMIC_NOT_ASKED),
+ * and a function called with the sim at the start and after each step of the run (an
+ * objective's records; NULL: none). */
+typedef struct DynamicOptions {
+    const bool *params;
+    void      (*each)(void *ctx, srd_sim *s);
+    void       *ctx;
+} DynamicOptions;
+
 /* Runs point b's simulate block as point_simulate does and records what the sensitivities need.
  * NULL, with the reason in why, when the model has something they do not cover (named) or a
- * step fails (when, and how). */
-DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, char *why, size_t why_n);
+ * step fails (when, and how). opt may be NULL. */
+DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptions *opt, char *why, size_t why_n);
 void        dynamic_run_free(DynamicRun *r);
 
 /* Figures of the run for reports: steps, substeps, steps that were subdivided, the segments it
@@ -52,7 +62,7 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
 /* Reasons beyond static_point_why's: a param that moves a prescribed motion, and one whose
  * effect on the model's values has a switch (a kink or a jump) between the values it is sampled
  * at, first at the time dynamic_switch_time gives. */
-enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH };
+enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH, DYNAMIC_NOT_ASKED };
 const char *dynamic_why(int status);
 double      dynamic_switch_time(const DynamicRun *r, int k);
 

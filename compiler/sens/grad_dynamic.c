@@ -89,7 +89,7 @@ int grad_simulation(StaticPoint *b, const GradOptions *o)
                              "hint: add one, for example `probe tip = arm.end;`\n", o->file);
         return SRD_EXIT_BAD_INPUT;
     }
-    DynamicRun *r = dynamic_run(b, o, why, sizeof why);
+    DynamicRun *r = dynamic_run(b, o, NULL, why, sizeof why);
     if (!r) {
         fprintf(messages(o), "srdc: error: %s\n", why);
         return strstr(why, "failed") || strstr(why, "not found") ? SRD_EXIT_NUMERIC : SRD_EXIT_BAD_INPUT;

@@ -149,6 +149,41 @@ p, derived = grad(shell, "--simulate")
 check(p.returncode == 0 and derived, "hinge shell: srdc grad --simulate runs (%s)" % (p.stderr.strip() or "ok"))
 against_differences("hinge shell", shell, {"youngs": (2e7, "Pa"), "g": (9.81, "m/s^2")}, derived)
 
+# An objective of a simulation with every kind of term: a time integral, measurements tracked
+# (rows on steps and between them), final probe values and a param itself. Its gradient by the
+# adjoint (`srdc optimize` with L-BFGS records it in history.csv) against fourth-order
+# differences of the objective's values (BOBYQA's first evaluation, at 1e-3 of each param).
+work = tap.scratch("dyn_")
+with open(os.path.join(work, "measured.csv"), "w") as f:
+    f.write("t,y\n0.01,-0.0002\n0.033,-0.0007\n0.05,-0.001\n0.071,-0.0012\n0.1,-0.0015\n")
+OBJECTIVE = ("optimize {\n  minimize = integral((tip.z + 2 cm)^2) / (1 mm^2 * 1 s) + track(tip.y, \"measured.csv\") "
+             "/ (1 mm)^2 + (tip.x / 1 cm)^2 + (E / 1 MPa)^2 / 100;\n  vary E, kappa0, F;\n  method = %s;\n"
+             "  max_evaluations = 1;\n}\n")
+
+
+def objective_at(method, more=()):
+    model = os.path.join(work, "objective_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(text + OBJECTIVE % method)
+    out = tap.scratch("dyn_")
+    extra = [a for s in more for a in ("-p", s)]
+    p = subprocess.run([srdc, "optimize", model, "--out", out, *extra], capture_output=True, text=True)
+    rows = list(csv.DictReader(open(os.path.join(out, "history.csv")))) if p.returncode == 0 else []
+    return p, rows[0] if rows else {}
+
+
+p, first = objective_at("lbfgs")
+check(p.returncode == 0 and first, "an objective with an integral, a tracked series and final values takes L-BFGS on "
+      "a simulation (%s)" % (p.stderr.strip() or "ok"))
+for name, (value, unit) in {"E": (3e6, "Pa"), "kappa0": (5, "/m"), "F": (4e-3, "N")}.items():
+    h = 1e-3 * value
+    f = [float(objective_at("bobyqa", ["%s=%.17g %s" % (name, value + k * h, unit)])[1].get("objective", "nan"))
+         for k in (-2, -1, 1, 2)]
+    fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
+    exact = float(first.get("d/d" + name, "nan"))
+    check(abs(fd - exact) < 1e-6 * abs(exact), "the objective's d/d(%s) by the adjoint, %.9e, against differences "
+          "of its values, %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
+
 # What is not covered is refused with the reason.
 explicit = os.path.join(tap.scratch("dyn_"), "explicit.srd")
 with open(explicit, "w") as f:
