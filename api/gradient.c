@@ -1,5 +1,6 @@
-/* gradient.c — static sensitivities through the C API: the derivatives of a static equilibrium's
- * probes with respect to every param, as `srdc grad` prints them (compiler/sens/grad.h). */
+/* gradient.c — sensitivities through the C API: the derivatives of a static equilibrium's probes,
+ * or of a simulation's at its end, with respect to every param, as `srdc grad` prints them
+ * (compiler/sens/grad.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,9 @@ struct srd_gradient {
     double *values;                   /* [probe][param][3] */
 };
 
-static void fill_probe(srd_gradient *g, const StaticPoint *pt, int i, int k, const double *dq)
+static void fill_probe(srd_gradient *g, const StaticPoint *pt, const srd_analysis *a, int i, int k, const double *dq)
 {
-    const srd_probe *p = &pt->m->statics.probes[i];
+    const srd_probe *p = &a->probes[i];
     double *out = &g->values[((size_t)i * g->n_params + k) * 3];
     if (p->kind != SRD_PROBE_STATE)
         out[0] = out[1] = out[2] = NAN;
@@ -27,12 +28,12 @@ static void fill_probe(srd_gradient *g, const StaticPoint *pt, int i, int k, con
         memcpy(out, &dq[pt->m->node_dof[p->node]], 3 * sizeof(double));
 }
 
-static srd_gradient *gradient_new(const StaticPoint *pt)
+static srd_gradient *gradient_new(const StaticPoint *pt, const srd_analysis *a)
 {
     srd_gradient *g = srd_xcalloc(1, sizeof *g);
     const srd_model *m = pt->m;
     g->n_params = m->n_params;
-    g->n_probes = m->statics.n_probes;
+    g->n_probes = a->n_probes;
     g->params = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
     g->why = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
     g->probes = srd_xcalloc((size_t)g->n_probes + 1, sizeof(char *));
@@ -41,8 +42,8 @@ static srd_gradient *gradient_new(const StaticPoint *pt)
     for (int k = 0; k < g->n_params; k++)
         g->params[k] = srd_xstrdup(m->params[k].name);
     for (int i = 0; i < g->n_probes; i++) {
-        g->probes[i] = srd_xstrdup(m->statics.probes[i].name);
-        g->size[i] = m->statics.probes[i].kind == SRD_PROBE_STATE && m->statics.probes[i].dof >= 0 ? 1 : 3;
+        g->probes[i] = srd_xstrdup(a->probes[i].name);
+        g->size[i] = a->probes[i].kind == SRD_PROBE_STATE && a->probes[i].dof >= 0 ? 1 : 3;
     }
     return g;
 }
@@ -68,9 +69,43 @@ static void derive_all(srd_gradient *g, StaticPoint *pt, const GradOptions *o)
             continue;
         }
         for (int i = 0; i < g->n_probes; i++)
-            fill_probe(g, pt, i, k, dq);
+            fill_probe(g, pt, &pt->m->statics, i, k, dq);
     }
     free(dq);
+}
+
+static void not_derived(srd_gradient *g, int k, const char *why)
+{
+    g->why[k] = srd_xstrdup(why);
+    for (int i = 0; i < g->n_probes; i++)
+        for (int c = 0; c < 3; c++)
+            g->values[((size_t)i * g->n_params + k) * 3 + c] = NAN;
+}
+
+/* The simulation's derivatives (forward, or adjoint per probe value) into a new result. */
+static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradient **out)
+{
+    const srd_model *m = pt->m;
+    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq);
+    for (int k = 0; k < m->n_params; k++)
+        dq[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
+    char why[512] = "";
+    int code = grad_simulation_derive(pt, o, dq, status, NULL, why, sizeof why);
+    if (code == 0) {
+        srd_gradient *g = *out = gradient_new(pt, &m->simulate);
+        for (int k = 0; k < m->n_params; k++)
+            if (status[k] != STATIC_DERIVED)
+                not_derived(g, k, grad_simulation_why(pt, k, status[k]));
+            else
+                for (int i = 0; i < g->n_probes; i++)
+                    fill_probe(g, pt, &m->simulate, i, k, dq[k]);
+    } else
+        fprintf(o->errors, "%s: %s\n", o->file, why);
+    for (int k = 0; k < m->n_params; k++)
+        free(dq[k]);
+    free(dq), free(status);
+    return code;
 }
 
 /* Opens, solves and derives under the front end's lock; messages into `errors`. */
@@ -87,27 +122,44 @@ static srd_status solve_and_derive(GradOptions *o, srd_gradient **out)
         status = SRD_EXIT_NUMERIC;
     }
     if (status == 0) {
-        *out = gradient_new(&pt);
+        *out = gradient_new(&pt, &pt.m->statics);
         derive_all(*out, &pt, o);
     }
     static_point_close(&pt);
     return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
 }
 
-srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out)
+/* Opens, simulates and derives under the front end's lock; messages into `errors`. */
+static srd_status run_and_derive(GradOptions *o, srd_gradient **out)
+{
+    StaticPoint pt;
+    int status = static_point_open(&pt, o);
+    if (status == 0 && !pt.m->simulate.present) {
+        fprintf(o->errors, "%s: the model has no `simulate` block to differentiate\n", o->file);
+        status = SRD_EXIT_BAD_INPUT;
+    }
+    if (status == 0)
+        status = simulate_and_derive(&pt, o, out);
+    static_point_close(&pt);
+    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+}
+
+static srd_status gradient_of(const char *fn, const char *path, const char *const *params, int n_params, int adjoint,
+                              srd_gradient **out)
 {
     if (!path || !out || n_params < 0 || (n_params > 0 && !params))
-        return api_fail(NULL, SRD_ERR_ARGUMENT, "srd_static_gradient: a NULL path, params or result");
+        return api_fail(NULL, SRD_ERR_ARGUMENT, "%s: a NULL path, params or result", fn);
     *out = NULL;
-    GradOptions o = { .file = path, .overrides = (const char **)params, .n_overrides = n_params, .quiet = true };
+    GradOptions o = { .file = path, .overrides = (const char **)params, .n_overrides = n_params, .quiet = true,
+                      .adjoint = adjoint > 0 };
     char *buf;
     size_t len;
     o.errors = api_stream_open(&buf, &len);
     if (!o.errors)
-        return api_fail(NULL, SRD_ERR_MEMORY, "srd_static_gradient: no memory for messages");
+        return api_fail(NULL, SRD_ERR_MEMORY, "%s: no memory for messages", fn);
     api_lock_front_end();
     diag_set_program("srd");
-    srd_status st = solve_and_derive(&o, out);
+    srd_status st = adjoint < 0 ? solve_and_derive(&o, out) : run_and_derive(&o, out);
     diag_reset();
     api_unlock_front_end();
     char *text = api_stream_text(o.errors, &buf, &len);
@@ -116,6 +168,17 @@ srd_status srd_static_gradient(const char *path, const char *const *params, int 
         return SRD_OK;
     }
     return api_fail_text(NULL, st, text);
+}
+
+srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out)
+{
+    return gradient_of("srd_static_gradient", path, params, n_params, -1, out);
+}
+
+srd_status srd_simulation_gradient(const char *path, const char *const *params, int n_params, int adjoint,
+                                   srd_gradient **out)
+{
+    return gradient_of("srd_simulation_gradient", path, params, n_params, adjoint != 0, out);
 }
 
 int srd_gradient_param_count(const srd_gradient *g) { return g ? g->n_params : 0; }

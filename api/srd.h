@@ -184,10 +184,17 @@ srd_status srd_contact_forces(srd_instance *inst, int target, double *force, int
  * refused. Free the result with srd_gradient_free. */
 typedef struct srd_gradient srd_gradient;
 srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out);
+/* The derivatives of the simulate block's probes at the end of the run, by forward
+ * sensitivities (adjoint 0: one pass for every param) or by the adjoint (1: one backward pass per
+ * probe value), as `srdc grad --simulate [--adjoint]` prints them. A model without a `simulate`
+ * block, or whose simulation has no derivative here (explicit methods, rigid bodies, ...), is
+ * refused with the reason; a param whose effect switches near its value gets a why. */
+srd_status srd_simulation_gradient(const char *path, const char *const *params, int n_params, int adjoint,
+                                   srd_gradient **out);
 int           srd_gradient_param_count(const srd_gradient *g);
 const char   *srd_gradient_param(const srd_gradient *g, int k);
 int           srd_gradient_probe_count(const srd_gradient *g);
-/* The static block's probe i, its component count in *size (1, or 3 for a node). */
+/* The block's probe i, its component count in *size (1, or 3 for a node). */
 const char   *srd_gradient_probe(const srd_gradient *g, int i, int *size);
 /* d(probe i)/d(param k): *size values in SI (NaN where not derived; force probes are not). */
 const double *srd_gradient_values(const srd_gradient *g, int i, int k);

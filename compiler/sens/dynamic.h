@@ -37,12 +37,12 @@ void        dynamic_run_free(DynamicRun *r);
 /* Figures of the run for reports: steps, substeps, steps that were subdivided, the segments it
  * was recorded in, the peak bytes the records and checkpoints took, and times (the passes' time
  * includes recomputing segments and sampling the params). */
-typedef struct DynamicStats {
+struct DynamicStats {
     long   steps, substeps, subdivided;
     int    segments;
     double peak_bytes;
     double run_seconds, pass_seconds; /* the recorded run; the forward or adjoint passes so far */
-} DynamicStats;
+};
 DynamicStats dynamic_stats(const DynamicRun *r);
 
 /* The state at the end of the run (n_dofs each). */

@@ -84,6 +84,7 @@ int static_point_open(StaticPoint *b, const GradOptions *o)
         return fail(o, "srdc: error: %s\n", err);
     kernels_table_fill(&b->kt, &b->mk);
     b->tangents = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *b->tangents);
+    b->why_switch = srd_xcalloc((size_t)b->m->n_params + 1, sizeof *b->why_switch);
     for (int k = 0; k < b->m->n_sets; k++)
         if (b->mk.sets[k].lowered.kind && !kernel_tangent_build(&b->mk.sets[k].lowered, &b->m->sets[k], b->m->n_params,
                                                                 TANGENT_ALL, &b->tangents[k], err, sizeof err))
@@ -107,6 +108,7 @@ void static_point_close(StaticPoint *b)
     for (int k = 0; b->tangents && k < b->m->n_sets; k++)
         kernel_tangent_free(&b->tangents[k]);
     free(b->tangents);
+    free(b->why_switch);
     if (b->s.m)
         srd_sim_free(&b->s);
     if (b->have_kernels) {

@@ -37,6 +37,7 @@ typedef struct StaticPoint {
     srd_sim      s;
     KernelTangent *tangents;
     SrdJit       *tangent_jit;  /* the tangent kernels' compiled code, or NULL (interpreted) */
+    char        (*why_switch)[160]; /* per param: where a simulation's switch was found */
 } StaticPoint;
 
 /* Compiles the point's tangent kernels (kernel_tangents_compile); false with a message. */
@@ -77,6 +78,14 @@ void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *
 
 /* `srdc grad` of the simulate block (grad_dynamic.c): its probes at the end of the run. */
 int grad_simulation(StaticPoint *b, const GradOptions *o);
+/* The same without printing: dq[k] (n_dofs) the final state's derivative along param k
+ * (forward, or by the adjoint for the DOFs the probes read), status[k] STATIC_DERIVED or why not
+ * (grad_simulation_why); stats the run's figures (may be NULL). An exit status, with a message
+ * in why on failure. */
+typedef struct DynamicStats DynamicStats;
+int         grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, int *status, DynamicStats *stats,
+                                   char *why, size_t why_n);
+const char *grad_simulation_why(const StaticPoint *b, int k, int status);
 
 /* Runs the point's simulate block to its end (from the static equilibrium with `start =
  * equilibrium`); 0, or the failing step's code. The point must have no static-only sim: open it

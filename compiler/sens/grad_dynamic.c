@@ -45,74 +45,95 @@ static int adjoint_rows(DynamicRun *r, const srd_model *m, double **dq, int *sta
     return code;
 }
 
-static void print_params(const StaticPoint *b, const DynamicRun *r, double **dq, const int *status)
+static void print_params(const StaticPoint *b, double **dq, const int *status)
 {
     const srd_model *m = b->m;
     for (int k = 0; k < m->n_params; k++) {
         const srd_param *p = &m->params[k];
-        if (status[k] == DYNAMIC_NOT_SMOOTH)
-            printf("%s: %s (first at t = %.6g s)\n", p->name, dynamic_why(status[k]), dynamic_switch_time(r, k));
-        else if (status[k] != STATIC_DERIVED)
-            printf("%s: %s\n", p->name, p->shapes ? "sets the discretisation, no derivative" : dynamic_why(status[k]));
-        if (status[k] != STATIC_DERIVED)
+        if (status[k] != STATIC_DERIVED) {
+            printf("%s: %s\n", p->name, p->shapes ? "sets the discretisation, no derivative"
+                                                  : grad_simulation_why(b, k, status[k]));
             continue;
+        }
         printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
         for (int i = 0; i < m->simulate.n_probes; i++)
             grad_print_probe(m, &m->simulate.probes[i], p, dq[k]);
     }
 }
 
-static void print_header(const StaticPoint *b, const GradOptions *o, const DynamicRun *r)
+static void print_header(const StaticPoint *b, const GradOptions *o, const DynamicStats *st)
 {
-    DynamicStats st = dynamic_stats(r);
-    printf("simulation of %s: %ld steps of %s to t = %.6g s", o->file, st.steps, b->m->simulate.method,
+    printf("simulation of %s: %ld steps of %s to t = %.6g s", o->file, st->steps, b->m->simulate.method,
            b->m->simulate.duration);
-    if (st.subdivided)
-        printf(" (%ld steps subdivided: the derivatives are those of the substeps taken)", st.subdivided);
+    if (st->subdivided)
+        printf(" (%ld steps subdivided: the derivatives are those of the substeps taken)", st->subdivided);
     printf("; derivatives of its probes at the end (%s):\n", o->adjoint ? "adjoint" : "forward sensitivities");
 }
 
-static void print_cost(const DynamicRun *r, const GradOptions *o)
+static void print_cost(const DynamicStats *st, const GradOptions *o)
 {
-    DynamicStats st = dynamic_stats(r);
     printf("cost: the run %.3g s, the %s %.3g s (%.2g times the run); records and checkpoints %.3g MB at most, "
-           "in %d segment%s\n", st.run_seconds, o->adjoint ? "adjoint passes" : "forward pass", st.pass_seconds,
-           st.pass_seconds / fmax(st.run_seconds, 1e-9), st.peak_bytes / 1e6, st.segments, st.segments == 1 ? "" : "s");
+           "in %d segment%s\n", st->run_seconds, o->adjoint ? "adjoint passes" : "forward pass", st->pass_seconds,
+           st->pass_seconds / fmax(st->run_seconds, 1e-9), st->peak_bytes / 1e6, st->segments,
+           st->segments == 1 ? "" : "s");
+}
+
+int grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, int *status, DynamicStats *stats,
+                           char *why, size_t why_n)
+{
+    const srd_model *m = b->m;
+    if (!m->simulate.n_probes) {
+        snprintf(why, why_n, "the simulate block of %s has no probe to differentiate\n"
+                             "hint: add one, for example `probe tip = arm.end;`", o->file);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    DynamicRun *r = dynamic_run(b, o, NULL, why, why_n);
+    if (!r)
+        return strstr(why, "failed") || strstr(why, "not found") ? SRD_EXIT_NUMERIC : SRD_EXIT_BAD_INPUT;
+    double **dv = srd_xcalloc((size_t)m->n_params + 1, sizeof *dv);
+    for (int k = 0; k < m->n_params; k++)
+        dv[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    int code = o->adjoint ? adjoint_rows(r, m, dq, status, why, why_n) : dynamic_forward(r, dq, dv, status, why, why_n);
+    for (int k = 0; k < m->n_params; k++)
+        free(dv[k]);
+    free(dv);
+    if (stats)
+        *stats = dynamic_stats(r);
+    for (int k = 0; k < m->n_params; k++)
+        if (status[k] == DYNAMIC_NOT_SMOOTH)
+            snprintf(b->why_switch[k], sizeof b->why_switch[k], "%s (first at t = %.6g s)", dynamic_why(status[k]),
+                     dynamic_switch_time(r, k));
+    dynamic_run_free(r);
+    return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
+}
+
+const char *grad_simulation_why(const StaticPoint *b, int k, int status)
+{
+    if (b->m->params[k].shapes)
+        return "it sets the discretisation";
+    return status == DYNAMIC_NOT_SMOOTH ? b->why_switch[k] : dynamic_why(status);
 }
 
 int grad_simulation(StaticPoint *b, const GradOptions *o)
 {
     const srd_model *m = b->m;
     char why[512] = "";
-    if (!m->simulate.n_probes) {
-        fprintf(messages(o), "srdc: error: the simulate block of %s has no probe to differentiate\n"
-                             "hint: add one, for example `probe tip = arm.end;`\n", o->file);
-        return SRD_EXIT_BAD_INPUT;
-    }
-    DynamicRun *r = dynamic_run(b, o, NULL, why, sizeof why);
-    if (!r) {
-        fprintf(messages(o), "srdc: error: %s\n", why);
-        return strstr(why, "failed") || strstr(why, "not found") ? SRD_EXIT_NUMERIC : SRD_EXIT_BAD_INPUT;
-    }
-    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq), **dv = srd_xcalloc((size_t)m->n_params + 1, sizeof *dv);
-    for (int k = 0; k < m->n_params; k++) {
+    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq);
+    for (int k = 0; k < m->n_params; k++)
         dq[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-        dv[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    }
     int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
-    int code = o->adjoint ? adjoint_rows(r, m, dq, status, why, sizeof why)
-                          : dynamic_forward(r, dq, dv, status, why, sizeof why);
-    if (code == 0) {
+    DynamicStats st;
+    int code = grad_simulation_derive(b, o, dq, status, &st, why, sizeof why);
+    if (code == SRD_EXIT_OK) {
         if (!o->quiet)
-            print_header(b, o, r);
-        print_params(b, r, dq, status);
+            print_header(b, o, &st);
+        print_params(b, dq, status);
         if (!o->quiet)
-            print_cost(r, o);
+            print_cost(&st, o);
     } else
         fprintf(messages(o), "srdc: error: %s\n", why);
     for (int k = 0; k < m->n_params; k++)
-        free(dq[k]), free(dv[k]);
-    free(dq), free(dv), free(status);
-    dynamic_run_free(r);
-    return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
+        free(dq[k]);
+    free(dq), free(status);
+    return code;
 }

@@ -98,6 +98,8 @@ _signatures = {
     "srd_free": (None, [ctypes.c_void_p]),
     "srd_static_gradient": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
                                            ctypes.POINTER(ctypes.c_void_p)]),
+    "srd_simulation_gradient": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
+                                               ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]),
     "srd_gradient_param_count": (ctypes.c_int, [ctypes.c_void_p]),
     "srd_gradient_param": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
     "srd_gradient_probe_count": (ctypes.c_int, [ctypes.c_void_p]),

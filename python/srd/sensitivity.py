@@ -1,5 +1,6 @@
 """sensitivity.py — how a static equilibrium's probes change with the model's params
-(libsrd's srd_static_gradient, as `srdc grad` prints them; docs/optimization.md)."""
+(libsrd's srd_static_gradient and srd_simulation_gradient, as `srdc grad` prints them;
+docs/optimization.md)."""
 import ctypes
 
 import numpy as np
@@ -31,18 +32,38 @@ def _read(handle):
     return grads, why
 
 
+def _specs(fn, params):
+    numbers = sorted(k for k, v in params.items() if not isinstance(v, str))
+    if numbers:  # the params' units are not known before the model is built
+        raise TypeError("%s takes params as texts with units (E='3 MPa'), not numbers: %s" % (fn, numbers))
+    specs = [_param_text(k, v, {}).encode() for k, v in params.items()]
+    return (ctypes.c_char_p * max(len(specs), 1))(*specs), len(specs)
+
+
+def simulation_gradient(path, adjoint=False, **params):
+    """The derivatives of the simulate block's probes at the end of the run with respect to every
+    param (SI), at the model built with `params` (texts with units), by forward sensitivities or,
+    with adjoint=True, by the adjoint: `grads, why = srd.simulation_gradient("swing.srd")`, then
+    `grads["tip"]["E"]`. `why` names the params without a derivative and the reason."""
+    array, n = _specs("simulation_gradient", params)
+    handle = ctypes.c_void_p()
+    status = _c.srd_simulation_gradient(str(path).encode(), array, n, 1 if adjoint else 0, ctypes.byref(handle))
+    if status:
+        raise_last(status)
+    try:
+        return _read(handle)
+    finally:
+        _c.srd_gradient_free(handle)
+
+
 def static_gradient(path, **params):
     """The derivatives of the static block's probes with respect to every param (SI), at the
     model built with `params` (numbers in SI or texts with units):
     `grads, why = srd.static_gradient("arm.srd", E="3 MPa")`, then `grads["tip"]["E"]` (m/Pa).
     `why` names the params without a derivative and the reason."""
-    numbers = sorted(k for k, v in params.items() if not isinstance(v, str))
-    if numbers:  # a static-only model cannot be opened to read the params' units
-        raise TypeError("static_gradient takes params as texts with units (E='3 MPa'), not numbers: %s" % numbers)
-    specs = [_param_text(k, v, {}).encode() for k, v in params.items()]
-    array = (ctypes.c_char_p * max(len(specs), 1))(*specs)
+    array, n = _specs("static_gradient", params)
     handle = ctypes.c_void_p()
-    status = _c.srd_static_gradient(str(path).encode(), array, len(specs), ctypes.byref(handle))
+    status = _c.srd_static_gradient(str(path).encode(), array, n, ctypes.byref(handle))
     if status:
         raise_last(status)
     try:

@@ -1,6 +1,6 @@
-"""test_sensitivity.py — srd.static_gradient gives what `srdc grad` prints (the same solve and
-tangents through libsrd), names the params it cannot derive, and refuses a model without a
-static block with srd's message."""
+"""test_sensitivity.py — srd.static_gradient and srd.simulation_gradient give what `srdc grad`
+prints (the same solves and tangents through libsrd), name the params they cannot derive, and
+refuse a model without the block with srd's message."""
 import os
 import re
 import subprocess
@@ -12,6 +12,7 @@ import srd
 from conftest import ROOT, srdc_env
 
 ARM = os.path.join(ROOT, "tests", "physics", "grad", "arm.srd")
+SWING = os.path.join(ROOT, "tests", "physics", "grad", "swing.srd")
 
 
 def test_same_as_srdc_grad(srdc):
@@ -37,3 +38,19 @@ def test_why_and_errors(tmp_path):
         srd.static_gradient(os.path.join(ROOT, "examples", "snake.srd"))
     with pytest.raises(TypeError, match="texts with units"):
         srd.static_gradient(ARM, E=3e6)
+
+
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_simulation_same_as_srdc_grad(srdc, adjoint):
+    grads, why = srd.simulation_gradient(SWING, adjoint=adjoint, kappa0="6/m")
+    assert why == {}
+    printed = subprocess.run([srdc, "grad", SWING, "-p", "kappa0=6/m"], capture_output=True, text=True,
+                             check=True, env=srdc_env()).stdout
+    seen = 0
+    for probe, param, values in re.findall(r"d\((\w+)\)/d\((\w+)\) = \(?([^)]*?)\)? \S+\n", printed):
+        expected = np.array([float(v) for v in values.split(",")])
+        assert np.allclose(np.atleast_1d(grads[probe][param]), expected, rtol=1e-10, atol=0), (probe, param)
+        seen += 1
+    assert seen == 8, "two probes, four params"
+    with pytest.raises(srd.ModelError, match="no `simulate` block"):
+        srd.simulation_gradient(ARM)
