@@ -230,7 +230,7 @@ static void instance_derivative(const Update *u, int i, const double *st, const 
     for (int s = 0; s < u->n; s++)
         for (int j = 0; j < ns; j++)
             out[(size_t)s * ns + j] = dst ? dst[j] : u->seed_slot[s] == j;
-    Dual3 *d1 = srd_xcalloc(64, sizeof *d1);
+    Dual3 *d1 = srd_xrealloc(NULL, sizeof *d1 * (size_t)(u->info->n_params + 1)); /* only edges' are set */
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
         if (u->rank[p] < 0)
             continue;
@@ -238,7 +238,11 @@ static void instance_derivative(const Update *u, int i, const double *st, const 
         Dual3 told, tnew, d, d2;
         edge_tangent(u, 0, e, &told);
         edge_tangent(u, 1, e, &tnew);
-        if (u->d1[p][0] >= 0) {
+        if (u->d1[p][0] < 0) { /* no director: the second one is t x 0 */
+            memset(d1[p].v, 0, sizeof d1[p].v);
+            for (int c = 0; c < 3; c++)
+                memset(d1[p].d[c], 0, sizeof(double) * (size_t)u->n);
+        } else {
             read_director(u, u->d1[p], st, dst, &d);
             carried_director(u, &d, &told, &tnew, &d1[p]);
         }
