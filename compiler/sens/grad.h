@@ -42,6 +42,15 @@ enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RA
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
+/* How param k moves the runtime's data (for modal sensitivities): d(columns)/dp per set (n *
+ * n_data each) and d(mass)/dp per DOF (modal_dof_mass). STATIC_DERIVED, or why not; free it
+ * with data_derivative_free whatever it returns. */
+typedef struct DataDerivative {
+    double **columns;
+    double  *mass;
+} DataDerivative;
+int  static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d);
+void data_derivative_free(DataDerivative *d, int n_sets);
 /* Runs the point's simulate block to its end (from the static equilibrium with `start =
  * equilibrium`); 0, or the failing step's code. The point must have no static-only sim: open it
  * for a model whose objective reads the simulation. */
