@@ -13,7 +13,7 @@
 
 #define TWO_PI (2 * 3.14159265358979323846)
 /* Frequencies closer than this (relative) are one repeated frequency. */
-#define MODAL_REPEATED 1e-6
+#define REPEATED_GAP 1e-6
 
 /* The DAG slots of le's inputs a modal kernel differentiates; returns their count. */
 static int modal_slots(const LoweredElement *le, int *slots)
@@ -167,21 +167,9 @@ double modal_dof_mass(const srd_model *m, int d)
 
 /* ---- The frequencies' derivatives ---- */
 
-/* The modes of the point's model and what their derivatives need. */
-typedef struct Modal {
-    srd_sim     *s;        /* the point's sim (at equilibrium), or `own` (at the reference) */
-    srd_sim      own;
-    bool         at_equilibrium;
-    int          count, n; /* modes of the block; modes computed (one more, to see repeats) */
-    double      *freq, *shapes;
-    double       f_rigid;  /* frequencies below are rigid modes' */
-    ModalKernel *kernels;  /* per set */
-    const char  *refused;  /* why no frequency is derived, or NULL */
-} Modal;
-
 /* Why the model's modes are not derived, or NULL: the cases whose eigenproblem is not plain
  * K phi = w^2 M phi over the free DOFs (a clamp's sliding node is: its line stays put). */
-static const char *refusal(const Modal *md, const srd_model *m)
+static const char *refusal(const ModalPoint *md, const srd_model *m)
 {
     for (int d = 0; d < m->n_dofs; d++)
         if (m->dof_kind[d] == SRD_DOF_LAMBDA)
@@ -195,7 +183,7 @@ static const char *refusal(const Modal *md, const srd_model *m)
 
 /* The sim the modes are taken in: the point's at its equilibrium, else one at the reference
  * configuration, set up as `srdc run` sets up the modes block. */
-static bool modal_sim(Modal *md, StaticPoint *b, char *err, size_t err_n)
+static bool modal_sim(ModalPoint *md, StaticPoint *b, char *err, size_t err_n)
 {
     const srd_model *m = b->m;
     md->at_equilibrium = m->modes.method && !strcmp(m->modes.method, "equilibrium");
@@ -211,7 +199,7 @@ static bool modal_sim(Modal *md, StaticPoint *b, char *err, size_t err_n)
 }
 
 /* The block's modes and one more when the model has it; 0, or -1 with err. */
-static int modal_solve(Modal *md, char *err, size_t err_n)
+static int modal_solve(ModalPoint *md, char *err, size_t err_n)
 {
     const srd_model *m = md->s->m;
     int n_free = md->s->solver.sys.n_free;
@@ -225,7 +213,7 @@ static int modal_solve(Modal *md, char *err, size_t err_n)
     return 0;
 }
 
-static bool modal_kernels(Modal *md, StaticPoint *b, char *err, size_t err_n)
+static bool modal_kernels(ModalPoint *md, StaticPoint *b, char *err, size_t err_n)
 {
     md->kernels = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *md->kernels);
     for (int k = 0; k < b->m->n_sets; k++)
@@ -235,7 +223,7 @@ static bool modal_kernels(Modal *md, StaticPoint *b, char *err, size_t err_n)
     return true;
 }
 
-static int modal_open(Modal *md, StaticPoint *b, const GradOptions *o)
+int modal_point_open(ModalPoint *md, StaticPoint *b, const GradOptions *o)
 {
     memset(md, 0, sizeof *md);
     char err[512];
@@ -244,11 +232,11 @@ static int modal_open(Modal *md, StaticPoint *b, const GradOptions *o)
         ok = modal_solve(md, err, sizeof err) == 0 && modal_kernels(md, b, err, sizeof err);
     if (ok)
         return SRD_EXIT_OK;
-    fprintf(o->errors ? o->errors : stderr, "srdc: error: %s\n", err);
+    fprintf(o->errors ? o->errors : stderr, "%s: %s\n", o->errors ? o->file : "srdc: error", err);
     return SRD_EXIT_NUMERIC;
 }
 
-static void modal_close(Modal *md, int n_sets)
+void modal_point_close(ModalPoint *md, int n_sets)
 {
     for (int k = 0; md->kernels && k < n_sets; k++)
         modal_kernel_free(&md->kernels[k]);
@@ -261,7 +249,7 @@ static void modal_close(Modal *md, int n_sets)
 
 /* phi^T (dK/dp) phi of mode j: the elements' stiffness along the data's, the params' and (at
  * an equilibrium) the configuration's tangents. */
-static double stiffness_term(const Modal *md, int k, int j, const DataDerivative *dd, const double *dq)
+static double stiffness_term(const ModalPoint *md, int k, int j, const DataDerivative *dd, const double *dq)
 {
     srd_sim *s = md->s;
     const double *phi = &md->shapes[(size_t)j * s->m->n_dofs];
@@ -279,7 +267,7 @@ static double stiffness_term(const Modal *md, int k, int j, const DataDerivative
 }
 
 /* d(f_j)/dp from d(w^2)/dp = phi^T dK phi - w^2 phi^T dM phi. */
-static double frequency_derivative(const Modal *md, int k, int j, const DataDerivative *dd, const double *dq)
+static double frequency_derivative(const ModalPoint *md, int k, int j, const DataDerivative *dd, const double *dq)
 {
     const double *phi = &md->shapes[(size_t)j * md->s->m->n_dofs];
     double dm = 0, w = TWO_PI * md->freq[j];
@@ -289,13 +277,57 @@ static double frequency_derivative(const Modal *md, int k, int j, const DataDeri
     return dw2 / (2 * w) / TWO_PI;
 }
 
-/* The mode whose frequency mode j's repeats (within MODAL_REPEATED), or -1. */
-static int repeated_with(const Modal *md, int j)
+/* The mode whose frequency mode j's repeats (within REPEATED_GAP), or -1. */
+static int repeated_with(const ModalPoint *md, int j)
 {
     for (int i = j - 1; i <= j + 1; i += 2)
-        if (i >= 0 && i < md->n && fabs(md->freq[i] - md->freq[j]) <= MODAL_REPEATED * md->freq[j])
+        if (i >= 0 && i < md->n && fabs(md->freq[i] - md->freq[j]) <= REPEATED_GAP * md->freq[j])
             return i;
     return -1;
+}
+
+int modal_point_kind(const ModalPoint *md, int j, int *twin)
+{
+    *twin = repeated_with(md, j);
+    return md->freq[j] <= md->f_rigid ? MODAL_RIGID : *twin >= 0 ? MODAL_REPEATED : MODAL_DERIVED;
+}
+
+/* How param k moves the data and, at an equilibrium, the configuration (dq, or NULL). */
+static int param_tangents(const ModalPoint *md, StaticPoint *b, const GradOptions *o, int k, DataDerivative *dd,
+                          double *dq)
+{
+    int status = static_point_data_derivative(b, o, k, dd);
+    if (status == STATIC_DERIVED && md->at_equilibrium)
+        status = static_point_derivative(b, o, k, dq);
+    return status;
+}
+
+int modal_point_derivative(ModalPoint *md, StaticPoint *b, const GradOptions *o, int k, double *df)
+{
+    for (int j = 0; j < md->count; j++)
+        df[j] = NAN;
+    if (b->m->params[k].shapes)
+        return -1;
+    DataDerivative dd;
+    double *dq = md->at_equilibrium ? srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double)) : NULL;
+    int status = param_tangents(md, b, o, k, &dd, dq), twin;
+    for (int j = 0; j < md->count && status == STATIC_DERIVED; j++)
+        if (modal_point_kind(md, j, &twin) == MODAL_DERIVED)
+            df[j] = frequency_derivative(md, k, j, &dd, dq);
+    data_derivative_free(&dd, b->m->n_sets);
+    free(dq);
+    return status;
+}
+
+const char *modal_point_why(const ModalPoint *md, int j, char *buf, size_t n)
+{
+    int twin, kind = modal_point_kind(md, j, &twin);
+    if (kind == MODAL_RIGID)
+        snprintf(buf, n, "mode %d is a rigid mode (%.3g Hz)", j + 1, md->freq[j]);
+    else if (kind == MODAL_REPEATED)
+        snprintf(buf, n, "f%d = f%d = %.9g Hz, a repeated frequency (neither mode alone has one)",
+                 (j < twin ? j : twin) + 1, (j < twin ? twin : j) + 1, md->freq[j]);
+    return kind == MODAL_DERIVED ? NULL : buf;
 }
 
 /* "Hz/Pa": hertz over the param's unit. */
@@ -308,50 +340,39 @@ static void modal_unit(const srd_param *p, char *buf, size_t n)
         snprintf(buf, n, "Hz/%s%s%s", compound ? "(" : "", p->unit, compound ? ")" : "");
 }
 
-static void print_mode(const Modal *md, const srd_param *p, int k, int j, const DataDerivative *dd, const double *dq)
+static void print_mode(const ModalPoint *md, const srd_param *p, int j, double df)
 {
-    char unit[128];
-    modal_unit(p, unit, sizeof unit);
-    int twin = repeated_with(md, j);
-    if (md->freq[j] <= md->f_rigid)
-        printf("  d(f%d)/d(%s): no derivative: mode %d is a rigid mode (%.3g Hz)\n", j + 1, p->name, j + 1,
-               md->freq[j]);
-    else if (twin >= 0)
-        printf("  d(f%d)/d(%s): no derivative: f%d = f%d = %.9g Hz, a repeated frequency (neither mode alone has "
-               "one)\n", j + 1, p->name, (j < twin ? j : twin) + 1, (j < twin ? twin : j) + 1, md->freq[j]);
-    else
-        printf("  d(f%d)/d(%s) = %.9e %s  (f%d = %.9g Hz)\n", j + 1, p->name, frequency_derivative(md, k, j, dd, dq),
-               unit, j + 1, md->freq[j]);
+    char unit[128], why[256];
+    if (modal_point_why(md, j, why, sizeof why))
+        printf("  d(f%d)/d(%s): no derivative: %s\n", j + 1, p->name, why);
+    else {
+        modal_unit(p, unit, sizeof unit);
+        printf("  d(f%d)/d(%s) = %.9e %s  (f%d = %.9g Hz)\n", j + 1, p->name, df, unit, j + 1, md->freq[j]);
+    }
 }
 
 /* The derivatives of every mode's frequency with respect to param k. */
-static void modal_param(const Modal *md, StaticPoint *b, const GradOptions *o, int k)
+static void print_param(ModalPoint *md, StaticPoint *b, const GradOptions *o, int k)
 {
     const srd_param *p = &b->m->params[k];
-    if (p->shapes) {
+    double *df = srd_xcalloc((size_t)md->count + 1, sizeof(double));
+    int status = modal_point_derivative(md, b, o, k, df);
+    if (status == -1)
         printf("%s: sets the discretisation, no derivative\n", p->name);
-        return;
-    }
-    DataDerivative dd;
-    double *dq = md->at_equilibrium ? srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double)) : NULL;
-    int status = static_point_data_derivative(b, o, k, &dd);
-    if (status == STATIC_DERIVED && dq)
-        status = static_point_derivative(b, o, k, dq);
-    if (status != STATIC_DERIVED)
+    else if (status != STATIC_DERIVED)
         printf("%s: %s\n", p->name, static_point_why(status));
     else {
         printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
         for (int j = 0; j < md->count; j++)
-            print_mode(md, p, k, j, &dd, dq);
+            print_mode(md, p, j, df[j]);
     }
-    data_derivative_free(&dd, b->m->n_sets);
-    free(dq);
+    free(df);
 }
 
 int modal_grad(StaticPoint *b, const GradOptions *o)
 {
-    Modal md;
-    int status = modal_open(&md, b, o);
+    ModalPoint md;
+    int status = modal_point_open(&md, b, o);
     const char *where = md.at_equilibrium ? "the static equilibrium" : "the reference configuration";
     if (status == SRD_EXIT_OK && md.refused)
         printf("natural frequencies of %s at %s: no derivatives: %s\n", o->file, where, md.refused);
@@ -359,8 +380,8 @@ int modal_grad(StaticPoint *b, const GradOptions *o)
         if (!o->quiet)
             printf("natural frequencies of %s at %s; their derivatives:\n", o->file, where);
         for (int k = 0; k < b->m->n_params; k++)
-            modal_param(&md, b, o, k);
+            print_param(&md, b, o, k);
     }
-    modal_close(&md, b->m->n_sets);
+    modal_point_close(&md, b->m->n_sets);
     return status;
 }

@@ -38,6 +38,35 @@ void modal_kernel_free(ModalKernel *k);
  * one of its axes for a rotation DOF. */
 double modal_dof_mass(const srd_model *m, int d);
 
+/* The modes of a point's model (its `modes` block) and what their derivatives need. */
+typedef struct ModalPoint {
+    srd_sim     *s;        /* the point's sim (at equilibrium), or `own` (at the reference) */
+    srd_sim      own;
+    bool         at_equilibrium;
+    int          count, n; /* modes of the block; modes computed (one more, to see repeats) */
+    double      *freq, *shapes;
+    double       f_rigid;  /* frequencies up to this are rigid modes' */
+    ModalKernel *kernels;  /* per set */
+    const char  *refused;  /* why no frequency is derived (joints, contact...), or NULL */
+} ModalPoint;
+
+/* Solves the point's modes block at its configuration (at `at = equilibrium` the point's sim
+ * must hold the solved static equilibrium). Returns an exit status (the message on o->errors,
+ * else stderr); close it whatever it returns. */
+int  modal_point_open(ModalPoint *md, StaticPoint *b, const GradOptions *o);
+void modal_point_close(ModalPoint *md, int n_sets);
+
+/* What mode j's derivative is: a value, or none (a rigid mode; a frequency repeated by mode
+ * *twin, within 1e-6 relative). */
+enum { MODAL_DERIVED, MODAL_RIGID, MODAL_REPEATED };
+int modal_point_kind(const ModalPoint *md, int j, int *twin);
+/* Why mode j has no derivative, in words written into buf, or NULL when it has one. */
+const char *modal_point_why(const ModalPoint *md, int j, char *buf, size_t n);
+/* d(f_j)/d(param k) in Hz per unit of the param into df (count values; NaN for a mode without
+ * one). Returns STATIC_DERIVED, or why the param has none: a STATIC_* status
+ * (static_point_why), or -1 when it sets the discretisation. */
+int modal_point_derivative(ModalPoint *md, StaticPoint *b, const GradOptions *o, int k, double *df);
+
 /* Prints d(frequency)/d(param) in Hz per unit for every mode of the model's `modes` block and
  * every param; at `at = equilibrium` the point's sim must hold the solved static equilibrium.
  * Returns an exit status. */
