@@ -1,5 +1,6 @@
-"""sensitivity.py — how a static equilibrium's probes change with the model's params
-(libsrd's srd_static_gradient, as `srdc grad` prints them; docs/optimization.md)."""
+"""sensitivity.py — how a static equilibrium's probes and the natural frequencies change with
+the model's params (libsrd's srd_static_gradient and srd_modal_gradient, as `srdc grad` prints
+them; docs/optimization.md)."""
 import ctypes
 
 import numpy as np
@@ -29,6 +30,49 @@ def _read(handle):
             values = np.array(_c.srd_gradient_values(handle, i, k)[:size.value])
             grads[probe][name] = float(values[0]) if size.value == 1 else values
     return grads, why
+
+
+def _specs(params, what):
+    numbers = sorted(k for k, v in params.items() if not isinstance(v, str))
+    if numbers:  # a static-only model cannot be opened to read the params' units
+        raise TypeError("%s takes params as texts with units (E='3 MPa'), not numbers: %s" % (what, numbers))
+    specs = [_param_text(k, v, {}).encode() for k, v in params.items()]
+    return (ctypes.c_char_p * max(len(specs), 1))(*specs), len(specs)
+
+
+def _read_modal(handle):
+    """Frequencies, {param: derivatives per mode} and {param or mode: why not} from a handle."""
+    n_modes, n_params = _c.srd_frequency_gradient_mode_count(handle), _c.srd_frequency_gradient_param_count(handle)
+    freqs = np.array([_c.srd_frequency_gradient_frequency(handle, j) for j in range(n_modes)])
+    grads, why = {}, {}
+    for k in range(n_params):
+        name = _c.srd_frequency_gradient_param(handle, k).decode()
+        grads[name] = np.array([_c.srd_frequency_gradient_value(handle, j, k) for j in range(n_modes)])
+        reason = _c.srd_frequency_gradient_param_why(handle, k)
+        if reason:
+            why[name] = reason.decode()
+    for j in range(n_modes):
+        reason = _c.srd_frequency_gradient_mode_why(handle, j)
+        if reason:
+            why[j + 1] = reason.decode()
+    return freqs, grads, why
+
+
+def modal_gradient(path, **params):
+    """The natural frequencies of the model's `modes` block (Hz) and their derivatives with
+    respect to every param (Hz per SI unit), at the model built with `params` (texts with
+    units): `freqs, grads, why = srd.modal_gradient("rod.srd", E="3 MPa")`, then
+    `grads["E"][0]` is d(f1)/d(E) (NaN where there is none). `why` names the params without a
+    derivative and the modes (numbered from 1) without one: rigid modes, repeated frequencies."""
+    array, n = _specs(params, "modal_gradient")
+    handle = ctypes.c_void_p()
+    status = _c.srd_modal_gradient(str(path).encode(), array, n, ctypes.byref(handle))
+    if status:
+        raise_last(status)
+    try:
+        return _read_modal(handle)
+    finally:
+        _c.srd_frequency_gradient_free(handle)
 
 
 def static_gradient(path, **params):
