@@ -167,10 +167,29 @@ double modal_dof_mass(const srd_model *m, int d)
 
 /* ---- The frequencies' derivatives ---- */
 
-/* Why the model's modes are not derived, or NULL: the cases whose eigenproblem is not plain
- * K phi = w^2 M phi over the free DOFs (a clamp's sliding node is: its line stays put). */
-static const char *refusal(const ModalPoint *md, const srd_model *m)
+/* A set whose Jacobian enters the modes' stiffness unsymmetric (a follower force), or -1: the
+ * modal analysis reads K's upper triangle, the modal kernel the element's whole Jacobian. */
+static int unsymmetric_set(const ModalPoint *md, const StaticPoint *b)
 {
+    for (int k = 0; k < b->m->n_sets; k++)
+        if (b->mk.sets[k].lowered.kind && !b->mk.sets[k].lowered.symmetric && b->m->sets[k].n > 0 &&
+            !md->s->kernels[k].info.needs_time_step)
+            return k;
+    return -1;
+}
+
+/* Why the model's modes are not derived, or NULL: the cases whose eigenproblem is not plain
+ * K phi = w^2 M phi over the free DOFs with K symmetric (a clamp's sliding node is: its line
+ * stays put). */
+static const char *refusal(ModalPoint *md, const StaticPoint *b)
+{
+    const srd_model *m = b->m;
+    int set = unsymmetric_set(md, b);
+    if (set >= 0) {
+        snprintf(md->why, sizeof md->why, "its stiffness has a force whose Jacobian is not symmetric (`%s`): not "
+                 "derived yet", m->sets[set].kind);
+        return md->why;
+    }
     for (int d = 0; d < m->n_dofs; d++)
         if (m->dof_kind[d] == SRD_DOF_LAMBDA)
             return "the model has joints or constraints (a constrained eigenproblem): not derived yet";
@@ -228,7 +247,7 @@ int modal_point_open(ModalPoint *md, StaticPoint *b, const GradOptions *o)
     memset(md, 0, sizeof *md);
     char err[512];
     bool ok = modal_sim(md, b, err, sizeof err);
-    if (ok && !(md->refused = refusal(md, b->m)))
+    if (ok && !(md->refused = refusal(md, b)))
         ok = modal_solve(md, err, sizeof err) == 0 && modal_kernels(md, b, err, sizeof err);
     if (ok)
         return SRD_EXIT_OK;

@@ -48,6 +48,7 @@ typedef struct ModalPoint {
     double       f_rigid;  /* frequencies up to this are rigid modes' */
     ModalKernel *kernels;  /* per set */
     const char  *refused;  /* why no frequency is derived (joints, contact...), or NULL */
+    char         why[256]; /* room for a refusal naming an element kind */
 } ModalPoint;
 
 /* Solves the point's modes block at its configuration (at `at = equilibrium` the point's sim
