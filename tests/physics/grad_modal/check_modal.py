@@ -8,8 +8,9 @@ derivative: f ~ p^(+-1/2) gives f / 2p; the differences carry about 1e-8 of trun
 cantilever (E, density, radius; and the closed form d(f)/d(E) = f / 2E to 1e-8), a cantilever
 bent by gravity and a load with its modes at the static equilibrium (E, density, load, radius:
 the equilibrium moves with each), a shell strip at its equilibrium under gravity (E, thickness,
-density), a lattice beam (E, density). A symmetric rod's repeated bending pairs are named as
-having no derivative, and a follower force's unsymmetric stiffness as not derived."""
+density), a lattice beam (E, density); for a solid's Lanczos modes the closed form alone. A
+symmetric rod's repeated bending pairs are named as having no derivative, and a follower
+force's unsymmetric stiffness as not derived."""
 import csv
 import os
 import re
@@ -78,6 +79,15 @@ for mode, exact in sorted(derived.get("E", {}).items()):
     err = abs(exact / (base[mode] / (2 * 3e6)) - 1)
     check(err < 1e-8, "rod.srd: d(f%d)/d(E) = %.12e against f / 2E = %.12e: relative %.2e (tol 1e-8)"
           % (mode, exact, base[mode] / 6e6, err))
+
+# A solid's modes from Lanczos (sparse solver): the closed form alone.
+solid, _, _ = grad(os.path.join(here, "solid.srd"))
+freqs = frequencies(os.path.join(here, "solid.srd"), "E", 1e6, "Pa")
+check(len(solid.get("E", {})) == 3, "solid.srd: three modes derived")
+for mode, exact in sorted(solid.get("E", {}).items()):
+    err = abs(exact / (freqs[mode] / 2e6) - 1)
+    check(err < 1e-8, "solid.srd (Lanczos): d(f%d)/d(E) = %.12e against f / 2E = %.12e: relative %.2e (tol 1e-8)"
+          % (mode, exact, freqs[mode] / 2e6, err))
 
 # Modes about a static equilibrium that every param moves.
 against_differences("sag.srd", {"E": (1e6, "Pa"), "rho": (1100, "kg/m^3"), "F": (2e-3, "N"), "r": (2e-3, "m")})
