@@ -202,6 +202,28 @@ const double *srd_gradient_values(const srd_gradient *g, int i, int k);
 const char   *srd_gradient_why(const srd_gradient *g, int k);
 void          srd_gradient_free(srd_gradient *g);
 
+/* The derivatives of the natural frequencies of the `modes` block of the model at path with
+ * respect to every param (params as srd_open takes them), as `srdc grad` prints them: at the
+ * block's configuration, the static block solved first for `at = equilibrium`
+ * (docs/optimization.md, "Modal sensitivities"). A model without a `modes` block, or whose
+ * modes are not derived (joints, contact pairs), is refused with the reason. Free the result
+ * with srd_frequency_gradient_free. */
+typedef struct srd_frequency_gradient srd_frequency_gradient;
+srd_status srd_modal_gradient(const char *path, const char *const *params, int n_params,
+                              srd_frequency_gradient **out);
+int         srd_frequency_gradient_mode_count(const srd_frequency_gradient *g);
+int         srd_frequency_gradient_param_count(const srd_frequency_gradient *g);
+/* Mode j's frequency (Hz, j from 0) and the name of param k. */
+double      srd_frequency_gradient_frequency(const srd_frequency_gradient *g, int j);
+const char *srd_frequency_gradient_param(const srd_frequency_gradient *g, int k);
+/* d(f_j)/d(param k) in Hz per SI unit of the param; NaN where there is none. */
+double      srd_frequency_gradient_value(const srd_frequency_gradient *g, int j, int k);
+/* Why param k has no derivative (it sets the discretisation...), or NULL when it has one; why
+ * mode j has none (a rigid mode, a repeated frequency), or NULL. */
+const char *srd_frequency_gradient_param_why(const srd_frequency_gradient *g, int k);
+const char *srd_frequency_gradient_mode_why(const srd_frequency_gradient *g, int j);
+void        srd_frequency_gradient_free(srd_frequency_gradient *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #include "kernels.h"
 #include "parse.h"
 #include "probe.h"
+#include "sens/modal.h"
 #include "sens/static.h"
 #include "kernel/backend.h"
 
@@ -27,6 +28,7 @@ typedef struct Sample {
     double **columns; /* per set: n * n_data */
     double  *fext;
     double **state;   /* per set: n * n_state */
+    double  *mass;    /* per DOF: what the modal analysis reads (modal_dof_mass) */
     bool     ok;
 } Sample;
 
@@ -128,6 +130,7 @@ static void sample_free(Sample *x, int n_sets)
     free(x->columns);
     free(x->state);
     free(x->fext);
+    free(x->mass);
     memset(x, 0, sizeof *x);
 }
 
@@ -185,6 +188,9 @@ static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, doubl
             x.state[j] = copy_of(bt->state, (size_t)bt->n * (size_t)bt->n_state);
         }
         x.fext = copy_of(s->fext, (size_t)ps.m->n_dofs);
+        x.mass = srd_xcalloc((size_t)ps.m->n_dofs + 1, sizeof(double));
+        for (int d = 0; d < ps.m->n_dofs; d++)
+            x.mass[d] = modal_dof_mass(ps.m, d);
         x.ok = true;
     }
     point_sample_close(&ps);
@@ -284,6 +290,44 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
     return status;
 }
 
+/* ---- How a param moves the data, for modal sensitivities (modal.c) ---- */
+
+int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d)
+{
+    memset(d, 0, sizeof *d);
+    Stencil st;
+    if (!stencil_for(&b->m->params[k], &st))
+        return STATIC_OUTSIDE_RANGE;
+    Sample x[4];
+    bool ok = true;
+    for (int i = 0; i < 4; i++) {
+        x[i] = sample_at(b, o, k, st.at[i]);
+        ok &= x[i].ok;
+    }
+    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    if (status == STATIC_DERIVED) {
+        d->columns = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *d->columns);
+        for (int j = 0; j < b->m->n_sets; j++) {
+            double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
+            d->columns[j] = difference(f, (size_t)b->m->sets[j].n * (size_t)b->m->sets[j].n_data, &st);
+        }
+        double *f[4] = { x[0].mass, x[1].mass, x[2].mass, x[3].mass };
+        d->mass = difference(f, (size_t)b->m->n_dofs, &st);
+    }
+    for (int i = 0; i < 4; i++)
+        sample_free(&x[i], b->m->n_sets);
+    return status;
+}
+
+void data_derivative_free(DataDerivative *d, int n_sets)
+{
+    for (int j = 0; d->columns && j < n_sets; j++)
+        free(d->columns[j]);
+    free(d->columns);
+    free(d->mass);
+    memset(d, 0, sizeof *d);
+}
+
 /* "m/Pa": the probe's unit over the param's ("1": the probe's alone). */
 static void unit_of(const srd_model *m, const srd_probe *pr, const srd_param *p, char *buf, size_t n)
 {
@@ -371,17 +415,18 @@ int grad_model(const GradOptions *o)
         diag_reset();
         return status;
     }
-    if (status == SRD_EXIT_OK && !b.m->statics.present)
+    bool modes = status == SRD_EXIT_OK && b.m->modes.present; /* natural frequencies too (modal.c) */
+    if (status == SRD_EXIT_OK && !b.m->statics.present && !modes)
         status = fail(o, "srdc: error: %s has no `static` block: `srdc grad` derives a static equilibrium\n"
-                      "hint: add `static { load_steps = 10; probe tip = ...; }`\n", o->file);
-    if (status == SRD_EXIT_OK && !b.m->statics.n_probes)
+                      "hint: add `static { load_steps = 10; probe tip = ...; }` (or a `modes` block)\n", o->file);
+    if (status == SRD_EXIT_OK && !b.m->statics.n_probes && !modes)
         status = fail(o, "srdc: error: the static block of %s has no probe to differentiate\n"
                       "hint: add one, for example `probe tip = arm.end;`\n", o->file);
-    if (status == SRD_EXIT_OK && srd_static(&b.s, b.m->statics.load_steps) != 0) {
+    if (status == SRD_EXIT_OK && b.m->statics.present && srd_static(&b.s, b.m->statics.load_steps) != 0) {
         fprintf(messages(o), "srdc: error: the static equilibrium of %s was not found\n", o->file);
         status = SRD_EXIT_NUMERIC;
     }
-    if (status == SRD_EXIT_OK) {
+    if (status == SRD_EXIT_OK && b.m->statics.n_probes) {
         if (!o->quiet)
             printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file,
                    b.s.last.residual);
@@ -390,6 +435,8 @@ int grad_model(const GradOptions *o)
             print_param(&b, o, k, dq);
         free(dq);
     }
+    if (status == SRD_EXIT_OK && modes)
+        status = modal_grad(&b, o);
     static_point_close(&b);
     diag_reset();
     return status;

@@ -87,6 +87,15 @@ int         grad_simulation_derive(StaticPoint *b, const GradOptions *o, double 
                                    char *why, size_t why_n);
 const char *grad_simulation_why(const StaticPoint *b, int k, int status);
 
+/* How param k moves the runtime's data (for modal sensitivities): d(columns)/dp per set (n *
+ * n_data each) and d(mass)/dp per DOF (modal_dof_mass). STATIC_DERIVED, or why not; free it
+ * with data_derivative_free whatever it returns. */
+typedef struct DataDerivative {
+    double **columns;
+    double  *mass;
+} DataDerivative;
+int  static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d);
+void data_derivative_free(DataDerivative *d, int n_sets);
 /* Runs the point's simulate block to its end (from the static equilibrium with `start =
  * equilibrium`); 0, or the failing step's code. The point must have no static-only sim: open it
  * for a model whose objective reads the simulation. */

@@ -35,10 +35,9 @@ static int expr_slots(const LoweredElement *le, int *slots, ExprId *nodes)
 /* d(res_k)/d(data_j) in full: the residual reads the data directly and through the reduced
  * coordinates z (a ground contact's z = n . x), which its DAG takes as inputs of their own:
  *     D_kj = dres_k/dd_j + sum_i dres_k/dz_i dz_i/dd_j. */
-static void total_jacobian(LoweredElement *le, const ExprId *res, const int *slots, int n, ExprId *total)
+void kernel_total_jacobian(LoweredElement *le, const ExprId *res, int nd, const int *slots, int n, ExprId *total)
 {
     ExprDag *d = le->dag;
-    int nd = le->nd;
     diff_jacobian(d, res, nd, slots, n, total);
     int *zslots = calloc((size_t)le->n_inputs + 1, sizeof(int));
     ExprId *znodes = calloc((size_t)le->n_inputs + 1, sizeof(ExprId));
@@ -67,7 +66,7 @@ static ExprId *residual_jacobian(LoweredElement *le, const int *slots, int n)
     ExprId *res = calloc((size_t)le->nd + 1, sizeof(ExprId)), *jac = calloc((size_t)le->nd * (size_t)n + 1, sizeof(ExprId));
     for (int k = 0; k < le->nd; k++)
         res[k] = le->res[k] >= 0 ? le->res[k] : dag_const(d, 0);
-    total_jacobian(le, res, slots, n, jac);
+    kernel_total_jacobian(le, res, le->nd, slots, n, jac);
     free(res);
     return jac;
 }

@@ -66,5 +66,8 @@ void kernel_tangent_forward(const KernelTangent *t, const srd_eval_ctx *ctx, con
 void kernel_tangent_adjoint(const KernelTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch,
                             const double *lambda, int n_dofs, const InputAdjoints *out);
 void kernel_tangent_free(KernelTangent *t);
+/* total[k * n + j] = d(rows_k)/d(slot j) for nd rows of le's DAG, in full: directly and through
+ * the reduced coordinates the DAG takes as inputs of their own (adds nodes to le's DAG). */
+void kernel_total_jacobian(LoweredElement *le, const ExprId *rows, int nd, const int *slots, int n, ExprId *total);
 
 #endif

@@ -1,5 +1,6 @@
-"""sensitivity.py — how a static equilibrium's probes change with the model's params
-(libsrd's srd_static_gradient and srd_simulation_gradient, as `srdc grad` prints them;
+"""sensitivity.py — how a static equilibrium's probes, a simulation's probes at its end and the
+natural frequencies change with the model's params (libsrd's srd_static_gradient,
+srd_simulation_gradient and srd_modal_gradient, as `srdc grad` prints them;
 docs/optimization.md)."""
 import ctypes
 
@@ -32,12 +33,47 @@ def _read(handle):
     return grads, why
 
 
-def _specs(fn, params):
+def _specs(params, what):
     numbers = sorted(k for k, v in params.items() if not isinstance(v, str))
     if numbers:  # the params' units are not known before the model is built
-        raise TypeError("%s takes params as texts with units (E='3 MPa'), not numbers: %s" % (fn, numbers))
+        raise TypeError("%s takes params as texts with units (E='3 MPa'), not numbers: %s" % (what, numbers))
     specs = [_param_text(k, v, {}).encode() for k, v in params.items()]
     return (ctypes.c_char_p * max(len(specs), 1))(*specs), len(specs)
+
+
+def _read_modal(handle):
+    """Frequencies, {param: derivatives per mode} and {param or mode: why not} from a handle."""
+    n_modes, n_params = _c.srd_frequency_gradient_mode_count(handle), _c.srd_frequency_gradient_param_count(handle)
+    freqs = np.array([_c.srd_frequency_gradient_frequency(handle, j) for j in range(n_modes)])
+    grads, why = {}, {}
+    for k in range(n_params):
+        name = _c.srd_frequency_gradient_param(handle, k).decode()
+        grads[name] = np.array([_c.srd_frequency_gradient_value(handle, j, k) for j in range(n_modes)])
+        reason = _c.srd_frequency_gradient_param_why(handle, k)
+        if reason:
+            why[name] = reason.decode()
+    for j in range(n_modes):
+        reason = _c.srd_frequency_gradient_mode_why(handle, j)
+        if reason:
+            why[j + 1] = reason.decode()
+    return freqs, grads, why
+
+
+def modal_gradient(path, **params):
+    """The natural frequencies of the model's `modes` block (Hz) and their derivatives with
+    respect to every param (Hz per SI unit), at the model built with `params` (texts with
+    units): `freqs, grads, why = srd.modal_gradient("rod.srd", E="3 MPa")`, then
+    `grads["E"][0]` is d(f1)/d(E) (NaN where there is none). `why` names the params without a
+    derivative and the modes (numbered from 1) without one: rigid modes, repeated frequencies."""
+    array, n = _specs(params, "modal_gradient")
+    handle = ctypes.c_void_p()
+    status = _c.srd_modal_gradient(str(path).encode(), array, n, ctypes.byref(handle))
+    if status:
+        raise_last(status)
+    try:
+        return _read_modal(handle)
+    finally:
+        _c.srd_frequency_gradient_free(handle)
 
 
 def simulation_gradient(path, adjoint=False, **params):
@@ -45,7 +81,7 @@ def simulation_gradient(path, adjoint=False, **params):
     param (SI), at the model built with `params` (texts with units), by forward sensitivities or,
     with adjoint=True, by the adjoint: `grads, why = srd.simulation_gradient("swing.srd")`, then
     `grads["tip"]["E"]`. `why` names the params without a derivative and the reason."""
-    array, n = _specs("simulation_gradient", params)
+    array, n = _specs(params, "simulation_gradient")
     handle = ctypes.c_void_p()
     status = _c.srd_simulation_gradient(str(path).encode(), array, n, 1 if adjoint else 0, ctypes.byref(handle))
     if status:
@@ -61,7 +97,7 @@ def static_gradient(path, **params):
     model built with `params` (numbers in SI or texts with units):
     `grads, why = srd.static_gradient("arm.srd", E="3 MPa")`, then `grads["tip"]["E"]` (m/Pa).
     `why` names the params without a derivative and the reason."""
-    array, n = _specs("static_gradient", params)
+    array, n = _specs(params, "static_gradient")
     handle = ctypes.c_void_p()
     status = _c.srd_static_gradient(str(path).encode(), array, n, ctypes.byref(handle))
     if status:

@@ -246,6 +246,27 @@ static void test_gradient(Tally *t)
           "a model without a static block is refused");
 }
 
+/* Modal sensitivities through the API: the planar cantilever's first frequency against E is
+ * f1 / 2E (f ~ sqrt(E)); a model without modes is refused. */
+static void test_modal_gradient(Tally *t)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/physics/grad_modal/rod.srd", tests);
+    srd_frequency_gradient *g = NULL;
+    srd_status st = srd_modal_gradient(path, NULL, 0, &g);
+    check(t, st == SRD_OK && g && srd_frequency_gradient_mode_count(g) == 6, "srd_modal_gradient derives rod.srd's "
+          "six modes%s%s", st ? ": " : "", st ? srd_last_error() : "");
+    double f1 = srd_frequency_gradient_frequency(g, 0), d = srd_frequency_gradient_value(g, 0, 0);
+    check(t, !strcmp(srd_frequency_gradient_param(g, 0) ? srd_frequency_gradient_param(g, 0) : "", "E") &&
+          fabs(d / (f1 / 6e6) - 1) < 1e-9 && !srd_frequency_gradient_mode_why(g, 0),
+          "d(f1)/d(E) = %.9e Hz/Pa is f1 / 2E", d);
+    srd_frequency_gradient_free(g);
+    const char *params[] = { "r=2mm" };
+    snprintf(path, sizeof path, "%s/physics/grad/arm.srd", tests);
+    check(t, srd_modal_gradient(path, params, 1, &g) == SRD_ERR_INPUT && !g && contains(srd_last_error(), "modes"),
+          "a model without a modes block is refused");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -263,6 +284,7 @@ int main(int argc, char **argv)
     test_failure(&t);
     test_threads(&t);
     test_gradient(&t);
+    test_modal_gradient(&t);
     printf("%d checks, %d failed\n", t.run, t.failed);
     return t.failed ? 1 : 0;
 }

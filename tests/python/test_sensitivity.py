@@ -54,3 +54,29 @@ def test_simulation_same_as_srdc_grad(srdc, adjoint):
     assert seen == 8, "two probes, four params"
     with pytest.raises(srd.ModelError, match="no `simulate` block"):
         srd.simulation_gradient(ARM)
+ROD = os.path.join(ROOT, "tests", "physics", "grad_modal", "rod.srd")
+SAG = os.path.join(ROOT, "tests", "physics", "grad_modal", "sag.srd")
+
+
+def test_modal_same_as_srdc_grad(srdc):
+    freqs, grads, why = srd.modal_gradient(SAG, F="3 mN")
+    assert why == {} and len(freqs) == 6
+    printed = subprocess.run([srdc, "grad", SAG, "-p", "F=3mN"], capture_output=True, text=True, check=True,
+                             env=srdc_env()).stdout
+    seen = 0
+    for mode, param, value in re.findall(r"d\(f(\d+)\)/d\((\w+)\) = (\S+) ", printed):
+        assert np.isclose(grads[param][int(mode) - 1], float(value), rtol=1e-8, atol=0), (mode, param)
+        seen += 1
+    assert seen == 24, "six modes, four params"
+
+
+def test_modal_why(tmp_path):
+    freqs, grads, why = srd.modal_gradient(ROD)
+    assert np.allclose(grads["E"], freqs / (2 * 3e6), rtol=1e-9, atol=0)  # f ~ sqrt(E)
+    round_rod = tmp_path / "round.srd"
+    round_rod.write_text(open(ROD).read().replace("planar;\n", ""))
+    freqs, grads, why = srd.modal_gradient(round_rod)
+    assert np.isnan(grads["E"]).all() and sorted(why) == [1, 2, 3, 4, 5, 6]
+    assert "repeated frequency" in why[1]
+    with pytest.raises(srd.ModelError, match="no `modes` block"):
+        srd.modal_gradient(ARM)

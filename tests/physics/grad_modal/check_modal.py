@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""check_modal.py SRDC DIR — `srdc grad`'s derivatives of natural frequencies (modal
+sensitivities) against central differences of whole modal analyses: for every param of each
+model and every mode, d(f)/d(p) printed agrees with (f(p + h) - f(p - h)) / 2h from the
+modes.csv of `srdc run -p`, h = 1e-4 of the value, to 1e-6 of f / p (the natural scale of the
+derivative: f ~ p^(+-1/2) gives f / 2p; the differences carry about 1e-8 of truncation and
+5e-9 of the CSV's 12 digits, more for the low modes of stiff models). Models: a planar
+cantilever (E, density, radius; and the closed form d(f)/d(E) = f / 2E to 1e-8), a cantilever
+bent by gravity and a load with its modes at the static equilibrium (E, density, load, radius:
+the equilibrium moves with each), a shell strip at its equilibrium under gravity (E, thickness,
+density), a lattice beam (E, density); for a solid's Lanczos modes the closed form alone. A
+symmetric rod's repeated bending pairs are named as having no derivative, and a follower
+force's unsymmetric stiffness as not derived."""
+import csv
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import tap  # noqa: E402
+from tap import check  # noqa: E402
+
+srdc, here = sys.argv[1], sys.argv[2]
+
+
+def grad(model):
+    """{param: {mode: derivative}} and {param: {mode: message}} from `srdc grad`."""
+    p = subprocess.run([srdc, "grad", model], capture_output=True, text=True)
+    check(p.returncode == 0, "srdc grad %s runs (%s)" % (os.path.basename(model), p.stderr.strip() or "ok"))
+    out, none, param = {}, {}, None
+    for line in p.stdout.splitlines():
+        head = re.match(r"(\w+) = \S+ .*:$", line)
+        if head:
+            param = head.group(1)
+            out[param], none[param] = {}, {}
+        term = re.match(r"  d\(f(\d+)\)/d\((\w+)\) = (\S+) \S+  \(f\d+ = \S+ Hz\)$", line)
+        if term:
+            out[term.group(2)][int(term.group(1))] = float(term.group(3))
+        refused = re.match(r"  d\(f(\d+)\)/d\((\w+)\): (no derivative: .*)$", line)
+        if refused:
+            none[refused.group(2)][int(refused.group(1))] = refused.group(3)
+    return out, none, p.stdout
+
+
+def frequencies(model, name, value, unit):
+    out = tap.scratch("modal_")
+    p = subprocess.run([srdc, "run", model, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, unit)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return {}
+    with open(os.path.join(out, "modes.csv")) as f:
+        return {int(row["mode"]): float(row["frequency_hz"]) for row in csv.DictReader(f)}
+
+
+def against_differences(file, params):
+    """Every derivative of every mode of `file` against central differences of runs."""
+    model = os.path.join(here, file)
+    derived, _, _ = grad(model)
+    name0, (value0, unit0) = next(iter(params.items()))
+    base = frequencies(model, name0, value0, unit0)
+    for name, (value, unit) in params.items():
+        h = 1e-4 * value
+        up, down = frequencies(model, name, value + h, unit), frequencies(model, name, value - h, unit)
+        modes = derived.get(name, {})
+        check(up and down and len(modes) == len(base), "%s, %s: the runs at +-h ran and every mode (%d) is derived"
+              % (file, name, len(base)))
+        for mode, exact in sorted(modes.items()):
+            fd = (up[mode] - down[mode]) / (2 * h)
+            err = abs(fd - exact) / (base[mode] / value)
+            check(err < 1e-6, "%s: d(f%d)/d(%s) = %.9e against central differences %.9e: %.2e of f/p (tol 1e-6)"
+                  % (file, mode, name, exact, fd, err))
+    return derived, base
+
+
+# A planar cantilever: differences, and the closed form for E (f ~ sqrt(E I / (rho A))).
+derived, base = against_differences("rod.srd", {"E": (3e6, "Pa"), "rho": (1100, "kg/m^3"), "r": (2e-3, "m")})
+for mode, exact in sorted(derived.get("E", {}).items()):
+    err = abs(exact / (base[mode] / (2 * 3e6)) - 1)
+    check(err < 1e-8, "rod.srd: d(f%d)/d(E) = %.12e against f / 2E = %.12e: relative %.2e (tol 1e-8)"
+          % (mode, exact, base[mode] / 6e6, err))
+
+# A solid's modes from Lanczos (sparse solver): the closed form alone.
+solid, _, _ = grad(os.path.join(here, "solid.srd"))
+freqs = frequencies(os.path.join(here, "solid.srd"), "E", 1e6, "Pa")
+check(len(solid.get("E", {})) == 3, "solid.srd: three modes derived")
+for mode, exact in sorted(solid.get("E", {}).items()):
+    err = abs(exact / (freqs[mode] / 2e6) - 1)
+    check(err < 1e-8, "solid.srd (Lanczos): d(f%d)/d(E) = %.12e against f / 2E = %.12e: relative %.2e (tol 1e-8)"
+          % (mode, exact, freqs[mode] / 2e6, err))
+
+# Modes about a static equilibrium that every param moves.
+against_differences("sag.srd", {"E": (1e6, "Pa"), "rho": (1100, "kg/m^3"), "F": (2e-3, "N"), "r": (2e-3, "m")})
+
+# A shell strip at its equilibrium under gravity (its thickness sets stiffness and mass) and a
+# lattice beam.
+against_differences("plate.srd", {"E": (2e6, "Pa"), "h": (1e-3, "m"), "rho": (1200, "kg/m^3")})
+against_differences("lattice.srd", {"E": (1e6, "Pa"), "rho": (1000, "kg/m^3")})
+
+# A symmetric rod's two bending directions share each frequency: no derivative, said clearly.
+with open(os.path.join(here, "rod.srd")) as f:
+    text = f.read()
+round_rod = os.path.join(tap.scratch("modal_"), "round.srd")
+with open(round_rod, "w") as f:
+    f.write(text.replace("planar;\n", ""))
+_, none, stdout = grad(round_rod)
+check(set(none.get("E", {})) == {1, 2, 3, 4, 5, 6} and "no derivative: f1 = f2 = " in none["E"][1] and
+      "repeated frequency" in none["E"][1], "a round rod's repeated bending pairs have no derivative: %s"
+      % none.get("E", {}).get(1))
+
+# A follower force makes the stiffness unsymmetric: named as not derived, not given a number.
+follower = os.path.join(tap.scratch("modal_"), "follower.srd")
+with open(follower, "w") as f:
+    f.write(text.replace("planar;\n", "planar;\nuse std.loads;\napply tangent_follower(arm.end, arm.node(11); f = 1 mN);\n"))
+_, _, stdout = grad(follower)
+check("no derivatives: its stiffness has a force whose Jacobian is not symmetric (`tangent_follower`)" in stdout
+      and "Hz/Pa" not in stdout, "a follower force's unsymmetric stiffness is named, no derivative printed: %s"
+      % stdout.strip())
+
+tap.finish()
