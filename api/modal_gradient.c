@@ -96,7 +96,8 @@ srd_status srd_modal_gradient(const char *path, const char *const *params, int n
     if (!path || !out || n_params < 0 || (n_params > 0 && !params))
         return api_fail(NULL, SRD_ERR_ARGUMENT, "srd_modal_gradient: a NULL path, params or result");
     *out = NULL;
-    GradOptions o = { path, (const char **)params, n_params, true, NULL };
+    GradOptions o = { .file = path, .overrides = (const char **)params, .n_overrides = n_params, .quiet = true,
+                      .analysis = GRAD_STATIC };
     char *buf;
     size_t len;
     o.errors = api_stream_open(&buf, &len);

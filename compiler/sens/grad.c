@@ -296,7 +296,7 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
 {
     memset(d, 0, sizeof *d);
     Stencil st;
-    if (!stencil_for(&b->m->params[k], &st))
+    if (!point_stencil(&b->m->params[k], &st))
         return STATIC_OUTSIDE_RANGE;
     Sample x[4];
     bool ok = true;
