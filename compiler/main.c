@@ -44,7 +44,7 @@ static const char *usage_text =
     "                      write DIR/summary.csv\n"
     "  optimize FILE [-p NAME=VALUE]... [--out DIR]\n"
     "                      minimise the objective of the model's optimize block over its params\n"
-    "  grad FILE [-p NAME=VALUE]... [--quiet]\n"
+    "  grad FILE [-p NAME=VALUE]... [--static|--simulate] [--adjoint] [--quiet]\n"
     "                      the derivatives of the static equilibrium's probes and of the\n"
     "                      natural frequencies with respect to every param\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
@@ -186,7 +186,7 @@ static const char *sweep_help =
     "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
 static const char *grad_help =
-    "usage: srdc grad FILE [-p NAME=VALUE]... [--quiet]\n"
+    "usage: srdc grad FILE [-p NAME=VALUE]... [--static|--simulate] [--adjoint] [--quiet]\n"
     "\n"
     "Solves the model's static block and prints the derivative of each of its probes with respect\n"
     "to every param, with units (d(tip_z)/d(E) in m/Pa): one linear solve with the equilibrium's\n"
@@ -200,6 +200,12 @@ static const char *grad_help =
     "Hz/Pa) at the block's configuration, from the exact third derivative of the energy along the\n"
     "mode; a repeated frequency or a rigid mode is named as having none.\n"
     "\n"
+    "With a simulate block that has probes (or --simulate; --static for the static block) it runs\n"
+    "the simulation and prints the derivatives of its probes at the end of the run: forward\n"
+    "sensitivities of the implicit steps taken (one pass for every param), or with --adjoint one\n"
+    "backward pass per probe value. The last line gives what the run and the passes cost;\n"
+    "SRD_GRAD_MEMORY (bytes) bounds the memory, segments of the run then being recomputed.\n"
+    "\n"
     "example:\n"
     "  srdc grad examples/cantilever_rod.srd -p E=2MPa\n";
 
@@ -210,8 +216,8 @@ static const char *optimize_help =
     "of its static block, or of its simulation: final values, integral(...) over the steps,\n"
     "track(...) of measurements; track(rod.z, \"curve.csv\") of a measured curve) over the params\n"
     "the block varies, each within its declared range, with NLopt: L-BFGS (default), MMA or SLSQP\n"
-    "with the objective's gradients from the static equilibrium's sensitivities (as `srdc grad`),\n"
-    "or BOBYQA without them (a simulation's objective). -p values are the start.\n"
+    "with the objective's gradients (a static equilibrium's sensitivities, or a simulation's by\n"
+    "the adjoint, as `srdc grad`), or BOBYQA without them. -p values are the start.\n"
     "Every evaluation is printed and kept in DIR/history.csv (default DIR: optimize); the optimum's\n"
     "-p values go to DIR/optimum.args, for `srdc run FILE $(cat DIR/optimum.args)` or a built\n"
     "simulator.\n"
