@@ -342,6 +342,8 @@ const char *elab_closest_param(const srd_model *m, const char *name);
 
 /* "name=value unit" for `-p`: value in SI with the param's SI unit, exactly as it reads back. */
 void elab_format_override(char *buf, size_t n, const srd_param *p, double value);
+/* While on, an `optimize` block needs no `vary` (`srdc grad --objective` states one to derive). */
+void elab_objective_only(bool on);
 
 /* Records a run-time expression with the local values in scope; returns its index. */
 int elab_remember_expr(Elab *e, Expr *x);

@@ -44,7 +44,7 @@ static const char *usage_text =
     "                      write DIR/summary.csv\n"
     "  optimize FILE [-p NAME=VALUE]... [--out DIR]\n"
     "                      minimise the objective of the model's optimize block over its params\n"
-    "  grad FILE [-p NAME=VALUE]... [--static|--simulate] [--adjoint] [--quiet]\n"
+    "  grad FILE [-p NAME=VALUE]... [--static|--simulate] [--adjoint] [--objective EXPR] [--quiet]\n"
     "                      the derivatives of the static equilibrium's probes and of the\n"
     "                      natural frequencies with respect to every param\n"
     "  emit-llvm FILE [-o OUT] [--unoptimized]\n"
@@ -186,7 +186,8 @@ static const char *sweep_help =
     "  srdc sweep cantilever.srd -p n=11,21,41     mesh convergence, with `nodes = n;`\n";
 
 static const char *grad_help =
-    "usage: srdc grad FILE [-p NAME=VALUE]... [--static|--simulate] [--adjoint] [--quiet]\n"
+    "usage: srdc grad FILE [-p NAME=VALUE]... [--static|--simulate] [--adjoint] [--objective EXPR]\n"
+    "                 [--quiet]\n"
     "\n"
     "Solves the model's static block and prints the derivative of each of its probes with respect\n"
     "to every param, with units (d(tip_z)/d(E) in m/Pa): one linear solve with the equilibrium's\n"
@@ -205,6 +206,9 @@ static const char *grad_help =
     "sensitivities of the implicit steps taken (one pass for every param), or with --adjoint one\n"
     "backward pass per probe value. The last line gives what the run and the passes cost;\n"
     "SRD_GRAD_MEMORY (bytes) bounds the memory, segments of the run then being recomputed.\n"
+    "\n"
+    "--objective EXPR (or an optimize block) prints that objective (as `minimize = EXPR;` holds\n"
+    "it) and its derivative with respect to every param instead.\n"
     "\n"
     "example:\n"
     "  srdc grad examples/cantilever_rod.srd -p E=2MPa\n";
@@ -750,6 +754,8 @@ static int parse_model_options(GradOptions *o, const char **out, int argc, char 
             o->analysis = argv[i][2] == 's' && argv[i][3] == 't' ? GRAD_STATIC : GRAD_SIMULATE;
         else if (!strcmp(cmd, "grad") && !strcmp(argv[i], "--adjoint"))
             o->adjoint = true;
+        else if (!strcmp(cmd, "grad") && !strcmp(argv[i], "--objective") && i + 1 < argc)
+            o->objective = argv[++i];
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return print_help(cmd), -1;
         else if (argv[i][0] == '-') {

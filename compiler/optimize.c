@@ -27,6 +27,9 @@ void elab_optimize_declared(Elab *e, Stmt *s)
     e->optimize = s;
 }
 
+/* `srdc grad --objective`: an optimize block that states an objective to derive, varying none. */
+static bool objective_only;
+
 static int param_index(const srd_model *m, const char *name)
 {
     for (int k = 0; k < m->n_params; k++)
@@ -425,9 +428,11 @@ void elab_optimize(Elab *e)
     e->scope = saved;
     if (probes && !has_objective)
         diag_hint(diag_error(s->loc, "the `optimize` block has no objective"), "add `minimize = (tip.z - 2 cm)^2;`");
-    if (probes && has_objective && !o->n_vary && diag_error_count() == 0)
+    if (probes && has_objective && !o->n_vary && !objective_only && diag_error_count() == 0)
         diag_hint(diag_error(s->loc, "the `optimize` block varies no param"), "add `vary E;`");
     if (!o->method)
         o->method = strdup("lbfgs");
-    o->present = o->objective >= 0 && o->n_vary > 0;
+    o->present = o->objective >= 0 && (o->n_vary > 0 || objective_only);
 }
+
+void elab_objective_only(bool on) { objective_only = on; }

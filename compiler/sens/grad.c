@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "probe.h"
 #include "sens/modal.h"
+#include "sens/objective_grad.h"
 #include "sens/static.h"
 #include "kernel/backend.h"
 
@@ -41,6 +42,29 @@ static int fail(const GradOptions *o, const char *fmt, const char *what)
     return SRD_EXIT_BAD_INPUT;
 }
 
+/* The model's file with `optimize { minimize = EXPR; }` after it (--objective): its lines are
+ * the file's, so messages about EXPR point past its end. */
+static bool parse_with_objective(const GradOptions *o, Arena *arena, Program *prog)
+{
+    FILE *f = fopen(o->file, "rb");
+    if (!f) {
+        fprintf(messages(o), "srdc: error: cannot read %s\n", o->file);
+        return false;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        fputc(c, out);
+    fprintf(out, "\noptimize { minimize = %s; }\n", o->objective);
+    fclose(out);
+    fclose(f);
+    bool ok = parse_program_text(arena, o->file, text, len, parse_stdlib_dir(), prog);
+    free(text);
+    return ok;
+}
+
 static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, const char *extra)
 {
     const char **specs = srd_xcalloc((size_t)o->n_overrides + 2, sizeof *specs);
@@ -51,8 +75,11 @@ static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, c
     if (extra)
         specs[n++] = extra;
     srd_model *m = NULL;
-    if (parse_program(arena, o->file, parse_stdlib_dir(), prog))
+    if (o->objective ? parse_with_objective(o, arena, prog) : parse_program(arena, o->file, parse_stdlib_dir(), prog)) {
+        elab_objective_only(o->objective != NULL);
         m = elab_program_with(prog, arena, o->file, specs, n);
+        elab_objective_only(false);
+    }
     diag_flush(messages(o));
     free(specs);
     return m;
@@ -409,6 +436,12 @@ int grad_model(const GradOptions *o)
 {
     StaticPoint b;
     int status = static_point_open(&b, o);
+    if (status == SRD_EXIT_OK && (o->objective || b.m->optimize.present)) {
+        status = grad_objective(&b, o);
+        static_point_close(&b);
+        diag_reset();
+        return status;
+    }
     if (status == SRD_EXIT_OK && derives_simulation(&b, o)) {
         status = grad_simulation(&b, o);
         static_point_close(&b);

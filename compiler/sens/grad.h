@@ -19,6 +19,7 @@ typedef struct GradOptions {
     bool         quiet;
     int          analysis;   /* GRAD_*: AUTO derives what an objective would read (srd_objective_analysis) */
     bool         adjoint;    /* a simulation's derivatives by the adjoint instead of forward sensitivities */
+    const char  *objective;  /* --objective EXPR: an objective to derive (as `minimize = EXPR;`), or NULL */
     FILE        *errors;     /* where messages go; NULL: stderr */
 } GradOptions;
 

@@ -21,6 +21,7 @@
 #include "lower.h"
 #include "probe.h"
 #include "sens/dynamic.h"
+#include "sens/objective_grad.h"
 #include "sens/objective.h"
 
 typedef struct Search {
@@ -114,65 +115,31 @@ static void record(Search *S, const double *u, double f, const double *grad)
     fflush(stdout);
 }
 
-/* The objective's records, taken as the sensitivities' run steps. */
-typedef struct Recorder {
-    ObjectiveRun    *run;
-    const Objective *ob;
-} Recorder;
-
-static void record_step(void *ctx, srd_sim *s)
-{
-    Recorder *rc = ctx;
-    objective_record(rc->run, rc->ob, s);
-}
-
-/* dJ/dq at record `step` for the adjoint: the terms over time, and at the end F's final probes
- * and the curves. */
-static void step_slopes(void *ctx, long step, double t, const double *q, const double *v, double *dq, double *dv)
-{
-    const Recorder *rc = ctx;
-    const srd_model *m = rc->ob->m;
-    double *slots = srd_xcalloc((size_t)rc->ob->n_slots + 1, sizeof(double));
-    objective_step_slopes(rc->ob, rc->run, (int)step, slots);
-    objective_slots_to_dofs(m, slots, dq);
-    if (step == rc->run->n_steps)
-        objective_final_dofs(rc->ob, rc->run, dq);
-    free(slots);
-    (void)t, (void)q, (void)v, (void)dv;
-}
-
 /* The simulation's objective and its gradient over the varied params by the adjoint (plus the
  * params' explicit share); HUGE_VAL with S->failure set when either is not to be had. */
-static double simulated_with_gradient(Search *S, StaticPoint *pt, GradOptions *g, Objective *ob, ObjectiveRun *run,
-                                      double *grad)
+static double simulated_with_gradient(Search *S, StaticPoint *pt, GradOptions *g, Objective *ob, double *grad)
 {
     const srd_model *m = pt->m;
     int n_vary = m->optimize.n_vary;
     bool *want = srd_xcalloc((size_t)m->n_params + 1, sizeof(bool));
     for (int j = 0; j < n_vary; j++)
         want[m->optimize.vary[j]] = true;
-    Recorder rc = { run, ob };
-    DynamicOptions opt = { want, record_step, &rc };
-    objective_record_start(run, m, pt->s.params);
-    char why[512] = "";
-    DynamicRun *r = dynamic_run(pt, g, &opt, why, sizeof why);
-    double f = r ? objective_value(ob, run) : HUGE_VAL;
-    double *dp = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    double f = HUGE_VAL, *dp = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
     int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
-    if (r && dynamic_adjoint(r, NULL, NULL, step_slopes, &rc, dp, status, why, sizeof why) != 0)
+    char why[512] = "";
+    if (objective_gradient(pt, g, ob, want, &f, dp, status, why, sizeof why) != 0)
         f = HUGE_VAL;
-    for (int j = 0; r && j < n_vary && isfinite(f); j++) {
+    for (int j = 0; j < n_vary && isfinite(f); j++) {
         int k = m->optimize.vary[j];
         if (status[k] != STATIC_DERIVED) {
             snprintf(why, sizeof why, "the objective's derivative with respect to `%s` is not derived: %s",
-                     varied(S, j)->name, dynamic_why(status[k]));
+                     varied(S, j)->name, objective_why(pt, k, status[k]));
             f = HUGE_VAL;
         }
-        grad[j] = (dp[k] + objective_param_slope(ob, run, k)) * (varied(S, j)->hi - varied(S, j)->lo);
+        grad[j] = dp[k] * (varied(S, j)->hi - varied(S, j)->lo);
     }
     if (!isfinite(f))
         snprintf(S->failure, sizeof S->failure, "%s", why);
-    dynamic_run_free(r);
     free(want), free(dp), free(status);
     return f;
 }
@@ -189,13 +156,9 @@ static double evaluate(unsigned n, const double *u, double *grad, void *data)
     double f = HUGE_VAL;
     int status = static_point_open(&pt, &g);
     bool simulate = pt.m && pt.m->simulate.present;
-    if (status == SRD_EXIT_OK && simulate && grad) {
-        Objective *ob = &S->objective;
-        const srd_model *first = ob->m;
-        ob->m = pt.m;
-        f = simulated_with_gradient(S, &pt, &g, ob, &run, grad);
-        ob->m = first;
-    } else if (status == SRD_EXIT_OK && objective_run_point(&S->objective, &pt, &run) != 0)
+    if (status == SRD_EXIT_OK && simulate && grad)
+        f = simulated_with_gradient(S, &pt, &g, &S->objective, grad);
+    else if (status == SRD_EXIT_OK && objective_run_point(&S->objective, &pt, &run) != 0)
         snprintf(S->failure, sizeof S->failure, "the %s failed at this point",
                  simulate ? "simulation" : "static equilibrium's solve");
     else if (status == SRD_EXIT_OK) {

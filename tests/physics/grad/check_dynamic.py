@@ -184,6 +184,22 @@ for name, (value, unit) in {"E": (3e6, "Pa"), "kappa0": (5, "/m"), "F": (4e-3, "
     check(abs(fd - exact) < 1e-6 * abs(exact), "the objective's d/d(%s) by the adjoint, %.9e, against differences "
           "of its values, %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
 
+# `srdc grad --objective EXPR` prints the same objective and gradient (one adjoint pass) as the
+# optimize block's first evaluation.
+expr = OBJECTIVE.split("minimize = ")[1].split(";")[0].replace('\\"', '"')
+model = os.path.join(work, "objective_cli.srd")
+with open(model, "w") as f:
+    f.write(text)
+p = subprocess.run([srdc, "grad", model, "--objective", expr.replace("measured.csv", os.path.join(work, "measured.csv"))],
+                   capture_output=True, text=True)
+printed = dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
+worst = max([abs(float(printed.get(n, "nan")) / float(first.get("d/d" + n, "nan")) - 1) for n in ("E", "kappa0", "F")])
+check(p.returncode == 0 and value and abs(float(value.group(1)) / float(first["objective"]) - 1) < 1e-12 and
+      worst < 1e-10 and "d(objective)/d(rho)" in p.stdout,
+      "srdc grad --objective gives the optimize block's objective and gradient (relative %.2e, tol 1e-10), and rho's "
+      "derivative too %s" % (worst, p.stderr.strip()))
+
 # What is not covered is refused with the reason.
 explicit = os.path.join(tap.scratch("dyn_"), "explicit.srd")
 with open(explicit, "w") as f:

@@ -60,6 +60,22 @@ for name, value in defaults.items():
         check(scale > 0 and err < 1e-6, "d(%s)/d(%s): %s against central differences of static runs %s: "
               "relative %.2e (tol 1e-6)" % (probe, name, exact, ["%.9e" % v for v in fd], err))
 
+# `srdc grad --objective EXPR` at the static equilibrium: the chain rule over the probes'
+# derivatives printed above, J = (tip.z / 1 cm)^2 + mid_z / 1 mm.
+p = subprocess.run([srdc, "grad", model, "--objective", "(tip.z / 1 cm)^2 + mid_z / 1 mm"], capture_output=True,
+                   text=True)
+_, at = probes_at("E", 3e6)
+printed = dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+for name in defaults:
+    expected = 2 * at["tip"][2] / 1e-4 * derived[name]["tip"][2] + derived[name]["mid_z"][0] / 1e-3
+    got = float(printed.get(name, "nan"))
+    check(p.returncode == 0 and abs(got / expected - 1) < 1e-8,
+          "srdc grad --objective: d(objective)/d(%s) = %.9e, the chain rule over the probes' derivatives %.9e "
+          "(tol 1e-8: the probes' values come from the CSV's 12 digits)" % (name, got, expected))
+p = subprocess.run([srdc, "grad", model, "--objective", "(tipz / 1 cm)^2"], capture_output=True, text=True)
+check(p.returncode == 1 and "unknown name `tipz`" in p.stderr and "did you mean `tip`" in p.stderr,
+      "a bad --objective is reported with the name it lacks and a hint: %s" % p.stderr.strip().splitlines()[0])
+
 with open(model) as f:
     text = f.read()
 

@@ -1,0 +1,145 @@
+/* objective_grad.c — an objective's value and its gradient with respect to params at a model's
+ * point (objective_grad.h): a static equilibrium's through its sensitivities, a simulation's by
+ * the adjoint fed the objective's slopes step by step. `srdc grad` (the optimize block's
+ * objective, or --objective) and `srdc optimize` take it. */
+#include "sens/objective_grad.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "sens/dynamic.h"
+
+/* The objective's records, taken as the sensitivities' run steps. */
+typedef struct Recorder {
+    ObjectiveRun    *run;
+    const Objective *ob;
+} Recorder;
+
+static void record_step(void *ctx, srd_sim *s)
+{
+    Recorder *rc = ctx;
+    objective_record(rc->run, rc->ob, s);
+}
+
+/* dJ/dq at record `step` for the adjoint: the terms over time, and at the end F's final probes
+ * and the curves. */
+static void step_slopes(void *ctx, long step, double t, const double *q, const double *v, double *dq, double *dv)
+{
+    const Recorder *rc = ctx;
+    double *slots = srd_xcalloc((size_t)rc->ob->n_slots + 1, sizeof(double));
+    objective_step_slopes(rc->ob, rc->run, (int)step, slots);
+    objective_slots_to_dofs(rc->ob->m, slots, dq);
+    if (step == rc->run->n_steps)
+        objective_final_dofs(rc->ob, rc->run, dq);
+    free(slots);
+    (void)t, (void)q, (void)v, (void)dv;
+}
+
+static int simulated(StaticPoint *pt, const GradOptions *g, Objective *ob, const bool *want, double *J, double *dp,
+                     int *status, char *why, size_t why_n)
+{
+    ObjectiveRun run;
+    memset(&run, 0, sizeof run);
+    Recorder rc = { &run, ob };
+    DynamicOptions opt = { want, record_step, &rc };
+    objective_record_start(&run, pt->m, pt->s.params);
+    DynamicRun *r = dynamic_run(pt, g, &opt, why, why_n);
+    int code = r ? 0 : -1;
+    if (r) {
+        *J = objective_value(ob, &run);
+        code = dynamic_adjoint(r, NULL, NULL, step_slopes, &rc, dp, status, why, why_n);
+    }
+    for (int k = 0; code == 0 && k < pt->m->n_params; k++)
+        if (status[k] == STATIC_DERIVED)
+            dp[k] += objective_param_slope(ob, &run, k);
+        else if (status[k] != DYNAMIC_NOT_ASKED)
+            snprintf(pt->why_switch[k], sizeof pt->why_switch[k], "%s", dynamic_why(status[k]));
+    dynamic_run_free(r);
+    objective_run_free(&run);
+    return code;
+}
+
+static int equilibrium(StaticPoint *pt, const GradOptions *g, Objective *ob, const bool *want, double *J, double *dp,
+                       int *status, char *why, size_t why_n)
+{
+    ObjectiveRun run;
+    memset(&run, 0, sizeof run);
+    int code = objective_run_point(ob, pt, &run);
+    if (code) {
+        snprintf(why, why_n, "the static equilibrium's solve failed at this point");
+        objective_run_free(&run);
+        return -1;
+    }
+    *J = objective_value(ob, &run);
+    const srd_model *m = pt->m;
+    double *dq = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)), *dj = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    objective_final_dofs(ob, &run, dj);
+    for (int k = 0; k < m->n_params; k++) {
+        status[k] = want && !want[k] ? DYNAMIC_NOT_ASKED : m->params[k].shapes ? STATIC_MOVES_GEOMETRY
+                                                                              : static_point_derivative(pt, g, k, dq);
+        dp[k] = 0;
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        dp[k] = objective_param_slope(ob, &run, k);
+        for (int d = 0; d < m->n_dofs; d++)
+            dp[k] += dj[d] * dq[d];
+    }
+    free(dq), free(dj);
+    objective_run_free(&run);
+    return 0;
+}
+
+int objective_gradient(StaticPoint *pt, const GradOptions *g, Objective *ob, const bool *want, double *J, double *dp,
+                       int *status, char *why, size_t why_n)
+{
+    memset(dp, 0, sizeof(double) * (size_t)pt->m->n_params);
+    const srd_model *first = ob->m;
+    ob->m = pt->m; /* the objective was lowered on a model of the same layout: only the values differ */
+    int code = pt->m->simulate.present ? simulated(pt, g, ob, want, J, dp, status, why, why_n)
+                                       : equilibrium(pt, g, ob, want, J, dp, status, why, why_n);
+    ob->m = first;
+    return code;
+}
+
+const char *objective_why(const StaticPoint *pt, int k, int status)
+{
+    if (pt->m->params[k].shapes)
+        return "it sets the discretisation";
+    if (pt->m->simulate.present && status != STATIC_DERIVED && pt->why_switch[k][0])
+        return pt->why_switch[k];
+    return dynamic_why(status);
+}
+
+/* ---- srdc grad ---- */
+
+static FILE *messages(const GradOptions *o) { return o->errors ? o->errors : stderr; }
+
+int grad_objective(StaticPoint *pt, const GradOptions *o)
+{
+    char err[512] = "";
+    Objective ob;
+    if (!objective_prepare(&ob, &pt->prog, pt->m, err, sizeof err)) {
+        fprintf(messages(o), "srdc: error: the objective: %s\n", err);
+        objective_free(&ob);
+        return SRD_EXIT_BAD_INPUT;
+    }
+    const srd_model *m = pt->m;
+    double J = 0, *dp = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
+    int code = objective_gradient(pt, o, &ob, NULL, &J, dp, status, err, sizeof err);
+    if (code == 0) {
+        printf("objective%s = %.12e; its derivatives (%s):\n", o->objective ? " (--objective)" : " (the optimize block's)",
+               J, m->simulate.present ? "adjoint of the simulation" : "static sensitivities");
+        for (int k = 0; k < m->n_params; k++)
+            if (status[k] == STATIC_DERIVED)
+                printf("  d(objective)/d(%s) = %.12e per %s\n", m->params[k].name, dp[k],
+                       strcmp(m->params[k].unit, "1") ? m->params[k].unit : "unit");
+            else
+                printf("  d(objective)/d(%s): %s\n", m->params[k].name, objective_why(pt, k, status[k]));
+    } else
+        fprintf(messages(o), "srdc: error: %s\n", err);
+    free(dp), free(status);
+    objective_free(&ob);
+    return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
+}
