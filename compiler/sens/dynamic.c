@@ -447,32 +447,6 @@ static double combine(const Track *t, const double *const *f, size_t i)
     return t->st.w[0] * f[0][i] + t->st.w[1] * f[1][i] + t->st.w[2] * f[2][i] + t->st.w[3] * f[3][i];
 }
 
-/* The fourth difference of the samples and the value between them (the central stencil's
- * points are v -2h, -h, +h, +2h): about h^4 f'''' where the data are smooth in the param, about
- * h times the jump of the slope where a switch (a min, max, abs or step of a schedule) lies
- * between the samples. */
-static double fourth_difference(const double *const *f, const double *base, size_t i)
-{
-    return f[0][i] - 4 * f[1][i] + 6 * base[i] - 4 * f[2][i] + f[3][i];
-}
-
-/* Whether values f (n in all, in rows of `width` columns of one unit each) have a switch
- * between the samples: a fourth difference above 1e-3 h of the column's largest derivative
- * (smooth data stay far below it unless they vary on a scale of the step itself, where the
- * differences would not be accurate either) and above rounding. */
-static bool switches(const double *const *f, const double *base, const double *d, size_t n, size_t width, double h)
-{
-    for (size_t c = 0; c < width; c++) {
-        double slope = 0, size = 0;
-        for (size_t i = c; i < n; i += width)
-            slope = fmax(slope, fabs(d[i])), size = fmax(size, fabs(base[i]));
-        for (size_t i = c; i < n; i += width)
-            if (fabs(fourth_difference(f, base, i)) > 1e-3 * h * slope + 1e-12 * size)
-                return true;
-    }
-    return false;
-}
-
 /* dc and dfext at time `at` (the samples' schedules evaluated there; the base sim's data and
  * loads hold their values at `at`); a switch between the samples makes the param's status
  * DYNAMIC_NOT_SMOOTH (at the first time it is seen). */
@@ -482,8 +456,6 @@ static void track_at(DynamicRun *r, Track *t, double at)
         return;
     t->at = at;
     const srd_sim *base = &r->b->s;
-    bool central = t->st.at[1] < t->st.at[2];
-    double h = fabs(t->st.at[2] - t->st.at[1]) / 2;
     for (int i = 0; i < 4; i++)
         srd_sim_apply_schedules(&t->x[i].s, at);
     bool kink = false;
@@ -495,12 +467,12 @@ static void track_at(DynamicRun *r, Track *t, double at)
         size_t n = (size_t)b->n * (size_t)b->n_data;
         for (size_t j = 0; j < n; j++)
             t->dc[k][j] = combine(t, f, j);
-        kink |= central && switches(f, base->kernels[k].batch.b.data, t->dc[k], n, (size_t)b->n_data, h);
+        kink |= point_switches(&t->st, f, base->kernels[k].batch.b.data, t->dc[k], n, (size_t)b->n_data);
     }
     const double *f[4] = { t->x[0].s.fext, t->x[1].s.fext, t->x[2].s.fext, t->x[3].s.fext };
     for (int d = 0; d < r->n_dofs; d++)
         t->dfext[d] = combine(t, f, (size_t)d);
-    kink |= central && switches(f, base->fext, t->dfext, (size_t)r->n_dofs, 1, h);
+    kink |= point_switches(&t->st, f, base->fext, t->dfext, (size_t)r->n_dofs, 1);
     if (kink && !t->kink) {
         t->kink = true;
         t->kink_time = at;

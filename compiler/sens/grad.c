@@ -244,6 +244,25 @@ bool point_stencil(const srd_param *p, Stencil *st)
     return dir != 0;
 }
 
+bool point_switches(const Stencil *st, const double *const *f, const double *base, const double *d, size_t n,
+                    size_t width)
+{
+    if (!(st->at[2] - st->at[1] > 1.5 * (st->at[1] - st->at[0]) && st->at[1] > st->at[0]))
+        return false; /* a one-sided stencil (equal steps) has no value in its middle to test against */
+    double h = (st->at[2] - st->at[1]) / 2;
+    for (size_t c = 0; c < width; c++) {
+        double slope = 0, size = 0;
+        for (size_t i = c; i < n; i += width)
+            slope = fmax(slope, fabs(d[i])), size = fmax(size, fabs(base[i]));
+        for (size_t i = c; i < n; i += width) {
+            double fourth = f[0][i] - 4 * f[1][i] + 6 * base[i] - 4 * f[2][i] + f[3][i];
+            if (fabs(fourth) > 1e-3 * h * slope + 1e-12 * size)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* sum_i w_i f_i, entry by entry. */
 static double *difference(double *const *f, size_t n, const Stencil *st)
 {
@@ -294,6 +313,25 @@ static void residual_derivative(StaticPoint *b, int k, const Sample *x, const St
     free(dfext);
 }
 
+/* Whether the samples straddle a switch of the data or the loads (point_switches). */
+static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil *st)
+{
+    bool kink = false;
+    for (int j = 0; j < b->m->n_sets && !kink; j++) {
+        const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
+        size_t n = (size_t)bt->n * (size_t)bt->n_data;
+        const double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
+        double *d = difference((double *const *)f, n, st);
+        kink = point_switches(st, f, bt->data, d, n, (size_t)bt->n_data);
+        free(d);
+    }
+    const double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
+    double *d = difference((double *const *)f, (size_t)b->m->n_dofs, st);
+    kink |= point_switches(st, f, b->s.fext, d, (size_t)b->m->n_dofs, 1);
+    free(d);
+    return kink;
+}
+
 int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
     Stencil st;
@@ -305,7 +343,8 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
         x[i] = sample_at(b, o, k, st.at[i]);
         ok &= x[i].ok;
     }
-    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY
+               : samples_switch(b, x, &st) ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
     if (status == STATIC_DERIVED) {
         double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
         residual_derivative(b, k, x, &st, g);
@@ -386,6 +425,9 @@ const char *static_point_why(int status)
     static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry (rest lengths, "
                                  "positions or masses of elements): not derived yet", "its range is too narrow to "
                                  "sample around its value", "the model could not be built at nearby values" };
+    if (status == STATIC_NOT_SMOOTH)
+        return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
+               "periodic wrap of an expression): no derivative";
     return status > 0 && status <= STATIC_NOT_SAMPLED ? why[status] : "";
 }
 

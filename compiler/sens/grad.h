@@ -48,7 +48,8 @@ bool static_point_compile_tangents(StaticPoint *b, char *err, size_t err_n);
 int  static_point_open(StaticPoint *b, const GradOptions *o);
 void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
-enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED };
+enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
+       STATIC_NOT_SMOOTH };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
@@ -73,6 +74,14 @@ typedef struct Stencil {
     double at[4], w[4];
 } Stencil;
 bool point_stencil(const srd_param *p, Stencil *st);
+/* Whether values f[0..3] sampled at a central stencil (n in all, rows of `width` columns of one
+ * unit each; base: the values at the param's own value, d: their derivative) have a switch
+ * between the samples: a fourth difference above 1e-3 h of the column's largest derivative
+ * (smooth data stay far below it unless they vary on the scale of the step itself, where the
+ * differences would not be accurate either) and above rounding. A kink of a min, max, abs, step
+ * or periodic wrap in a schedule puts it near h times the slope's jump. */
+bool point_switches(const Stencil *st, const double *const *f, const double *base, const double *d, size_t n,
+                    size_t width);
 
 /* Prints "  d(probe)/d(param) = value unit" from the state's derivative dq (n_dofs). */
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq);

@@ -76,6 +76,22 @@ p = subprocess.run([srdc, "grad", model, "--objective", "(tipz / 1 cm)^2"], capt
 check(p.returncode == 1 and "unknown name `tipz`" in p.stderr and "did you mean `tip`" in p.stderr,
       "a bad --objective is reported with the name it lacks and a hint: %s" % p.stderr.strip().splitlines()[0])
 
+# A load of max(F, c): at F = c its value has a kink in both params, which are named as not
+# smooth there; a little away from it F is derived and c's derivative is zero.
+kink = os.path.join(tap.scratch("grad_"), "kink.srd")
+with open(kink, "w") as f:
+    f.write("param F = 4 mN in -1 N..1 N;\nparam c = 2 mN in 0 N..1 N;\n"
+            "material silicone { E = 3 MPa; nu = 0.45; rho = 1100 kg/m^3; }\n"
+            "rod arm { path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 12; radius = 2 mm; material = silicone; }\n"
+            "clamp arm.start;\nload arm.end = (0 N, 0 N, -max(F, c));\n"
+            "static { load_steps = 2; probe tip = arm.end; }\n")
+at_kink = subprocess.run([srdc, "grad", kink, "-p", "F=2mN"], capture_output=True, text=True)
+away = subprocess.run([srdc, "grad", kink], capture_output=True, text=True)
+check(at_kink.returncode == 0 and "F: the model's values are not smooth in it near this value" in at_kink.stdout and
+      "c: the model's values are not smooth" in at_kink.stdout and "d(tip)/d(F) =" in away.stdout and
+      "not smooth" not in away.stdout, "a load max(F, c) at F = c: both params named as not smooth there, F derived "
+      "away from it")
+
 with open(model) as f:
     text = f.read()
 
