@@ -144,14 +144,12 @@ static srd_status run_and_derive(GradOptions *o, srd_gradient **out)
     return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
 }
 
-static srd_status gradient_of(const char *fn, const char *path, const char *const *params, int n_params, int adjoint,
-                              srd_gradient **out)
+srd_status api_derive(const char *fn, const char *path, const char *const *params, int n_params, GradOptions o,
+                      api_derive_fn derive, void *out)
 {
     if (!path || !out || n_params < 0 || (n_params > 0 && !params))
         return api_fail(NULL, SRD_ERR_ARGUMENT, "%s: a NULL path, params or result", fn);
-    *out = NULL;
-    GradOptions o = { .file = path, .overrides = (const char **)params, .n_overrides = n_params, .quiet = true,
-                      .adjoint = adjoint > 0 };
+    o.file = path, o.overrides = (const char **)params, o.n_overrides = n_params, o.quiet = true;
     char *buf;
     size_t len;
     o.errors = api_stream_open(&buf, &len);
@@ -159,7 +157,7 @@ static srd_status gradient_of(const char *fn, const char *path, const char *cons
         return api_fail(NULL, SRD_ERR_MEMORY, "%s: no memory for messages", fn);
     api_lock_front_end();
     diag_set_program("srd");
-    srd_status st = adjoint < 0 ? solve_and_derive(&o, out) : run_and_derive(&o, out);
+    srd_status st = derive(&o, out);
     diag_reset();
     api_unlock_front_end();
     char *text = api_stream_text(o.errors, &buf, &len);
@@ -170,15 +168,29 @@ static srd_status gradient_of(const char *fn, const char *path, const char *cons
     return api_fail_text(NULL, st, text);
 }
 
+static srd_status static_derive(GradOptions *o, void *out)
+{
+    *(srd_gradient **)out = NULL;
+    return solve_and_derive(o, out);
+}
+
+static srd_status simulation_derive(GradOptions *o, void *out)
+{
+    *(srd_gradient **)out = NULL;
+    return run_and_derive(o, out);
+}
+
 srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out)
 {
-    return gradient_of("srd_static_gradient", path, params, n_params, -1, out);
+    GradOptions o = { .analysis = GRAD_STATIC };
+    return api_derive("srd_static_gradient", path, params, n_params, o, static_derive, out);
 }
 
 srd_status srd_simulation_gradient(const char *path, const char *const *params, int n_params, int adjoint,
                                    srd_gradient **out)
 {
-    return gradient_of("srd_simulation_gradient", path, params, n_params, adjoint != 0, out);
+    GradOptions o = { .analysis = GRAD_SIMULATE, .adjoint = adjoint != 0 };
+    return api_derive("srd_simulation_gradient", path, params, n_params, o, simulation_derive, out);
 }
 
 int srd_gradient_param_count(const srd_gradient *g) { return g ? g->n_params : 0; }

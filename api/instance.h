@@ -49,6 +49,14 @@ char *api_stream_text(FILE *f, char **buf, size_t *len);
 void api_lock_front_end(void);
 void api_unlock_front_end(void);
 
+/* A sensitivity call of the API (gradient.c): checks the arguments, fills o's model fields, runs
+ * derive(&o, out) under the front end's lock with its messages collected, and returns its status
+ * (the messages as the last error on failure). */
+struct GradOptions;
+typedef srd_status (*api_derive_fn)(struct GradOptions *o, void *out);
+srd_status api_derive(const char *fn, const char *path, const char *const *params, int n_params, struct GradOptions o,
+                      api_derive_fn derive, void *out);
+
 /* Refuses a NULL instance or a NULL array. */
 #define API_CHECK(inst)                                                                             \
     do {                                                                                            \

@@ -90,32 +90,24 @@ static srd_status solve_and_derive(GradOptions *o, srd_frequency_gradient **out)
     return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
 }
 
+/* The derivation under api_derive; a failure leaves no result. */
+static srd_status modal_derive(GradOptions *o, void *out)
+{
+    srd_frequency_gradient **result = out;
+    *result = NULL;
+    srd_status st = solve_and_derive(o, result);
+    if (st != SRD_OK) {
+        srd_frequency_gradient_free(*result);
+        *result = NULL;
+    }
+    return st;
+}
+
 srd_status srd_modal_gradient(const char *path, const char *const *params, int n_params,
                               srd_frequency_gradient **out)
 {
-    if (!path || !out || n_params < 0 || (n_params > 0 && !params))
-        return api_fail(NULL, SRD_ERR_ARGUMENT, "srd_modal_gradient: a NULL path, params or result");
-    *out = NULL;
-    GradOptions o = { .file = path, .overrides = (const char **)params, .n_overrides = n_params, .quiet = true,
-                      .analysis = GRAD_STATIC };
-    char *buf;
-    size_t len;
-    o.errors = api_stream_open(&buf, &len);
-    if (!o.errors)
-        return api_fail(NULL, SRD_ERR_MEMORY, "srd_modal_gradient: no memory for messages");
-    api_lock_front_end();
-    diag_set_program("srd");
-    srd_status st = solve_and_derive(&o, out);
-    diag_reset();
-    api_unlock_front_end();
-    char *text = api_stream_text(o.errors, &buf, &len);
-    if (st == SRD_OK) {
-        free(text);
-        return SRD_OK;
-    }
-    srd_frequency_gradient_free(*out);
-    *out = NULL;
-    return api_fail_text(NULL, st, text);
+    GradOptions o = { .analysis = GRAD_STATIC };
+    return api_derive("srd_modal_gradient", path, params, n_params, o, modal_derive, out);
 }
 
 int srd_frequency_gradient_mode_count(const srd_frequency_gradient *g) { return g ? g->n_modes : 0; }

@@ -299,11 +299,7 @@ static int start_run(DynamicRun *r)
         srd_sim_start_here(s);
     }
     r->q_start = dup(s->q, (size_t)r->n_dofs);
-    const srd_analysis *a = &m->simulate;
-    s->dt = s->step_dt = a->dt;
-    s->tolerance = a->tolerance;
-    s->max_iterations = a->max_iterations;
-    s->line_search = a->line_search;
+    point_simulation_settings(b);
     return 0;
 }
 
@@ -414,6 +410,7 @@ static bool segment_records(DynamicRun *r, int i)
     const Segment *seg = &r->segments[i];
     if (!load_checkpoint(r, seg))
         return false;
+    point_simulation_settings(r->b); /* the passes set the sim to the steps they linearise */
     for (long k = seg->first + 1; k <= seg->first + seg->steps; k++)
         if (run_step(r, k, true) != 0)
             return false;

@@ -332,27 +332,40 @@ static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil 
     return kink;
 }
 
+/* The four samples of param k around its value (x: free them with samples_free whatever this
+ * returns) and whether they give a derivative: STATIC_DERIVED, or why not. */
+static int take_samples(StaticPoint *b, const GradOptions *o, int k, Stencil *st, Sample *x)
+{
+    memset(x, 0, 4 * sizeof *x);
+    if (!point_stencil(&b->m->params[k], st))
+        return STATIC_OUTSIDE_RANGE;
+    bool ok = true;
+    for (int i = 0; i < 4; i++) {
+        x[i] = sample_at(b, o, k, st->at[i]);
+        ok &= x[i].ok;
+    }
+    return !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY
+         : samples_switch(b, x, st) ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
+}
+
+static void samples_free(Sample *x, int n_sets)
+{
+    for (int i = 0; i < 4; i++)
+        sample_free(&x[i], n_sets);
+}
+
 int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
     Stencil st;
-    if (!point_stencil(&b->m->params[k], &st))
-        return STATIC_OUTSIDE_RANGE;
     Sample x[4];
-    bool ok = true;
-    for (int i = 0; i < 4; i++) {
-        x[i] = sample_at(b, o, k, st.at[i]);
-        ok &= x[i].ok;
-    }
-    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY
-               : samples_switch(b, x, &st) ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
+    int status = take_samples(b, o, k, &st, x);
     if (status == STATIC_DERIVED) {
         double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
         residual_derivative(b, k, x, &st, g);
         status = srd_sim_static_sensitivity(&b->s, g, dq) ? STATIC_SINGULAR : STATIC_DERIVED;
         free(g);
     }
-    for (int i = 0; i < 4; i++)
-        sample_free(&x[i], b->m->n_sets);
+    samples_free(x, b->m->n_sets);
     return status;
 }
 
@@ -362,15 +375,8 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
 {
     memset(d, 0, sizeof *d);
     Stencil st;
-    if (!point_stencil(&b->m->params[k], &st))
-        return STATIC_OUTSIDE_RANGE;
     Sample x[4];
-    bool ok = true;
-    for (int i = 0; i < 4; i++) {
-        x[i] = sample_at(b, o, k, st.at[i]);
-        ok &= x[i].ok;
-    }
-    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    int status = take_samples(b, o, k, &st, x);
     if (status == STATIC_DERIVED) {
         d->columns = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *d->columns);
         for (int j = 0; j < b->m->n_sets; j++) {
@@ -380,8 +386,7 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
         double *f[4] = { x[0].mass, x[1].mass, x[2].mass, x[3].mass };
         d->mass = difference(f, (size_t)b->m->n_dofs, &st);
     }
-    for (int i = 0; i < 4; i++)
-        sample_free(&x[i], b->m->n_sets);
+    samples_free(x, b->m->n_sets);
     return status;
 }
 
@@ -404,6 +409,11 @@ static void unit_of(const srd_model *m, const srd_probe *pr, const srd_param *p,
     else
         snprintf(buf, n, "%s/%s%s%s", top, strchr(p->unit, '*') || strchr(p->unit, '/') ? "(" : "", p->unit,
                  strchr(p->unit, '*') || strchr(p->unit, '/') ? ")" : "");
+}
+
+void grad_print_param_head(const srd_param *p)
+{
+    printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
 }
 
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
@@ -440,25 +450,39 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
     else if (status != STATIC_DERIVED)
         printf("%s: %s\n", p->name, static_point_why(status));
     else {
-        printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
+        grad_print_param_head(p);
         for (int i = 0; i < b->m->statics.n_probes; i++)
             grad_print_probe(b->m, &b->m->statics.probes[i], p, dq);
     }
+}
+
+void point_simulation_settings(StaticPoint *b)
+{
+    srd_sim *s = &b->s;
+    const srd_analysis *a = &b->m->simulate;
+    s->dt = s->step_dt = a->dt;
+    s->tolerance = a->tolerance;
+    s->max_iterations = a->max_iterations;
+    s->line_search = a->line_search;
+}
+
+int point_start_simulation(StaticPoint *b)
+{
+    srd_sim *s = &b->s;
+    int code = b->m->simulate.start && b->m->statics.present ? srd_static(s, b->m->statics.load_steps) : 0;
+    if (code)
+        return code;
+    if (b->m->simulate.start && b->m->statics.present)
+        srd_sim_start_here(s);
+    point_simulation_settings(b);
+    return 0;
 }
 
 int point_simulate(StaticPoint *b)
 {
     srd_sim *s = &b->s;
     const srd_analysis *a = &b->m->simulate;
-    int code = b->m->simulate.start && b->m->statics.present ? srd_static(s, b->m->statics.load_steps) : 0;
-    if (code)
-        return code;
-    if (b->m->simulate.start && b->m->statics.present)
-        srd_sim_start_here(s);
-    s->dt = s->step_dt = a->dt;
-    s->tolerance = a->tolerance;
-    s->max_iterations = a->max_iterations;
-    s->line_search = a->line_search;
+    int code = point_start_simulation(b);
     srd_method method = (srd_method)srd_method_from_name(a->method);
     long steps = (long)ceil(a->duration / a->dt - 1e-9);
     for (long k = 0; k < steps && code == 0; k++)

@@ -83,6 +83,8 @@ bool point_stencil(const srd_param *p, Stencil *st);
 bool point_switches(const Stencil *st, const double *const *f, const double *base, const double *d, size_t n,
                     size_t width);
 
+/* Prints "name = value unit:", the line above a param's derivatives. */
+void grad_print_param_head(const srd_param *p);
 /* Prints "  d(probe)/d(param) = value unit" from the state's derivative dq (n_dofs). */
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq);
 
@@ -106,6 +108,11 @@ typedef struct DataDerivative {
 } DataDerivative;
 int  static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d);
 void data_derivative_free(DataDerivative *d, int n_sets);
+/* The simulate block's start: its static equilibrium when it starts there (carried into a
+ * start at rest, srd_sim_start_here), and its step and Newton settings on the sim; 0, or the
+ * static solve's code. point_simulation_settings sets the settings alone. */
+int  point_start_simulation(StaticPoint *b);
+void point_simulation_settings(StaticPoint *b);
 /* Runs the point's simulate block to its end (from the static equilibrium with `start =
  * equilibrium`); 0, or the failing step's code. The point must have no static-only sim: open it
  * for a model whose objective reads the simulation. */

@@ -55,7 +55,7 @@ static void print_params(const StaticPoint *b, double **dq, const int *status)
                                                   : grad_simulation_why(b, k, status[k]));
             continue;
         }
-        printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
+        grad_print_param_head(p);
         for (int i = 0; i < m->simulate.n_probes; i++)
             grad_print_probe(m, &m->simulate.probes[i], p, dq[k]);
     }

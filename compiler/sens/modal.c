@@ -381,7 +381,7 @@ static void print_param(ModalPoint *md, StaticPoint *b, const GradOptions *o, in
     else if (status != STATIC_DERIVED)
         printf("%s: %s\n", p->name, static_point_why(status));
     else {
-        printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
+        grad_print_param_head(p);
         for (int j = 0; j < md->count; j++)
             print_mode(md, p, j, df[j]);
     }

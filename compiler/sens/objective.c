@@ -364,15 +364,9 @@ int objective_run_point(const Objective *ob, StaticPoint *pt, ObjectiveRun *run)
         return code;
     }
     const srd_analysis *a = &m->simulate;
-    int code = a->start && m->statics.present ? srd_static(s, m->statics.load_steps) : 0;
+    int code = point_start_simulation(pt);
     if (code)
         return code;
-    if (a->start && m->statics.present)
-        srd_sim_start_here(s);
-    s->dt = s->step_dt = a->dt;
-    s->tolerance = a->tolerance;
-    s->max_iterations = a->max_iterations;
-    s->line_search = a->line_search;
     srd_method method = (srd_method)srd_method_from_name(a->method);
     long steps = (long)ceil(a->duration / a->dt - 1e-9);
     objective_record(run, ob, s);

@@ -41,6 +41,18 @@ def _specs(params, what):
     return (ctypes.c_char_p * max(len(specs), 1))(*specs), len(specs)
 
 
+def _result(call, read, free):
+    """Calls call(&handle) (a libsrd sensitivity function), raises its error, reads and frees."""
+    handle = ctypes.c_void_p()
+    status = call(ctypes.byref(handle))
+    if status:
+        raise_last(status)
+    try:
+        return read(handle)
+    finally:
+        free(handle)
+
+
 def _read_modal(handle):
     """Frequencies, {param: derivatives per mode} and {param or mode: why not} from a handle."""
     n_modes, n_params = _c.srd_frequency_gradient_mode_count(handle), _c.srd_frequency_gradient_param_count(handle)
@@ -66,14 +78,8 @@ def modal_gradient(path, **params):
     `grads["E"][0]` is d(f1)/d(E) (NaN where there is none). `why` names the params without a
     derivative and the modes (numbered from 1) without one: rigid modes, repeated frequencies."""
     array, n = _specs(params, "modal_gradient")
-    handle = ctypes.c_void_p()
-    status = _c.srd_modal_gradient(str(path).encode(), array, n, ctypes.byref(handle))
-    if status:
-        raise_last(status)
-    try:
-        return _read_modal(handle)
-    finally:
-        _c.srd_frequency_gradient_free(handle)
+    return _result(lambda out: _c.srd_modal_gradient(str(path).encode(), array, n, out), _read_modal,
+                   _c.srd_frequency_gradient_free)
 
 
 def simulation_gradient(path, adjoint=False, **params):
@@ -82,14 +88,8 @@ def simulation_gradient(path, adjoint=False, **params):
     with adjoint=True, by the adjoint: `grads, why = srd.simulation_gradient("swing.srd")`, then
     `grads["tip"]["E"]`. `why` names the params without a derivative and the reason."""
     array, n = _specs(params, "simulation_gradient")
-    handle = ctypes.c_void_p()
-    status = _c.srd_simulation_gradient(str(path).encode(), array, n, 1 if adjoint else 0, ctypes.byref(handle))
-    if status:
-        raise_last(status)
-    try:
-        return _read(handle)
-    finally:
-        _c.srd_gradient_free(handle)
+    return _result(lambda out: _c.srd_simulation_gradient(str(path).encode(), array, n, 1 if adjoint else 0, out),
+                   _read, _c.srd_gradient_free)
 
 
 def static_gradient(path, **params):
@@ -98,11 +98,4 @@ def static_gradient(path, **params):
     `grads, why = srd.static_gradient("arm.srd", E="3 MPa")`, then `grads["tip"]["E"]` (m/Pa).
     `why` names the params without a derivative and the reason."""
     array, n = _specs(params, "static_gradient")
-    handle = ctypes.c_void_p()
-    status = _c.srd_static_gradient(str(path).encode(), array, n, ctypes.byref(handle))
-    if status:
-        raise_last(status)
-    try:
-        return _read(handle)
-    finally:
-        _c.srd_gradient_free(handle)
+    return _result(lambda out: _c.srd_static_gradient(str(path).encode(), array, n, out), _read, _c.srd_gradient_free)
