@@ -207,4 +207,8 @@ with open(explicit, "w") as f:
 p = subprocess.run([srdc, "grad", explicit], capture_output=True, text=True)
 check(p.returncode == 1 and "its method is explicit" in p.stderr,
       "an explicit method is refused: %s" % p.stderr.strip().splitlines()[0] if p.stderr.strip() else "no message")
+for example, reason in (("rigid_gripper.srd", "it has rigid bodies"), ("finger_press.srd", "its parts touch each other")):
+    p = subprocess.run([srdc, "grad", os.path.join(examples, example), "--simulate"], capture_output=True, text=True)
+    check(p.returncode == 1 and reason in p.stderr and "not derived yet" in p.stderr,
+          "%s is refused with the reason: %s" % (example, p.stderr.strip()))
 tap.finish()
