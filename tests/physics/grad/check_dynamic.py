@@ -54,11 +54,16 @@ def final_probes(model, spec, more=()):
     return probes
 
 
+# Under the sanitizers the differences take a param of each model (the first): the runs they
+# take exercise no code the derivatives' own runs have not (SRD_SANITIZED, tests/CMakeLists.txt).
+SHORT = bool(os.environ.get("SRD_SANITIZED"))
+
+
 def against_differences(label, model, params, derived, more=()):
     """Fourth-order central differences, (-f(2h) + 8 f(h) - 8 f(-h) + f(-2h)) / 12h: truncation
     about h^4 f^(5), far below 1e-6 at h = 1e-3 of the value (1e-2 for a param whose effect is
     small, where the CSV's 12 digits would otherwise dominate)."""
-    for name, (value, unit, *rel) in params.items():
+    for name, (value, unit, *rel) in list(params.items())[:1 if SHORT else None]:
         h = (rel[0] if rel else 1e-3) * abs(value)
         runs = [final_probes(model, "%s=%.17g %s" % (name, value + k * h, unit), more) for k in (-2, -1, 1, 2)]
         check(all(r is not None for r in runs) and name in derived, "%s: %s derived, and the runs at +-h, +-2h ran"
@@ -175,7 +180,7 @@ def objective_at(method, more=()):
 p, first = objective_at("lbfgs")
 check(p.returncode == 0 and first, "an objective with an integral, a tracked series and final values takes L-BFGS on "
       "a simulation (%s)" % (p.stderr.strip() or "ok"))
-for name, (value, unit) in {"E": (3e6, "Pa"), "kappa0": (5, "/m"), "F": (4e-3, "N")}.items():
+for name, (value, unit) in list({"E": (3e6, "Pa"), "kappa0": (5, "/m"), "F": (4e-3, "N")}.items())[:1 if SHORT else None]:
     h = 1e-3 * value
     f = [float(objective_at("bobyqa", ["%s=%.17g %s" % (name, value + k * h, unit)])[1].get("objective", "nan"))
          for k in (-2, -1, 1, 2)]
