@@ -17,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import tap  # noqa: E402
 from tap import check  # noqa: E402
+from grad_output import derivatives  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
 examples = os.path.join(here, "..", "..", "..", "examples")
@@ -26,16 +27,7 @@ def grad(model, *args, env=None):
     """{param: {probe: [values]}} and the output of `srdc grad`."""
     p = subprocess.run([srdc, "grad", model, *args], capture_output=True, text=True,
                        env=dict(os.environ, **(env or {})))
-    out, param = {}, None
-    for line in p.stdout.splitlines():
-        head = re.match(r"(\w+) = \S+ .*:$", line)
-        if head:
-            param = head.group(1)
-            out[param] = {}
-        term = re.match(r"  d\((\w+)\)/d\((\w+)\) = \(?([^)]*?)\)? \S+$", line)
-        if term:
-            out[term.group(2)][term.group(1)] = [float(v) for v in term.group(3).split(",")]
-    return p, out
+    return p, derivatives(p.stdout)
 
 
 def final_probes(model, spec, more=()):

@@ -14,6 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import tap  # noqa: E402
 from tap import check  # noqa: E402
+from grad_output import derivatives  # noqa: E402
 
 srdc, here = sys.argv[1], sys.argv[2]
 model = os.path.join(here, "arm.srd")
@@ -24,16 +25,7 @@ def grad():
     """{param: {probe: [values]}} from `srdc grad`."""
     p = subprocess.run([srdc, "grad", model], capture_output=True, text=True)
     check(p.returncode == 0, "srdc grad runs (%s)" % (p.stderr.strip() or "ok"))
-    out, param = {}, None
-    for line in p.stdout.splitlines():
-        head = re.match(r"(\w+) = \S+ .*:$", line)
-        if head:
-            param = head.group(1)
-            out[param] = {}
-        term = re.match(r"  d\((\w+)\)/d\((\w+)\) = \(?([^)]*?)\)? \S+$", line)
-        if term:
-            out[term.group(2)][term.group(1)] = [float(v) for v in term.group(3).split(",")]
-    return out
+    return derivatives(p.stdout)
 
 
 def probes_at(name, value, more=()):
