@@ -416,6 +416,17 @@ void grad_print_param_head(const srd_param *p)
     printf("%s = %.9g %s:\n", p->name, p->value, strcmp(p->unit, "1") ? p->unit : "");
 }
 
+bool grad_print_param_head_or_why(const srd_param *p, int status)
+{
+    if (status == -1)
+        printf("%s: sets the discretisation, no derivative\n", p->name);
+    else if (status != STATIC_DERIVED)
+        printf("%s: %s\n", p->name, static_point_why(status));
+    else
+        grad_print_param_head(p);
+    return status == STATIC_DERIVED;
+}
+
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
 {
     char unit[128];
@@ -445,15 +456,9 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
     const srd_param *p = &b->m->params[k];
     int status = p->shapes ? -1 : static_point_derivative(b, o, k, dq);
-    if (status == -1)
-        printf("%s: sets the discretisation, no derivative\n", p->name);
-    else if (status != STATIC_DERIVED)
-        printf("%s: %s\n", p->name, static_point_why(status));
-    else {
-        grad_print_param_head(p);
+    if (grad_print_param_head_or_why(p, status))
         for (int i = 0; i < b->m->statics.n_probes; i++)
             grad_print_probe(b->m, &b->m->statics.probes[i], p, dq);
-    }
 }
 
 void point_simulation_settings(StaticPoint *b)

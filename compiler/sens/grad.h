@@ -85,6 +85,9 @@ bool point_switches(const Stencil *st, const double *const *f, const double *bas
 
 /* Prints "name = value unit:", the line above a param's derivatives. */
 void grad_print_param_head(const srd_param *p);
+/* The same when status (of static_point_derivative; -1: p sets the discretisation) is
+ * STATIC_DERIVED, else why not; returns whether it is. */
+bool grad_print_param_head_or_why(const srd_param *p, int status);
 /* Prints "  d(probe)/d(param) = value unit" from the state's derivative dq (n_dofs). */
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq);
 

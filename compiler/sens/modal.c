@@ -376,15 +376,9 @@ static void print_param(ModalPoint *md, StaticPoint *b, const GradOptions *o, in
     const srd_param *p = &b->m->params[k];
     double *df = srd_xcalloc((size_t)md->count + 1, sizeof(double));
     int status = modal_point_derivative(md, b, o, k, df);
-    if (status == -1)
-        printf("%s: sets the discretisation, no derivative\n", p->name);
-    else if (status != STATIC_DERIVED)
-        printf("%s: %s\n", p->name, static_point_why(status));
-    else {
-        grad_print_param_head(p);
+    if (grad_print_param_head_or_why(p, status))
         for (int j = 0; j < md->count; j++)
             print_mode(md, p, j, df[j]);
-    }
     free(df);
 }
 
