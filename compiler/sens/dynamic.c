@@ -198,7 +198,7 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
     if (m->damping_beta > 0)
         return "its damping is stiffness-proportional (beta): not derived yet (mass-proportional alpha is)";
     if (!states_supported(s))
-        return "it has mid-edge shells, whose normals' update is not derived yet (hinge shells are)";
+        return "it has rigid bodies' frames in its elements' state: not derived yet";
     return "";
 }
 

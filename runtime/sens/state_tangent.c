@@ -33,7 +33,8 @@ typedef struct Update {
     int                    n;  /* directions */
     int                    seed_slot[MAX_SEEDS], seed_dof[MAX_SEEDS], seed_which[MAX_SEEDS];
     int                    rank[64];
-    int                    d1[64][3], d2[64][3], t[64][3], ref[64];
+    int                    d1[64][3], d2[64][3], t[64][3], ref[64], tau[64][3];
+    int                   *edge_tris;  /* with tau0: the (at most 2) triangles on each edge, or -1 */
 } Update;
 
 static Dual d_dot(const Update *u, const Dual3 *a, const Dual3 *b)
@@ -117,6 +118,20 @@ static int state_slot(const srd_kernel_info *info, int kind, int param, int comp
     return -1;
 }
 
+/* The triangles on each edge, in the order batch.c's edge_taus meets them. */
+static int *edge_triangles(const srd_model *m)
+{
+    int *tris = srd_xcalloc(2 * (size_t)m->n_edges + 1, sizeof(int));
+    for (int e = 0; e < 2 * m->n_edges; e++)
+        tris[e] = -1;
+    for (int t = 0; t < m->n_tris; t++)
+        for (int k = 0; k < 3; k++) {
+            int e = m->tri_edges[3 * t + k];
+            tris[2 * e + (tris[2 * e] >= 0)] = t;
+        }
+    return tris;
+}
+
 static void update_init(Update *u, const srd_model *m, int k, const srd_kernel_info *info)
 {
     memset(u, 0, sizeof *u);
@@ -132,6 +147,10 @@ static void update_init(Update *u, const srd_model *m, int k, const srd_kernel_i
             u->t[p][c] = state_slot(info, SRD_STATE_TANGENT, p, c);
         }
         u->ref[p] = state_slot(info, SRD_STATE_REF_TWIST, p, 0);
+        for (int c = 0; c < 3; c++)
+            u->tau[p][c] = state_slot(info, SRD_STATE_TAU0, p, c);
+        if (u->tau[p][0] >= 0 && !u->edge_tris)
+            u->edge_tris = edge_triangles(m);
     }
 }
 
@@ -179,6 +198,41 @@ static void write3(const Update *u, const int *slot, const Dual3 *x, double *out
         for (int s = 0; s < u->n; s++)
             for (int c = 0; c < 3; c++)
                 out[(size_t)s * u->info->n_state + slot[c]] = x->d[c][s];
+}
+
+/* batch.c's tau0 of edge e at the step's end: n_avg x e^, n_avg the unit mean of the unit
+ * normals of the triangles on it. */
+static void edge_tau(const Update *u, int e, Dual3 *tau)
+{
+    Dual3 n, x[3], a, b, tn;
+    memset(&n, 0, sizeof n);
+    int count = 0;
+    for (int j = 0; j < 2; j++) {
+        int t = u->edge_tris[2 * e + j];
+        if (t < 0)
+            continue;
+        for (int k = 0; k < 3; k++)
+            node_position(u, 1, u->m->tri_nodes[3 * t + k], &x[k]);
+        for (int c = 0; c < 3; c++) {
+            a.v[c] = x[1].v[c] - x[0].v[c], b.v[c] = x[2].v[c] - x[1].v[c];
+            for (int s = 0; s < u->n; s++)
+                a.d[c][s] = x[1].d[c][s] - x[0].d[c][s], b.d[c][s] = x[2].d[c][s] - x[1].d[c][s];
+        }
+        d_cross(u, &a, &b, &tn);
+        d_normalize(u, &tn);
+        Dual one = { 1, { 0 } };
+        d_axpy(u, &one, &tn, &n, &n);
+        count++;
+    }
+    for (int c = 0; c < 3; c++) {
+        n.v[c] /= count > 0 ? count : 1;
+        for (int s = 0; s < u->n; s++)
+            n.d[c][s] /= count > 0 ? count : 1;
+    }
+    d_normalize(u, &n);
+    Dual3 along;
+    edge_tangent(u, 1, e, &along);
+    d_cross(u, &n, &along, tau);
 }
 
 /* An edge's director carried to its new tangent, made normal to it and unit (batch.c). */
@@ -250,6 +304,11 @@ static void instance_derivative(const Update *u, int i, const double *st, const 
         d_cross(u, &tnew, &d1[p], &d2);
         write3(u, u->d2[p], &d2, out);
         write3(u, u->t[p], &tnew, out);
+        if (u->tau[p][0] >= 0 && u->edge_tris[2 * e] >= 0) { /* an edge of no triangle keeps its tau0 */
+            Dual3 tau;
+            edge_tau(u, e, &tau);
+            write3(u, u->tau[p], &tau, out);
+        }
     }
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
         int q = twist_partner(u, p);
@@ -265,7 +324,7 @@ static void instance_derivative(const Update *u, int i, const double *st, const 
 bool srd_state_tangent_supported(const srd_kernel_info *info)
 {
     for (int k = 0; k < info->n_state; k++)
-        if (info->state_kind[k] == SRD_STATE_TAU0 || info->state_kind[k] == SRD_STATE_FRAME)
+        if (info->state_kind[k] == SRD_STATE_FRAME)
             return false;
     return info->n_params <= 64;
 }
@@ -279,6 +338,20 @@ void srd_state_tangent(const srd_model *m, int k, const srd_kernel_info *info, c
     size_t ns = (size_t)info->n_state;
     for (int i = 0; i < u.set->n; i++)
         instance_derivative(&u, i, &S0[i * ns], &dS0[i * ns], &dS1[i * ns]);
+    free(u.edge_tris);
+}
+
+/* Seeds for a node's DOFs at the start and at the end, unless they are among seeds[first, n). */
+static int add_node_seeds(const Update *u, int node, int first, int n, int *slot, int *dof, int *which)
+{
+    for (int c = 0; c < 3; c++) {
+        int d = u->m->node_dof[node] + c, seen = 0;
+        for (int j = first; j < n; j += 2)
+            seen |= dof[j] == d;
+        for (int w = 0; w < 2 && !seen; w++)
+            slot[n] = -1, dof[n] = d, which[n++] = w;
+    }
+    return n;
 }
 
 /* The values instance i's update reads, as seeds: its directors' slots, then the DOFs of its
@@ -293,15 +366,13 @@ static int instance_seeds(const Update *u, int i, int *slot, int *dof, int *whic
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
         if (u->rank[p] < 0)
             continue;
-        int e = edge_of(u, i, p);
-        for (int end = 0; end < 2; end++)
-            for (int c = 0; c < 3; c++) {
-                int d = u->m->node_dof[u->m->edge_nodes[2 * e + end]] + c, seen = 0;
-                for (int j = first; j < n; j += 2)
-                    seen |= dof[j] == d;
-                for (int w = 0; w < 2 && !seen; w++)
-                    slot[n] = -1, dof[n] = d, which[n++] = w;
-            }
+        int e = edge_of(u, i, p), nodes[8], m = 0;
+        nodes[m++] = u->m->edge_nodes[2 * e], nodes[m++] = u->m->edge_nodes[2 * e + 1];
+        for (int j = 0; j < 2 && u->tau[p][0] >= 0; j++) /* tau0 reads the triangles on the edge */
+            for (int k = 0; k < 3 && u->edge_tris[2 * e + j] >= 0; k++)
+                nodes[m++] = u->m->tri_nodes[3 * u->edge_tris[2 * e + j] + k];
+        for (int v = 0; v < m; v++)
+            n = add_node_seeds(u, nodes[v], first, n, slot, dof, which);
     }
     return n;
 }
@@ -328,15 +399,15 @@ static void pull_seeds(Update *u, int i, const double *st, const double *lS1, co
 
 /* The values the update keeps as they were (not directors, not rewritten from the positions:
  * tangents, second directors and measured reference twists) pass their adjoint through. */
-static void pass_kept(const Update *u, const double *lS1, double *lS0)
+static void pass_kept(const Update *u, int i, const double *lS1, double *lS0)
 {
     int ns = u->info->n_state;
     unsigned char *rewritten = srd_xcalloc((size_t)ns + 1, 1);
     for (int p = 0; p < u->info->n_params && p < 64; p++)
         for (int c = 0; c < 3 && u->rank[p] >= 0; c++) {
-            for (int k = 0; k < 3; k++) {
-                const int *slot = k == 0 ? u->d1[p] : k == 1 ? u->d2[p] : u->t[p];
-                if (slot[c] >= 0)
+            for (int k = 0; k < 4; k++) {
+                const int *slot = k == 0 ? u->d1[p] : k == 1 ? u->d2[p] : k == 2 ? u->t[p] : u->tau[p];
+                if (slot[c] >= 0 && (k < 3 || u->edge_tris[2 * edge_of(u, i, p)] >= 0))
                     rewritten[slot[c]] = 1;
             }
             if (c == 0 && twist_partner(u, p) >= 0)
@@ -354,18 +425,18 @@ void srd_state_adjoint(const srd_model *m, int k, const srd_kernel_info *info, c
     Update u;
     update_init(&u, m, k, info);
     u.q0 = q0, u.q1 = q1;
-    int ns = info->n_state, cap = ns + 6 * 64 * 2 + 1;
+    int ns = info->n_state, cap = ns + 8 * 3 * 64 * 2 + 1;
     int *slot = srd_xcalloc((size_t)cap, sizeof(int)), *dof = srd_xcalloc((size_t)cap, sizeof(int));
     int *which = srd_xcalloc((size_t)cap, sizeof(int));
     double *out = srd_xcalloc((size_t)MAX_SEEDS * (size_t)ns + 1, sizeof(double));
     for (int i = 0; i < u.set->n; i++) {
         const double *st = &S0[(size_t)i * ns], *l = &lS1[(size_t)i * ns];
-        pass_kept(&u, l, &lS0[(size_t)i * ns]);
+        pass_kept(&u, i, l, &lS0[(size_t)i * ns]);
         int n = instance_seeds(&u, i, slot, dof, which);
         for (int from = 0; from < n; from += MAX_SEEDS) {
             u.n = n - from < MAX_SEEDS ? n - from : MAX_SEEDS;
             pull_seeds(&u, i, st, l, slot, dof, which, from, &lS0[(size_t)i * ns], lq0, lq1, out);
         }
     }
-    free(slot), free(dof), free(which), free(out);
+    free(slot), free(dof), free(which), free(out), free(u.edge_tris);
 }
