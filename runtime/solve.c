@@ -208,8 +208,8 @@ static void expand_symmetric_band(const srd_system *sys, const double *sym, doub
         }
 }
 
-/* LU with partial pivoting of a copy of the Jacobian. */
-static int solve_lu(srd_solver *s, double *b)
+/* LU with partial pivoting of a copy of the Jacobian, for nrhs right-hand sides (columns of b). */
+static int solve_lu(srd_solver *s, double *b, int nrhs)
 {
     const srd_system *sys = &s->sys;
     int n = sys->n_free;
@@ -217,47 +217,50 @@ static int solve_lu(srd_solver *s, double *b)
     switch (sys->layout) {
     case SRD_JAC_DENSE:
         memcpy(s->work, s->jac, sizeof(double) * storage);
-        return LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, 1, s->work, n, s->ipiv, b, n);
+        return LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, nrhs, s->work, n, s->ipiv, b, n);
     case SRD_JAC_BAND:
         memcpy(s->work, s->jac, sizeof(double) * storage);
-        return LAPACKE_dgbsv_work(LAPACK_COL_MAJOR, n, sys->kl, sys->ku, 1, s->work, (int)sys->ldab, s->ipiv, b, n);
+        return LAPACKE_dgbsv_work(LAPACK_COL_MAJOR, n, sys->kl, sys->ku, nrhs, s->work, (int)sys->ldab, s->ipiv, b, n);
     case SRD_JAC_BAND_SYM:
         expand_symmetric_band(sys, s->jac, s->work);
-        return LAPACKE_dgbsv_work(LAPACK_COL_MAJOR, n, sys->ku, sys->ku, 1, s->work, (int)general_ldab(sys), s->ipiv,
-                                  b, n);
+        return LAPACKE_dgbsv_work(LAPACK_COL_MAJOR, n, sys->ku, sys->ku, nrhs, s->work, (int)general_ldab(sys),
+                                  s->ipiv, b, n);
     case SRD_JAC_CSC: break;
     }
     return -1;
 }
 
 /* Cholesky of a copy of the upper triangle; info > 0 when the matrix is not positive definite. */
-static int solve_spd(srd_solver *s, double *b)
+static int solve_spd(srd_solver *s, double *b, int nrhs)
 {
     const srd_system *sys = &s->sys;
     int n = sys->n_free;
     memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
     if (sys->layout == SRD_JAC_BAND_SYM)
-        return LAPACKE_dpbsv_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, 1, s->work, (int)sys->ldab, b, n);
-    return LAPACKE_dposv_work(LAPACK_COL_MAJOR, 'U', n, 1, s->work, n, b, n);
+        return LAPACKE_dpbsv_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, nrhs, s->work, (int)sys->ldab, b, n);
+    return LAPACKE_dposv_work(LAPACK_COL_MAJOR, 'U', n, nrhs, s->work, n, b, n);
 }
 
 /* The LAPACK paths: U(info, info) is zero after LU with row pivoting, so column info - 1 is the
  * one without a pivot. */
-static int solve_lapack(srd_solver *s, double *b)
+static int solve_lapack(srd_solver *s, double *b, int nrhs)
 {
     int n = s->sys.n_free, info = 0;
     if (!s->symmetric) {
-        info = solve_lu(s, b);
+        info = solve_lu(s, b, nrhs);
     } else {
         /* LAPACK leaves b alone when Cholesky fails, but the fallback must not depend on it. */
-        double *saved_b = s->work + work_size(&s->sys) - n;
-        memcpy(saved_b, b, sizeof(double) * (size_t)n);
-        info = solve_spd(s, b);
+        size_t bytes = sizeof(double) * (size_t)n * (size_t)nrhs;
+        double *saved_b = nrhs == 1 ? s->work + work_size(&s->sys) - n : srd_xcalloc(bytes + 1, 1);
+        memcpy(saved_b, b, bytes);
+        info = solve_spd(s, b, nrhs);
         if (info > 0) {
-            memcpy(b, saved_b, sizeof(double) * (size_t)n);
-            info = solve_lu(s, b);
+            memcpy(b, saved_b, bytes);
+            info = solve_lu(s, b, nrhs);
             s->used_lu = 1;
         }
+        if (nrhs > 1)
+            free(saved_b);
     }
     if (info > 0)
         s->singular_col = info - 1;
@@ -275,7 +278,24 @@ int srd_solver_solve(srd_solver *s, double *b)
     double t0 = srd_seconds(), factor = 0;
     int info = s->sys.layout == SRD_JAC_CSC
                    ? srd_sparse_solve(s->sparse, &s->sys, s->jac, b, &s->used_lu, &s->singular_col, &factor)
-                   : solve_lapack(s, b);
+                   : solve_lapack(s, b, 1);
+    s->time_factor += srd_seconds() - t0;
+    s->last_info = info;
+    return info;
+}
+
+int srd_solver_solve_many(srd_solver *s, double *b, int nrhs)
+{
+    if (s->sys.layout == SRD_JAC_CSC || nrhs == 1 || s->sys.n_free == 0) {
+        int info = 0; /* the sparse path factorises per right-hand side: no sharing there yet */
+        for (int k = 0; k < nrhs && info == 0; k++)
+            info = srd_solver_solve(s, b + (size_t)k * (size_t)s->sys.n_free);
+        return info;
+    }
+    s->used_lu = 0;
+    s->singular_col = -1;
+    double t0 = srd_seconds();
+    int info = solve_lapack(s, b, nrhs);
     s->time_factor += srd_seconds() - t0;
     s->last_info = info;
     return info;

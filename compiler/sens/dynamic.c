@@ -684,22 +684,43 @@ static void rates_tangent(const DynamicRun *r, double dt, const Tan *in, Tan *ou
     }
 }
 
-/* Carries param t's tangent over linearised record x: in becomes the tangent at its end. */
-static int forward_record(DynamicRun *r, const Record *x, Track *t, Tan *in, Tan *out, double *g)
+/* Carries a tangent over linearised record x given dq1's solution x1 (free rows, in the lines'
+ * basis): in becomes the tangent at its end. */
+static void forward_finish(DynamicRun *r, const Record *x, Tan *in, Tan *out, double *x1)
 {
     srd_sim *s = &r->b->s;
-    step_rhs(r, x, in, t, g);
-    if (solve_step(s, g, false) != 0)
-        return -1;
+    srd_slides_expand(s, x1);
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
-        out->q[d] = f >= 0 ? -g[f] : 0;
+        out->q[d] = f >= 0 ? -x1[f] : 0;
     }
     rates_tangent(r, x->dt, in, out);
     for (int k = 0; k < r->n_sets; k++)
         srd_state_tangent(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, in->S[k], in->q, out->q, out->S[k]);
     tan_swap(in, out);
-    return 0;
+}
+
+/* Every derived param's tangent over linearised record x: their right-hand sides solved with one
+ * factorisation of the step's Jacobian. */
+static int forward_record(DynamicRun *r, const Record *x, Tan *tans, int *status, Tan *out, double *g, double *B)
+{
+    srd_sim *s = &r->b->s;
+    int nf = s->solver.sys.n_free, n = 0, *which = srd_xcalloc((size_t)r->n_params + 1, sizeof(int));
+    for (int k = 0; k < r->n_params; k++) {
+        if (status[k] == STATIC_DERIVED && moves_motion(r, &r->tracks[k], x->t))
+            status[k] = DYNAMIC_MOVES_MOTION;
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        step_rhs(r, x, &tans[k], &r->tracks[k], g);
+        reduce_rows(s, g);
+        memcpy(&B[(size_t)n * nf], g, sizeof(double) * (size_t)nf);
+        which[n++] = k;
+    }
+    int code = n ? srd_solver_solve_many(&s->solver, B, n) : 0;
+    for (int j = 0; j < n && code == 0; j++)
+        forward_finish(r, x, &tans[which[j]], out, &B[(size_t)j * nf]);
+    free(which);
+    return code ? -1 : 0;
 }
 
 /* ---- the start ---- */
@@ -781,6 +802,7 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, c
 {
     srd_sim *s = &r->b->s;
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
+    double *B = srd_xcalloc((size_t)s->solver.sys.n_free * (size_t)r->n_params + 1, sizeof(double));
     Tan out = tan_new(r);
     int code = 0;
     for (long i = 0; i < r->n_records && code == 0; i++) {
@@ -793,17 +815,12 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, c
         }
         *first = false;
         linearize(r, x);
-        for (int k = 0; k < r->n_params && code == 0; k++) {
-            if (status[k] == STATIC_DERIVED && moves_motion(r, &r->tracks[k], x->t))
-                status[k] = DYNAMIC_MOVES_MOTION;
-            if (status[k] == STATIC_DERIVED)
-                code = forward_record(r, x, &r->tracks[k], &tans[k], &out, g);
-        }
+        code = forward_record(r, x, tans, status, &out, g, B);
         if (code)
             snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
     }
     tan_free(r, &out);
-    free(g);
+    free(g), free(B);
     return code;
 }
 
