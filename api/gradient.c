@@ -8,6 +8,7 @@
 #include "diag.h"
 #include "instance.h"
 #include "sens/grad.h"
+#include "sens/objective_grad.h"
 
 struct srd_gradient {
     int     n_params, n_probes;
@@ -178,6 +179,78 @@ static srd_status simulation_derive(GradOptions *o, void *out)
 {
     *(srd_gradient **)out = NULL;
     return run_and_derive(o, out);
+}
+
+/* A result with one "probe", the objective, of size 1. */
+static srd_gradient *objective_result(const srd_model *m, const double *dp, const int *status, const StaticPoint *pt)
+{
+    srd_gradient *g = srd_xcalloc(1, sizeof *g);
+    g->n_params = m->n_params;
+    g->n_probes = 1;
+    g->params = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
+    g->why = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
+    g->probes = srd_xcalloc(2, sizeof(char *));
+    g->size = srd_xcalloc(2, sizeof(int));
+    g->values = srd_xcalloc(3 * (size_t)g->n_params + 1, sizeof(double));
+    g->probes[0] = srd_xstrdup("objective");
+    g->size[0] = 1;
+    for (int k = 0; k < g->n_params; k++) {
+        g->params[k] = srd_xstrdup(m->params[k].name);
+        if (status[k] == STATIC_DERIVED)
+            g->values[3 * k] = dp[k];
+        else
+            not_derived(g, k, objective_why(pt, k, status[k]));
+    }
+    return g;
+}
+
+typedef struct ObjectiveOut {
+    double        *value;
+    srd_gradient **g;
+} ObjectiveOut;
+
+/* Opens the model (with o->objective when given), and derives its objective. */
+static srd_status objective_derive(GradOptions *o, void *arg)
+{
+    ObjectiveOut *out = arg;
+    *out->g = NULL;
+    StaticPoint pt;
+    int status = static_point_open(&pt, o);
+    if (status == 0 && !pt.m->optimize.present) {
+        fprintf(o->errors, "%s: no objective: pass one, or give the model an `optimize` block\n", o->file);
+        status = SRD_EXIT_BAD_INPUT;
+    }
+    Objective ob;
+    memset(&ob, 0, sizeof ob);
+    char why[512] = "";
+    if (status == 0 && !objective_prepare(&ob, &pt.prog, pt.m, why, sizeof why)) {
+        fprintf(o->errors, "%s: the objective: %s\n", o->file, why);
+        status = SRD_EXIT_BAD_INPUT;
+    }
+    if (status == 0) {
+        double *dp = srd_xcalloc((size_t)pt.m->n_params + 1, sizeof(double));
+        int *st = srd_xcalloc((size_t)pt.m->n_params + 1, sizeof(int));
+        if (objective_gradient(&pt, o, &ob, NULL, out->value, dp, st, why, sizeof why) == 0)
+            *out->g = objective_result(pt.m, dp, st, &pt);
+        else {
+            fprintf(o->errors, "%s: %s\n", o->file, why);
+            status = SRD_EXIT_NUMERIC;
+        }
+        free(dp), free(st);
+    }
+    objective_free(&ob);
+    static_point_close(&pt);
+    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+}
+
+srd_status srd_objective_gradient(const char *path, const char *const *params, int n_params, const char *objective,
+                                  double *value, srd_gradient **out)
+{
+    if (!value)
+        return api_fail(NULL, SRD_ERR_ARGUMENT, "srd_objective_gradient: a NULL value");
+    GradOptions o = { .objective = objective };
+    ObjectiveOut arg = { value, out };
+    return api_derive("srd_objective_gradient", path, params, n_params, o, objective_derive, out ? (void *)&arg : NULL);
 }
 
 srd_status srd_static_gradient(const char *path, const char *const *params, int n_params, srd_gradient **out)

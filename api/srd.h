@@ -191,6 +191,12 @@ srd_status srd_static_gradient(const char *path, const char *const *params, int 
  * refused with the reason; a param whose effect switches near its value gets a why. */
 srd_status srd_simulation_gradient(const char *path, const char *const *params, int n_params, int adjoint,
                                    srd_gradient **out);
+/* An objective (`objective`, as `minimize = ...;` holds it, or NULL for the model's `optimize`
+ * block's) at the model's point: its value in *value and its derivative with respect to every
+ * param as the result's one probe, "objective" (`srdc grad --objective`): through the static
+ * equilibrium's sensitivities, or one adjoint pass of the simulation. */
+srd_status srd_objective_gradient(const char *path, const char *const *params, int n_params, const char *objective,
+                                  double *value, srd_gradient **out);
 int           srd_gradient_param_count(const srd_gradient *g);
 const char   *srd_gradient_param(const srd_gradient *g, int k);
 int           srd_gradient_probe_count(const srd_gradient *g);

@@ -11,9 +11,9 @@ from .errors import (SrdError, ModelError, NumericalError, SrdIOError, SrdMemory
                      StateError)
 from .model import Model
 from .batch import Batch
-from .sensitivity import modal_gradient, simulation_gradient, static_gradient
+from .sensitivity import modal_gradient, objective_gradient, simulation_gradient, static_gradient
 
 __version__ = _c.srd_version().decode()
 
-__all__ = ["Model", "Batch", "static_gradient", "simulation_gradient", "modal_gradient", "SrdError", "ModelError", "NumericalError", "SrdIOError", "SrdMemoryError",
+__all__ = ["Model", "Batch", "static_gradient", "simulation_gradient", "modal_gradient", "objective_gradient", "SrdError", "ModelError", "NumericalError", "SrdIOError", "SrdMemoryError",
            "ArgumentError", "StateError", "library_path"]

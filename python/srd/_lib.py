@@ -100,6 +100,8 @@ _signatures = {
                                            ctypes.POINTER(ctypes.c_void_p)]),
     "srd_simulation_gradient": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
                                                ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]),
+    "srd_objective_gradient": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
+                                              ctypes.c_char_p, c_double_p, ctypes.POINTER(ctypes.c_void_p)]),
     "srd_gradient_param_count": (ctypes.c_int, [ctypes.c_void_p]),
     "srd_gradient_param": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
     "srd_gradient_probe_count": (ctypes.c_int, [ctypes.c_void_p]),

@@ -92,6 +92,19 @@ def simulation_gradient(path, adjoint=False, **params):
                    _read, _c.srd_gradient_free)
 
 
+def objective_gradient(path, objective=None, **params):
+    """An objective (as `minimize = ...;` holds it; None: the model's `optimize` block's) and its
+    derivative with respect to every param, at the model built with `params` (texts with units),
+    as `srdc grad --objective` prints them: `value, grads, why = srd.objective_gradient("swing.srd",
+    "integral((tip.z + 2 cm)^2) / (1 mm^2 * 1 s)")`, then `grads["E"]` (per Pa)."""
+    array, n = _specs(params, "objective_gradient")
+    value = ctypes.c_double()
+    text = objective.encode() if objective is not None else None
+    grads, why = _result(lambda out: _c.srd_objective_gradient(str(path).encode(), array, n, text, ctypes.byref(value),
+                                                               out), _read, _c.srd_gradient_free)
+    return value.value, grads.get("objective", {}), why
+
+
 def static_gradient(path, **params):
     """The derivatives of the static block's probes with respect to every param (SI), at the
     model built with `params` (numbers in SI or texts with units):

@@ -80,3 +80,18 @@ def test_modal_why(tmp_path):
     assert "repeated frequency" in why[1]
     with pytest.raises(srd.ModelError, match="no `modes` block"):
         srd.modal_gradient(ARM)
+
+
+def test_objective_same_as_srdc_grad(srdc):
+    expr = "integral((tip.z + 2 cm)^2) / (1 mm^2 * 1 s) + (tip.x / 1 cm)^2"
+    value, grads, why = srd.objective_gradient(SWING, expr, kappa0="6/m")
+    assert why == {} and set(grads) == {"E", "rho", "kappa0", "F"}
+    printed = subprocess.run([srdc, "grad", SWING, "-p", "kappa0=6/m", "--objective", expr], capture_output=True,
+                             text=True, check=True, env=srdc_env()).stdout
+    assert np.isclose(value, float(re.search(r"objective \(--objective\) = (\S+);", printed).group(1)), rtol=1e-12)
+    for param, d in re.findall(r"d\(objective\)/d\((\w+)\) = (\S+) per", printed):
+        assert np.isclose(grads[param], float(d), rtol=1e-10), param
+    with pytest.raises(srd.ModelError, match="unknown name `tipz`"):
+        srd.objective_gradient(SWING, "tipz / 1 cm")
+    with pytest.raises(srd.ModelError, match="no objective"):
+        srd.objective_gradient(SWING)
