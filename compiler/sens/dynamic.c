@@ -46,7 +46,7 @@ typedef struct Track {
     PointSample x[4];
     double     *dmass, *dfext, *dparams, *dq_start;
     double    **dc;    /* per set, at the time last asked */
-    double      at;    /* that time */
+    double      at, h; /* that time and step */
     bool        kink;  /* a switch between the samples was seen (at kink_time): no derivative */
     double      kink_time;
 } Track;
@@ -332,16 +332,23 @@ static int first_run(DynamicRun *r, char *why, size_t why_n)
     return code;
 }
 
+bool dynamic_refuses(const StaticPoint *b, const GradOptions *o, char *why, size_t why_n)
+{
+    const srd_model *m = b->m;
+    srd_method method = (srd_method)srd_method_from_name(m->simulate.method);
+    const char *no = !m->simulate.present ? "it has no `simulate` block" : unsupported(m, &b->s, method);
+    if (*no)
+        snprintf(why, why_n, "the simulation of %s has no derivative here: %s", o->file, no);
+    return *no != 0;
+}
+
 DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptions *opt, char *why, size_t why_n)
 {
     const srd_model *m = b->m;
     srd_sim *s = &b->s;
     srd_method method = (srd_method)srd_method_from_name(m->simulate.method);
-    const char *no = !m->simulate.present ? "it has no `simulate` block" : unsupported(m, s, method);
-    if (*no) {
-        snprintf(why, why_n, "the simulation of %s has no derivative here: %s", o->file, no);
+    if (dynamic_refuses(b, o, why, why_n))
         return NULL;
-    }
     if (!static_point_compile_tangents(b, why, why_n))
         return NULL;
     DynamicRun *r = srd_xcalloc(1, sizeof *r);
@@ -444,17 +451,20 @@ static double combine(const Track *t, const double *const *f, size_t i)
     return t->st.w[0] * f[0][i] + t->st.w[1] * f[1][i] + t->st.w[2] * f[2][i] + t->st.w[3] * f[3][i];
 }
 
-/* dc and dfext at time `at` (the samples' schedules evaluated there; the base sim's data and
- * loads hold their values at `at`); a switch between the samples makes the param's status
- * DYNAMIC_NOT_SMOOTH (at the first time it is seen). */
-static void track_at(DynamicRun *r, Track *t, double at)
+/* dc and dfext at time `at` after a step h (the samples' schedules evaluated there, a moving
+ * obstacle's step-start pose at at - h; the base sim's data and loads hold their values for the
+ * same step); a switch between the samples makes the param's status DYNAMIC_NOT_SMOOTH (at the
+ * earliest time it is seen). */
+static void track_at(DynamicRun *r, Track *t, double at, double h)
 {
-    if (t->at == at)
+    if (t->at == at && t->h == h)
         return;
-    t->at = at;
+    t->at = at, t->h = h;
     const srd_sim *base = &r->b->s;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+        t->x[i].s.dt = h;
         srd_sim_apply_schedules(&t->x[i].s, at);
+    }
     bool kink = false;
     for (int k = 0; k < r->n_sets; k++) {
         const double *f[4];
@@ -470,7 +480,7 @@ static void track_at(DynamicRun *r, Track *t, double at)
     for (int d = 0; d < r->n_dofs; d++)
         t->dfext[d] = combine(t, f, (size_t)d);
     kink |= point_switches(&t->st, f, base->fext, t->dfext, (size_t)r->n_dofs, 1);
-    if (kink && !t->kink) {
+    if (kink && (!t->kink || at < t->kink_time)) { /* the adjoint meets the times backward */
         t->kink = true;
         t->kink_time = at;
     }
@@ -646,7 +656,7 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     double *dqe = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
         dqe[d] = (1 - b) * in->q[d];
-    track_at(r, t, x->t);
+    track_at(r, t, x->t, x->dt);
     srd_eval_ctx ctx = step_ctx(s, g);
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents w = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };
@@ -744,7 +754,7 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
 {
     srd_sim *s = &r->b->s;
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
-    track_at(r, t, 0);
+    track_at(r, t, 0, r->b->m->simulate.dt);
     srd_eval_ctx ctx = step_ctx(s, g);
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents w = { in->q, in->q, NULL, in->S[k], t->dc[k], t->dparams };
@@ -943,7 +953,7 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
 }
 
 /* grad[k] += what the record's data, loads and params' own reads contribute (at time at). */
-static void pull_params(DynamicRun *r, const Pull *p, double at, double *grad, int *status)
+static void pull_params(DynamicRun *r, const Pull *p, double at, double h, double *grad, int *status)
 {
     for (int k = 0; k < r->n_params; k++) {
         Track *t = &r->tracks[k];
@@ -953,7 +963,7 @@ static void pull_params(DynamicRun *r, const Pull *p, double at, double *grad, i
             status[k] = DYNAMIC_MOVES_MOTION;
             continue;
         }
-        track_at(r, t, at);
+        track_at(r, t, at, h);
         double sum = p->lp[k] + dot(p->lfext, t->dfext, (size_t)r->n_dofs);
         for (int j = 0; j < r->n_sets; j++)
             sum += dot(p->lc[j], t->dc[j], (size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data);
@@ -984,7 +994,7 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
     for (int f = 0; f < s->solver.sys.n_free; f++)
         lg[f] = -lg[f]; /* dq1 = -K^-1 g: the adjoint of g is -K^-T lambda_q1 */
     rhs_adjoint(r, x, lg, start, p);
-    pull_params(r, p, x->t, grad, status);
+    pull_params(r, p, x->t, x->dt, grad, status);
     tan_swap(end, start);
     return 0;
 }
@@ -1013,7 +1023,7 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
         InputAdjoints out = { adj->q, adj->q, NULL, adj->S[k], p->lc[k], p->lp };
         kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
     }
-    pull_params(r, p, 0, grad, status);
+    pull_params(r, p, 0, r->b->m->simulate.dt, grad, status);
     memset(adj->a, 0, sizeof(double) * (size_t)r->n_dofs);
     free(lres);
 }

@@ -28,6 +28,10 @@ typedef struct DynamicOptions {
     void       *ctx;
 } DynamicOptions;
 
+/* Whether the derivatives do not cover b's simulation, with the reason in why (what dynamic_run
+ * would refuse before running). */
+bool dynamic_refuses(const StaticPoint *b, const GradOptions *o, char *why, size_t why_n);
+
 /* Runs point b's simulate block as point_simulate does and records what the sensitivities need.
  * NULL, with the reason in why, when the model has something they do not cover (named) or a
  * step fails (when, and how). opt may be NULL. */

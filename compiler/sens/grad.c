@@ -507,7 +507,7 @@ int grad_model(const GradOptions *o)
 {
     StaticPoint b;
     int status = static_point_open(&b, o);
-    if (status == SRD_EXIT_OK && (o->objective || b.m->optimize.present)) {
+    if (status == SRD_EXIT_OK && (o->objective || (b.m->optimize.present && o->analysis == GRAD_AUTO))) {
         status = grad_objective(&b, o);
         static_point_close(&b);
         diag_reset();

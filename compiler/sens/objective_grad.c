@@ -39,6 +39,8 @@ static void step_slopes(void *ctx, long step, double t, const double *q, const d
 static int simulated(StaticPoint *pt, const GradOptions *g, Objective *ob, const bool *want, double *J, double *dp,
                      int *status, char *why, size_t why_n)
 {
+    if (dynamic_refuses(pt, g, why, why_n))
+        return OBJECTIVE_REFUSED;
     ObjectiveRun run;
     memset(&run, 0, sizeof run);
     Recorder rc = { &run, ob };
@@ -141,5 +143,5 @@ int grad_objective(StaticPoint *pt, const GradOptions *o)
         fprintf(messages(o), "srdc: error: %s\n", err);
     free(dp), free(status);
     objective_free(&ob);
-    return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
+    return code == 0 ? SRD_EXIT_OK : code == OBJECTIVE_REFUSED ? SRD_EXIT_BAD_INPUT : SRD_EXIT_NUMERIC;
 }

@@ -9,7 +9,9 @@
 
 /* Runs point pt's analysis (its static block, or its simulation), evaluates the objective into
  * *J and its gradient dp[k] for the params `want` names (NULL: every one), with status[k]
- * STATIC_DERIVED or why not (objective_why). 0, or -1 with a message in why. */
+ * STATIC_DERIVED or why not (objective_why). 0, or with a message in why OBJECTIVE_REFUSED (a
+ * simulation the derivatives do not cover) or -1 (a failed solve or step). */
+enum { OBJECTIVE_REFUSED = -2 };
 int objective_gradient(StaticPoint *pt, const GradOptions *g, Objective *ob, const bool *want, double *J, double *dp,
                        int *status, char *why, size_t why_n);
 const char *objective_why(const StaticPoint *pt, int k, int status);

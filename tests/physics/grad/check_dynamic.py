@@ -212,6 +212,17 @@ with open(midedge, "w") as f:
 derived = forward_and_adjoint("mid-edge shell", midedge)
 against_differences("mid-edge shell", midedge, {"youngs": (2e7, "Pa"), "g": (9.81, "m/s^2")}, derived)
 
+# A moving obstacle with friction: examples/plate_press.srd's plate (its centre an expression of
+# time and of `travel`) presses a rod; the obstacle's step-start pose (friction reads its
+# surface's velocity from the two poses) moves with the param too.
+press = os.path.join(tap.scratch("dyn_"), "press.srd")
+with open(os.path.join(examples, "plate_press.srd")) as f:
+    press_text = f.read()
+with open(press, "w") as f:
+    f.write(re.sub(r"duration = [^;]+;", "duration = 1.2 s;", press_text).replace("tolerance = 1e-10", "tolerance = 1e-12"))
+derived = forward_and_adjoint("moving obstacle", press)
+against_differences("moving obstacle", press, {"travel": (2.5e-3, "m")}, derived)
+
 # What is not covered is refused with the reason.
 explicit = os.path.join(tap.scratch("dyn_"), "explicit.srd")
 with open(explicit, "w") as f:
