@@ -30,6 +30,7 @@ typedef struct Sample {
     double  *fext;
     double **state;   /* per set: n * n_state */
     double  *mass;    /* per DOF: what the modal analysis reads (modal_dof_mass) */
+    double  *q;       /* the start's configuration: held DOFs where prescribed motion puts them */
     bool     ok;
 } Sample;
 
@@ -157,6 +158,7 @@ static void sample_free(Sample *x, int n_sets)
     free(x->columns);
     free(x->state);
     free(x->fext);
+    free(x->q);
     free(x->mass);
     memset(x, 0, sizeof *x);
 }
@@ -215,6 +217,7 @@ static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, doubl
             x.state[j] = copy_of(bt->state, (size_t)bt->n * (size_t)bt->n_state);
         }
         x.fext = copy_of(s->fext, (size_t)ps.m->n_dofs);
+        x.q = copy_of(s->q, (size_t)ps.m->n_dofs);
         x.mass = srd_xcalloc((size_t)ps.m->n_dofs + 1, sizeof(double));
         for (int d = 0; d < ps.m->n_dofs; d++)
             x.mass[d] = modal_dof_mass(ps.m, d);
@@ -313,6 +316,17 @@ static void residual_derivative(StaticPoint *b, int k, const Sample *x, const St
     free(dfext);
 }
 
+/* Whether the param moves where prescribed motion holds the driven DOFs: not derived yet. */
+static bool motion_moves(const StaticPoint *b, const Sample *x)
+{
+    for (int d = 0; d < b->m->n_dofs; d++)
+        if (b->s.solver.sys.free_index[d] < 0)
+            for (int i = 1; i < 4; i++)
+                if (x[i].q[d] != x[0].q[d])
+                    return true;
+    return false;
+}
+
 /* Whether the samples straddle a switch of the data or the loads (point_switches). */
 static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil *st)
 {
@@ -344,7 +358,7 @@ static int take_samples(StaticPoint *b, const GradOptions *o, int k, Stencil *st
         x[i] = sample_at(b, o, k, st->at[i]);
         ok &= x[i].ok;
     }
-    return !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY
+    return !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : motion_moves(b, x) ? STATIC_MOVES_MOTION
          : samples_switch(b, x, st) ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
 }
 
@@ -446,6 +460,8 @@ const char *static_point_why(int status)
     static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry (rest lengths, "
                                  "positions or masses of elements): not derived yet", "its range is too narrow to "
                                  "sample around its value", "the model could not be built at nearby values" };
+    if (status == STATIC_MOVES_MOTION)
+        return "it moves a prescribed motion: not derived yet";
     if (status == STATIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of an expression): no derivative";

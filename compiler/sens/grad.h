@@ -49,7 +49,7 @@ int  static_point_open(StaticPoint *b, const GradOptions *o);
 void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
-       STATIC_NOT_SMOOTH };
+       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);

@@ -84,6 +84,19 @@ check(at_kink.returncode == 0 and "F: the model's values are not smooth in it ne
       "not smooth" not in away.stdout, "a load max(F, c) at F = c: both params named as not smooth there, F derived "
       "away from it")
 
+# A param that moves a prescribed motion (the rod's end pushed down by `squeeze`) is named as not
+# derived (it was silently taken as not moving the held DOFs).
+moved = os.path.join(tap.scratch("grad_"), "moved.srd")
+with open(moved, "w") as f:
+    f.write("param squeeze = 2 mm in 0 mm..5 mm;\nparam E = 3 MPa in 1 MPa..10 MPa;\n"
+            "material silicone { E = E; nu = 0.45; rho = 1100 kg/m^3; }\n"
+            "rod arm { path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 12; radius = 2 mm; material = silicone; }\n"
+            "clamp arm.start;\nmove arm.end = (0 m, 0 m, -squeeze);\n"
+            "static { load_steps = 2; probe mid = arm.node(6); }\n")
+p = subprocess.run([srdc, "grad", moved], capture_output=True, text=True)
+check(p.returncode == 0 and "squeeze: it moves a prescribed motion: not derived yet" in p.stdout and
+      "d(mid)/d(E) =" in p.stdout, "a param moving a prescribed motion is named as not derived, E still derived")
+
 with open(model) as f:
     text = f.read()
 
