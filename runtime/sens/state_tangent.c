@@ -276,6 +276,33 @@ static int twist_partner(const Update *u, int p)
     return q;
 }
 
+/* Edge param p's new values (director, second director, tangent, tau0) and their derivatives into
+ * out; its new director in *d1 (zero when it has none). */
+static void edge_update(const Update *u, int i, int p, const double *st, const double *dst, double *out, Dual3 *d1)
+{
+    int e = edge_of(u, i, p);
+    Dual3 told, tnew, d, d2;
+    edge_tangent(u, 0, e, &told);
+    edge_tangent(u, 1, e, &tnew);
+    if (u->d1[p][0] < 0) { /* no director: the second one is t x 0 */
+        memset(d1->v, 0, sizeof d1->v);
+        for (int c = 0; c < 3; c++)
+            memset(d1->d[c], 0, sizeof(double) * (size_t)u->n);
+    } else {
+        read_director(u, u->d1[p], st, dst, &d);
+        carried_director(u, &d, &told, &tnew, d1);
+    }
+    write3(u, u->d1[p], d1, out);
+    d_cross(u, &tnew, d1, &d2);
+    write3(u, u->d2[p], &d2, out);
+    write3(u, u->t[p], &tnew, out);
+    if (u->tau[p][0] >= 0 && u->edge_tris[2 * e] >= 0) { /* an edge of no triangle keeps its tau0 */
+        Dual3 tau;
+        edge_tau(u, e, &tau);
+        write3(u, u->tau[p], &tau, out);
+    }
+}
+
 /* The derivatives of instance i's new state along the u->n directions, into out (direction-
  * major); values the update leaves as they are take their own derivative (dst, or the seeds). */
 static void instance_derivative(const Update *u, int i, const double *st, const double *dst, double *out)
@@ -285,31 +312,9 @@ static void instance_derivative(const Update *u, int i, const double *st, const 
         for (int j = 0; j < ns; j++)
             out[(size_t)s * ns + j] = dst ? dst[j] : u->seed_slot[s] == j;
     Dual3 *d1 = srd_xrealloc(NULL, sizeof *d1 * (size_t)(u->info->n_params + 1)); /* only edges' are set */
-    for (int p = 0; p < u->info->n_params && p < 64; p++) {
-        if (u->rank[p] < 0)
-            continue;
-        int e = edge_of(u, i, p);
-        Dual3 told, tnew, d, d2;
-        edge_tangent(u, 0, e, &told);
-        edge_tangent(u, 1, e, &tnew);
-        if (u->d1[p][0] < 0) { /* no director: the second one is t x 0 */
-            memset(d1[p].v, 0, sizeof d1[p].v);
-            for (int c = 0; c < 3; c++)
-                memset(d1[p].d[c], 0, sizeof(double) * (size_t)u->n);
-        } else {
-            read_director(u, u->d1[p], st, dst, &d);
-            carried_director(u, &d, &told, &tnew, &d1[p]);
-        }
-        write3(u, u->d1[p], &d1[p], out);
-        d_cross(u, &tnew, &d1[p], &d2);
-        write3(u, u->d2[p], &d2, out);
-        write3(u, u->t[p], &tnew, out);
-        if (u->tau[p][0] >= 0 && u->edge_tris[2 * e] >= 0) { /* an edge of no triangle keeps its tau0 */
-            Dual3 tau;
-            edge_tau(u, e, &tau);
-            write3(u, u->tau[p], &tau, out);
-        }
-    }
+    for (int p = 0; p < u->info->n_params && p < 64; p++)
+        if (u->rank[p] >= 0)
+            edge_update(u, i, p, st, dst, out, &d1[p]);
     for (int p = 0; p < u->info->n_params && p < 64; p++) {
         int q = twist_partner(u, p);
         if (q < 0)
