@@ -503,6 +503,8 @@ static bool moves_motion(DynamicRun *r, Track *t, double at)
     return moves;
 }
 
+static void track_allocate(DynamicRun *r, int k, Track *t);
+
 static void track_open(DynamicRun *r, int k, Track *t)
 {
     const srd_param *p = &r->b->m->params[k];
@@ -526,8 +528,13 @@ static void track_open(DynamicRun *r, int k, Track *t)
             t->x[i].s.step_dt = r->b->m->simulate.dt;
     }
     t->status = !ok ? STATIC_NOT_SAMPLED : moves_geometry(r, t) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
-    if (t->status != STATIC_DERIVED)
-        return;
+    if (t->status == STATIC_DERIVED)
+        track_allocate(r, k, t);
+}
+
+/* A derived param's derivatives: the data's and loads' (filled per step), the masses' and its own. */
+static void track_allocate(DynamicRun *r, int k, Track *t)
+{
     t->dc = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dc);
     for (int j = 0; j < r->n_sets; j++)
         t->dc[j] = srd_xcalloc((size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data + 1, sizeof(double));
