@@ -45,6 +45,7 @@ typedef struct Track {
     Stencil     st;
     PointSample x[4];
     double     *dmass, *dfext, *dparams, *dq_start;
+    double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
     double    **dc;    /* per set, at the time last asked */
     double      at, h; /* that time and step */
     bool        kink;  /* a switch between the samples was seen (at kink_time): no derivative */
@@ -59,7 +60,8 @@ struct DynamicRun {
     int                n_sets, n_dofs, n_params;
     /* the start: the state S_ref and configuration q_ref a static start carries from */
     bool               from_equilibrium;
-    double            *q_ref, **S_ref, *q_start;
+    double            *q_ref, **S_ref, *q_start, *q0_start; /* q0_start: the sim's q0 then (a driven
+                                                              DOF's may be its reference) */
     double           **dq_eq;       /* per param: the static start's derivative */
     int               *eq_status;
     Segment           *segments;
@@ -299,6 +301,7 @@ static int start_run(DynamicRun *r)
         srd_sim_start_here(s);
     }
     r->q_start = dup(s->q, (size_t)r->n_dofs);
+    r->q0_start = dup(s->q0, (size_t)r->n_dofs);
     point_simulation_settings(b);
     return 0;
 }
@@ -388,7 +391,7 @@ void dynamic_run_free(DynamicRun *r)
     free(r->segments);
     for (int k = 0; r->S_ref && k < r->n_sets; k++)
         free(r->S_ref[k]);
-    free(r->S_ref), free(r->q_ref), free(r->q_start), free(r->qT), free(r->vT);
+    free(r->S_ref), free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);
     free(r->dq_eq), free(r->eq_status);
@@ -451,6 +454,8 @@ static double combine(const Track *t, const double *const *f, size_t i)
     return t->st.w[0] * f[0][i] + t->st.w[1] * f[1][i] + t->st.w[2] * f[2][i] + t->st.w[3] * f[3][i];
 }
 
+static void track_motion(DynamicRun *r, Track *t, double at);
+
 /* dc and dfext at time `at` after a step h (the samples' schedules evaluated there, a moving
  * obstacle's step-start pose at at - h; the base sim's data and loads hold their values for the
  * same step); a switch between the samples makes the param's status DYNAMIC_NOT_SMOOTH (at the
@@ -484,23 +489,44 @@ static void track_at(DynamicRun *r, Track *t, double at, double h)
         t->kink = true;
         t->kink_time = at;
     }
+    track_motion(r, t, at);
 }
 
-/* Whether the samples' prescribed motions place the driven DOFs elsewhere at time `at`. */
-static bool moves_motion(DynamicRun *r, Track *t, double at)
+/* Whether a moved DOF is a clamp's anchor, whose slide line would move with it: not derived. */
+static bool moves_slide(const DynamicRun *r, const Track *t)
 {
-    if (!r->b->m->n_motions)
-        return false;
-    double *q = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), *q0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    srd_motion_impose(&r->b->s, at, 1, q0, NULL);
-    bool moves = false;
-    for (int i = 0; i < 4 && !moves; i++) {
-        memset(q, 0, sizeof(double) * (size_t)r->n_dofs);
-        srd_motion_impose(&t->x[i].s, at, 1, q, NULL);
-        moves = memcmp(q, q0, sizeof(double) * (size_t)r->n_dofs) != 0;
+    const srd_model *m = r->b->m;
+    for (int k = 0; k < m->n_slides; k++)
+        for (int c = 0; c < 3; c++)
+            if (t->dmq[m->node_dof[m->slide_anchor[k]] + c] != 0)
+                return true;
+    return false;
+}
+
+/* The derivative of the prescribed motion at time `at`: of the driven DOFs' positions, velocities
+ * and accelerations (zero on DOFs no motion drives). A param that moves a clamp's anchor gets
+ * DYNAMIC_MOVES_MOTION. */
+static void track_motion(DynamicRun *r, Track *t, double at)
+{
+    size_t n = (size_t)r->n_dofs;
+    if (!r->b->m->n_motions || !t->dmq)
+        return;
+    double *q[4], *v[4], *a[4];
+    for (int i = 0; i < 4; i++) {
+        q[i] = srd_xcalloc(n + 1, sizeof(double)), v[i] = srd_xcalloc(n + 1, sizeof(double));
+        srd_motion_impose(&t->x[i].s, at, 1, q[i], v[i]);
+        a[i] = t->x[i].s.prescribed_acc;
     }
-    free(q), free(q0);
-    return moves;
+    for (size_t d = 0; d < n; d++) {
+        bool held = r->b->s.solver.sys.free_index[d] < 0;
+        t->dmq[d] = held ? combine(t, (const double *const *)q, d) : 0;
+        t->dmv[d] = held ? combine(t, (const double *const *)v, d) : 0;
+        t->dma[d] = held && a[0] ? combine(t, (const double *const *)a, d) : 0;
+    }
+    for (int i = 0; i < 4; i++)
+        free(q[i]), free(v[i]);
+    if (t->status == STATIC_DERIVED && moves_slide(r, t))
+        t->status = DYNAMIC_MOVES_MOTION;
 }
 
 static void track_allocate(DynamicRun *r, int k, Track *t);
@@ -545,6 +571,9 @@ static void track_allocate(DynamicRun *r, int k, Track *t)
         t->dmass[d] = combine(t, f, (size_t)d);
     t->dparams = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
     t->dparams[k] = 1;
+    t->dmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    t->dmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    t->dma = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
 }
 
 static void track_free(DynamicRun *r, Track *t)
@@ -554,6 +583,7 @@ static void track_free(DynamicRun *r, Track *t)
     for (int j = 0; t->dc && j < r->n_sets; j++)
         free(t->dc[j]);
     free(t->dc), free(t->dfext), free(t->dmass), free(t->dparams), free(t->dq_start);
+    free(t->dmq), free(t->dmv), free(t->dma);
 }
 
 /* The tracks of every param, and the static start's derivative along each (before the run
@@ -661,9 +691,9 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha;
     memset(g, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
     double *dqe = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    for (int d = 0; d < r->n_dofs; d++)
-        dqe[d] = (1 - b) * in->q[d];
     track_at(r, t, x->t, x->dt);
+    for (int d = 0; d < r->n_dofs; d++) /* a driven DOF's end is the motion's */
+        dqe[d] = (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : 0);
     srd_eval_ctx ctx = step_ctx(s, g);
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents w = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };
@@ -683,13 +713,13 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
 }
 
 /* The scheme's velocity and acceleration tangents from the positions' (held DOFs: the motion's). */
-static void rates_tangent(const DynamicRun *r, double dt, const Tan *in, Tan *out)
+static void rates_tangent(const DynamicRun *r, const Track *t, double dt, const Tan *in, Tan *out)
 {
     const srd_system *sys = &r->b->s.solver.sys;
     for (int d = 0; d < r->n_dofs; d++) {
         double dq = out->q[d] - in->q[d];
         if (sys->free_index[d] < 0)
-            out->v[d] = out->a[d] = 0;
+            out->v[d] = t->dmv[d], out->a[d] = r->method == SRD_NEWMARK ? t->dma[d] : in->a[d];
         else if (r->method == SRD_IMPLICIT_EULER)
             out->v[d] = dq / dt, out->a[d] = in->a[d];
         else if (r->method == SRD_IMPLICIT_MIDPOINT)
@@ -703,15 +733,15 @@ static void rates_tangent(const DynamicRun *r, double dt, const Tan *in, Tan *ou
 
 /* Carries a tangent over linearised record x given dq1's solution x1 (free rows, in the lines'
  * basis): in becomes the tangent at its end. */
-static void forward_finish(DynamicRun *r, const Record *x, Tan *in, Tan *out, double *x1)
+static void forward_finish(DynamicRun *r, const Record *x, const Track *t, Tan *in, Tan *out, double *x1)
 {
     srd_sim *s = &r->b->s;
     srd_slides_expand(s, x1);
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
-        out->q[d] = f >= 0 ? -x1[f] : 0;
+        out->q[d] = f >= 0 ? -x1[f] : t->dmq[d];
     }
-    rates_tangent(r, x->dt, in, out);
+    rates_tangent(r, t, x->dt, in, out);
     for (int k = 0; k < r->n_sets; k++)
         srd_state_tangent(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, in->S[k], in->q, out->q, out->S[k]);
     tan_swap(in, out);
@@ -724,18 +754,19 @@ static int forward_record(DynamicRun *r, const Record *x, Tan *tans, int *status
     srd_sim *s = &r->b->s;
     int nf = s->solver.sys.n_free, n = 0, *which = srd_xcalloc((size_t)r->n_params + 1, sizeof(int));
     for (int k = 0; k < r->n_params; k++) {
-        if (status[k] == STATIC_DERIVED && moves_motion(r, &r->tracks[k], x->t))
-            status[k] = DYNAMIC_MOVES_MOTION;
+        if (status[k] == STATIC_DERIVED)
+            step_rhs(r, x, &tans[k], &r->tracks[k], g);
+        if (status[k] == STATIC_DERIVED && r->tracks[k].status != STATIC_DERIVED)
+            status[k] = r->tracks[k].status; /* a moving clamp's line, seen at this step */
         if (status[k] != STATIC_DERIVED)
             continue;
-        step_rhs(r, x, &tans[k], &r->tracks[k], g);
         reduce_rows(s, g);
         memcpy(&B[(size_t)n * nf], g, sizeof(double) * (size_t)nf);
         which[n++] = k;
     }
     int code = n ? srd_solver_solve_many(&s->solver, B, n) : 0;
     for (int j = 0; j < n && code == 0; j++)
-        forward_finish(r, x, &tans[which[j]], out, &B[(size_t)j * nf]);
+        forward_finish(r, x, &r->tracks[which[j]], &tans[which[j]], out, &B[(size_t)j * nf]);
     free(which);
     return code ? -1 : 0;
 }
@@ -747,13 +778,23 @@ static void at_start(DynamicRun *r, const Record *first)
 {
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
-    memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q_start, bytes), memcpy(s->v0, first->v0, bytes);
+    memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = 0;
     s->dt = r->b->m->simulate.dt;
     s->stiffness_b = 1;
     srd_sim_apply_schedules(s, 0);
+}
+
+/* The part of x (the start's q tangent or adjoint) that the sim's q0 at the start shares: where
+ * q0 is q (a DOF a motion drives keeps its reference there, which no param moves). */
+static double *start_q0_share(const DynamicRun *r, const double *x)
+{
+    double *y = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        y[d] = r->q0_start[d] == r->q_start[d] ? x[d] : 0;
+    return y;
 }
 
 /* Newmark's start acceleration a = -R_static / M: its tangent along param t (in: the start's). */
@@ -763,10 +804,12 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
     track_at(r, t, 0, r->b->m->simulate.dt);
     srd_eval_ctx ctx = step_ctx(s, g);
+    double *dq0 = start_q0_share(r, in->q);
     for (int k = 0; k < r->n_sets; k++) {
-        InputTangents w = { in->q, in->q, NULL, in->S[k], t->dc[k], t->dparams };
+        InputTangents w = { in->q, dq0, NULL, in->S[k], t->dc[k], t->dparams };
         kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
     }
+    free(dq0);
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
         double M = s->m->dof_mass[d];
@@ -779,8 +822,14 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
 /* The start's tangent along param k: the static equilibrium's and the frames carried to it. */
 static void start_tangent(DynamicRun *r, int k, Tan *in)
 {
-    if (!r->from_equilibrium)
+    if (!r->from_equilibrium) { /* the reference, but where prescribed motion puts the driven DOFs */
+        Track *t = &r->tracks[k];
+        track_motion(r, t, 0); /* the motion alone: the base sim's data are not at t = 0 here */
+        t->at = NAN;
+        memcpy(in->q, t->dmq, sizeof(double) * (size_t)r->n_dofs);
+        memcpy(in->v, t->dmv, sizeof(double) * (size_t)r->n_dofs);
         return;
+    }
     const srd_sim *s = &r->b->s;
     memcpy(in->q, r->dq_eq[k], sizeof(double) * (size_t)r->n_dofs);
     double *zero = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
@@ -877,6 +926,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
  * read directly, the loads, and (summed over the run) the masses. */
 typedef struct Pull {
     double **lc, *lp, *lfext, *lM, *lq_eval;
+    double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
 } Pull;
 
 static Pull pull_new(const DynamicRun *r)
@@ -889,6 +939,9 @@ static Pull pull_new(const DynamicRun *r)
     p.lfext = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lM = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lq_eval = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lma = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     return p;
 }
 
@@ -899,6 +952,9 @@ static void pull_clear(const DynamicRun *r, Pull *p)
     memset(p->lp, 0, sizeof(double) * (size_t)r->n_params);
     memset(p->lfext, 0, sizeof(double) * (size_t)r->n_dofs);
     memset(p->lq_eval, 0, sizeof(double) * (size_t)r->n_dofs);
+    memset(p->lmq, 0, sizeof(double) * (size_t)r->n_dofs);
+    memset(p->lmv, 0, sizeof(double) * (size_t)r->n_dofs);
+    memset(p->lma, 0, sizeof(double) * (size_t)r->n_dofs);
 }
 
 static void pull_free(const DynamicRun *r, Pull *p)
@@ -906,6 +962,7 @@ static void pull_free(const DynamicRun *r, Pull *p)
     for (int k = 0; k < r->n_sets; k++)
         free(p->lc[k]);
     free(p->lc), free(p->lp), free(p->lfext), free(p->lM), free(p->lq_eval);
+    free(p->lmq), free(p->lmv), free(p->lma);
 }
 
 /* The transpose of rates_tangent: from the adjoints of v1, a1 into those of q1 and the start. */
@@ -914,8 +971,10 @@ static void rates_adjoint(const DynamicRun *r, double dt, const Tan *end, double
     const srd_system *sys = &r->b->s.solver.sys;
     for (int d = 0; d < r->n_dofs; d++) {
         double lv = end->v[d], la = end->a[d];
-        if (sys->free_index[d] < 0)
+        if (sys->free_index[d] < 0) { /* the motion's rates (pull_params); a is kept but by Newmark */
+            start->a[d] += r->method == SRD_NEWMARK ? 0 : la;
             continue;
+        }
         if (r->method == SRD_IMPLICIT_EULER) {
             lq1[d] += lv / dt, start->q[d] -= lv / dt, start->a[d] += la;
         } else if (r->method == SRD_IMPLICIT_MIDPOINT) {
@@ -966,15 +1025,30 @@ static void pull_params(DynamicRun *r, const Pull *p, double at, double h, doubl
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
-        if (at > 0 && moves_motion(r, t, at)) {
-            status[k] = DYNAMIC_MOVES_MOTION;
+        track_at(r, t, at, h);
+        if (t->status != STATIC_DERIVED) {
+            status[k] = t->status; /* a moving clamp's line, seen at this step */
             continue;
         }
-        track_at(r, t, at, h);
-        double sum = p->lp[k] + dot(p->lfext, t->dfext, (size_t)r->n_dofs);
+        double sum = p->lp[k] + dot(p->lfext, t->dfext, (size_t)r->n_dofs) + dot(p->lmq, t->dmq, (size_t)r->n_dofs) +
+                     dot(p->lmv, t->dmv, (size_t)r->n_dofs) + dot(p->lma, t->dma, (size_t)r->n_dofs);
         for (int j = 0; j < r->n_sets; j++)
             sum += dot(p->lc[j], t->dc[j], (size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data);
         grad[k] += sum;
+    }
+}
+
+/* The adjoints of the driven DOFs' end position (through the states, the rates, the objective and
+ * the elements' evaluation point b q1 + (1 - b) q0), velocity and Newmark's acceleration. */
+static void motion_adjoint(const DynamicRun *r, const Tan *end, const double *lq1, Pull *p)
+{
+    const srd_sim *s = &r->b->s;
+    for (int d = 0; d < r->n_dofs && r->b->m->n_motions; d++) {
+        if (s->solver.sys.free_index[d] >= 0)
+            continue;
+        p->lmq[d] = lq1[d] + s->stiffness_b * p->lq_eval[d];
+        p->lmv[d] = end->v[d];
+        p->lma[d] = r->method == SRD_NEWMARK ? end->a[d] : 0;
     }
 }
 
@@ -995,13 +1069,17 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
     for (size_t d = 0; d < n; d++)
         if (s->solver.sys.free_index[d] >= 0)
             lg[s->solver.sys.free_index[d]] = lq1[d];
-    free(lq1);
-    if (solve_step(s, lg, true) != 0)
-        return -1;
+    int code = solve_step(s, lg, true);
     for (int f = 0; f < s->solver.sys.n_free; f++)
         lg[f] = -lg[f]; /* dq1 = -K^-1 g: the adjoint of g is -K^-T lambda_q1 */
-    rhs_adjoint(r, x, lg, start, p);
-    pull_params(r, p, x->t, x->dt, grad, status);
+    if (code == 0) {
+        rhs_adjoint(r, x, lg, start, p);
+        motion_adjoint(r, end, lq1, p);
+        pull_params(r, p, x->t, x->dt, grad, status);
+    }
+    free(lq1);
+    if (code)
+        return -1;
     tan_swap(end, start);
     return 0;
 }
@@ -1026,10 +1104,15 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
         p->lfext[d] = -s->load_factor * lres[f];
     }
     srd_eval_ctx ctx = step_ctx(s, NULL);
+    double *lq0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; k < r->n_sets; k++) {
-        InputAdjoints out = { adj->q, adj->q, NULL, adj->S[k], p->lc[k], p->lp };
+        InputAdjoints out = { adj->q, lq0, NULL, adj->S[k], p->lc[k], p->lp };
         kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
     }
+    double *shared = start_q0_share(r, lq0);
+    for (int d = 0; d < r->n_dofs; d++)
+        adj->q[d] += shared[d];
+    free(lq0), free(shared);
     pull_params(r, p, 0, r->b->m->simulate.dt, grad, status);
     memset(adj->a, 0, sizeof(double) * (size_t)r->n_dofs);
     free(lres);
@@ -1038,6 +1121,14 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
 /* The start's share: a static start's dq (and the frames carried to it) along every param. */
 static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *status)
 {
+    for (int k = 0; k < r->n_params && !r->from_equilibrium; k++) {
+        Track *t = &r->tracks[k];
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        track_motion(r, t, 0);
+        t->at = NAN;
+        grad[k] += dot(adj->q, t->dmq, (size_t)r->n_dofs) + dot(adj->v, t->dmv, (size_t)r->n_dofs);
+    }
     if (!r->from_equilibrium)
         return;
     const srd_sim *s = &r->b->s;
@@ -1115,7 +1206,7 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
 const char *dynamic_why(int status)
 {
     if (status == DYNAMIC_MOVES_MOTION)
-        return "it moves a prescribed motion: not derived yet";
+        return "it moves a clamped rod end by prescribed motion (its slide's line with it): not derived yet";
     if (status == DYNAMIC_NOT_ASKED)
         return "not asked for";
     if (status == DYNAMIC_NOT_SMOOTH)

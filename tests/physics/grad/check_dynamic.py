@@ -223,6 +223,19 @@ with open(press, "w") as f:
 derived = forward_and_adjoint("moving obstacle", press)
 against_differences("moving obstacle", press, {"travel": (2.5e-3, "m")}, derived)
 
+# Prescribed motion: both ends of a rod driven (`move`), the motion's amplitude and frequency
+# and E derived, with implicit Euler and Newmark (whose driven DOFs take the motion's
+# acceleration too).
+with open(os.path.join(here, "moved.srd")) as f:
+    moved_text = f.read()
+for method in ("implicit_euler", "newmark"):
+    model = os.path.join(tap.scratch("dyn_"), "moved_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(moved_text.replace("METHOD", method))
+    derived = forward_and_adjoint("prescribed motion (%s)" % method, model)
+    against_differences("prescribed motion (%s)" % method, model,
+                        {"squeeze": (2e-3, "m"), "w": (3, "Hz"), "E": (3e6, "Pa")}, derived)
+
 # What is not covered is refused with the reason.
 explicit = os.path.join(tap.scratch("dyn_"), "explicit.srd")
 with open(explicit, "w") as f:
