@@ -291,7 +291,19 @@ static bool state_moves(const StaticPoint *b, const Sample *x)
 
 
 /* d(residual)/d(param) (free rows) from four samples around the param's value. */
-static void residual_derivative(StaticPoint *b, int k, const Sample *x, const Stencil *st, double *g)
+/* How prescribed motion moves the held DOFs (zero on free ones). */
+static double *held_derivative(const StaticPoint *b, const Sample *x, const Stencil *st)
+{
+    double *f[4] = { x[0].q, x[1].q, x[2].q, x[3].q };
+    double *dq = difference(f, (size_t)b->m->n_dofs, st);
+    for (int d = 0; d < b->m->n_dofs; d++)
+        if (b->s.solver.sys.free_index[d] >= 0)
+            dq[d] = 0;
+    return dq;
+}
+
+static void residual_derivative(StaticPoint *b, int k, const Sample *x, const Stencil *st, const double *dq_held,
+                                double *g)
 {
     const srd_model *m = b->m;
     double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
@@ -301,7 +313,7 @@ static void residual_derivative(StaticPoint *b, int k, const Sample *x, const St
         double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
         columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, st);
     }
-    sens_residual_tangent(&b->s, b->tangents, columns, dparams, g);
+    sens_residual_tangent(&b->s, b->tangents, columns, dparams, dq_held, g);
     free(dparams);
     double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
     double *dfext = difference(f, (size_t)m->n_dofs, st);
@@ -316,7 +328,8 @@ static void residual_derivative(StaticPoint *b, int k, const Sample *x, const St
     free(dfext);
 }
 
-/* Whether the param moves where prescribed motion holds the driven DOFs: not derived yet. */
+/* Whether the param moves where prescribed motion holds the driven DOFs (a static derivative
+ * carries it; the modal one does not yet). */
 static bool motion_moves(const StaticPoint *b, const Sample *x)
 {
     for (int d = 0; d < b->m->n_dofs; d++)
@@ -358,8 +371,8 @@ static int take_samples(StaticPoint *b, const GradOptions *o, int k, Stencil *st
         x[i] = sample_at(b, o, k, st->at[i]);
         ok &= x[i].ok;
     }
-    return !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : motion_moves(b, x) ? STATIC_MOVES_MOTION
-         : samples_switch(b, x, st) ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
+    return !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : samples_switch(b, x, st)
+         ? STATIC_NOT_SMOOTH : motion_moves(b, x) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
 }
 
 static void samples_free(Sample *x, int n_sets)
@@ -373,11 +386,15 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
     Stencil st;
     Sample x[4];
     int status = take_samples(b, o, k, &st, x);
-    if (status == STATIC_DERIVED) {
+    if (status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) { /* the held DOFs' motion as a tangent */
         double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
-        residual_derivative(b, k, x, &st, g);
+        double *held = held_derivative(b, x, &st);
+        residual_derivative(b, k, x, &st, held, g);
         status = srd_sim_static_sensitivity(&b->s, g, dq) ? STATIC_SINGULAR : STATIC_DERIVED;
-        free(g);
+        for (int d = 0; d < b->m->n_dofs && status == STATIC_DERIVED; d++)
+            if (b->s.solver.sys.free_index[d] < 0)
+                dq[d] = held[d];
+        free(g), free(held);
     }
     samples_free(x, b->m->n_sets);
     return status;

@@ -5,13 +5,13 @@
 #include "alloc.h"
 
 void sens_residual_tangent(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents,
-                           const double *dparams, double *g)
+                           const double *dparams, const double *dq_held, double *g)
 {
     memset(g, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
     double energy = 0;
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
     for (int k = 0; k < s->m->n_sets; k++) {
-        InputTangents w = { .ddata = column_tangents[k], .dparams = dparams };
+        InputTangents w = { .dq = dq_held, .ddata = column_tangents[k], .dparams = dparams };
         kernel_tangent_forward(&tangents[k], &ctx, &s->kernels[k].batch.b, &w);
     }
 }
@@ -20,7 +20,7 @@ int sens_static(srd_sim *s, const KernelTangent *tangents, double *const *column
                 double *dq)
 {
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
-    sens_residual_tangent(s, tangents, column_tangents, dparams, g);
+    sens_residual_tangent(s, tangents, column_tangents, dparams, NULL, g);
     int singular = srd_sim_static_sensitivity(s, g, dq);
     free(g);
     return singular;

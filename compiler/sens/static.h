@@ -9,9 +9,10 @@
 
 /* The derivative of the residual (free rows, srd_system_grad_len values) along column tangents:
  * column_tangents[k] holds set k's n x n_data tangents (NULL: the param does not move set k);
- * dparams the params' own (n_params values, NULL: none), for kernels that read a param. */
+ * dparams the params' own (n_params values, NULL: none), for kernels that read a param; dq_held
+ * how prescribed motion moves the held DOFs (n_dofs values, zero on free ones; NULL: not). */
 void sens_residual_tangent(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents,
-                           const double *dparams, double *g);
+                           const double *dparams, const double *dq_held, double *g);
 
 /* dq/dp at the sim's configuration, an equilibrium (n_dofs values, 0 on held DOFs). Returns 0,
  * or 1 when the stiffness is singular. */
