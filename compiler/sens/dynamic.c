@@ -44,7 +44,7 @@ typedef struct Track {
     int         status;
     Stencil     st;
     PointSample x[4];
-    double     *dmass, *dfext, *dparams, *dq_start;
+    double     *dmass, *dfext, *dparams;
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
     double    **dc;    /* per set, at the time last asked */
     double      at, h; /* that time and step */
@@ -73,7 +73,7 @@ struct DynamicRun {
     Record             pending;
     bool               have_pending;
     double            *qT, *vT;
-    long               substeps, subdivided;
+    long               subdivided;
     double             bytes_now, peak_bytes, record_bytes;
     double             run_seconds, pass_seconds; /* the first run; the passes so far */
     Track             *tracks;
@@ -403,8 +403,7 @@ void dynamic_run_free(DynamicRun *r)
 
 DynamicStats dynamic_stats(const DynamicRun *r)
 {
-    long substeps = r->substeps ? r->substeps : r->n_records;
-    return (DynamicStats){ r->steps, substeps, r->subdivided, r->n_segments, r->peak_bytes, r->run_seconds,
+    return (DynamicStats){ r->steps, r->subdivided, r->n_segments, r->peak_bytes, r->run_seconds,
                            r->pass_seconds };
 }
 
@@ -582,7 +581,7 @@ static void track_free(DynamicRun *r, Track *t)
         point_sample_close(&t->x[i]);
     for (int j = 0; t->dc && j < r->n_sets; j++)
         free(t->dc[j]);
-    free(t->dc), free(t->dfext), free(t->dmass), free(t->dparams), free(t->dq_start);
+    free(t->dc), free(t->dfext), free(t->dmass), free(t->dparams);
     free(t->dmq), free(t->dmv), free(t->dma);
 }
 

@@ -38,11 +38,11 @@ bool dynamic_refuses(const StaticPoint *b, const GradOptions *o, char *why, size
 DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptions *opt, char *why, size_t why_n);
 void        dynamic_run_free(DynamicRun *r);
 
-/* Figures of the run for reports: steps, substeps, steps that were subdivided, the segments it
+/* Figures of the run for reports: steps, steps that were subdivided, the segments it
  * was recorded in, the peak bytes the records and checkpoints took, and times (the passes' time
  * includes recomputing segments and sampling the params). */
 struct DynamicStats {
-    long   steps, substeps, subdivided;
+    long   steps, subdivided;
     int    segments;
     double peak_bytes;
     double run_seconds, pass_seconds; /* the recorded run; the forward or adjoint passes so far */
