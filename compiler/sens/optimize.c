@@ -2,9 +2,8 @@
  * [0, 1] by their declared ranges. Each evaluation builds the model at the point, runs its
  * analysis (the static block, or the simulate block recording its probes at every step),
  * evaluates the objective (objective.h: DAGs of the probes, the terms and the params) and, for
- * the gradient-based methods on a static objective, its gradient: the objective's symbolic
- * derivative with respect to the final configuration, times the equilibrium's sensitivities,
- * plus its explicit derivatives with respect to the params. */
+ * the gradient-based methods, its gradient (objective_grad.h): through the equilibrium's
+ * sensitivities, or the simulation's adjoint fed the objective's slopes step by step. */
 #include "sens/optimize.h"
 #include <errno.h>
 #include <math.h>
@@ -69,28 +68,6 @@ static GradOptions options_at(const Search *S, const double *u, char (*specs)[51
     return g;
 }
 
-/* d(objective)/d(varied param j) at a solved equilibrium: through the final configuration
- * (dJ/dq . dq/dp) and directly. */
-static bool gradient_of(Search *S, StaticPoint *pt, GradOptions *g, const Objective *ob, const ObjectiveRun *run,
-                        int j, double *out)
-{
-    int k = S->m->optimize.vary[j];
-    size_t n = (size_t)pt->m->n_dofs + 1;
-    double *dq = srd_xcalloc(n, sizeof(double)), *dj = srd_xcalloc(n, sizeof(double));
-    int status = static_point_derivative(pt, g, k, dq);
-    objective_final_dofs(ob, run, dj);
-    double sum = objective_param_slope(ob, run, k);
-    for (int d = 0; d < pt->m->n_dofs; d++)
-        sum += dj[d] * dq[d];
-    free(dq);
-    free(dj);
-    if (status != STATIC_DERIVED)
-        snprintf(S->failure, sizeof S->failure, "the objective's derivative with respect to `%s` is not derived: %s",
-                 varied(S, j)->name, static_point_why(status));
-    *out = sum * (varied(S, j)->hi - varied(S, j)->lo);
-    return status == STATIC_DERIVED;
-}
-
 static void record(Search *S, const double *u, double f, const double *grad)
 {
     int n = S->m->optimize.n_vary;
@@ -115,9 +92,10 @@ static void record(Search *S, const double *u, double f, const double *grad)
     fflush(stdout);
 }
 
-/* The simulation's objective and its gradient over the varied params by the adjoint (plus the
- * params' explicit share); HUGE_VAL with S->failure set when either is not to be had. */
-static double simulated_with_gradient(Search *S, StaticPoint *pt, GradOptions *g, Objective *ob, double *grad)
+/* The objective and its gradient over the varied params (objective_gradient: the equilibrium's
+ * sensitivities, or the simulation's adjoint); HUGE_VAL with S->failure set when either is not
+ * to be had. */
+static double value_and_gradient(Search *S, StaticPoint *pt, GradOptions *g, Objective *ob, double *grad)
 {
     const srd_model *m = pt->m;
     int n_vary = m->optimize.n_vary;
@@ -156,8 +134,8 @@ static double evaluate(unsigned n, const double *u, double *grad, void *data)
     double f = HUGE_VAL;
     int status = static_point_open(&pt, &g);
     bool simulate = pt.m && pt.m->simulate.present;
-    if (status == SRD_EXIT_OK && simulate && grad)
-        f = simulated_with_gradient(S, &pt, &g, &S->objective, grad);
+    if (status == SRD_EXIT_OK && grad)
+        f = value_and_gradient(S, &pt, &g, &S->objective, grad);
     else if (status == SRD_EXIT_OK && objective_run_point(&S->objective, &pt, &run) != 0)
         snprintf(S->failure, sizeof S->failure, "the %s failed at this point",
                  simulate ? "simulation" : "static equilibrium's solve");
@@ -168,9 +146,6 @@ static double evaluate(unsigned n, const double *u, double *grad, void *data)
         const srd_model *first = ob->m;
         ob->m = pt.m;
         f = objective_value(ob, &run);
-        for (unsigned j = 0; grad && j < n; j++)
-            if (!gradient_of(S, &pt, &g, ob, &run, (int)j, &grad[j]))
-                f = HUGE_VAL;
         ob->m = first;
     } else
         snprintf(S->failure, sizeof S->failure, "the model could not be built at this point");
