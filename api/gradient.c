@@ -109,15 +109,29 @@ static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradie
     return code;
 }
 
+int api_point_open(StaticPoint *pt, GradOptions *o, const char *block)
+{
+    int status = static_point_open(pt, o);
+    if (status != 0)
+        return status;
+    const srd_model *m = pt->m;
+    const srd_analysis *a = !strcmp(block, "static") ? &m->statics : !strcmp(block, "modes") ? &m->modes : &m->simulate;
+    if (a->present)
+        return 0;
+    fprintf(o->errors, "%s: the model has no `%s` block to differentiate\n", o->file, block);
+    return SRD_EXIT_BAD_INPUT;
+}
+
+srd_status api_status_of(int exit_status)
+{
+    return exit_status == 0 ? SRD_OK : exit_status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+}
+
 /* Opens, solves and derives under the front end's lock; messages into `errors`. */
 static srd_status solve_and_derive(GradOptions *o, srd_gradient **out)
 {
     StaticPoint pt;
-    int status = static_point_open(&pt, o);
-    if (status == 0 && !pt.m->statics.present) {
-        fprintf(o->errors, "%s: the model has no `static` block to differentiate\n", o->file);
-        status = SRD_EXIT_BAD_INPUT;
-    }
+    int status = api_point_open(&pt, o, "static");
     if (status == 0 && srd_static(&pt.s, pt.m->statics.load_steps) != 0) {
         fprintf(o->errors, "%s: the static equilibrium was not found\n", o->file);
         status = SRD_EXIT_NUMERIC;
@@ -127,22 +141,18 @@ static srd_status solve_and_derive(GradOptions *o, srd_gradient **out)
         derive_all(*out, &pt, o);
     }
     static_point_close(&pt);
-    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+    return api_status_of(status);
 }
 
 /* Opens, simulates and derives under the front end's lock; messages into `errors`. */
 static srd_status run_and_derive(GradOptions *o, srd_gradient **out)
 {
     StaticPoint pt;
-    int status = static_point_open(&pt, o);
-    if (status == 0 && !pt.m->simulate.present) {
-        fprintf(o->errors, "%s: the model has no `simulate` block to differentiate\n", o->file);
-        status = SRD_EXIT_BAD_INPUT;
-    }
+    int status = api_point_open(&pt, o, "simulate");
     if (status == 0)
         status = simulate_and_derive(&pt, o, out);
     static_point_close(&pt);
-    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+    return api_status_of(status);
 }
 
 srd_status api_derive(const char *fn, const char *path, const char *const *params, int n_params, GradOptions o,
@@ -240,7 +250,7 @@ static srd_status objective_derive(GradOptions *o, void *arg)
     }
     objective_free(&ob);
     static_point_close(&pt);
-    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+    return api_status_of(status);
 }
 
 srd_status srd_objective_gradient(const char *path, const char *const *params, int n_params, const char *objective,

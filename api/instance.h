@@ -57,6 +57,14 @@ typedef srd_status (*api_derive_fn)(struct GradOptions *o, void *out);
 srd_status api_derive(const char *fn, const char *path, const char *const *params, int n_params, struct GradOptions o,
                       api_derive_fn derive, void *out);
 
+/* Opens point pt for a sensitivity call and checks that the model has the analysis block
+ * (`static`, `simulate` or `modes`) to differentiate; 0, or an exit status with the message in
+ * o's stream. Close the point whatever it returns. api_status_of turns an exit status into the
+ * API's. */
+struct StaticPoint;
+int        api_point_open(struct StaticPoint *pt, struct GradOptions *o, const char *block);
+srd_status api_status_of(int exit_status);
+
 /* Refuses a NULL instance or a NULL array. */
 #define API_CHECK(inst)                                                                             \
     do {                                                                                            \

@@ -74,11 +74,7 @@ static int modes_and_derive(StaticPoint *pt, const GradOptions *o, srd_frequency
 static srd_status solve_and_derive(GradOptions *o, srd_frequency_gradient **out)
 {
     StaticPoint pt;
-    int status = static_point_open(&pt, o);
-    if (status == 0 && !pt.m->modes.present) {
-        fprintf(o->errors, "%s: the model has no `modes` block to differentiate\n", o->file);
-        status = SRD_EXIT_BAD_INPUT;
-    }
+    int status = api_point_open(&pt, o, "modes");
     bool equilibrium = status == 0 && pt.m->modes.method && !strcmp(pt.m->modes.method, "equilibrium");
     if (equilibrium && srd_static(&pt.s, pt.m->statics.load_steps) != 0) {
         fprintf(o->errors, "%s: the static equilibrium was not found\n", o->file);
@@ -87,7 +83,7 @@ static srd_status solve_and_derive(GradOptions *o, srd_frequency_gradient **out)
     if (status == 0)
         status = modes_and_derive(&pt, o, out);
     static_point_close(&pt);
-    return status == 0 ? SRD_OK : status == SRD_EXIT_NUMERIC ? SRD_ERR_NUMERIC : SRD_ERR_INPUT;
+    return api_status_of(status);
 }
 
 /* The derivation under api_derive; a failure leaves no result. */
