@@ -7,6 +7,8 @@
 #include <string.h>
 #include "diag.h"
 #include "elab.h"
+#include "jit.h"
+#include "kernels.h"
 #include "parse.h"
 
 /* The FD list. Every kind of element the kernel compiler must handle, in one model with no
@@ -160,6 +162,45 @@ static void keep_every_column(srd_model *m)
         m->sets[s].param_column = malloc((size_t)m->sets[s].n_data + 1);
         memset(m->sets[s].param_column, 1, (size_t)m->sets[s].n_data + 1);
     }
+}
+
+/* The FD list and its kernels, as the tests over every element kind take them. */
+typedef struct FdList {
+    Arena        arena;
+    Program      prog;
+    srd_model   *m;         /* NULL when the list did not elaborate */
+    ModelKernels mk;
+    bool         kernels;   /* mk is built (lowered, and compiled when asked) */
+    char         err[512];  /* why it is not */
+} FdList;
+
+static bool fd_list_open(FdList *l, bool every_column, bool compiled) __attribute__((unused));
+static void fd_list_close(FdList *l) __attribute__((unused));
+
+/* Elaborates the list (every data column kept as an input when every_column) and lowers its
+ * kernels (and compiles them when compiled); false when the kernels are not built (l->m says
+ * whether the model is). */
+static bool fd_list_open(FdList *l, bool every_column, bool compiled)
+{
+    memset(l, 0, sizeof *l);
+    arena_init(&l->arena);
+    l->m = fd_list_model(&l->arena, &l->prog);
+    if (!l->m)
+        return false;
+    if (every_column)
+        keep_every_column(l->m);
+    l->kernels = kernels_lower(&l->mk, &l->prog, l->m, true, l->err, sizeof l->err) &&
+                 (!compiled || kernels_jit(&l->mk, JIT_CHUNK_OPS, l->err, sizeof l->err));
+    return l->kernels;
+}
+
+static void fd_list_close(FdList *l)
+{
+    if (l->kernels)
+        kernels_free(&l->mk);
+    srd_model_free(l->m);
+    arena_free(&l->arena);
+    diag_reset();
 }
 
 #endif

@@ -140,27 +140,23 @@ static bool carries_state(const srd_kernel_info *info)
 
 int main(void)
 {
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    srd_model *m = fd_list_model(&arena, &prog);
+    FdList l;
+    bool ok = fd_list_open(&l, false, false);
+    srd_model *m = l.m;
     check(&tally, m != NULL, "the FD list elaborates");
     if (!m)
         return 1;
-    ModelKernels mk;
-    char err[512] = "";
-    bool ok = kernels_lower(&mk, &prog, m, true, err, sizeof err);
-    check(&tally, ok, "its kernels lower (%s)", ok ? "ok" : err);
+    check(&tally, ok, "its kernels lower (%s)", ok ? "ok" : l.err);
     srd_system sys;
     srd_system_init(&sys, m, SRD_JAC_DENSE);
     unsigned seed = 0x7a11;
     int checked = 0;
-    for (int k = 0; ok && k < mk.n; k++) {
-        if (!mk.sets[k].lowered.kind || !m->sets[k].n || !carries_state(&mk.sets[k].info) ||
-            !srd_state_tangent_supported(&mk.sets[k].info))
+    for (int k = 0; ok && k < l.mk.n; k++) {
+        if (!l.mk.sets[k].lowered.kind || !m->sets[k].n || !carries_state(&l.mk.sets[k].info) ||
+            !srd_state_tangent_supported(&l.mk.sets[k].info))
             continue;
         Case c;
-        case_open(&c, m, k, &mk.sets[k], &sys, &seed);
+        case_open(&c, m, k, &l.mk.sets[k], &sys, &seed);
         double *dS1 = calloc(c.len + 1, 8);
         double gap = forward_gap(&c, dS1);
         check(&tally, gap < 1e-6, "%s: the state update's derivative along random tangents of the state and both "
@@ -175,11 +171,7 @@ int main(void)
     check(&tally, checked >= 2, "element kinds with a step-start state checked: %d (rod bending, mid-edge shells)",
           checked);
     srd_system_free(&sys);
-    if (ok)
-        kernels_free(&mk);
-    srd_model_free(m);
-    arena_free(&arena);
-    diag_reset();
+    fd_list_close(&l);
     printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
     return tally.failed ? 1 : 0;
 }

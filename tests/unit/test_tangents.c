@@ -235,26 +235,17 @@ static void check_set(const srd_model *m, KernelSet *ks, int s, unsigned seed)
 
 int main(void)
 {
-    Arena arena;
-    arena_init(&arena);
-    Program prog = { 0 };
-    srd_model *m = fd_list_model(&arena, &prog);
+    FdList l;
+    bool ok = fd_list_open(&l, true, true);
+    srd_model *m = l.m;
     check(&tally, m != NULL, "the FD list elaborates");
     if (!m)
         return 1;
-    keep_every_column(m);
-    ModelKernels mk;
-    char err[512] = "";
-    bool ok = kernels_lower(&mk, &prog, m, true, err, sizeof err) && kernels_jit(&mk, JIT_CHUNK_OPS, err, sizeof err);
-    check(&tally, ok, "its kernels compile with every data column an input (%s)", ok ? "ok" : err);
-    for (int s = 0; ok && s < mk.n; s++)
-        if (mk.sets[s].fn && m->sets[s].n > 0)
-            check_set(m, &mk.sets[s], s, 0x5eed + 977u * (unsigned)s);
-    if (ok)
-        kernels_free(&mk);
-    srd_model_free(m);
-    arena_free(&arena);
-    diag_reset();
+    check(&tally, ok, "its kernels compile with every data column an input (%s)", ok ? "ok" : l.err);
+    for (int s = 0; ok && s < l.mk.n; s++)
+        if (l.mk.sets[s].fn && m->sets[s].n > 0)
+            check_set(m, &l.mk.sets[s], s, 0x5eed + 977u * (unsigned)s);
+    fd_list_close(&l);
     printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
     return tally.failed ? 1 : 0;
 }
