@@ -27,6 +27,13 @@ static bool first_time(Elab *e, Stmt *s, int *seen)
     return true;
 }
 
+/* An environment property's value, its Dual kept in *keep. */
+static double env_dual(const PropValues *pv, const char *name, double dflt, Dual *keep)
+{
+    *keep = prop_dual(pv, name, dual_const(dflt));
+    return keep->v;
+}
+
 static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
 {
     srd_model *m = e->model;
@@ -42,7 +49,8 @@ static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
         return;
     }
     if (nv) {
-        double len = sqrt(nv->v[0] * nv->v[0] + nv->v[1] * nv->v[1] + nv->v[2] * nv->v[2]);
+        double len = sqrt(pow(elab_value_only(e, nv, 0), 2) + pow(elab_value_only(e, nv, 1), 2) +
+                          pow(elab_value_only(e, nv, 2), 2));
         if (!(len > 0)) {
             diag_error(s->loc, "the ground normal must not be zero");
             return;
@@ -57,10 +65,10 @@ static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
     }
     memcpy(m->ground_normal, n, sizeof n);
     m->ground_point[2] = prop_num(pv, "level", 0);
-    m->ground_stiffness = prop_num(pv, "stiffness", 0);
-    m->ground_delta = prop_num(pv, "delta", 0);
-    m->ground_friction = prop_num(pv, "friction", 0);
-    m->ground_slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
+    m->ground_stiffness = env_dual(pv, "stiffness", 0, &e->env.ground_stiffness);
+    m->ground_delta = env_dual(pv, "delta", 0, &e->env.ground_delta);
+    m->ground_friction = env_dual(pv, "friction", 0, &e->env.ground_friction);
+    m->ground_slip_velocity = env_dual(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY, &e->env.ground_slip_velocity);
     for (int k = 0; k < pv->n_specs; k++)
         if (!strcmp(pv->specs[k]->name, "height") && pv->set[k] && !pv->bad[k]) {
             m->ground_height_expr = elab_remember_expr(e, pv->where[k]->value);
@@ -93,7 +101,7 @@ static void obstacle_pose(const PropValues *pv, const char *name, double *v, int
         if (!strcmp(pv->specs[k]->name, name) && pv->set[k] && !pv->bad[k]) {
             for (int c = 0; c < n; c++)
                 if (!isnan(pv->val[k].v[c]) || pv->val[k].known)
-                    v[c] = pv->val[k].v[c];
+                    v[c] = elab_value_only(pv->e, &pv->val[k], c);
             if (!pv->val[k].known)
                 *expr = pv->run_expr[k];
         }
@@ -342,11 +350,11 @@ void elab_environment(Elab *e, Stmt *s)
     switch (s->block) {
     case BK_MEDIUM:
         if (first_time(e, s, &e->seen[BK_MEDIUM]))
-            m->medium_density = prop_num(&pv, "density", 0);
+            m->medium_density = env_dual(&pv, "density", 0, &e->env.medium_density);
         break;
     case BK_VISCOUS:
         if (first_time(e, s, &e->seen[BK_VISCOUS]))
-            m->viscous_eta = prop_num(&pv, "eta", 0);
+            m->viscous_eta = env_dual(&pv, "eta", 0, &e->env.viscous_eta);
         break;
     case BK_DAMPING:
         if (!first_time(e, s, &e->seen[BK_DAMPING]))
@@ -356,21 +364,21 @@ void elab_environment(Elab *e, Stmt *s)
             diag_hint(d, "Rayleigh damping is -(alpha M + beta K) v");
             break;
         }
-        m->damping_alpha = prop_num(&pv, "alpha", 0);
-        m->damping_beta = prop_num(&pv, "beta", 0);
+        m->damping_alpha = env_dual(&pv, "alpha", 0, &e->env.damping_alpha);
+        m->damping_beta = env_dual(&pv, "beta", 0, &e->env.damping_beta);
         break;
     case BK_RFT:
         if (first_time(e, s, &e->seen[BK_RFT])) {
             m->has_rft = 1;
-            m->rft_ct = prop_num(&pv, "ct", 0);
-            m->rft_cn = prop_num(&pv, "cn", 0);
+            m->rft_ct = env_dual(&pv, "ct", 0, &e->env.rft_ct);
+            m->rft_cn = env_dual(&pv, "cn", 0, &e->env.rft_cn);
         }
         break;
     case BK_DRAG:
         if (first_time(e, s, &e->seen[BK_DRAG])) {
             m->has_drag = 1;
-            m->drag_cd = prop_num(&pv, "cd", 0);
-            m->drag_density = prop_num(&pv, "density", 0);
+            m->drag_cd = env_dual(&pv, "cd", 0, &e->env.drag_cd);
+            m->drag_density = env_dual(&pv, "density", 0, &e->env.drag_density);
         }
         break;
     case BK_GROUND:

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "elab.h"
 #include "elab_internal.h"
+#include "elab_tangent.h"
 #include "geom.h"
 #include "parse.h"
 #include "props.h"
@@ -492,6 +493,7 @@ static Value timed_value(Elab *e, Expr *x, Value v, int *run_expr)
 void props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner)
 {
     memset(pv, 0, sizeof *pv);
+    pv->e = e;
     pv->n_specs = props_list(blk->block, pv->specs, MAX_PROPS);
     Binding *saved = e->scope;
     for (int i = 0; i < blk->n_body; i++) {
@@ -600,7 +602,29 @@ SrcLoc prop_loc(const PropValues *pv, const char *name, SrcLoc fallback)
 double prop_num(const PropValues *pv, const char *name, double dflt)
 {
     const Value *v = prop_get(pv, name);
-    return v ? v->v[0] : dflt;
+    return v ? elab_value_only(pv->e, v, 0) : dflt;
+}
+
+Dual prop_dual(const PropValues *pv, const char *name, Dual dflt)
+{
+    const Value *v = prop_get(pv, name);
+    return v ? value_dual(v, 0) : dflt;
+}
+
+double elab_dual_only(Elab *e, Dual x)
+{
+    e->dep_lost |= x.dep;
+    e->tan_lost |= x.d != 0;
+    return x.v;
+}
+
+double elab_value_only(Elab *e, const Value *v, int c)
+{
+    if (v->kind == V_NUM && v->known && v->param) {
+        e->dep_lost = true;
+        e->tan_lost |= v->dv[c] != 0;
+    }
+    return v->v[c];
 }
 
 /* Reports missing required properties; returns false if any is missing or invalid. */
@@ -762,6 +786,8 @@ static void exec_param(Elab *e, Stmt *s)
         return;
     v.param = s->name;
     v.known = s->kind != ST_INPUT; /* like `t`: what uses it becomes a run-time expression */
+    memset(v.dv, 0, sizeof v.dv); /* a param is independent of the others, whatever its default reads */
+    v.dv[0] = e->seed && !strcmp(e->seed, s->name);
     scope_bind(e, s->name, v, s->name_loc, BIND_PARAM);
     e->globals = e->scope; /* functions and elements see top-level names declared so far */
     srd_model *m = e->model;
@@ -831,7 +857,10 @@ static void exec_gravity(Elab *e, Stmt *s)
         return;
     e->gravity_loc = s->loc;
     e->model->has_gravity = 1;
-    memcpy(e->model->gravity, v.v, sizeof e->model->gravity);
+    for (int c = 0; c < 3; c++) {
+        e->env.gravity[c] = value_dual(&v, c);
+        e->model->gravity[c] = v.v[c];
+    }
 }
 
 /* A selection operand of join/clamp/fix/load: objects stand for all their nodes. */
@@ -964,6 +993,7 @@ int elab_remember_expr(Elab *e, Expr *x)
             c->name = b->name;
             c->n = b->val.n;
             memcpy(c->v, b->val.v, sizeof c->v);
+            c->param = b->val.param;
         }
     DPUSH(e->exprs, r);
     return e->exprs.n - 1;
@@ -991,9 +1021,9 @@ static void exec_load(Elab *e, Stmt *s)
      * changes with time needs its expression at run time. */
     int expr = !v.known ? elab_remember_expr(e, s->value) : -1;
     for (int i = 0; i < sel->n; i++) {
-        PendingLoad l = { sel->items[i], { 0, 0, 0 }, expr };
-        if (v.known)
-            memcpy(l.f, v.v, sizeof l.f);
+        PendingLoad l = { sel->items[i], { { 0, 0, false }, { 0, 0, false }, { 0, 0, false } }, expr };
+        for (int c = 0; c < 3 && v.known; c++)
+            l.f[c] = value_dual(&v, c);
         DPUSH(e->loads, l);
     }
 }
@@ -1071,7 +1101,8 @@ static void exec_pressure(Elab *e, Stmt *s)
     } else if (!check_prop(e, &spec, v, s->value, NULL)) {
         return;
     }
-    PendingPressure pp = { tris, solid, v.known ? v.v[0] : 0, v.known ? -1 : elab_remember_expr(e, s->value), s->loc };
+    PendingPressure pp = { tris, solid, v.known ? elab_value_only(e, &v, 0) : 0,
+                           v.known ? -1 : elab_remember_expr(e, s->value), s->loc };
     DPUSH(e->pressures, pp);
 }
 
@@ -1406,7 +1437,7 @@ static void exec_apply(Elab *e, Stmt *s)
     PendingApply pa = { def, s->loc, NULL, NULL, NULL, NULL, -1, 0 };
     pa.nodes = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
     pa.edges = arena_alloc(e->arena, sizeof(int) * (size_t)(def->n_stencil + 1));
-    pa.data = arena_alloc(e->arena, sizeof(double) * (size_t)(def->n_params + 1));
+    pa.data = arena_alloc(e->arena, sizeof(Dual) * (size_t)(def->n_params + 1));
     if (!apply_stencil(e, s, def, &pa))
         return;
     bool ok = true;
@@ -1439,7 +1470,7 @@ static void exec_apply(Elab *e, Stmt *s)
             ok = false;
             params[k] = value_error();
         } else {
-            pa.data[k] = params[k].v[0];
+            pa.data[k] = value_dual(&params[k], 0);
         }
     }
     for (int k = 0; k < np; k++)
@@ -1675,6 +1706,7 @@ static void elab_free(Elab *e)
         free(e->objs.a[i].spring_k);
         free(e->objs.a[i].tets);
         free(e->objs.a[i].tet_data);
+        free(e->objs.a[i].tet_lame);
         free(e->objs.a[i].cavity);
     }
     free(e->objs.a);
@@ -1716,11 +1748,16 @@ srd_model *elab_program(Program *prog, Arena *arena, const char *source)
     return elab_program_with(prog, arena, source, NULL, 0);
 }
 
-srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, const char *const *overrides,
-                             int n_overrides)
+/* Elaboration itself; with a seed, the derivatives along it go to *tan. */
+static srd_model *elaborate(Program *prog, Arena *arena, const char *source, const char *const *overrides,
+                            int n_overrides, const ElabSeed *seed, ElabTangent *tan)
 {
     Elab e;
     memset(&e, 0, sizeof e);
+    if (seed) {
+        e.seed = seed->param;
+        e.seed_reach = seed->reach;
+    }
     e.overrides = overrides;
     e.n_overrides = n_overrides;
     e.override_used = arena_alloc(arena, sizeof(bool) * (size_t)(n_overrides + 1));
@@ -1751,8 +1788,11 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
     elab_control(&e);
     elab_optimize(&e);
     check_element_definitions(&e);
-    if (diag_error_count() == errors_before)
+    if (diag_error_count() == errors_before) {
         elab_finalize(&e);
+        elab_tangent_finish(&e, e.model, tan);
+    }
+    elab_tangent_free(&e);
     RunExpr *table = arena_alloc(arena, sizeof(RunExpr) * (size_t)(e.exprs.n + 1));
     if (e.exprs.n)
         memcpy(table, e.exprs.a, sizeof(RunExpr) * (size_t)e.exprs.n);
@@ -1764,6 +1804,19 @@ srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, co
         return NULL;
     }
     return e.model;
+}
+
+srd_model *elab_program_with(Program *prog, Arena *arena, const char *source, const char *const *overrides,
+                             int n_overrides)
+{
+    return elaborate(prog, arena, source, overrides, n_overrides, NULL, NULL);
+}
+
+srd_model *elab_program_seeded(Program *prog, Arena *arena, const char *source, const char *const *overrides,
+                               int n_overrides, const ElabSeed *seed, ElabTangent *tan)
+{
+    memset(tan, 0, sizeof *tan);
+    return elaborate(prog, arena, source, overrides, n_overrides, seed, tan);
 }
 
 srd_model *elab_file(Arena *arena, Program *prog, const char *path, const char *stdlib_dir,

@@ -4,6 +4,7 @@
 #define SRD_ELAB_H
 #include <stdbool.h>
 #include "ast.h"
+#include "dual.h"
 #include "names.h"
 #include "srd_model.h"
 
@@ -29,6 +30,7 @@ typedef struct Value {
     VKind       kind;
     int         n;        /* V_NUM: components; 9 for a 3x3 matrix */
     double      v[9];
+    double      dv[9];    /* V_NUM: d(v)/d(the seeded param) (Elab.seed), 0 when none is seeded */
     Dims        dims;
     bool        any_dims; /* the literal 0 */
     bool        known;    /* false: depends on t, s, DOFs or step state */
@@ -83,18 +85,21 @@ typedef struct ElabObj {
     bool        broken;   /* its block had errors: uses of it stay quiet */
     int         bending;
     int         stretching; /* shells: SHELL_STRETCH_* */
-    double      E, nu, G, rho, area, I1, I2, J, radius, thickness, length, mass;
-    double      EA, EI1, EI2, GJ;   /* rods: stiffnesses (defaults from the section, or given) */
-    double      kappa_bar[2], tau_bar, phi_bar;
+    /* Values a param may set carry their derivative (dual.h); the rest follow the geometry. */
+    Dual        E, nu, G, rho, area, I1, I2, J, radius, thickness, mass;
+    double      length;
+    Dual        EA, EI1, EI2, GJ;   /* rods: stiffnesses (defaults from the section, or given) */
+    Dual        kappa_bar[2], tau_bar, phi_bar;
     bool        natural_given; /* curvature/twist (rods) or angle (shells) given: else stress-free reference */
     double     *s;        /* rods: arc-length fraction per node */
-    double     *spring_k; /* lattices: stiffness per edge (N/m) */
+    Dual       *spring_k; /* lattices: stiffness per edge (N/m) */
     int         grid;     /* lattices: LATTICE_* */
     int         neighbours; /* lattices: shells of neighbours joined by springs */
     double      spacing;  /* lattices: the grid's cube edge a */
     int         n_tets;   /* solids: tetrahedra */
     int        *tets;     /* solids: 4 * n_tets nodes (before joins are merged), positively oriented */
     double     *tet_data; /* solids: SOLID_DATA values per tetrahedron (mu, lambda, volume, Dm^-1) */
+    Dual       *tet_lame; /* solids: mu and lambda per tetrahedron, with their derivatives */
     int         energy;   /* solids: SOLID_* */
     int         n_cavity; /* solids: triangles bounding cavities (normals into the solid) */
     int        *cavity;   /* solids: 3 * n_cavity nodes (before joins are merged) */
@@ -103,9 +108,9 @@ typedef struct ElabObj {
 typedef struct ElabMaterial {
     const char *name;
     SrcLoc      loc;
-    double      E, nu, rho;
+    Dual        E, nu, rho;
     bool        has_E, has_nu, has_rho;
-    const char *runtime_param;
+    const char *runtime_param;  /* a param E, nu or rho depends on, or NULL */
 } ElabMaterial;
 
 typedef struct Decl {         /* fn, energy, force */
@@ -116,7 +121,7 @@ typedef struct Decl {         /* fn, energy, force */
 /* Statements whose effect is resolved once joins are merged and elements exist. */
 typedef struct PendingLoad {
     int    node;
-    double f[3];
+    Dual   f[3];
     int    expr;
 } PendingLoad;
 
@@ -133,7 +138,7 @@ typedef struct PendingApply {
     SrcLoc      loc;
     int        *nodes;   /* node stencil arguments in order */
     int        *edges;   /* edge stencil arguments in order */
-    double     *data;    /* parameter values */
+    Dual       *data;    /* parameter values */
     Sel        *tris;    /* a triangle selection filling node arguments tri_node.. +2, or NULL */
     int         tri_node;
     int         n_lambda;/* a constraint: its multipliers per instance */
@@ -209,6 +214,7 @@ typedef struct CapturedValue {
     const char *name;
     int         n;
     double      v[9];
+    const char *param;  /* a param the value depends on, or NULL */
 } CapturedValue;
 
 /* A run-time expression (time-dependent load, actuation value, ground height) with the
@@ -226,6 +232,12 @@ typedef struct RunExpr {
  * edge's first / second node, and the edge's direction stands for the tangent there (its other
  * node slides along it). */
 enum { EDGE_WALL_AT_FIRST = 4, EDGE_WALL_AT_SECOND = 8 };
+
+/* The environment's numbers a param may set, with their derivatives (the model keeps values). */
+typedef struct ElabEnv {
+    Dual gravity[3], medium_density, viscous_eta, damping_alpha, damping_beta, rft_ct, rft_cn, drag_cd, drag_density;
+    Dual ground_stiffness, ground_delta, ground_friction, ground_slip_velocity;
+} ElabEnv;
 
 typedef struct Elab {
     Arena   *arena;
@@ -260,7 +272,7 @@ typedef struct Elab {
     DARRAY(ClampRecord) clamps;
     DARRAY(PendingMotion) motions;
     DARRAY(PendingRelease) releases;
-    DARRAY(double) body_mass; /* per node: point masses of bodies */
+    DARRAY(Dual) body_mass;   /* per node: point masses of bodies */
     DARRAY(ElabRigid) rigids; /* rigid bodies */
     DARRAY(PendingJoint) joints;
     DARRAY(int) tri_edge;     /* 3 per tri: the edge opposite each corner */
@@ -293,6 +305,21 @@ typedef struct Elab {
     NameTable   global_names, obj_names, mat_names, decl_names;
     Binding    *global_top;
     int         objs_indexed, mats_indexed, decls_indexed;
+
+    /* Derivatives along one param (Value.dv, dual.h): `seed` names it (NULL: none), and a
+     * switch (min, max, abs, a comparison, ...) within seed_reach of its value is noted, where
+     * a derivative would not hold. tan_lost: a value moved by the seed went where no
+     * derivative is carried; dep_lost: a value depending on some param did (the columns a
+     * param moves are then found by elaborating again, kernels.c). */
+    const char *seed;
+    double      seed_reach;
+    bool        tan_switch, tan_lost, dep_lost;
+    double    **row_tan;      /* finalize (elab_tangent.c): per element set, its rows' derivatives */
+    unsigned char **row_dep;  /* per set: the columns that depend on a param */
+    int        *row_cap;      /* per set: rows room was made for */
+    int         n_row_sets;
+    Dual       *dof_mass;     /* per model DOF, once masses are lumped */
+    ElabEnv     env;
 
     /* Results of function calls by their arguments (eval.c): f1(x) = f0(x) + f0(x) evaluates
      * f0 once, so nesting such functions costs linear, not exponential, work. */
@@ -361,6 +388,17 @@ void  elab_over_budget(Elab *e, SrcLoc loc);
 bool  eval_require_num(Elab *e, Value v, Expr *x);
 Value value_error(void);
 Value value_num(double v, Dims d);
+/* A number from a Dual (param: the param it depends on, kept when x.dep) and component c of a
+ * value as a Dual. */
+Value value_of_dual(Dual x, Dims d, const char *param);
+Dual  value_dual(const Value *v, int c);
+/* x's value where no derivative is carried (marks it lost when x had one, elab_value_only). */
+double elab_dual_only(Elab *e, Dual x);
+/* Notes a switch at g = 0 that g + dg * (the seed's change) reaches within seed_reach. */
+void  eval_note_switch(Elab *e, double g, double dg);
+/* Component c of v where no derivative is carried: marks the derivative or the dependence lost
+ * when it had one. */
+double elab_value_only(Elab *e, const Value *v, int c);
 Binding *scope_lookup(Elab *e, const char *name);
 /* `integral(...)` and `track(...)` (optimize.c): terms of the objective being checked
  * (e->objective), or an error anywhere else. */

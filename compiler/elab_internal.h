@@ -9,6 +9,7 @@ enum { MAX_PROPS = 48 };
 
 /* The properties of one block after checking. */
 typedef struct PropValues {
+    Elab           *e;                /* the elaboration reading them */
     const PropSpec *specs[MAX_PROPS];
     int             n_specs;
     Value           val[MAX_PROPS];
@@ -24,7 +25,10 @@ typedef struct PropValues {
 void         props_read(Elab *e, const Stmt *blk, PropValues *pv, const char *owner);
 const Value *prop_get(const PropValues *pv, const char *name);
 bool         prop_given(const PropValues *pv, const char *name);
+/* A scalar property's value, or dflt. prop_num carries no derivative (elab_value_only);
+ * prop_dual does. */
 double       prop_num(const PropValues *pv, const char *name, double dflt);
+Dual         prop_dual(const PropValues *pv, const char *name, Dual dflt);
 bool         props_complete(const Stmt *blk, const PropValues *pv, const char *owner);
 /* Where a property's value was written, or `fallback` when it was not. */
 SrcLoc       prop_loc(const PropValues *pv, const char *name, SrcLoc fallback);
@@ -87,12 +91,12 @@ bool lattice_relation(int grid, int shells, double *beta, double *nu);
 /* Adds one `lattice_spring` instance per lattice edge of the flat model (after joins are
  * merged); returns the set, or -1 when there is no lattice. edge_of[i] receives the model edge
  * of instance i (an array of n_edges ints). */
-int  lattice_add_springs(const Elab *e, srd_model *m, int *edge_of);
+int  lattice_add_springs(Elab *e, srd_model *m, int *edge_of);
 /* solid.c */
 void elab_solid(Elab *e, Stmt *s, const char *name);
 /* Adds one std.solids instance per tetrahedron of every solid of the flat model; map takes a
  * node before joins to its model node. */
-void solid_add_tets(const Elab *e, srd_model *m, const int *map);
+void solid_add_tets(Elab *e, srd_model *m, const int *map);
 /* contact.c: the dynamic element sets of `contact`, once edges are known; false after an error. */
 bool contact_add_pairs(Elab *e, srd_model *m);
 /* analysis.c */

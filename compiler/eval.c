@@ -32,6 +32,25 @@ Value value_num(double x, Dims d)
     return v;
 }
 
+Value value_of_dual(Dual x, Dims d, const char *param)
+{
+    Value v = value_num(x.v, d);
+    v.dv[0] = x.d;
+    v.param = x.dep ? param : NULL;
+    return v;
+}
+
+Dual value_dual(const Value *v, int c)
+{
+    return (Dual){ v->v[c], v->dv[c], v->param != NULL };
+}
+
+void eval_note_switch(Elab *e, double g, double dg)
+{
+    if (dg != 0 && fabs(g) <= e->seed_reach * fabs(dg))
+        e->tan_switch = true;
+}
+
 static Value value_unknown(int n, Dims d, const char *why)
 {
     Value v = value_num(NAN, d);
@@ -272,8 +291,10 @@ static Value eval_add(Expr *x, Value a, Value b)
     }
     Value r = value_num(0, d);
     r.n = a.n;
-    for (int i = 0; i < a.n; i++)
+    for (int i = 0; i < a.n; i++) {
         r.v[i] = x->op == OP_ADD ? a.v[i] + b.v[i] : a.v[i] - b.v[i];
+        r.dv[i] = x->op == OP_ADD ? a.dv[i] + b.dv[i] : a.dv[i] - b.dv[i];
+    }
     /* Literal zeros stay free of dimension; so do sums of the free parameters an energy's body
      * is checked with (unknown values), whose dimensions only a caller fixes. */
     r.any_dims = a.any_dims && b.any_dims && ((r.n == 1 && r.v[0] == 0) || !a.known || !b.known);
@@ -302,10 +323,20 @@ static Value eval_mul(Elab *e, Expr *x, Value a, Value b)
     /* Zero, and parameters whose dimension is not fixed yet, stay dimension-free. */
     r.any_dims = a.any_dims || b.any_dims;
     for (int i = 0; i < r.n; i++) {
-        double av = a.v[a.n > 1 ? i : 0], bv = b.v[b.n > 1 ? i : 0];
+        int ia = a.n > 1 ? i : 0, ib = b.n > 1 ? i : 0;
+        double av = a.v[ia], bv = b.v[ib], da = a.dv[ia], db = b.dv[ib];
         r.v[i] = x->op == OP_MUL ? av * bv : av / bv;
+        r.dv[i] = x->op == OP_MUL ? da * bv + av * db : (da - r.v[i] * db) / bv;
     }
     return merge_meta(r, &a, &b);
+}
+
+/* d(a^b) = b a^(b-1) da + a^b ln(a) db (the second term only where b moves, so that a
+ * negative base to a constant power keeps its derivative). */
+static double pow_tangent(const Value *a, const Value *b, double r)
+{
+    double d = a->dv[0] != 0 ? b->v[0] * pow(a->v[0], b->v[0] - 1) * a->dv[0] : 0;
+    return b->dv[0] != 0 ? d + r * log(a->v[0]) * b->dv[0] : d;
 }
 
 static Value eval_pow(Elab *e, Expr *x, Value a, Value b)
@@ -324,6 +355,7 @@ static Value eval_pow(Elab *e, Expr *x, Value a, Value b)
     Dims d = DIMLESS;
     if (a.any_dims) {
         Value r = value_num(pow(a.v[0], b.v[0]), d);
+        r.dv[0] = pow_tangent(&a, &b, r.v[0]);
         r.any_dims = true;
         return merge_meta(r, &a, &b);
     }
@@ -336,12 +368,12 @@ static Value eval_pow(Elab *e, Expr *x, Value a, Value b)
         d = dims_pow(a.dims, (int)p);
     }
     Value r = value_num(pow(a.v[0], b.v[0]), d);
+    r.dv[0] = pow_tangent(&a, &b, r.v[0]);
     return merge_meta(r, &a, &b);
 }
 
 static Value eval_compare(Elab *e, Expr *x, Value a, Value b)
 {
-    (void)e;
     char da[128], db[128];
     Dims d;
     if (a.n != 1 || b.n != 1) {
@@ -363,6 +395,7 @@ static Value eval_compare(Elab *e, Expr *x, Value a, Value b)
      * 0.010000000000000002 m. Comparisons allow 1e-9 relative. */
     double p = a.v[0], q = b.v[0];
     double tol = 1e-9 * fmax(fabs(p), fabs(q)) + 1e-15;
+    eval_note_switch(e, p - q, a.dv[0] - b.dv[0]);
     bool res = false;
     switch (x->op) {
     case OP_LT: res = p < q - tol; break;
@@ -513,8 +546,10 @@ static Value eval_vector(Elab *e, Expr *x)
             r.dims = c.dims;
             r.any_dims = false;
         }
-        for (int k = 0; k < c.n && r.n < 9; k++)
-            r.v[r.n++] = c.v[k];
+        for (int k = 0; k < c.n && r.n < 9; k++, r.n++) {
+            r.v[r.n] = c.v[k];
+            r.dv[r.n] = c.dv[k];
+        }
         if (!c.known)
             r.known = false;
         if (!r.param)
@@ -572,8 +607,10 @@ static Value eval_unit(Elab *e, Expr *x)
     Value r = a;
     r.any_dims = false;
     r.dims = x->unit.dims;
-    for (int i = 0; i < r.n; i++)
+    for (int i = 0; i < r.n; i++) {
         r.v[i] *= x->unit.scale;
+        r.dv[i] *= x->unit.scale;
+    }
     return r;
 }
 
@@ -590,6 +627,13 @@ typedef struct Builtin {
 } Builtin;
 
 static double sign_of(double v) { return (v > 0) - (v < 0); }
+
+static void cross3(const double *p, const double *q, double *out)
+{
+    out[0] = p[1] * q[2] - p[2] * q[1];
+    out[1] = p[2] * q[0] - p[0] * q[2];
+    out[2] = p[0] * q[1] - p[1] * q[0];
+}
 
 static const Builtin builtins[] = {
     { "sin", 1, F_DIMLESS, sin },   { "cos", 1, F_DIMLESS, cos },   { "tan", 1, F_DIMLESS, tan },
@@ -649,6 +693,11 @@ static Value call_geometry(Elab *e, Expr *x)
         return value_error();
     Value v = value_error();
     bool section = !strcmp(g->fn, "circular") || !strcmp(g->fn, "elliptic") || !strcmp(g->fn, "rectangular");
+    /* A shape moved by a param moves nodes and rest lengths, which carry no derivative (a
+     * section's dimensions do: objects.c). */
+    for (int i = 0; i < x->n_args && !section; i++)
+        for (int c = 0; g->args[i].kind == V_NUM && c < g->args[i].n; c++)
+            elab_value_only(e, &g->args[i], c);
     v.kind = section ? V_SECTION : V_GEOM;
     v.geom = g;
     v.known = true;
@@ -668,6 +717,34 @@ static bool check_arity(Expr *x, const char *name, int want, int got)
 }
 
 static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, int n);
+
+/* The larger (max) or smaller (min) of r and c, with its derivative; a switch between them
+ * within the seeded param's reach is noted. */
+static void pick(Elab *e, bool larger, Value *r, const Value *c)
+{
+    eval_note_switch(e, r->v[0] - c->v[0], r->dv[0] - c->dv[0]);
+    if (larger ? c->v[0] > r->v[0] : c->v[0] < r->v[0])
+        r->v[0] = c->v[0], r->dv[0] = c->dv[0];
+}
+
+/* atan2, clamp, min and max of known scalars, with their derivatives. */
+static void choose_scalar(Elab *e, const Builtin *b, const Value *a, int n, Value *r)
+{
+    if (b->rule == F_ATAN2) {
+        double y = a[0].v[0], x = a[1].v[0];
+        r->v[0] = atan2(y, x);
+        r->dv[0] = (x * a[0].dv[0] - y * a[1].dv[0]) / (x * x + y * y);
+        return;
+    }
+    r->v[0] = a[0].v[0], r->dv[0] = a[0].dv[0];
+    if (b->rule == F_CLAMP) {
+        pick(e, true, r, &a[1]);
+        pick(e, false, r, &a[2]);
+        return;
+    }
+    for (int i = 1; i < n; i++)
+        pick(e, b->name[1] != 'i', r, &a[i]);
+}
 
 /* Evaluates the arguments, then applies the function in a separate frame: only this one is on
  * the stack while a nested argument is evaluated, so it is kept small (more than three
@@ -694,9 +771,36 @@ static Value call_builtin(Elab *e, Expr *x, const Builtin *b)
     return apply_builtin(e, x, b, a, n);
 }
 
+/* The derivative of a one-argument built-in at x along dx (fx its value). Where the function
+ * jumps or kinks (abs, sign, floor, ...), a switch within the seeded param's reach is noted. */
+static double scalar_tangent(Elab *e, const char *name, double x, double dx, double fx)
+{
+    if (dx == 0)
+        return 0;
+    static const struct { const char *name; int rule; } smooth[] = {
+        { "sin", 0 }, { "cos", 1 }, { "tan", 2 }, { "asin", 3 }, { "acos", 4 }, { "atan", 5 },
+        { "exp", 6 }, { "log", 7 }, { "tanh", 8 }, { "sqrt", 9 },
+    };
+    for (size_t k = 0; k < sizeof smooth / sizeof smooth[0]; k++) {
+        if (strcmp(name, smooth[k].name))
+            continue;
+        double slope[] = { cos(x), -sin(x), 1 + fx * fx, 1 / sqrt(1 - x * x), -1 / sqrt(1 - x * x),
+                           1 / (1 + x * x), fx, 1 / x, 1 - fx * fx, 0.5 / fx };
+        return slope[smooth[k].rule] * dx;
+    }
+    if (!strcmp(name, "abs")) {
+        eval_note_switch(e, x, dx);
+        return x < 0 ? -dx : dx;
+    }
+    if (!strcmp(name, "sign"))
+        eval_note_switch(e, x, dx);
+    else /* floor, ceil, round: steps at the integers (round's halfway between) */
+        eval_note_switch(e, x - (name[0] == 'r' ? floor(x) + 0.5 : round(x)), dx);
+    return 0;
+}
+
 static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, int n)
 {
-    (void)e;
     char da[128], db[128];
     Value r = a[0];
     r.any_dims = false;
@@ -722,6 +826,7 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
             return value_error();
         }
         r.v[0] = b->f(a[0].v[0]);
+        r.dv[0] = scalar_tangent(e, b->name, a[0].v[0], a[0].dv[0], r.v[0]);
         if (b->rule == F_DIMLESS || b->rule == F_SIGN) /* sign(-2 m) is -1, a pure number */
             r.dims = DIMLESS;
         else
@@ -744,15 +849,8 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
         }
         r.dims = b->rule == F_ATAN2 ? DIMLESS : d;
         r.any_dims = false;
-        if (r.known) {
-            if (b->rule == F_ATAN2)
-                r.v[0] = atan2(a[0].v[0], a[1].v[0]);
-            else if (b->rule == F_CLAMP)
-                r.v[0] = fmin(fmax(a[0].v[0], a[1].v[0]), a[2].v[0]);
-            else
-                for (int i = 1; i < n; i++)
-                    r.v[0] = b->name[1] == 'i' ? fmin(r.v[0], a[i].v[0]) : fmax(r.v[0], a[i].v[0]);
-        }
+        if (r.known)
+            choose_scalar(e, b, a, n, &r);
         return r;
     }
     case F_POW: {
@@ -772,14 +870,18 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
         r.any_dims = a[0].any_dims || a[1].any_dims;
         if (b->rule == F_DOT) {
             r.n = 1;
-            r.v[0] = 0;
-            for (int i = 0; i < a[0].n; i++)
+            r.v[0] = r.dv[0] = 0;
+            for (int i = 0; i < a[0].n; i++) {
                 r.v[0] += a[0].v[i] * a[1].v[i];
+                r.dv[0] += a[0].dv[i] * a[1].v[i] + a[0].v[i] * a[1].dv[i];
+            }
         } else {
-            const double *p = a[0].v, *q = a[1].v;
-            r.v[0] = p[1] * q[2] - p[2] * q[1];
-            r.v[1] = p[2] * q[0] - p[0] * q[2];
-            r.v[2] = p[0] * q[1] - p[1] * q[0];
+            cross3(a[0].v, a[1].v, r.v);
+            double u[3], w[3];
+            cross3(a[0].dv, a[1].v, u);
+            cross3(a[0].v, a[1].dv, w);
+            for (int c = 0; c < 3; c++)
+                r.dv[c] = u[c] + w[c];
         }
         return merge_meta(r, &a[0], &a[1]);
     case F_NORM:
@@ -788,13 +890,15 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
             diag_error(x->loc, "`%s` needs a vector", b->name);
             return value_error();
         }
-        double s = 0;
+        double s = 0, ds = 0;
         for (int i = 0; i < a[0].n; i++)
-            s += a[0].v[i] * a[0].v[i];
+            s += a[0].v[i] * a[0].v[i], ds += a[0].v[i] * a[0].dv[i];
         s = sqrt(s);
+        ds = s > 0 ? ds / s : 0;
         if (b->rule == F_NORM) {
             r.n = 1;
             r.v[0] = s;
+            r.dv[0] = ds;
             r.any_dims = a[0].any_dims;
         } else {
             if (a[0].known && s == 0) {
@@ -802,8 +906,10 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
                 return value_error();
             }
             r.dims = DIMLESS;
-            for (int i = 0; i < r.n; i++)
+            for (int i = 0; i < r.n; i++) {
                 r.v[i] /= s;
+                r.dv[i] = (r.dv[i] - r.v[i] * ds) / s;
+            }
         }
         return merge_meta(r, &a[0], NULL);
     }
@@ -835,7 +941,7 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
 }
 
 /* table("file.csv", x): two columns, linear interpolation, held constant beyond the ends. */
-static Value table_lookup(Expr *x, const char *file, Value a);
+static Value table_lookup(Elab *e, Expr *x, const char *file, Value a);
 
 static Value call_table(Elab *e, Expr *x)
 {
@@ -849,11 +955,11 @@ static Value call_table(Elab *e, Expr *x)
     }
     if (!require_num(e, a, x->args[1]))
         return value_error();
-    return table_lookup(x, f.str, a);
+    return table_lookup(e, x, f.str, a);
 }
 
 /* The lookup itself, in its own frame: its buffers stay off the stack of nested evaluation. */
-static Value table_lookup(Expr *x, const char *file, Value a)
+static Value table_lookup(Elab *e, Expr *x, const char *file, Value a)
 {
     if (a.n != 1 || (!a.any_dims && !dims_is_dimless(a.dims))) {
         char da[128];
@@ -872,8 +978,11 @@ static Value table_lookup(Expr *x, const char *file, Value a)
         diag_error(x->args[0]->loc, "%s", err);
     Value r = value_num(NAN, DIMLESS);
     r = merge_meta(r, &a, NULL);
-    if (ok && a.known)
+    if (ok && a.known) {
         r.v[0] = table_at(table, a.v[0]);
+        r.dv[0] = table_slope(table, a.v[0]) * a.dv[0];
+        eval_note_switch(e, a.v[0] - table_nearest_row(table, a.v[0]), a.dv[0]);
+    }
     free(table);
     if (!ok)
         return value_error();
@@ -914,7 +1023,8 @@ static uint64_t value_hash(uint64_t h, const Value *v)
 
 static bool value_same(const Value *a, const Value *b)
 {
-    return a->n == b->n && !memcmp(a->v, b->v, sizeof a->v[0] * (size_t)a->n) && dims_eq(a->dims, b->dims) &&
+    return a->n == b->n && !memcmp(a->v, b->v, sizeof a->v[0] * (size_t)a->n) &&
+           !memcmp(a->dv, b->dv, sizeof a->dv[0] * (size_t)a->n) && dims_eq(a->dims, b->dims) &&
            a->any_dims == b->any_dims && a->known == b->known && a->param == b->param;
 }
 
@@ -1208,6 +1318,7 @@ static Value eval_member(Elab *e, Expr *x)
         Value r = base;
         r.n = 1;
         r.v[0] = base.v[c];
+        r.dv[0] = base.dv[c];
         return r;
     }
     if (base.kind == V_STENCIL)
@@ -1215,11 +1326,11 @@ static Value eval_member(Elab *e, Expr *x)
     if (base.kind == V_MATERIAL) {
         ElabMaterial *mt = &e->mats.a[base.index];
         if (!strcmp(x->str, "E"))
-            return value_num(mt->E, dims_of(-1, 1, -2, 0));
+            return value_of_dual(mt->E, dims_of(-1, 1, -2, 0), mt->runtime_param);
         if (!strcmp(x->str, "nu"))
-            return value_num(mt->nu, DIMLESS);
+            return value_of_dual(mt->nu, DIMLESS, mt->runtime_param);
         if (!strcmp(x->str, "rho"))
-            return value_num(mt->rho, dims_of(-3, 1, 0, 0));
+            return value_of_dual(mt->rho, dims_of(-3, 1, 0, 0), mt->runtime_param);
         diag_error(x->loc, "a material has no member `%s` (it has E, nu, rho)", x->str);
         return value_error();
     }
@@ -1273,6 +1384,7 @@ static Value eval_index(Elab *e, Expr *x)
         Value r = base;
         r.n = 1;
         r.v[0] = base.v[(int)i.v[0]];
+        r.dv[0] = base.dv[(int)i.v[0]];
         return r;
     }
     return select_index(e, base, x);
@@ -1312,7 +1424,7 @@ static Value eval_node(Elab *e, Expr *x)
         if (!require_num(e, v, x->a))
             return value_error();
         for (int i = 0; i < v.n; i++)
-            v.v[i] = -v.v[i];
+            v.v[i] = -v.v[i], v.dv[i] = -v.dv[i];
         return v;
     case EX_NOT:
         v = eval_expr(e, x->a);
@@ -1322,7 +1434,9 @@ static Value eval_node(Elab *e, Expr *x)
             diag_error(x->loc, "`!` needs a scalar");
             return value_error();
         }
+        eval_note_switch(e, v.v[0], v.dv[0]);
         v.v[0] = v.known ? v.v[0] == 0 : NAN;
+        v.dv[0] = 0;
         v.dims = DIMLESS;
         return v;
     case EX_BIN: return eval_binary(e, x);

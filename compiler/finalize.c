@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab_internal.h"
+#include "elab_tangent.h"
 #include "alloc.h"
 #include "order.h"
 #include "vec3.h"
@@ -112,18 +113,18 @@ static void copy_objects(Fin *f)
         so.n_tris = o->n_tris;
         so.closed = o->closed;
         so.bending = o->bending;
-        so.E = o->E;
-        so.nu = o->nu;
-        so.G = o->G;
-        so.rho = o->rho;
-        so.area = o->area;
-        so.I1 = o->I1;
-        so.I2 = o->I2;
-        so.J = o->J;
-        so.radius = o->radius;
-        so.thickness = o->thickness;
+        so.E = o->E.v;
+        so.nu = o->nu.v;
+        so.G = o->G.v;
+        so.rho = o->rho.v;
+        so.area = o->area.v;
+        so.I1 = o->I1.v;
+        so.I2 = o->I2.v;
+        so.J = o->J.v;
+        so.radius = o->radius.v;
+        so.thickness = o->thickness.v;
         so.length = o->length;
-        so.mass = o->mass;
+        so.mass = o->mass.v;
         int k = srd_model_add_object(f->m, &so);
         srd_object *mo = &f->m->objects[k];
         mo->nodes = srd_xcalloc((size_t)o->n_nodes, sizeof(int));
@@ -241,11 +242,12 @@ static double stretch_extension(const Fin *f, int edge)
  * of equilateral cells as stiff in-plane as a membrane of stiffness E h; MAT-DiSMech's code
  * gives hinge shells the same, and mid-edge shells 2 E h l / (1 - nu^2) (stretching = dismech_midedge
  * reproduces its runs). */
-static double shell_ks(const ElabObj *o, double l)
+static Dual shell_ks(const ElabObj *o, double l)
 {
+    Dual Eh = dual_mul(o->E, o->thickness);
     if (o->stretching == SHELL_STRETCH_DISMECH_MIDEDGE)
-        return 2 * o->E * o->thickness * l / (1 - o->nu * o->nu);
-    return SQRT3 / 2 * o->E * o->thickness * l;
+        return dual_div(dual_scale(2 * l, Eh), dual_sub(dual_const(1), dual_mul(o->nu, o->nu)));
+    return dual_scale(SQRT3 / 2 * l, Eh);
 }
 
 static void add_stretch(Fin *f)
@@ -263,12 +265,12 @@ static void add_stretch(Fin *f)
         if (f->set_stretch < 0)
             f->set_stretch = srd_model_elemset(m, "stretch", 2, 1, 3, stretch_data);
         double l = m->edge_rest[i];
-        double ks = o->kind == SRD_OBJ_ROD ? o->EA : shell_ks(o, l);
+        Dual ks = o->kind == SRD_OBJ_ROD ? o->EA : shell_ks(o, l);
         /* Spread over the length it stands for: the energy 1/2 ks eps^2 l then has the
          * compliance of that length, EA / (l + extension) per unit elongation. */
         double fraction = l / (l + stretch_extension(f, i));
-        double data[3] = { l, ks * fraction, fraction };
-        srd_elemset_add(&m->sets[f->set_stretch], &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
+        Dual data[3] = { dual_const(l), dual_scale(fraction, ks), dual_const(fraction) };
+        elab_add_row(e, m, f->set_stretch, &m->edge_nodes[2 * i], &i, NULL, data, m->edge_object[i]);
     }
 }
 
@@ -480,17 +482,17 @@ static void add_bend_pair(Fin *f, int c, int e1, int e2)
                              (signed char)(m->edge_nodes[2 * e2] == c ? 1 : -1) };
     const ElabObj *rod = &e->objs.a[f->frame_rod[e1]];
     const ElabObj *other = &e->objs.a[f->frame_rod[e2]];
-    double data[8];
-    data[0] = spring_length(f, c, e1, e2);
+    Dual data[8];
+    data[0] = dual_const(spring_length(f, c, e1, e2));
     /* Across a junction of two rods the spring takes the mean of their stiffnesses. */
-    data[1] = 0.5 * (rod->EI1 + other->EI1);
-    data[2] = 0.5 * (rod->EI2 + other->EI2);
-    data[3] = 0.5 * (rod->GJ + other->GJ);
-    data[4] = same_rod ? rod->kappa_bar[0] : 0;
-    data[5] = same_rod ? rod->kappa_bar[1] : 0;
-    data[6] = same_rod ? rod->tau_bar : 0;
-    data[7] = same_rod && rod->natural_given ? 0 : 1;
-    srd_elemset_add(&m->sets[f->set_bend], nodes, edges, signs, data, same_rod ? m->edge_object[e1] : -1);
+    data[1] = dual_scale(0.5, dual_add(rod->EI1, other->EI1));
+    data[2] = dual_scale(0.5, dual_add(rod->EI2, other->EI2));
+    data[3] = dual_scale(0.5, dual_add(rod->GJ, other->GJ));
+    data[4] = same_rod ? rod->kappa_bar[0] : dual_const(0);
+    data[5] = same_rod ? rod->kappa_bar[1] : dual_const(0);
+    data[6] = same_rod ? rod->tau_bar : dual_const(0);
+    data[7] = dual_const(same_rod && rod->natural_given ? 0 : 1);
+    elab_add_row(e, m, f->set_bend, nodes, edges, signs, data, same_rod ? m->edge_object[e1] : -1);
 }
 
 static void add_bend_twist(Fin *f, unsigned char *needs_twist)
@@ -520,9 +522,16 @@ static int *triangles_per_edge(const srd_model *m)
     return count;
 }
 
+/* kb = (2/sqrt(3)) E h^3 / 12: the hinge stiffness that matches the plate's bending rigidity
+ * on an equilateral mesh. */
+static Dual hinge_stiffness(const ElabObj *o)
+{
+    return dual_scale(2.0 / SQRT3 / 12, dual_mul(o->E, dual_powi(o->thickness, 3)));
+}
+
 /* A wall hinge at corner k of triangle t: its edge (opposite corner k) lies on the boundary with
  * both nodes clamped, its apex is free. */
-static void add_wall_hinge(Fin *f, int t, int k, double kb)
+static void add_wall_hinge(Fin *f, int t, int k, Dual kb)
 {
     srd_model *m = f->m;
     const int *v = &m->tri_nodes[3 * t];
@@ -532,10 +541,10 @@ static void add_wall_hinge(Fin *f, int t, int k, double kb)
     srd_sub3(&m->x0[3 * nodes[2]], &m->x0[3 * nodes[0]], g);
     srd_cross3(e, g, n);
     double len = sqrt(srd_dot3(n, n));
-    double data[4] = { 2 * kb, n[0] / len, n[1] / len, n[2] / len };
+    Dual data[4] = { dual_scale(2, kb), dual_const(n[0] / len), dual_const(n[1] / len), dual_const(n[2] / len) };
     if (f->set_wall < 0)
         f->set_wall = srd_model_elemset(m, "hinge_wall", 3, 1, 4, wall_data);
-    srd_elemset_add(&m->sets[f->set_wall], nodes, &m->tri_edges[3 * t + k], NULL, data, m->tri_object[t]);
+    elab_add_row(f->e, m, f->set_wall, nodes, &m->tri_edges[3 * t + k], NULL, data, m->tri_object[t]);
 }
 
 /* Hinges act across interior edges only, so a clamp that holds a boundary line of a hinge shell
@@ -553,7 +562,7 @@ static void add_wall_hinges(Fin *f)
         for (int k = 0; k < 3; k++)
             if (count[m->tri_edges[3 * t + k]] == 1 && f->clamped[v[(k + 1) % 3]] && f->clamped[v[(k + 2) % 3]] &&
                 !f->clamped[v[k]])
-                add_wall_hinge(f, t, k, 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12);
+                add_wall_hinge(f, t, k, hinge_stiffness(o));
     }
     free(count);
 }
@@ -574,10 +583,8 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
         int nodes[4];
         for (int k = 0; k < 4; k++)
             nodes[k] = f->map[e->hinge_nodes.a[4 * h + k]];
-        /* kb = (2/sqrt(3)) E h^3 / 12: the hinge stiffness that matches the plate's bending
-         * rigidity on an equilateral mesh. */
-        double data[3] = { 2.0 / SQRT3 * o->E * pow(o->thickness, 3) / 12, o->phi_bar, o->natural_given ? 0 : 1 };
-        f->hinge_inst[h] = srd_elemset_add(&m->sets[f->set_hinge], nodes, &edge, NULL, data, m->edge_object[edge]);
+        Dual data[3] = { hinge_stiffness(o), o->phi_bar, dual_const(o->natural_given ? 0 : 1) };
+        f->hinge_inst[h] = elab_add_row(e, m, f->set_hinge, nodes, &edge, NULL, data, m->edge_object[edge]);
     }
     for (int t = 0; t < m->n_tris; t++) {
         const ElabObj *o = &e->objs.a[m->tri_object[t]];
@@ -586,8 +593,10 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
         if (f->set_mid < 0)
             f->set_mid = srd_model_elemset(m, "midedge", 3, 3, 3, mid_data);
         const int *nd = &m->tri_nodes[3 * t];
-        double data[3] = { o->E * pow(o->thickness, 3) / (24 * (1 - o->nu * o->nu)), o->nu, rest_area(m, t) };
-        srd_elemset_add(&m->sets[f->set_mid], nd, &m->tri_edges[3 * t], &m->tri_edge_sign[3 * t], data, m->tri_object[t]);
+        Dual one_nu2 = dual_sub(dual_const(1), dual_mul(o->nu, o->nu));
+        Dual data[3] = { dual_div(dual_mul(o->E, dual_powi(o->thickness, 3)), dual_scale(24, one_nu2)), o->nu,
+                         dual_const(rest_area(m, t)) };
+        elab_add_row(e, m, f->set_mid, nd, &m->tri_edges[3 * t], &m->tri_edge_sign[3 * t], data, m->tri_object[t]);
         for (int k = 0; k < 3; k++)
             needs_xi[m->tri_edges[3 * t + k]] = 1;
     }
@@ -598,36 +607,44 @@ static void add_shell_bending(Fin *f, unsigned char *needs_xi)
 /* A contact element on every node, and a friction element too when `friction` is positive:
  * the friction element's data are the contact's (kc, delta) followed by mu, slip velocity and
  * the rest of the contact's data. */
-static void add_contact_everywhere(srd_model *m, const char *contact_kind, const char *friction_kind,
-                                   const char **names, const double *values, int n_values, double friction,
-                                   double slip_velocity)
+static void add_contact_everywhere(Fin *f, const char *contact_kind, const char *friction_kind, const char **names,
+                                   const Dual *values, int n_values, Dual friction, Dual slip_velocity)
 {
+    srd_model *m = f->m;
     const char *fnames[24] = { names[0], names[1], "mu", "slip_velocity" };
-    double fvalues[24] = { values[0], values[1], friction, slip_velocity };
+    Dual fvalues[24] = { values[0], values[1], friction, slip_velocity };
     for (int k = 2; k < n_values && k < 22; k++) {
         fnames[k + 2] = names[k];
         fvalues[k + 2] = values[k];
     }
     int cs = srd_model_elemset(m, contact_kind, 1, 0, n_values, names);
-    int fs = friction > 0 ? srd_model_elemset(m, friction_kind, 1, 0, n_values + 2, fnames) : -1;
+    int fs = friction.v > 0 ? srd_model_elemset(m, friction_kind, 1, 0, n_values + 2, fnames) : -1;
     for (int i = 0; i < m->n_nodes; i++) {
         if (m->node_body[i] >= 0)
             continue; /* a rigid body touches with its shape (rigid_add_ground) */
-        srd_elemset_add(&m->sets[cs], &i, NULL, NULL, values, m->node_object[i]);
+        elab_add_row(f->e, m, cs, &i, NULL, NULL, values, m->node_object[i]);
         if (fs >= 0)
-            srd_elemset_add(&m->sets[fs], &i, NULL, NULL, fvalues, m->node_object[i]);
+            elab_add_row(f->e, m, fs, &i, NULL, NULL, fvalues, m->node_object[i]);
     }
+}
+
+/* Doubles as Duals without derivatives (an obstacle's numbers: a param reaching them was
+ * marked lost where they were read). */
+static void constants(const double *v, int n, Dual *out)
+{
+    for (int k = 0; k < n; k++)
+        out[k] = dual_const(v[k]);
 }
 
 /* An uneven ground z = h(x, y): its height enters the kernels of surface_contact and
  * surface_friction, which std.contact writes against ground_height and ground_slope. */
 static void add_uneven_ground(Fin *f)
 {
-    srd_model *m = f->m;
+    const ElabEnv *env = &f->e->env;
     static const char *names[] = { "kc", "delta" };
-    double values[2] = { m->ground_stiffness, m->ground_delta };
-    add_contact_everywhere(m, "surface_contact", "surface_friction", names, values, 2, m->ground_friction,
-                           m->ground_slip_velocity);
+    Dual values[2] = { env->ground_stiffness, env->ground_delta };
+    add_contact_everywhere(f, "surface_contact", "surface_friction", names, values, 2, env->ground_friction,
+                           env->ground_slip_velocity);
 }
 
 static void add_ground(Fin *f)
@@ -640,10 +657,13 @@ static void add_ground(Fin *f)
         return;
     }
     static const char *names[] = { "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
+    const ElabEnv *env = &f->e->env;
     const double *p = m->ground_point, *n = m->ground_normal;
-    double values[8] = { m->ground_stiffness, m->ground_delta, p[0], p[1], p[2], n[0], n[1], n[2] };
-    add_contact_everywhere(m, "ground_contact", "ground_friction", names, values, 8, m->ground_friction,
-                           m->ground_slip_velocity);
+    Dual values[8] = { env->ground_stiffness, env->ground_delta };
+    constants(p, 3, &values[2]);
+    constants(n, 3, &values[5]);
+    add_contact_everywhere(f, "ground_contact", "ground_friction", names, values, 8, env->ground_friction,
+                           env->ground_slip_velocity);
     rigid_add_ground(m);
 }
 
@@ -759,13 +779,27 @@ static void add_moving_obstacle(Fin *f, const srd_obstacle *o)
     PoseColumns p = { { "kc", "delta" }, { o->stiffness, o->delta }, 2 };
     elab_moving_columns(o, "radius", &p);
     int lo = set_size(m, contact), flo = set_size(m, friction);
-    add_contact_everywhere(m, contact, friction, p.names, p.values, p.n, o->friction, o->slip_velocity);
+    Dual values[24];
+    constants(p.values, p.n, values);
+    add_contact_everywhere(f, contact, friction, p.names, values, p.n, dual_const(o->friction),
+                           dual_const(o->slip_velocity));
     int cs = srd_model_elemset(m, contact, 1, 0, p.n, p.names);
     push_pose_actuations(f, o, cs, lo, m->sets[cs].n);
     if (o->friction > 0) {
         int fs = srd_model_elemset(m, friction, 1, 0, 0, NULL);
         push_pose_actuations(f, o, fs, flo, m->sets[fs].n);
     }
+}
+
+static void add_fixed_obstacle(Fin *f, const srd_obstacle *o, const char *shape, const char **names,
+                               const double *v, int n)
+{
+    char contact[64], friction[64];
+    snprintf(contact, sizeof contact, "%s_contact", shape);
+    snprintf(friction, sizeof friction, "%s_friction", shape);
+    Dual values[24];
+    constants(v, n, values);
+    add_contact_everywhere(f, contact, friction, names, values, n, dual_const(o->friction), dual_const(o->slip_velocity));
 }
 
 /* Rigid spheres, boxes and cylinders: contact, and friction when given, on every node. An
@@ -783,17 +817,15 @@ static void add_obstacles(Fin *f)
             add_moving_obstacle(f, o);
         } else if (!strcmp(o->shape, "sphere")) {
             double values[6] = { o->stiffness, o->delta, c[0], c[1], c[2], o->radius };
-            add_contact_everywhere(m, "sphere_contact", "sphere_friction", sphere, values, 6, o->friction,
-                                   o->slip_velocity);
+            add_fixed_obstacle(f, o, "sphere", sphere, values, 6);
         } else if (!strcmp(o->shape, "box")) {
             double values[8] = { o->stiffness, o->delta, c[0], c[1], c[2], o->size[0] / 2, o->size[1] / 2,
                                  o->size[2] / 2 };
-            add_contact_everywhere(m, "box_contact", "box_friction", box, values, 8, o->friction, o->slip_velocity);
+            add_fixed_obstacle(f, o, "box", box, values, 8);
         } else {
             double values[10] = { o->stiffness, o->delta, c[0], c[1], c[2], o->axis[0], o->axis[1], o->axis[2],
                                   o->radius, o->length > 0 ? o->length / 2 : 1e30 };
-            add_contact_everywhere(m, "cylinder_contact", "cylinder_friction", cylinder, values, 10, o->friction,
-                                   o->slip_velocity);
+            add_fixed_obstacle(f, o, "cylinder", cylinder, values, 10);
         }
     }
     rigid_add_obstacles(m);
@@ -819,8 +851,8 @@ static void add_viscous(Fin *f)
             continue;
         if (set < 0)
             set = srd_model_elemset(m, "viscous_drag", 1, 0, 1, data);
-        double c = m->viscous_eta * dl[i];
-        srd_elemset_add(&m->sets[set], &i, NULL, NULL, &c, m->node_object[i]);
+        Dual c = dual_scale(dl[i], f->e->env.viscous_eta);
+        elab_add_row(f->e, m, set, &i, NULL, NULL, &c, m->node_object[i]);
     }
     free(dl);
 }
@@ -838,10 +870,10 @@ static void add_rft(Fin *f)
             continue;
         if (set < 0)
             set = srd_model_elemset(m, "rft_drag", 2, 0, 3, data);
-        double values[3] = { m->rft_ct, m->rft_cn, 0.5 * m->edge_rest[e] };
+        Dual values[3] = { f->e->env.rft_ct, f->e->env.rft_cn, dual_const(0.5 * m->edge_rest[e]) };
         for (int k = 0; k < 2; k++) {
             int nodes[2] = { m->edge_nodes[2 * e + k], m->edge_nodes[2 * e + 1 - k] };
-            srd_elemset_add(&m->sets[set], nodes, NULL, NULL, values, m->node_object[nodes[0]]);
+            elab_add_row(f->e, m, set, nodes, NULL, NULL, values, m->node_object[nodes[0]]);
         }
     }
 }
@@ -856,12 +888,12 @@ static void add_aero_drag(Fin *f)
     int set = -1;
     for (int t = 0; t < m->n_tris; t++) {
         const int *v = &m->tri_nodes[3 * t];
-        double k = m->drag_density * m->drag_cd * rest_area(m, t) / 6;
+        Dual k = dual_scale(rest_area(m, t) / 6, dual_mul(f->e->env.drag_density, f->e->env.drag_cd));
         if (set < 0)
             set = srd_model_elemset(m, "aero_drag", 3, 0, 1, data);
         for (int r = 0; r < 3; r++) {
             int nodes[3] = { v[r], v[(r + 1) % 3], v[(r + 2) % 3] };
-            srd_elemset_add(&m->sets[set], nodes, NULL, NULL, &k, m->node_object[nodes[0]]);
+            elab_add_row(f->e, m, set, nodes, NULL, NULL, &k, m->node_object[nodes[0]]);
         }
     }
 }
@@ -869,7 +901,7 @@ static void add_aero_drag(Fin *f)
 /* A user element applied over triangles: once per triangle with its corners in the node
  * arguments tri_node.. +2; a force acts on its first node, so it goes on every corner, the
  * corners turned (keeping their order around the triangle) to put each one first. */
-static void add_over_triangles(srd_model *m, int set, const PendingApply *pa, int *nodes, bool force)
+static void add_over_triangles(Elab *e, srd_model *m, int set, const PendingApply *pa, int *nodes, bool force)
 {
     for (int i = 0; i < pa->tris->n; i++) {
         int t = pa->tris->items[i];
@@ -877,7 +909,7 @@ static void add_over_triangles(srd_model *m, int set, const PendingApply *pa, in
         for (int r = 0; r < (force ? 3 : 1); r++) {
             for (int k = 0; k < 3; k++)
                 nodes[pa->tri_node + k] = v[(r + k) % 3];
-            srd_elemset_add(&m->sets[set], nodes, pa->edges, NULL, pa->data, m->tri_object[t]);
+            elab_add_row(e, m, set, nodes, pa->edges, NULL, pa->data, m->tri_object[t]);
         }
     }
 }
@@ -927,9 +959,9 @@ static bool add_user_elements(Fin *f, unsigned char *needs_twist)
             needs_twist[pa->edges[k]] = 1;
         }
         if (pa->tris)
-            add_over_triangles(m, set, pa, nodes, def->kind == ST_FORCE);
+            add_over_triangles(e, m, set, pa, nodes, def->kind == ST_FORCE);
         else
-            srd_elemset_add(&m->sets[set], nodes, pa->edges, NULL, pa->data, -1);
+            elab_add_row(e, m, set, nodes, pa->edges, NULL, pa->data, -1);
     }
     return ok;
 }
@@ -1117,30 +1149,39 @@ static void lump_masses(Fin *f)
 {
     srd_model *m = f->m;
     Elab *e = f->e;
+    Dual *mass = srd_xcalloc((size_t)m->n_nodes + 1, sizeof *mass);
+    Dual *dof = e->dof_mass = srd_xcalloc((size_t)m->n_dofs + 1, sizeof *dof);
     for (int i = 0; i < m->n_edges; i++) {
         const ElabObj *o = &e->objs.a[m->edge_object[i]];
         if (o->kind != SRD_OBJ_ROD)
             continue;
         double l = m->edge_rest[i];
-        double half = 0.5 * o->rho * o->area * l;
-        m->node_mass[m->edge_nodes[2 * i]] += half;
-        m->node_mass[m->edge_nodes[2 * i + 1]] += half;
+        Dual half = dual_scale(0.5 * l, dual_mul(o->rho, o->area));
+        for (int k = 0; k < 2; k++)
+            mass[m->edge_nodes[2 * i + k]] = dual_add(mass[m->edge_nodes[2 * i + k]], half);
         /* The twist angle carries the edge's rotational inertia about its axis. */
-        if (m->edge_twist[i] >= 0)
-            m->dof_mass[m->edge_twist[i]] = o->rho * (o->I1 + o->I2) * l;
+        if (m->edge_twist[i] >= 0) {
+            dof[m->edge_twist[i]] = dual_scale(l, dual_mul(o->rho, dual_add(o->I1, o->I2)));
+            m->dof_mass[m->edge_twist[i]] = dof[m->edge_twist[i]].v;
+        }
     }
     for (int t = 0; t < m->n_tris; t++) {
         const ElabObj *o = &e->objs.a[m->tri_object[t]];
         const int *nd = &m->tri_nodes[3 * t];
-        double third = o->rho * o->thickness * rest_area(m, t) / 3;
+        Dual third = dual_scale(rest_area(m, t) / 3, dual_mul(o->rho, o->thickness));
         for (int k = 0; k < 3; k++)
-            m->node_mass[nd[k]] += third;
+            mass[nd[k]] = dual_add(mass[nd[k]], third);
     }
     for (int i = 0; i < f->n0; i++)
-        m->node_mass[f->map[i]] += e->body_mass.a[i];
-    for (int i = 0; i < m->n_nodes; i++)
-        for (int c = 0; c < 3; c++)
+        mass[f->map[i]] = dual_add(mass[f->map[i]], e->body_mass.a[i]);
+    for (int i = 0; i < m->n_nodes; i++) {
+        m->node_mass[i] += mass[i].v;
+        for (int c = 0; c < 3; c++) {
             m->dof_mass[m->node_dof[i] + c] = m->node_mass[i];
+            dof[m->node_dof[i] + c] = mass[i];
+        }
+    }
+    free(mass);
 }
 
 /* ---- boundary conditions ---- */
@@ -1200,7 +1241,8 @@ static void copy_loads(Fin *f)
     m->loads = srd_xcalloc((size_t)m->n_loads + 1, sizeof *m->loads);
     for (int i = 0; i < e->loads.n; i++) {
         m->loads[i].node = f->map[e->loads.a[i].node];
-        memcpy(m->loads[i].f, e->loads.a[i].f, sizeof m->loads[i].f);
+        for (int c = 0; c < 3; c++)
+            m->loads[i].f[c] = e->loads.a[i].f[c].v;
         m->loads[i].expr = e->loads.a[i].expr;
     }
 }

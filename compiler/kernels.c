@@ -161,17 +161,54 @@ static bool same_structure(const srd_model *a, const srd_model *b)
     return true;
 }
 
-bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_t err_n)
+/* Whether elaboration marked the columns itself (every param-dependent value went through
+ * dual numbers, elab_tangent.c), so that nothing needs elaborating again. */
+static bool marked_by_elaboration(const srd_model *m)
 {
-    if (m->n_params == 0)
-        return true;
+    for (int s = 0; s < m->n_sets; s++)
+        if (!m->sets[s].param_column)
+            return false;
+    return true;
+}
+
+static bool param_shapes(const srd_model *m, const char *name)
+{
+    for (int k = 0; k < m->n_params; k++)
+        if (!strcmp(m->params[k].name, name))
+            return m->params[k].shapes;
+    return false;
+}
+
+/* A run-time expression that reads a loop's value depending on a param: a simulator would keep
+ * the value it was built with. */
+static bool captures_param(const char *file, const srd_model *m, char *err, size_t err_n)
+{
+    for (int k = 0; k < m->n_run_exprs; k++) {
+        const RunExpr *a = elab_run_expr(m, k);
+        for (int j = 0; j < a->n_captured; j++)
+            if (a->captured[j].param && !param_shapes(m, a->captured[j].param)) {
+                snprintf(err, err_n, "%s:%d: this run-time expression reads `%s`, a value of the enclosing loop "
+                                     "that depends on a param; a simulator would keep its built value\n"
+                                     "hint: use the param itself inside the expression, or a top-level `let`",
+                         file, a->expr->loc.line, a->captured[j].name);
+                return true;
+            }
+    }
+    return false;
+}
+
+/* The columns that differ in a second elaboration with every param moved (when elaboration
+ * could not mark them: a param reached a value it carries no derivative of). */
+static bool mark_by_moving(const char *file, srd_model *m, char *err, size_t err_n)
+{
     Arena arena;
     arena_init(&arena);
     Program prog = { 0 };
     srd_model *moved = elaborate_moved(file, m, &arena, &prog);
-    bool comparable = moved && same_structure(m, moved), ok = true;
+    bool comparable = moved && same_structure(m, moved);
     for (int s = 0; s < m->n_sets; s++) {
         srd_elemset *set = &m->sets[s];
+        free(set->param_column);
         set->param_column = calloc((size_t)set->n_data + 1, 1);
         for (int c = 0; c < set->n_data; c++) {
             bool differs = !comparable;
@@ -180,20 +217,18 @@ bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_
             set->param_column[c] = differs;
         }
     }
-    for (int k = 0; comparable && ok && k < m->n_run_exprs; k++) {
-        const RunExpr *a = elab_run_expr(m, k), *b = elab_run_expr(moved, k);
-        for (int j = 0; j < a->n_captured && ok; j++)
-            if (memcmp(a->captured[j].v, b->captured[j].v, sizeof a->captured[j].v)) {
-                snprintf(err, err_n, "%s:%d: this run-time expression reads `%s`, a value of the enclosing loop "
-                                     "that depends on a param; a simulator would keep its built value\n"
-                                     "hint: use the param itself inside the expression, or a top-level `let`",
-                         file, a->expr->loc.line, a->captured[j].name);
-                ok = false;
-            }
-    }
     srd_model_free(moved);
     arena_free(&arena);
-    return ok;
+    return !captures_param(file, m, err, err_n);
+}
+
+bool kernels_mark_param_columns(const char *file, srd_model *m, char *err, size_t err_n)
+{
+    if (m->n_params == 0)
+        return true;
+    if (!marked_by_elaboration(m))
+        return mark_by_moving(file, m, err, err_n);
+    return !captures_param(file, m, err, err_n);
 }
 
 /* `dt` in an actuation or load is the simulate block's time step; a model without one (static

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab_internal.h"
+#include "elab_tangent.h"
 #include "geom.h"
 #include "mesh/tetmesh.h"
 
@@ -571,7 +572,10 @@ static bool read_layout(const Stmt *s, const PropValues *pv, ElabObj *o, double 
         diag_hint(d, "2 joins a cubic grid's edges and face diagonals");
         return false;
     }
-    if (!lattice_relation(o->grid, o->neighbours, beta, &o->nu)) {
+    double nu = 0;
+    bool related = lattice_relation(o->grid, o->neighbours, beta, &nu);
+    o->nu = dual_const(nu);
+    if (!related) {
         Diag *d = diag_error(prop_loc(pv, "neighbours", s->loc), "a %s lattice with %d shell of neighbours has no "
                                                                    "shear stiffness", names[o->grid], o->neighbours);
         diag_hint(d, "join a second shell: `neighbours = 2;`");
@@ -594,13 +598,13 @@ static bool lump_lattice(Elab *e, ElabObj *o, const Shape *sh, const Materials *
         sum += share[i] = per_node * inside_fraction(sh, cell, xs + 3 * i, a);
     double scale = sum > 0 ? shape_volume(sh) / sum : 0;
     bool ok = true;
-    o->mass = 0;
+    o->mass = dual_const(0);
     for (int i = 0; i < o->n_nodes && ok; i++) {
         int k = material_at(e, mt, xs + 3 * i);
         ok = k >= 0;
-        double m = ok ? e->mats.a[k].rho * share[i] * scale : 0;
+        Dual m = ok ? dual_scale(share[i] * scale, e->mats.a[k].rho) : dual_const(0);
         e->body_mass.a[o->first_node + i] = m;
-        o->mass += m;
+        o->mass = dual_add(o->mass, m);
     }
     free(share);
     free(cell);
@@ -638,7 +642,7 @@ static double cube_fraction(const Shape *sh, const double c[3], double a)
 static bool spring_stiffness(Elab *e, ElabObj *o, const Shape *sh, const Materials *mt, double beta)
 {
     double a = o->spacing;
-    o->spring_k = malloc(sizeof(double) * (size_t)(o->n_edges + 1));
+    o->spring_k = malloc(sizeof(Dual) * (size_t)(o->n_edges + 1));
     for (int i = 0; i < o->n_edges; i++) {
         int edge = o->first_edge + i;
         const double *p = &e->x0.a[3 * e->edge_nodes.a[2 * edge]], *q = &e->x0.a[3 * e->edge_nodes.a[2 * edge + 1]];
@@ -646,7 +650,7 @@ static bool spring_stiffness(Elab *e, ElabObj *o, const Shape *sh, const Materia
         int k = material_at(e, mt, c);
         if (k < 0)
             return false;
-        o->spring_k[i] = e->mats.a[k].E * a / beta * cube_fraction(sh, c, a);
+        o->spring_k[i] = dual_scale(a / beta * cube_fraction(sh, c, a), e->mats.a[k].E);
     }
     return true;
 }
@@ -734,14 +738,14 @@ void elab_lattice(Elab *e, Stmt *s, const char *name)
         return;
     }
     geom_mesh_free(&sh.surface);
-    o.G = o.E / (2 * (1 + o.nu));
+    o.G = dual_div(o.E, dual_scale(2, dual_add(dual_const(1), o.nu)));
     DPUSH(e->objs, o);
 }
 
 /* ---- the flat model's springs ---- */
 
 /* After joins: a lattice edge's rest length is measured between the merged nodes. */
-int lattice_add_springs(const Elab *e, srd_model *m, int *edge_of)
+int lattice_add_springs(Elab *e, srd_model *m, int *edge_of)
 {
     static const char *data[] = { "k", "rest_length", "rest_factor" };
     int set = -1;
@@ -751,9 +755,9 @@ int lattice_add_springs(const Elab *e, srd_model *m, int *edge_of)
             continue;
         if (set < 0)
             set = srd_model_elemset(m, "lattice_spring", 2, 0, 3, data);
-        double d[3] = { o->spring_k[i - o->first_edge], m->edge_rest[i], 1 };
+        Dual d[3] = { o->spring_k[i - o->first_edge], dual_const(m->edge_rest[i]), dual_const(1) };
         edge_of[m->sets[set].n] = i;
-        srd_elemset_add(&m->sets[set], &m->edge_nodes[2 * i], NULL, NULL, d, m->edge_object[i]);
+        elab_add_row(e, m, set, &m->edge_nodes[2 * i], NULL, NULL, d, m->edge_object[i]);
     }
     return set;
 }

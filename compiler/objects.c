@@ -291,6 +291,41 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
     return true;
 }
 
+/* Section constants of a circle of radius R. */
+static void circular_section(ElabObj *o, Dual R)
+{
+    o->radius = R;
+    o->area = dual_scale(PI, dual_powi(R, 2));
+    o->I1 = o->I2 = dual_scale(PI / 4, dual_powi(R, 4));
+    o->J = dual_scale(PI / 2, dual_powi(R, 4));
+}
+
+/* Semi-axes a along the second material director d2 and b along the first, d1. */
+static void elliptic_section(ElabObj *o, Dual a, Dual b)
+{
+    Dual ab = dual_mul(a, b);
+    o->area = dual_scale(PI, ab);
+    o->I1 = dual_scale(PI / 4, dual_mul(a, dual_powi(b, 3)));
+    o->I2 = dual_scale(PI / 4, dual_mul(dual_powi(a, 3), b));
+    o->J = dual_div(dual_scale(PI, dual_powi(ab, 3)), dual_add(dual_powi(a, 2), dual_powi(b, 2)));
+    o->radius = dual_sqrt(ab);
+}
+
+/* Width p along d2, height q along d1 (vertical for a rod along x); Saint-Venant torsion
+ * constant series in the short side h over the long side w. */
+static void rectangular_section(ElabObj *o, Dual p, Dual q)
+{
+    Dual w = p.v >= q.v ? p : q, h = p.v >= q.v ? q : p;
+    Dual r = dual_div(h, w);
+    Dual series = dual_sub(dual_const(1.0 / 3),
+                           dual_scale(0.21, dual_mul(r, dual_sub(dual_const(1), dual_scale(1.0 / 12, dual_powi(r, 4))))));
+    o->area = dual_mul(p, q);
+    o->I1 = dual_scale(1.0 / 12, dual_mul(p, dual_powi(q, 3)));
+    o->I2 = dual_scale(1.0 / 12, dual_mul(q, dual_powi(p, 3)));
+    o->J = dual_mul3(w, dual_powi(h, 3), series);
+    o->radius = dual_sqrt(dual_scale(1 / PI, dual_mul(p, q)));
+}
+
 /* Area, area moments and torsion constant of the rod's cross-section. */
 static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o)
 {
@@ -306,15 +341,12 @@ static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o
         return false;
     }
     if (r) {
-        double R = r->v[0];
-        if (!(R > 0)) {
+        Dual R = value_dual(r, 0);
+        if (!(R.v > 0)) {
             diag_error(prop_loc(pv, "radius", s->loc), "the radius of rod `%s` must be positive", o->name);
             return false;
         }
-        o->radius = R;
-        o->area = PI * R * R;
-        o->I1 = o->I2 = PI * pow(R, 4) / 4;
-        o->J = PI * pow(R, 4) / 2;
+        circular_section(o, R);
         return true;
     }
     if (!sec)
@@ -324,33 +356,17 @@ static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o
     SrcLoc locs[6];
     if (!bind_args(sec->geom, sig, a, locs))
         return false;
-    double p = a[0].v[0], q = sig->n > 1 ? a[1].v[0] : p;
-    if (!(p > 0) || !(q > 0)) {
+    Dual p = value_dual(&a[0], 0), q = sig->n > 1 ? value_dual(&a[1], 0) : p;
+    if (!(p.v > 0) || !(q.v > 0)) {
         diag_error(sec->geom->loc, "cross-section dimensions must be positive");
         return false;
     }
-    if (!strcmp(sig->fn, "circular")) {
-        o->area = PI * p * p;
-        o->I1 = o->I2 = PI * pow(p, 4) / 4;
-        o->J = PI * pow(p, 4) / 2;
-        o->radius = p;
-    } else if (!strcmp(sig->fn, "elliptic")) {
-        /* semi-axes a along the second material director d2 and b along the first, d1 */
-        o->area = PI * p * q;
-        o->I1 = PI * p * q * q * q / 4;
-        o->I2 = PI * p * p * p * q / 4;
-        o->J = PI * p * p * p * q * q * q / (p * p + q * q);
-        o->radius = sqrt(p * q);
-    } else {
-        /* width p along d2, height q along d1 (vertical for a rod along x); Saint-Venant
-         * torsion constant series */
-        double w = fmax(p, q), h = fmin(p, q);
-        o->area = p * q;
-        o->I1 = p * q * q * q / 12;
-        o->I2 = q * p * p * p / 12;
-        o->J = w * h * h * h * (1.0 / 3 - 0.21 * (h / w) * (1 - pow(h / w, 4) / 12));
-        o->radius = sqrt(p * q / PI);
-    }
+    if (!strcmp(sig->fn, "circular"))
+        circular_section(o, p);
+    else if (!strcmp(sig->fn, "elliptic"))
+        elliptic_section(o, p, q);
+    else
+        rectangular_section(o, p, q);
     return true;
 }
 
@@ -375,7 +391,7 @@ static int add_node(Elab *e, const double x[3], int obj, int local)
     DPUSH(e->node_obj, obj);
     DPUSH(e->node_local, local);
     DPUSH(e->node_fix, (unsigned char)0);
-    DPUSH(e->body_mass, 0.0);
+    DPUSH(e->body_mass, dual_const(0));
     return e->node_obj.n - 1;
 }
 
@@ -386,6 +402,17 @@ static int add_edge(Elab *e, int a, int b, int obj)
     DPUSH(e->edge_obj, obj);
     DPUSH(e->edge_fix, (unsigned char)0);
     return e->edge_obj.n - 1;
+}
+
+/* The first run-time param any of the properties depends on, or NULL. */
+static const char *first_param(const PropValues *pv, const char *const *names)
+{
+    for (int k = 0; names[k]; k++) {
+        const Value *v = prop_get(pv, names[k]);
+        if (v && v->param)
+            return v->param;
+    }
+    return NULL;
 }
 
 void elab_material(Elab *e, Stmt *s, const char *name)
@@ -399,20 +426,21 @@ void elab_material(Elab *e, Stmt *s, const char *name)
     memset(&m, 0, sizeof m);
     m.name = name;
     m.loc = s->name_loc;
-    m.E = prop_num(&pv, "E", NAN);
-    m.rho = prop_num(&pv, "rho", NAN);
-    m.nu = prop_num(&pv, "nu", 0.5);
+    m.E = prop_dual(&pv, "E", dual_const(NAN));
+    m.rho = prop_dual(&pv, "rho", dual_const(NAN));
+    m.nu = prop_dual(&pv, "nu", dual_const(0.5));
     m.has_nu = prop_given(&pv, "nu");
-    if (ok && !(m.E > 0)) {
+    m.runtime_param = first_param(&pv, (const char *const[]){ "E", "rho", "nu", NULL });
+    if (ok && !(m.E.v > 0)) {
         diag_error(prop_loc(&pv, "E", s->loc), "Young's modulus of `%s` must be positive", name);
         ok = false;
     }
-    if (ok && !(m.rho > 0)) {
+    if (ok && !(m.rho.v > 0)) {
         diag_error(prop_loc(&pv, "rho", s->loc), "the density of `%s` must be positive", name);
         ok = false;
     }
-    if (ok && !(m.nu > -1 && m.nu <= 0.5)) {
-        Diag *d = diag_error(prop_loc(&pv, "nu", s->loc), "Poisson's ratio of `%s` is %g, outside (-1, 0.5]", name, m.nu);
+    if (ok && !(m.nu.v > -1 && m.nu.v <= 0.5)) {
+        Diag *d = diag_error(prop_loc(&pv, "nu", s->loc), "Poisson's ratio of `%s` is %g, outside (-1, 0.5]", name, m.nu.v);
         diag_hint(d, "rubber-like materials are close to 0.5");
         ok = false;
     }
@@ -420,7 +448,10 @@ void elab_material(Elab *e, Stmt *s, const char *name)
     DPUSH(e->mats, m);
 }
 
-static double shear_modulus(const ElabMaterial *m) { return m->E / (2 * (1 + m->nu)); }
+static Dual shear_modulus(const ElabMaterial *m)
+{
+    return dual_div(m->E, dual_scale(2, dual_add(dual_const(1), m->nu)));
+}
 
 void elab_rod(Elab *e, Stmt *s, const char *name)
 {
@@ -450,10 +481,10 @@ void elab_rod(Elab *e, Stmt *s, const char *name)
     o.G = shear_modulus(mat);
     const Value *k = prop_get(&pv, "curvature");
     if (k) {
-        o.kappa_bar[0] = k->v[0];
-        o.kappa_bar[1] = k->v[1];
+        o.kappa_bar[0] = value_dual(k, 0);
+        o.kappa_bar[1] = value_dual(k, 1);
     }
-    o.tau_bar = prop_num(&pv, "twist", 0);
+    o.tau_bar = prop_dual(&pv, "twist", dual_const(0));
     o.natural_given = prop_given(&pv, "curvature") || prop_given(&pv, "twist");
     o.closed = path.closed;
     int oi = e->objs.n;
@@ -477,11 +508,11 @@ void elab_rod(Elab *e, Stmt *s, const char *name)
     for (int i = 0; i < path.n_nodes; i++)
         o.s[i] /= total;
     o.length = total;
-    o.mass = o.rho * o.area * total;
-    o.EA = prop_num(&pv, "EA", o.E * o.area);
-    o.EI1 = prop_num(&pv, "EI", o.E * o.I1);
-    o.EI2 = prop_num(&pv, "EI", o.E * o.I2);
-    o.GJ = prop_num(&pv, "GJ", o.G * o.J);
+    o.mass = dual_scale(total, dual_mul(o.rho, o.area));
+    o.EA = prop_dual(&pv, "EA", dual_mul(o.E, o.area));
+    o.EI1 = prop_dual(&pv, "EI", dual_mul(o.E, o.I1));
+    o.EI2 = prop_dual(&pv, "EI", dual_mul(o.E, o.I2));
+    o.GJ = prop_dual(&pv, "GJ", dual_mul(o.G, o.J));
     geom_path_free(&path);
     DPUSH(e->objs, o);
 }
@@ -632,8 +663,8 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
     if (!props_complete(s, &pv, owner))
         return;
     ElabMaterial *mat = rod_material(e, &pv);
-    double h = prop_num(&pv, "thickness", 0);
-    if (!(h > 0)) {
+    Dual h = prop_dual(&pv, "thickness", dual_const(0));
+    if (!(h.v > 0)) {
         diag_error(prop_loc(&pv, "thickness", s->loc), "the thickness of shell `%s` must be positive", name);
         return;
     }
@@ -658,7 +689,7 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
     const Value *stretch = prop_get(&pv, "stretching");
     o.stretching = stretch && !strcmp(stretch->str, "dismech_midedge") ? SHELL_STRETCH_DISMECH_MIDEDGE
                                                                        : SHELL_STRETCH_LATTICE;
-    o.phi_bar = prop_num(&pv, "angle", 0);
+    o.phi_bar = prop_dual(&pv, "angle", dual_const(0));
     o.natural_given = prop_given(&pv, "angle");
     int oi = e->objs.n;
     o.first_node = e->node_obj.n;
@@ -673,13 +704,13 @@ void elab_shell(Elab *e, Stmt *s, const char *name)
             DPUSH(e->tri_edge, -1);
         }
         DPUSH(e->tri_obj, oi);
-        o.area += triangle_area(mesh.x, &mesh.tri[3 * t]);
+        o.area.v += triangle_area(mesh.x, &mesh.tri[3 * t]);
     }
     bool ok = shell_topology(e, &o, &mesh, s->loc);
     geom_mesh_free(&mesh);
     if (!ok)
         return;
-    o.mass = o.rho * h * o.area;
+    o.mass = dual_mul3(o.rho, h, o.area);
     DPUSH(e->objs, o);
 }
 
@@ -693,16 +724,16 @@ void elab_body(Elab *e, Stmt *s, const char *name)
     props_read(e, s, &pv, owner);
     if (!props_complete(s, &pv, owner))
         return;
-    double mass = prop_num(&pv, "mass", 0);
     bool rigid = elab_is_rigid(&pv);
-    if (rigid && !elab_rigid_body(e, &pv, e->objs.n, &mass, s->name_loc, name))
+    Dual mass = rigid ? dual_const(0) : prop_dual(&pv, "mass", dual_const(0));
+    if (rigid && !elab_rigid_body(e, &pv, e->objs.n, &mass.v, s->name_loc, name))
         return;
     if (!rigid && !prop_given(&pv, "mass")) {
         Diag *d = diag_error(s->name_loc, "body `%s` needs a mass", name);
         diag_hint(d, "a point mass: `mass = 0.1 kg;`; a rigid body: a shape with its density or mass");
         return;
     }
-    if (!(mass > 0)) {
+    if (!(mass.v > 0)) {
         diag_error(prop_loc(&pv, "mass", s->loc), "the mass of body `%s` must be positive", name);
         return;
     }

@@ -56,9 +56,10 @@ static bool rfem_spec(Elab *e, Stmt *s, const char *name, RfemSpec *r)
     if (!mat || !rfem_line(&pv, r, s->loc))
         return false;
     const ElabMaterial *m = &e->mats.a[mat->index];
-    r->E = m->E;
-    r->rho = m->rho;
-    r->G = m->E / (2 * (1 + (m->has_nu ? m->nu : 0.5)));
+    /* The rigid elements' masses and the joints' springs carry no derivative yet. */
+    r->E = elab_dual_only(e, m->E);
+    r->rho = elab_dual_only(e, m->rho);
+    r->G = r->E / (2 * (1 + (m->has_nu ? elab_dual_only(e, m->nu) : 0.5)));
     r->radius = prop_num(&pv, "radius", 0);
     r->n = (int)prop_num(&pv, "elements", 0);
     r->damping = prop_num(&pv, "damping", 0);

@@ -376,8 +376,8 @@ bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center,
     r.shape = shape;
     r.size[0] = radius;
     r.size[1] = length;
-    o.mass = rho * shape_volume(shape, r.size);
-    shape_inertia(shape, r.size, o.mass, r.inertia);
+    o.mass = dual_const(rho * shape_volume(shape, r.size));
+    shape_inertia(shape, r.size, o.mass.v, r.inertia);
     double x[3] = { 1, 0, 0 }, y[3];
     if (fabs(axis[0]) > 0.9)
         x[0] = 0, x[1] = 1;
@@ -397,7 +397,7 @@ bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center,
     e->body_mass.a[node] = o.mass;
     DPUSH(e->objs, o);
     DPUSH(e->rigids, r);
-    return o.mass > 0;
+    return o.mass.v > 0;
 }
 
 int elab_rigid_of(const Elab *e, int obj)
@@ -563,7 +563,7 @@ static bool joint_motor(Elab *e, const PropValues *pv, const Stmt *s, PendingJoi
         return false;
     }
     if (t->known)
-        j->target = t->v[0];
+        j->target = elab_value_only(e, t, 0);
     else {
         const Stmt *p = NULL;
         for (int i = 0; i < s->n_body && !p; i++)
@@ -741,7 +741,7 @@ bool rigid_add_bodies(Elab *e, srd_model *m, const int *map)
         srd_body *b = &m->bodies[k];
         b->object = r->obj;
         b->node = map[e->objs.a[r->obj].first_node];
-        b->mass = e->objs.a[r->obj].mass;
+        b->mass = e->objs.a[r->obj].mass.v;
         memcpy(b->inertia, r->inertia, sizeof b->inertia);
         memcpy(b->axes, r->axes, sizeof b->axes);
         memcpy(b->omega0, r->w0, sizeof b->omega0);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elab_internal.h"
+#include "elab_tangent.h"
 #include "mesh/tetmesh.h"
 
 /* A tetrahedron is degenerate when its volume is below this times its longest edge cubed (a
@@ -198,18 +199,19 @@ static bool check_regions(Elab *e, const Materials *mt, const Expr *x, const cha
 }
 
 /* Lame constants of material k, or false when its Poisson ratio does not allow them. */
-static bool lame(Elab *e, int k, SrcLoc at, double *mu, double *lambda)
+static bool lame(Elab *e, int k, SrcLoc at, Dual *mu, Dual *lambda)
 {
     const ElabMaterial *mat = &e->mats.a[k];
-    if (!mat->has_nu || !(mat->nu > -1 && mat->nu < 0.5)) {
+    if (!mat->has_nu || !(mat->nu.v > -1 && mat->nu.v < 0.5)) {
         Diag *d = diag_error(at, mat->has_nu ? "material `%s` has nu = %g: a solid needs -1 < nu < 0.5"
                                              : "material `%s` gives no `nu`: a solid needs its Poisson ratio",
-                             mat->name, mat->nu);
+                             mat->name, mat->nu.v);
         diag_hint(d, "rubber and silicone are nearly incompressible: `nu = 0.45;` to `nu = 0.49;`");
         return false;
     }
-    *mu = mat->E / (2 * (1 + mat->nu));
-    *lambda = mat->E * mat->nu / ((1 + mat->nu) * (1 - 2 * mat->nu));
+    Dual one_nu = dual_add(dual_const(1), mat->nu);
+    *mu = dual_div(mat->E, dual_scale(2, one_nu));
+    *lambda = dual_div(dual_mul(mat->E, mat->nu), dual_mul(one_nu, dual_sub(dual_const(1), dual_scale(2, mat->nu))));
     return true;
 }
 
@@ -238,22 +240,25 @@ static bool fill_tets(Elab *e, ElabObj *o, const TetMesh *m, Materials *mt, SrcL
 {
     o->tets = malloc(sizeof(int) * 4 * (size_t)m->n_tets + 1);
     o->tet_data = malloc(sizeof(double) * SOLID_DATA * (size_t)m->n_tets + 1);
+    o->tet_lame = malloc(sizeof(Dual) * 2 * (size_t)m->n_tets + 1);
     o->n_tets = m->n_tets;
-    o->mass = 0;
+    o->mass = dual_const(0);
     for (int t = 0; t < m->n_tets; t++) {
         int k = material_of(e, mt, m, t);
         double *d = &o->tet_data[SOLID_DATA * t], vol = tetmesh_volume(m, t);
-        if (k < 0 || !lame(e, k, mat_at, &d[0], &d[1]))
+        Dual *ml = &o->tet_lame[2 * t];
+        if (k < 0 || !lame(e, k, mat_at, &ml[0], &ml[1]))
             return false;
+        d[0] = ml[0].v, d[1] = ml[1].v;
         mt->count[k]++;
         d[2] = vol;
         inverse_edges(m, t, &d[3]);
         for (int c = 0; c < 4; c++) {
             int node = o->first_node + m->tet[4 * t + c];
             o->tets[4 * t + c] = node;
-            e->body_mass.a[node] += e->mats.a[k].rho * vol / 4;
+            e->body_mass.a[node] = dual_add(e->body_mass.a[node], dual_scale(vol / 4, e->mats.a[k].rho));
         }
-        o->mass += e->mats.a[k].rho * vol;
+        o->mass = dual_add(o->mass, dual_scale(vol, e->mats.a[k].rho));
     }
     return true;
 }
@@ -320,7 +325,7 @@ void elab_solid(Elab *e, Stmt *s, const char *name)
     o.E = e->mats.a[m->index].E;
     o.nu = e->mats.a[m->index].nu;
     o.rho = e->mats.a[m->index].rho;
-    o.G = o.E / (2 * (1 + o.nu));
+    o.G = dual_div(o.E, dual_scale(2, dual_add(dual_const(1), o.nu)));
     o.first_edge = e->edge_obj.n;
     o.first_tri = e->tri_obj.n;
     o.first_hinge = e->hinge_edge.n;
@@ -335,6 +340,7 @@ void elab_solid(Elab *e, Stmt *s, const char *name)
     if (!ok) {
         free(o.tets);
         free(o.tet_data);
+        free(o.tet_lame);
         free(o.cavity);
         return;
     }
@@ -343,7 +349,7 @@ void elab_solid(Elab *e, Stmt *s, const char *name)
 
 /* ---- the flat model's elements ---- */
 
-void solid_add_tets(const Elab *e, srd_model *m, const int *map)
+void solid_add_tets(Elab *e, srd_model *m, const int *map)
 {
     static const char *kinds[] = { "tet_neo_hookean", "tet_stvk", "tet_linear" };
     static const char *data[SOLID_DATA] = { "mu", "lambda", "volume", "b00", "b01", "b02",
@@ -357,7 +363,10 @@ void solid_add_tets(const Elab *e, srd_model *m, const int *map)
             int v[4];
             for (int c = 0; c < 4; c++)
                 v[c] = map[o->tets[4 * t + c]];
-            srd_elemset_add(&m->sets[set], v, NULL, NULL, &o->tet_data[SOLID_DATA * t], i);
+            Dual row[SOLID_DATA];
+            for (int c = 0; c < SOLID_DATA; c++)
+                row[c] = c < 2 ? o->tet_lame[2 * t + c] : dual_const(o->tet_data[SOLID_DATA * t + c]);
+            elab_add_row(e, m, set, v, NULL, NULL, row, i);
         }
     }
 }

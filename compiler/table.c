@@ -1,5 +1,6 @@
 /* table.c — reads the two-column tables behind `table(...)` and interpolates them. */
 #include "table.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +89,23 @@ double table_at(const Table *t, double u)
     while (t->x[k + 1] < u)
         k++;
     return t->y[k] + (t->y[k + 1] - t->y[k]) * (u - t->x[k]) / (t->x[k + 1] - t->x[k]);
+}
+
+double table_slope(const Table *t, double u)
+{
+    if (u <= t->x[0] || u >= t->x[t->n - 1])
+        return 0;
+    int k = 0;
+    while (t->x[k + 1] < u)
+        k++;
+    return (t->y[k + 1] - t->y[k]) / (t->x[k + 1] - t->x[k]);
+}
+
+double table_nearest_row(const Table *t, double u)
+{
+    double best = t->x[0];
+    for (int k = 1; k < t->n; k++)
+        if (fabs(t->x[k] - u) < fabs(best - u))
+            best = t->x[k];
+    return best;
 }

@@ -19,5 +19,9 @@ void table_path(const char *source, const char *name, char *path, size_t path_n)
 bool table_read(const char *path, Table *t, char *err, size_t err_n);
 /* Linear interpolation, held constant beyond the ends. */
 double table_at(const Table *t, double u);
+/* The interpolation's slope at u (0 beyond the ends), and the row's x nearest u (where the
+ * slope jumps). */
+double table_slope(const Table *t, double u);
+double table_nearest_row(const Table *t, double u);
 
 #endif
