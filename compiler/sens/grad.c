@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "diag.h"
 #include "elab.h"
+#include "elab_tangent.h"
 #include "jit.h"
 #include "kernels.h"
 #include "parse.h"
@@ -83,6 +84,21 @@ static srd_model *elaborate(const GradOptions *o, Arena *arena, Program *prog, c
     }
     diag_flush(messages(o));
     free(specs);
+    return m;
+}
+
+/* The model elaborated once more with a param seeded, for its exact derivative. */
+static srd_model *elaborate_seeded(const GradOptions *o, Arena *arena, Program *prog, const ElabSeed *seed,
+                                   ElabTangent *t)
+{
+    memset(t, 0, sizeof *t);
+    srd_model *m = NULL;
+    if (o->objective ? parse_with_objective(o, arena, prog) : parse_program(arena, o->file, parse_stdlib_dir(), prog)) {
+        elab_objective_only(o->objective != NULL);
+        m = elab_program_seeded(prog, arena, o->file, (const char *const *)o->overrides, o->n_overrides, seed, t);
+        elab_objective_only(false);
+    }
+    diag_discard();
     return m;
 }
 
@@ -290,7 +306,23 @@ static bool state_moves(const StaticPoint *b, const Sample *x)
 }
 
 
-/* d(residual)/d(param) (free rows) from four samples around the param's value. */
+/* How a param moves the runtime's data: each set's columns (after the schedules at t = 0), the
+ * external forces, the masses and the held DOFs (prescribed motion). */
+typedef struct Deriv {
+    double **columns;
+    double  *fext, *mass, *held;
+} Deriv;
+
+static void deriv_free(Deriv *d, int n_sets)
+{
+    for (int j = 0; d->columns && j < n_sets; j++)
+        free(d->columns[j]);
+    free(d->columns), free(d->fext), free(d->mass), free(d->held);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- by differences of four samples ---- */
+
 /* How prescribed motion moves the held DOFs (zero on free ones). */
 static double *held_derivative(const StaticPoint *b, const Sample *x, const Stencil *st)
 {
@@ -302,34 +334,7 @@ static double *held_derivative(const StaticPoint *b, const Sample *x, const Sten
     return dq;
 }
 
-static void residual_derivative(StaticPoint *b, int k, const Sample *x, const Stencil *st, const double *dq_held,
-                                double *g)
-{
-    const srd_model *m = b->m;
-    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
-    dparams[k] = 1; /* kernels that read the param itself */
-    double **columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *columns);
-    for (int j = 0; j < m->n_sets; j++) {
-        double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
-        columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, st);
-    }
-    sens_residual_tangent(&b->s, b->tangents, columns, dparams, dq_held, g);
-    free(dparams);
-    double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
-    double *dfext = difference(f, (size_t)m->n_dofs, st);
-    for (int d = 0; d < m->n_dofs; d++) {
-        int r = b->s.solver.sys.free_index[d];
-        if (r >= 0)
-            g[r] -= dfext[d];
-    }
-    for (int j = 0; j < m->n_sets; j++)
-        free(columns[j]);
-    free(columns);
-    free(dfext);
-}
-
-/* Whether the param moves where prescribed motion holds the driven DOFs (a static derivative
- * carries it; the modal one does not yet). */
+/* Whether prescribed motion moves where the param puts the driven DOFs. */
 static bool motion_moves(const StaticPoint *b, const Sample *x)
 {
     for (int d = 0; d < b->m->n_dofs; d++)
@@ -359,44 +364,155 @@ static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil 
     return kink;
 }
 
-/* The four samples of param k around its value (x: free them with samples_free whatever this
- * returns) and whether they give a derivative: STATIC_DERIVED, or why not. */
-static int take_samples(StaticPoint *b, const GradOptions *o, int k, Stencil *st, Sample *x)
-{
-    memset(x, 0, 4 * sizeof *x);
-    if (!point_stencil(&b->m->params[k], st))
-        return STATIC_OUTSIDE_RANGE;
-    bool ok = true;
-    for (int i = 0; i < 4; i++) {
-        x[i] = sample_at(b, o, k, st->at[i]);
-        ok &= x[i].ok;
-    }
-    return !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : samples_switch(b, x, st)
-         ? STATIC_NOT_SMOOTH : motion_moves(b, x) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
-}
-
 static void samples_free(Sample *x, int n_sets)
 {
     for (int i = 0; i < 4; i++)
         sample_free(&x[i], n_sets);
 }
 
-int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
+static void deriv_of_samples(const StaticPoint *b, const Sample *x, const Stencil *st, Deriv *d)
+{
+    const srd_model *m = b->m;
+    d->columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *d->columns);
+    for (int j = 0; j < m->n_sets; j++) {
+        double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
+        d->columns[j] = difference(f, (size_t)m->sets[j].n * (size_t)m->sets[j].n_data, st);
+    }
+    double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
+    d->fext = difference(f, (size_t)m->n_dofs, st);
+    double *g[4] = { x[0].mass, x[1].mass, x[2].mass, x[3].mass };
+    d->mass = difference(g, (size_t)m->n_dofs, st);
+    d->held = held_derivative(b, x, st);
+}
+
+/* The derivative from elaborations at four nearby values: STATIC_DERIVED (or MOVES_MOTION,
+ * which a static derivative carries), or why not. */
+static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
 {
     Stencil st;
     Sample x[4];
-    int status = take_samples(b, o, k, &st, x);
+    memset(x, 0, sizeof x);
+    if (!point_stencil(&b->m->params[k], &st))
+        return STATIC_OUTSIDE_RANGE;
+    bool ok = true;
+    for (int i = 0; i < 4; i++) {
+        x[i] = sample_at(b, o, k, st.at[i]);
+        ok &= x[i].ok;
+    }
+    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : samples_switch(b, x, &st)
+               ? STATIC_NOT_SMOOTH : motion_moves(b, x) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
+    if (status == STATIC_DERIVED || status == STATIC_MOVES_MOTION)
+        deriv_of_samples(b, x, &st, d);
+    samples_free(x, b->m->n_sets);
+    return status;
+}
+
+/* ---- exactly, from elaboration (elab_tangent.h) ---- */
+
+/* Whether run-time expressions write the model's data (actuation, loads or motion changing with
+ * time, moving obstacles): what they write is differenced for now. */
+static bool has_schedules(const StaticPoint *b) { return b->s.schedules.n > 0 || b->m->n_motions > 0; }
+
+/* d(fext)/dp as the runtime builds fext (external_forces in sim.c): gravity on the masses, in a
+ * medium reduced by buoyancy, and the constant loads. */
+static double *fext_derivative(const srd_model *m, const ElabTangent *t)
+{
+    double *df = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    for (int i = 0; m->has_gravity && i < m->n_nodes; i++) {
+        int dof = m->node_dof[i], obj = m->node_object[i];
+        double g = 1, dg = 0, rho = m->objects[obj].rho;
+        if (m->medium_density > 0 && rho > 0) {
+            g = 1 - m->medium_density / rho;
+            dg = -t->medium_density / rho + m->medium_density * t->object_rho[obj] / (rho * rho);
+        }
+        for (int c = 0; c < 3; c++)
+            df[dof + c] += t->dof_mass[dof + c] * m->gravity[c] * g + m->node_mass[i] * (t->gravity[c] * g + m->gravity[c] * dg);
+    }
+    for (int l = 0; l < m->n_loads; l++)
+        for (int c = 0; c < 3; c++)
+            df[m->node_dof[m->loads[l].node] + c] += t->loads[3 * l + c];
+    return df;
+}
+
+static void deriv_of_tangent(const StaticPoint *b, const ElabTangent *t, Deriv *d)
+{
+    const srd_model *m = b->m;
+    d->columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *d->columns);
+    for (int j = 0; j < m->n_sets; j++)
+        d->columns[j] = copy_of(t->data[j], (size_t)m->sets[j].n * (size_t)m->sets[j].n_data);
+    d->fext = fext_derivative(m, t);
+    d->mass = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    for (int k = 0; k < m->n_dofs; k++)
+        d->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? 0 : t->dof_mass[k];
+    d->held = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+}
+
+/* The derivative by elaborating once with param k seeded: STATIC_DERIVED, STATIC_NOT_SMOOTH, or
+ * -1 when elaboration cannot give it (then the samples do). */
+static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
+{
+    const srd_param *p = &b->m->params[k];
+    if (has_schedules(b))
+        return -1;
+    double span = isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
+    ElabSeed seed = { p->name, 2e-3 * (p->value != 0 ? fabs(p->value) : span) }; /* point_stencil's reach */
+    ElabTangent t;
+    Arena arena;
+    Program prog;
+    arena_init(&arena);
+    memset(&prog, 0, sizeof prog);
+    srd_model *m = elaborate_seeded(o, &arena, &prog, &seed, &t);
+    int status = !m || !same_structure(b->m, m) || t.lost ? -1 : t.switched ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
+    if (status == STATIC_DERIVED)
+        deriv_of_tangent(b, &t, d);
+    srd_model_free(m);
+    arena_free(&arena);
+    return status;
+}
+
+/* SRD_GRAD_BY_DIFFERENCES=1 takes every derivative from the samples (tests compare the two). */
+static bool by_differences(void)
+{
+    const char *v = getenv("SRD_GRAD_BY_DIFFERENCES");
+    return v && *v && strcmp(v, "0");
+}
+
+static int param_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
+{
+    memset(d, 0, sizeof *d);
+    int status = by_differences() ? -1 : exact_derivative(b, o, k, d);
+    return status >= 0 ? status : sampled_derivative(b, o, k, d);
+}
+
+/* d(residual)/d(param) (free rows). */
+static void residual_derivative(StaticPoint *b, int k, const Deriv *dd, double *g)
+{
+    const srd_model *m = b->m;
+    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    dparams[k] = 1; /* kernels that read the param itself */
+    sens_residual_tangent(&b->s, b->tangents, dd->columns, dparams, dd->held, g);
+    free(dparams);
+    for (int d = 0; d < m->n_dofs; d++) {
+        int r = b->s.solver.sys.free_index[d];
+        if (r >= 0)
+            g[r] -= dd->fext[d];
+    }
+}
+
+int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
+{
+    Deriv dd;
+    int status = param_derivative(b, o, k, &dd);
     if (status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) { /* the held DOFs' motion as a tangent */
         double *g = srd_xcalloc(srd_system_grad_len(&b->s.solver.sys), sizeof(double));
-        double *held = held_derivative(b, x, &st);
-        residual_derivative(b, k, x, &st, held, g);
+        residual_derivative(b, k, &dd, g);
         status = srd_sim_static_sensitivity(&b->s, g, dq) ? STATIC_SINGULAR : STATIC_DERIVED;
         for (int d = 0; d < b->m->n_dofs && status == STATIC_DERIVED; d++)
             if (b->s.solver.sys.free_index[d] < 0)
-                dq[d] = held[d];
-        free(g), free(held);
+                dq[d] = dd.held[d];
+        free(g);
     }
-    samples_free(x, b->m->n_sets);
+    deriv_free(&dd, b->m->n_sets);
     return status;
 }
 
@@ -405,19 +521,13 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
 int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d)
 {
     memset(d, 0, sizeof *d);
-    Stencil st;
-    Sample x[4];
-    int status = take_samples(b, o, k, &st, x);
+    Deriv dd;
+    int status = param_derivative(b, o, k, &dd);
     if (status == STATIC_DERIVED) {
-        d->columns = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *d->columns);
-        for (int j = 0; j < b->m->n_sets; j++) {
-            double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
-            d->columns[j] = difference(f, (size_t)b->m->sets[j].n * (size_t)b->m->sets[j].n_data, &st);
-        }
-        double *f[4] = { x[0].mass, x[1].mass, x[2].mass, x[3].mass };
-        d->mass = difference(f, (size_t)b->m->n_dofs, &st);
+        d->columns = dd.columns, d->mass = dd.mass;
+        dd.columns = NULL, dd.mass = NULL;
     }
-    samples_free(x, b->m->n_sets);
+    deriv_free(&dd, b->m->n_sets);
     return status;
 }
 
