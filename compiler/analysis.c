@@ -192,19 +192,24 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     memset(&o, 0, sizeof o);
     if (!obstacle_read_pose(s, pv, k, &o))
         return;
-    o.radius = prop_num(pv, "radius", 0);
+    ElabObstacle d;
+    memset(&d, 0, sizeof d);
+    o.radius = env_dual(pv, "radius", 0, &d.radius);
     const Value *size = prop_get(pv, "size");
-    if (size)
-        memcpy(o.size, size->v, sizeof o.size);
-    o.length = prop_num(pv, "length", 0);
+    for (int c = 0; size && c < 3; c++) {
+        d.size[c] = value_dual(size, c);
+        o.size[c] = d.size[c].v;
+    }
+    o.length = env_dual(pv, "length", 0, &d.length);
     if (k == 1 && !(o.size[0] > 0 && o.size[1] > 0 && o.size[2] > 0)) {
         diag_error(prop_loc(pv, "size", s->loc), "a box's edge lengths must be positive");
         return;
     }
-    o.stiffness = prop_num(pv, "stiffness", 0);
-    o.delta = prop_num(pv, "delta", 0);
-    o.friction = prop_num(pv, "friction", 0);
-    o.slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
+    o.stiffness = env_dual(pv, "stiffness", 0, &d.stiffness);
+    o.delta = env_dual(pv, "delta", 0, &d.delta);
+    o.friction = env_dual(pv, "friction", 0, &d.friction);
+    o.slip_velocity = env_dual(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY, &d.slip_velocity);
+    DPUSH(e->obstacles, d);
     o.shape = strdup(obstacle_shapes[k]);
     o.name = s->name ? strdup(s->name) : NULL;
     srd_model *m = e->model;

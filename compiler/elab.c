@@ -1101,7 +1101,7 @@ static void exec_pressure(Elab *e, Stmt *s)
     } else if (!check_prop(e, &spec, v, s->value, NULL)) {
         return;
     }
-    PendingPressure pp = { tris, solid, v.known ? elab_value_only(e, &v, 0) : 0,
+    PendingPressure pp = { tris, solid, v.known ? value_dual(&v, 0) : dual_const(0),
                            v.known ? -1 : elab_remember_expr(e, s->value), s->loc };
     DPUSH(e->pressures, pp);
 }
@@ -1735,6 +1735,7 @@ static void elab_free(Elab *e)
     free(e->motions.a);
     free(e->releases.a);
     free(e->body_mass.a);
+    free(e->obstacles.a);
     for (int k = 0; k < e->rigids.n; k++)
         free(e->rigids.a[k].points);
     free(e->rigids.a);

@@ -183,7 +183,7 @@ typedef struct PendingJoint {
 typedef struct PendingPressure {
     Sel   *tris;
     int    solid;    /* `pressure S.cavity`: the solid whose cavities it inflates (tris NULL), or -1 */
-    double p;
+    Dual   p;
     int    expr;     /* run-time expression, or -1 */
     SrcLoc loc;
 } PendingPressure;
@@ -238,6 +238,11 @@ typedef struct ElabEnv {
     Dual gravity[3], medium_density, viscous_eta, damping_alpha, damping_beta, rft_ct, rft_cn, drag_cd, drag_density;
     Dual ground_stiffness, ground_delta, ground_friction, ground_slip_velocity;
 } ElabEnv;
+
+/* An obstacle's numbers a param may set, with their derivatives (its pose carries none). */
+typedef struct ElabObstacle {
+    Dual stiffness, delta, friction, slip_velocity, radius, size[3], length;
+} ElabObstacle;
 
 typedef struct Elab {
     Arena   *arena;
@@ -320,6 +325,7 @@ typedef struct Elab {
     int         n_row_sets;
     Dual       *dof_mass;     /* per model DOF, once masses are lumped */
     ElabEnv     env;
+    DARRAY(ElabObstacle) obstacles; /* per model obstacle */
 
     /* Results of function calls by their arguments (eval.c): f1(x) = f0(x) + f0(x) evaluates
      * f0 once, so nesting such functions costs linear, not exponential, work. */

@@ -636,6 +636,23 @@ static void constants(const double *v, int n, Dual *out)
         out[k] = dual_const(v[k]);
 }
 
+/* The Dual of an obstacle's column `name` (its numbers a param may set), else the value. */
+static Dual obstacle_column(const ElabObstacle *d, const char *name, double value)
+{
+    static const char *const names[] = { "kc", "delta", "radius", "hx", "hy", "hz", "half_length" };
+    const Dual *duals[] = { &d->stiffness, &d->delta, &d->radius, &d->size[0], &d->size[1], &d->size[2], &d->length };
+    for (int k = 0; k < 7; k++)
+        if (!strcmp(name, names[k]))
+            return k < 3 ? *duals[k] : value > 1e29 ? dual_const(value) : dual_scale(0.5, *duals[k]);
+    return dual_const(value);
+}
+
+static void obstacle_row(const ElabObstacle *d, const char *const *names, const double *v, int n, Dual *out)
+{
+    for (int k = 0; k < n; k++)
+        out[k] = obstacle_column(d, names[k], v[k]);
+}
+
 /* An uneven ground z = h(x, y): its height enters the kernels of surface_contact and
  * surface_friction, which std.contact writes against ground_height and ground_slope. */
 static void add_uneven_ground(Fin *f)
@@ -769,7 +786,7 @@ static int set_size(const srd_model *m, const char *kind)
 
 /* A moving (or turned) sphere, box or cylinder, or a plane: std.contact's moving_ kinds (and
  * plane_ kinds) on every node, with the schedules that move them. */
-static void add_moving_obstacle(Fin *f, const srd_obstacle *o)
+static void add_moving_obstacle(Fin *f, const srd_obstacle *o, const ElabObstacle *d)
 {
     srd_model *m = f->m;
     char contact[64], friction[64];
@@ -780,9 +797,8 @@ static void add_moving_obstacle(Fin *f, const srd_obstacle *o)
     elab_moving_columns(o, "radius", &p);
     int lo = set_size(m, contact), flo = set_size(m, friction);
     Dual values[24];
-    constants(p.values, p.n, values);
-    add_contact_everywhere(f, contact, friction, p.names, values, p.n, dual_const(o->friction),
-                           dual_const(o->slip_velocity));
+    obstacle_row(d, p.names, p.values, p.n, values);
+    add_contact_everywhere(f, contact, friction, p.names, values, p.n, d->friction, d->slip_velocity);
     int cs = srd_model_elemset(m, contact, 1, 0, p.n, p.names);
     push_pose_actuations(f, o, cs, lo, m->sets[cs].n);
     if (o->friction > 0) {
@@ -791,15 +807,15 @@ static void add_moving_obstacle(Fin *f, const srd_obstacle *o)
     }
 }
 
-static void add_fixed_obstacle(Fin *f, const srd_obstacle *o, const char *shape, const char **names,
-                               const double *v, int n)
+static void add_fixed_obstacle(Fin *f, int k, const char *shape, const char **names, const double *v, int n)
 {
+    const ElabObstacle *d = &f->e->obstacles.a[k];
     char contact[64], friction[64];
     snprintf(contact, sizeof contact, "%s_contact", shape);
     snprintf(friction, sizeof friction, "%s_friction", shape);
     Dual values[24];
-    constants(v, n, values);
-    add_contact_everywhere(f, contact, friction, names, values, n, dual_const(o->friction), dual_const(o->slip_velocity));
+    obstacle_row(d, names, v, n, values);
+    add_contact_everywhere(f, contact, friction, names, values, n, d->friction, d->slip_velocity);
 }
 
 /* Rigid spheres, boxes and cylinders: contact, and friction when given, on every node. An
@@ -814,21 +830,28 @@ static void add_obstacles(Fin *f)
         const srd_obstacle *o = &m->obstacles[k];
         const double *c = o->center;
         if (o->moving || !strcmp(o->shape, "plane")) {
-            add_moving_obstacle(f, o);
+            add_moving_obstacle(f, o, &f->e->obstacles.a[k]);
         } else if (!strcmp(o->shape, "sphere")) {
             double values[6] = { o->stiffness, o->delta, c[0], c[1], c[2], o->radius };
-            add_fixed_obstacle(f, o, "sphere", sphere, values, 6);
+            add_fixed_obstacle(f, k, "sphere", sphere, values, 6);
         } else if (!strcmp(o->shape, "box")) {
             double values[8] = { o->stiffness, o->delta, c[0], c[1], c[2], o->size[0] / 2, o->size[1] / 2,
                                  o->size[2] / 2 };
-            add_fixed_obstacle(f, o, "box", box, values, 8);
+            add_fixed_obstacle(f, k, "box", box, values, 8);
         } else {
             double values[10] = { o->stiffness, o->delta, c[0], c[1], c[2], o->axis[0], o->axis[1], o->axis[2],
                                   o->radius, o->length > 0 ? o->length / 2 : 1e30 };
-            add_fixed_obstacle(f, o, "cylinder", cylinder, values, 10);
+            add_fixed_obstacle(f, k, "cylinder", cylinder, values, 10);
         }
     }
     rigid_add_obstacles(m);
+    for (int k = 0; m->n_bodies && k < m->n_obstacles; k++) { /* bodies' touch points carry no derivative */
+        const ElabObstacle *d = &f->e->obstacles.a[k];
+        Dual all[] = { d->stiffness, d->delta, d->friction, d->slip_velocity, d->radius, d->size[0], d->size[1],
+                       d->size[2], d->length };
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            elab_dual_only(f->e, all[i]);
+    }
     for (int k = 0; k < m->n_obstacles; k++)
         push_body_pose_actuations(f, &m->obstacles[k], k);
 }
@@ -1315,6 +1338,13 @@ static void corner_mean(const srd_model *m, const Sel *tris, double o[3])
 
 /* The cavities of a solid: closed by construction; their triangles' corners as model nodes, and
  * their mean as the volume energy's fixed point. */
+/* Pressure rows: p with its derivative, then a reference point (geometry). */
+static void add_pressure_row(Fin *f, int set, const int *nodes, const PendingPressure *pp, const double *data, int obj)
+{
+    Dual row[4] = { pp->p, dual_const(data[1]), dual_const(data[2]), dual_const(data[3]) };
+    elab_add_row(f->e, f->m, set, nodes, NULL, NULL, row, obj);
+}
+
 static void cavity_pressure(Fin *f, const PendingPressure *pp, int set, double *data)
 {
     srd_model *m = f->m;
@@ -1325,7 +1355,7 @@ static void cavity_pressure(Fin *f, const PendingPressure *pp, int set, double *
             data[1 + c] += m->x0[3 * f->map[o->cavity[i]] + c] / (3.0 * o->n_cavity);
     for (int i = 0; i < o->n_cavity; i++) {
         int nodes[3] = { f->map[o->cavity[3 * i]], f->map[o->cavity[3 * i + 1]], f->map[o->cavity[3 * i + 2]] };
-        srd_elemset_add(&m->sets[set], nodes, NULL, NULL, data, pp->solid);
+        add_pressure_row(f, set, nodes, pp, data, pp->solid);
     }
 }
 
@@ -1340,7 +1370,7 @@ static void add_pressure(Fin *f, const PendingPressure *pp)
     bool closed = pp->solid >= 0 || closed_surface(m, pp->tris);
     int set = closed ? srd_model_elemset(m, "pressure_volume", 3, 0, 4, volume_data)
                      : srd_model_elemset(m, "pressure_force", 3, 0, 1, force_data);
-    double data[4] = { pp->p, 0, 0, 0 };
+    double data[4] = { pp->p.v, 0, 0, 0 };
     int first = m->sets[set].n;
     if (pp->solid >= 0) {
         cavity_pressure(f, pp, set, data);
@@ -1351,7 +1381,7 @@ static void add_pressure(Fin *f, const PendingPressure *pp)
             const int *v = &m->tri_nodes[3 * t];
             for (int r = 0; r < (closed ? 1 : 3); r++) {
                 int nodes[3] = { v[r], v[(r + 1) % 3], v[(r + 2) % 3] };
-                srd_elemset_add(&m->sets[set], nodes, NULL, NULL, data, m->tri_object[t]);
+                add_pressure_row(f, set, nodes, pp, data, m->tri_object[t]);
             }
         }
     }

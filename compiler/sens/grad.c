@@ -1,11 +1,13 @@
 /* grad.c — `srdc grad` (see grad.h). The equilibrium's derivative is exact given how a param
  * moves the model's data as the runtime sees it (element columns after the schedules, external
  * forces): dR/dp = sum over sets of the tangent kernels along d(columns)/dp, minus d(fext)/dp,
- * and dq/dp = -K^-1 dR/dp. How a param moves the data comes from elaborating the model at four
- * nearby values (a fourth-order central difference, about 1e-11 relative for the smooth
- * formulas of elaboration); elaboration does not carry derivatives yet. A param that moves the
- * reference geometry (rest lengths, reference positions, masses of elements) is reported as not
- * derived. */
+ * and dq/dp = -K^-1 dR/dp. How a param moves the data comes from one elaboration with the param
+ * seeded (elab_tangent.h: dual numbers through every formula, so exact). Where that cannot give
+ * it (schedules and prescribed motion, whose run-time part is evaluated by the runtime, or a
+ * param reaching a value elaboration carries no derivative of) it comes from elaborating the
+ * model at four nearby values (a fourth-order central difference, about 1e-11 relative). A
+ * param that moves the reference geometry (rest lengths, reference positions) is reported as
+ * not derived. */
 #include "sens/grad.h"
 #include <math.h>
 #include <stdio.h>
