@@ -3,10 +3,10 @@
  * (srd_schedules_apply, srd_motion_impose) in sims of the model elaborated again at p +- h,
  * p +- 2h (h = 1e-3 p, as `srdc grad` samples): a curvature actuation (sin, exp, pow, products
  * of params), an E actuation of a param that is also the material's E (the product rule with
- * the base's and e0's static tangents), a time-dependent load with a max, a move, a rotation
- * and a moving obstacle's pose with its step-start copy. Then the switch test: a max(F, c)
- * within the stencil's reach of its switch is named for F and for c, not for a param it does not
- * read, and not when the switch is far. */
+ * the base's and e0's static tangents), time-dependent loads with a max and a periodic wrap, a
+ * move, a rotation and a moving obstacle's pose with its step-start copy. Then the switch test:
+ * a max(F, c) within the stencil's reach of its switch is named for F and for c, not for a param
+ * it does not read, and not when the switch is far; periodic(t, P) at its wrap likewise for P. */
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,7 +27,7 @@
 
 static Tally tally;
 
-/* %s: c's value. */
+/* %s: c's value, then P's. */
 static const char *const MODEL =
     "use std.schedules;\n"
     "param a = 2 /m in 0.1 /m..10 /m;\n"
@@ -35,6 +35,7 @@ static const char *const MODEL =
     "param F = 4 mN in -1 N..1 N;\n"
     "param Em = 3 MPa in 1 MPa..10 MPa;\n"
     "param c = %s in -1 N..1 N;\n"
+    "param P = %s in 1 ms..1 s;\n"
     "material silicone { E = Em; nu = 0.45; rho = 1100 kg/m^3; }\n"
     "rod arm { path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 6; radius = 2 mm; material = silicone; }\n"
     "rod leg { path = line((0, 0.05, 0) m, (0.12, 0.05, 0) m); nodes = 5; radius = 2 mm; material = silicone; }\n"
@@ -43,13 +44,14 @@ static const char *const MODEL =
     "actuate arm.curvature = (a * sin(2 * pi * w * t), a * a * 1 cm * exp(-w * t) * pow(1 + w * t, 1.5));\n"
     "actuate leg.E = Em * (1 + 0.3 * sin(2 * pi * w * t)) + 1 MPa * w * 1 s;\n"
     "load arm.end = (F * cos(2 * pi * w * t), max(F, c), F * F / 1 N * w * 1 s);\n"
+    "load leg.nodes[2] = (0 N, F * periodic(t, P) / 1 s, 0 N);\n"
     "move leg.end = (a * 1 cm^2 * sin(2 * pi * w * t), a * a * 1 cm^3 * w * t, 0 m);\n"
-    "rotate tail.nodes[3..4] about (0, 0, 1) = a * 1 cm * sin(2 * pi * w * t) + w * t * 0.1;\n"
+    "rotate tail.nodes[3..5] about (0, 0, 1) = a * 1 cm * sin(2 * pi * w * t) + w * t * 0.1;\n"
     "obstacle sphere ball { center = (0.05 m, 0 m, 2 cm + a * 1 cm^2 * sin(2 * pi * w * t)); radius = 5 mm;\n"
     "  stiffness = 100 N/m; delta = 1 mm; }\n"
     "simulate { method = implicit_euler; dt = 1 ms; duration = 10 ms; }\n";
 
-enum { N_PARAMS = 5 };
+enum { N_PARAMS = 6 };
 static const double T = 0.037, DT = 1e-3, H = 0.5e-3;
 /* Fourth-order differences at h = 1e-3 p: truncation ~ h^4 f^(5) / 30 and rounding ~ 1e-16
  * |f| / h, both far below 1e-8 of the derivative's scale for these smooth values. */
@@ -276,8 +278,7 @@ static void compare(Base *b, int k, Diffs *d)
     schedule_tangents_static_base(&s->schedules, m, (const double *const *)d->elab, dd);
     double *dfext = srd_xcalloc(n + 1, sizeof(double)), *dq = srd_xcalloc(n + 1, sizeof(double));
     double *dv = srd_xcalloc(n + 1, sizeof(double)), *da = srd_xcalloc(n + 1, sizeof(double));
-    for (size_t i = 0; i < n; i++) /* the constant forces' tangent: the load at t = 0 is not constant */
-        dfext[i] = 0;
+    /* dfext starts at the constant forces' tangent: zero (no gravity, every load moves in time) */
     double hk = schedule_switch_step(p);
     bool kink = schedule_tangents_apply(b->T, &s->schedules, m, s->params, k, hk, T, DT, H, d->dE, dd, dfext);
     kink |= schedule_tangents_motion(b->T, &s->schedules, m, s->params, k, hk, T, DT, s->fixed, dq, dv, da);
@@ -298,6 +299,11 @@ static void compare(Base *b, int k, Diffs *d)
     for (int d0 = 0; d0 < m->n_dofs; d0++) /* twists of rotated edges: not derived */
         if (m->dof_kind[d0] > 2)
             d->q[d0] = d->v[d0] = d->a[d0] = dq[d0] = dv[d0] = da[d0] = 0;
+    int moved = 0; /* the rotation's moved node (tail's last) and the move's (leg's end) */
+    for (int i = 0; i < m->n_nodes; i++)
+        moved += m->dof_fixed[m->node_dof[i]] && fabs(dq[m->node_dof[i]]) + fabs(dq[m->node_dof[i] + 1]) > 0;
+    if (k <= 1)
+        check(&tally, moved == 2, "along %s, the move and the rotation move their nodes (%d moved)", p->name, moved);
     double eq = rel_error(dq, d->q, n, d->size_q, d->h, &scale), ev = rel_error(dv, d->v, n, d->size_v, d->h, &scale);
     double ea = rel_error(da, d->a, n, d->size_a, d->h, &scale);
     check(&tally, eq <= TOL && ev <= TOL && ea <= TOL,
@@ -358,11 +364,13 @@ static bool switches(Base *b, int k)
     return kink;
 }
 
-/* max(F, c) with c 1 uN above F = 4 mN: within 2 h = 8 uN of F's stencil and c's. */
+/* max(F, c) with c 1 uN above F = 4 mN: within 2 h = 8 uN of F's stencil and c's; 10 uN above,
+ * out of reach. periodic(t, P) wraps (floor) at t = P: at T itself, it is not smooth in P (but
+ * in F, which only scales it); 3 ms later it is. */
 static void check_switch(void)
 {
     char text[4096];
-    snprintf(text, sizeof text, MODEL, "4.001 mN");
+    snprintf(text, sizeof text, MODEL, "4.001 mN", "50 ms");
     Base b;
     if (base_open(&b, text)) {
         check(&tally, switches(&b, 2), "max(F, c) 1 uN from its switch is not smooth in F (2 hk = 8 uN)");
@@ -370,16 +378,23 @@ static void check_switch(void)
         check(&tally, !switches(&b, 1), "... but smooth in w, which it does not read");
     }
     base_close(&b);
-    snprintf(text, sizeof text, MODEL, "4.01 mN");
-    if (base_open(&b, text))
+    snprintf(text, sizeof text, MODEL, "4.01 mN", "37 ms");
+    if (base_open(&b, text)) {
         check(&tally, !switches(&b, 2), "max(F, c) 10 uN from its switch is smooth in F (2 hk = 8 uN)");
+        check(&tally, switches(&b, 5), "periodic(t, P) at t = P is not smooth in P");
+        check(&tally, !switches(&b, 2), "... but smooth in F");
+    }
+    base_close(&b);
+    snprintf(text, sizeof text, MODEL, "4.01 mN", "40 ms");
+    if (base_open(&b, text))
+        check(&tally, !switches(&b, 5), "periodic(t, P) 3 ms before its wrap is smooth in P");
     base_close(&b);
 }
 
 int main(void)
 {
     char text[4096];
-    snprintf(text, sizeof text, MODEL, "5 mN");
+    snprintf(text, sizeof text, MODEL, "5 mN", "30 ms");
     Base b;
     if (base_open(&b, text))
         for (int k = 0; k < N_PARAMS; k++)
