@@ -9,7 +9,6 @@
 #include <string.h>
 #include "alloc.h"
 #include "control.h"
-#include "diff.h"
 #include "sens/tangent.h"
 #include "kernel/interp.h"
 
