@@ -6,10 +6,10 @@
  * then v1 and a1 by the scheme's formulas and S1 by the frames' transport. Differentiating:
  *     K dq1 = -(dR at fixed q1),  K = dR/dq1 (the step's Jacobian at its end),
  * where dR at fixed q1 collects the tangent kernels of the elements' other inputs, the inertia
- * and damping terms and the params' own change of data, loads and masses (c, fext, M: from
- * samples of the model at nearby param values, as the static derivative takes them, with the
- * schedules evaluated at the step's time). The adjoint runs the transposes of the same pieces
- * backward: mu = K^-T lambda_q1 per step. */
+ * and damping terms and the params' own change of data, loads and masses (c, fext, M: their
+ * static part from samples of the model at nearby param values, as the static derivative takes
+ * them; what the schedules write at the step's time exactly, schedule_tangent.h). The adjoint
+ * runs the transposes of the same pieces backward: mu = K^-T lambda_q1 per step. */
 #include "sens/dynamic.h"
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "checkpoint.h"
 #include "clock.h"
+#include "sens/schedule_tangent.h"
 #include "sens/state_tangent.h"
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
@@ -37,18 +38,24 @@ typedef struct Segment {
     long   first, steps; /* steps first+1 .. first+steps */
 } Segment;
 
-/* How param k moves the model: four samples at nearby values, the derivative of the data the
- * runtime reads at a time t (columns after the schedules, external forces) and of the masses,
- * and of the start (a static equilibrium's dq). */
+/* How param k moves the model: the derivative of the data the runtime reads at a time t
+ * (columns after the schedules, external forces), of the masses and of the prescribed motion.
+ * The static part (what elaboration gives) comes from four samples at nearby values, taken once;
+ * the schedules' part is exact, at each time asked. */
 typedef struct Track {
     int         status;
+    int         param;
     Stencil     st;
-    PointSample x[4];
+    double      hk;      /* the switch test's step (schedule_switch_step) */
     double     *dmass, *dfext, *dparams;
+    double     *dfext0;  /* the constant forces' tangent */
+    double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
+    double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
+    bool        static_kink; /* the samples' elaborated values straddle a switch */
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
-    double    **dc;    /* per set, at the time last asked */
-    double      at, h; /* that time and step */
-    bool        kink;  /* a switch between the samples was seen (at kink_time): no derivative */
+    double    **dc;      /* per set, at the time last asked */
+    double      at, h;   /* that time and step */
+    bool        kink;    /* a switch within the param's stencil was seen (at kink_time): no derivative */
     double      kink_time;
 } Track;
 
@@ -77,6 +84,7 @@ struct DynamicRun {
     double             bytes_now, peak_bytes, record_bytes;
     double             run_seconds, pass_seconds; /* the first run; the passes so far */
     Track             *tracks;
+    ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
     DynamicOptions     opt;
 };
 
@@ -398,6 +406,7 @@ void dynamic_run_free(DynamicRun *r)
     for (int k = 0; r->tracks && k < r->n_params; k++)
         track_free(r, &r->tracks[k]);
     free(r->tracks);
+    schedule_tangents_free(r->schedules);
     free(r);
 }
 
@@ -435,10 +444,10 @@ static bool same_values(const double *a, const double *b, size_t n)
 
 /* Whether the samples move what is not derived: the reference positions or the elements'
  * reference state (rest lengths, frames). */
-static bool moves_geometry(const DynamicRun *r, const Track *t)
+static bool moves_geometry(const DynamicRun *r, const PointSample *x)
 {
     for (int i = 0; i < 4; i++) {
-        const srd_sim *s = &t->x[i].s;
+        const srd_sim *s = &x[i].s;
         if (!same_values(s->m->x0, r->b->m->x0, 3 * (size_t)s->m->n_nodes))
             return true;
         for (int k = 0; k < r->n_sets; k++)
@@ -448,46 +457,45 @@ static bool moves_geometry(const DynamicRun *r, const Track *t)
     return false;
 }
 
-static double combine(const Track *t, const double *const *f, size_t i)
+/* sum_i w_i f_i[j] for j < n, into a new array. */
+static double *combined(const Track *t, const double *const *f, size_t n)
 {
-    return t->st.w[0] * f[0][i] + t->st.w[1] * f[1][i] + t->st.w[2] * f[2][i] + t->st.w[3] * f[3][i];
+    double *d = srd_xcalloc(n + 1, sizeof(double));
+    for (size_t j = 0; j < n; j++)
+        d[j] = t->st.w[0] * f[0][j] + t->st.w[1] * f[1][j] + t->st.w[2] * f[2][j] + t->st.w[3] * f[3][j];
+    return d;
+}
+
+/* The forces that do not change with time (the loads' schedules add to them). */
+static const double *constant_forces(const srd_sim *s) { return s->schedules.fext_const ? s->schedules.fext_const : s->fext; }
+
+static void note_kink(Track *t, bool kink, double at)
+{
+    if (kink && (!t->kink || at < t->kink_time)) { /* the adjoint meets the times backward */
+        t->kink = true;
+        t->kink_time = at;
+    }
 }
 
 static void track_motion(DynamicRun *r, Track *t, double at);
 
-/* dc and dfext at time `at` after a step h (the samples' schedules evaluated there, a moving
- * obstacle's step-start pose at at - h; the base sim's data and loads hold their values for the
- * same step); a switch between the samples makes the param's status DYNAMIC_NOT_SMOOTH (at the
- * earliest time it is seen). */
+/* dc and dfext at time `at` after a step h: the static tangents with what the schedules write
+ * there differentiated exactly (a moving obstacle's step-start pose at at - h); a schedule's
+ * switch within the param's stencil (or a switch between the samples of the elaborated values)
+ * makes the param's status DYNAMIC_NOT_SMOOTH (at the earliest time it is seen). */
 static void track_at(DynamicRun *r, Track *t, double at, double h)
 {
     if (t->at == at && t->h == h)
         return;
     t->at = at, t->h = h;
     const srd_sim *base = &r->b->s;
-    for (int i = 0; i < 4; i++) {
-        t->x[i].s.dt = h;
-        srd_sim_apply_schedules(&t->x[i].s, at);
-    }
-    bool kink = false;
-    for (int k = 0; k < r->n_sets; k++) {
-        const double *f[4];
-        for (int i = 0; i < 4; i++)
-            f[i] = t->x[i].s.kernels[k].batch.b.data;
-        const srd_elem_batch *b = &t->x[0].s.kernels[k].batch.b;
-        size_t n = (size_t)b->n * (size_t)b->n_data;
-        for (size_t j = 0; j < n; j++)
-            t->dc[k][j] = combine(t, f, j);
-        kink |= point_switches(&t->st, f, base->kernels[k].batch.b.data, t->dc[k], n, (size_t)b->n_data);
-    }
-    const double *f[4] = { t->x[0].s.fext, t->x[1].s.fext, t->x[2].s.fext, t->x[3].s.fext };
-    for (int d = 0; d < r->n_dofs; d++)
-        t->dfext[d] = combine(t, f, (size_t)d);
-    kink |= point_switches(&t->st, f, base->fext, t->dfext, (size_t)r->n_dofs, 1);
-    if (kink && (!t->kink || at < t->kink_time)) { /* the adjoint meets the times backward */
-        t->kink = true;
-        t->kink_time = at;
-    }
+    const srd_model *m = r->b->m;
+    for (int k = 0; k < r->n_sets; k++)
+        memcpy(t->dc[k], t->dc0[k], sizeof(double) * (size_t)m->sets[k].n * (size_t)m->sets[k].n_data);
+    memcpy(t->dfext, t->dfext0, sizeof(double) * (size_t)r->n_dofs);
+    bool kink = schedule_tangents_apply(r->schedules, &base->schedules, m, base->params, t->param, t->hk, at,
+                                        m->simulate.dt, h, t->dE, t->dc, t->dfext);
+    note_kink(t, kink || t->static_kink, at);
     track_motion(r, t, at);
 }
 
@@ -503,37 +511,30 @@ static bool moves_slide(const DynamicRun *r, const Track *t)
 }
 
 /* The derivative of the prescribed motion at time `at`: of the driven DOFs' positions, velocities
- * and accelerations (zero on DOFs no motion drives). A param that moves a clamp's anchor gets
- * DYNAMIC_MOVES_MOTION. */
+ * and accelerations (zero on DOFs no motion drives), exactly. A param that moves a clamp's anchor
+ * gets DYNAMIC_MOVES_MOTION. */
 static void track_motion(DynamicRun *r, Track *t, double at)
 {
-    size_t n = (size_t)r->n_dofs;
+    const srd_sim *s = &r->b->s;
     if (!r->b->m->n_motions || !t->dmq)
         return;
-    double *q[4], *v[4], *a[4];
-    for (int i = 0; i < 4; i++) {
-        q[i] = srd_xcalloc(n + 1, sizeof(double)), v[i] = srd_xcalloc(n + 1, sizeof(double));
-        srd_motion_impose(&t->x[i].s, at, 1, q[i], v[i]);
-        a[i] = t->x[i].s.prescribed_acc;
-    }
-    for (size_t d = 0; d < n; d++) {
-        bool held = r->b->s.solver.sys.free_index[d] < 0;
-        t->dmq[d] = held ? combine(t, (const double *const *)q, d) : 0;
-        t->dmv[d] = held ? combine(t, (const double *const *)v, d) : 0;
-        t->dma[d] = held && a[0] ? combine(t, (const double *const *)a, d) : 0;
-    }
-    for (int i = 0; i < 4; i++)
-        free(q[i]), free(v[i]);
+    bool kink = schedule_tangents_motion(r->schedules, &s->schedules, s->m, s->params, t->param, t->hk, at,
+                                         r->b->m->simulate.dt, s->fixed, t->dmq, t->dmv, t->dma);
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            t->dmq[d] = t->dmv[d] = t->dma[d] = 0;
+    note_kink(t, kink, at);
     if (t->status == STATIC_DERIVED && moves_slide(r, t))
         t->status = DYNAMIC_MOVES_MOTION;
 }
 
-static void track_allocate(DynamicRun *r, int k, Track *t);
+static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x);
 
 static void track_open(DynamicRun *r, int k, Track *t)
 {
     const srd_param *p = &r->b->m->params[k];
     t->at = NAN;
+    t->param = k;
     if (!asked(r, k)) {
         t->status = DYNAMIC_NOT_ASKED;
         return;
@@ -546,51 +547,87 @@ static void track_open(DynamicRun *r, int k, Track *t)
         t->status = STATIC_OUTSIDE_RANGE;
         return;
     }
-    bool ok = true;
-    for (int i = 0; i < 4; i++) {
-        ok &= point_sample_open(r->b, r->o, k, t->st.at[i], &t->x[i]);
-        if (ok)
-            t->x[i].s.step_dt = r->b->m->simulate.dt;
-    }
-    t->status = !ok ? STATIC_NOT_SAMPLED : moves_geometry(r, t) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    t->hk = schedule_switch_step(p);
+    PointSample x[4];
+    bool ok = r->schedules != NULL;
+    for (int i = 0; i < 4; i++)
+        ok &= point_sample_open(r->b, r->o, k, t->st.at[i], &x[i]);
+    t->status = !ok ? STATIC_NOT_SAMPLED : moves_geometry(r, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
-        track_allocate(r, k, t);
+        track_allocate(r, k, t, x);
+    for (int i = 0; i < 4; i++)
+        point_sample_close(&x[i]);
 }
 
-/* A derived param's derivatives: the data's and loads' (filled per step), the masses' and its own. */
-static void track_allocate(DynamicRun *r, int k, Track *t)
+/* The data's static tangent: the samples' sims' data (their schedules applied at their start: the
+ * columns schedules write are rewritten at each time), with the E schedules' bases from the
+ * elaborated data; and whether the elaborated data straddle a switch. */
+static void static_data(DynamicRun *r, Track *t, const PointSample *x)
 {
+    const srd_model *m = r->b->m;
+    double **delab = srd_xcalloc((size_t)r->n_sets + 1, sizeof *delab);
+    t->dc0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dc0);
+    for (int j = 0; j < r->n_sets; j++) {
+        size_t n = (size_t)m->sets[j].n * (size_t)m->sets[j].n_data;
+        const double *f[4], *e[4];
+        for (int i = 0; i < 4; i++)
+            f[i] = x[i].s.kernels[j].batch.b.data, e[i] = x[i].m->sets[j].data;
+        t->dc0[j] = combined(t, f, n);
+        delab[j] = combined(t, e, n);
+        t->static_kink |= point_switches(&t->st, e, m->sets[j].data, delab[j], n, (size_t)m->sets[j].n_data);
+    }
+    schedule_tangents_static_base(&r->b->s.schedules, m, (const double *const *)delab, t->dc0);
+    for (int j = 0; j < r->n_sets; j++)
+        free(delab[j]);
+    free(delab);
+}
+
+/* A derived param's derivatives: the static ones from its samples (data, constant forces,
+ * materials' E, masses) and its own; room for the data's, loads' and motion's at a time. */
+static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
+{
+    const srd_model *m = r->b->m;
+    size_t n = (size_t)r->n_dofs;
+    static_data(r, t, x);
+    const double *f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = constant_forces(&x[i].s);
+    t->dfext0 = combined(t, f, n);
+    t->static_kink |= point_switches(&t->st, f, constant_forces(&r->b->s), t->dfext0, n, 1);
+    for (int i = 0; i < 4; i++)
+        f[i] = x[i].m->dof_mass;
+    t->dmass = combined(t, f, n);
+    t->dE = srd_xcalloc((size_t)m->n_objects + 1, sizeof(double));
+    for (int o = 0; o < m->n_objects; o++)
+        for (int i = 0; i < 4; i++)
+            t->dE[o] += t->st.w[i] * x[i].m->objects[o].E;
     t->dc = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dc);
     for (int j = 0; j < r->n_sets; j++)
-        t->dc[j] = srd_xcalloc((size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data + 1, sizeof(double));
-    t->dfext = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    t->dmass = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    const double *f[4] = { t->x[0].m->dof_mass, t->x[1].m->dof_mass, t->x[2].m->dof_mass, t->x[3].m->dof_mass };
-    for (int d = 0; d < r->n_dofs; d++)
-        t->dmass[d] = combine(t, f, (size_t)d);
+        t->dc[j] = srd_xcalloc((size_t)m->sets[j].n * (size_t)m->sets[j].n_data + 1, sizeof(double));
+    t->dfext = srd_xcalloc(n + 1, sizeof(double));
     t->dparams = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
     t->dparams[k] = 1;
-    t->dmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    t->dmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    t->dma = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    t->dmq = srd_xcalloc(n + 1, sizeof(double));
+    t->dmv = srd_xcalloc(n + 1, sizeof(double));
+    t->dma = srd_xcalloc(n + 1, sizeof(double));
 }
 
 static void track_free(DynamicRun *r, Track *t)
 {
-    for (int i = 0; i < 4; i++)
-        point_sample_close(&t->x[i]);
     for (int j = 0; t->dc && j < r->n_sets; j++)
-        free(t->dc[j]);
-    free(t->dc), free(t->dfext), free(t->dmass), free(t->dparams);
+        free(t->dc[j]), free(t->dc0[j]);
+    free(t->dc), free(t->dc0), free(t->dfext), free(t->dfext0), free(t->dE), free(t->dmass), free(t->dparams);
     free(t->dmq), free(t->dmv), free(t->dma);
 }
 
-/* The tracks of every param, and the static start's derivative along each (before the run
- * moved the sim away from the equilibrium, so it is solved again here). */
+/* The tracks of every param (and the schedules' tangents they evaluate): a param whose
+ * schedules' tangents could not be built is not sampled. */
 static void open_tracks(DynamicRun *r)
 {
     if (r->tracks)
         return;
+    char err[256];
+    r->schedules = schedule_tangents_build(&r->b->mk, r->b->m, err, sizeof err);
     r->tracks = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->tracks);
     for (int k = 0; k < r->n_params; k++)
         track_open(r, k, &r->tracks[k]);
