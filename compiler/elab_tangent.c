@@ -106,8 +106,11 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     finish_masses(e, m, out);
     finish_loads(e, out);
     out->object_rho = arena_alloc(e->arena, sizeof(double) * ((size_t)e->objs.n + 1));
-    for (int i = 0; i < e->objs.n; i++)
+    out->object_E = arena_alloc(e->arena, sizeof(double) * ((size_t)e->objs.n + 1));
+    for (int i = 0; i < e->objs.n; i++) {
         out->object_rho[i] = e->objs.a[i].rho.d;
+        out->object_E[i] = e->objs.a[i].E.d;
+    }
     for (int c = 0; c < 3; c++)
         out->gravity[c] = e->env.gravity[c].d;
     out->medium_density = e->env.medium_density.d;

@@ -18,6 +18,7 @@ typedef struct ElabTangent {
     double   medium_density;
     double   damping_alpha, damping_beta;
     double  *object_rho;     /* per object */
+    double  *object_E;       /* per object: its Young's modulus */
     bool     switched;       /* a switch (min, max, abs, a comparison) lies within the param's reach */
     bool     lost;           /* the param moves a value elaboration carries no derivative of */
 } ElabTangent;

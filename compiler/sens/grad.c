@@ -23,6 +23,7 @@
 #include "probe.h"
 #include "sens/modal.h"
 #include "sens/objective_grad.h"
+#include "sens/schedule_tangent.h"
 #include "sens/static.h"
 #include "kernel/backend.h"
 
@@ -153,6 +154,7 @@ void static_point_close(StaticPoint *b)
         arena_free(&b->arena);
         return;
     }
+    schedule_tangents_free(b->schedules);
     for (int k = 0; b->tangents && k < b->m->n_sets; k++)
         kernel_tangent_free(&b->tangents[k]);
     free(b->tangents);
@@ -409,14 +411,10 @@ static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv
     return status;
 }
 
-/* ---- exactly, from elaboration (elab_tangent.h) ---- */
+/* ---- exactly, from elaboration (elab_tangent.h) and the schedules' tangents ---- */
 
-/* Whether run-time expressions write the model's data (actuation, loads or motion changing with
- * time, moving obstacles): what they write is differenced for now. */
-static bool has_schedules(const StaticPoint *b) { return b->s.schedules.n > 0 || b->m->n_motions > 0; }
-
-/* d(fext)/dp as the runtime builds fext (external_forces in sim.c): gravity on the masses, in a
- * medium reduced by buoyancy, and the constant loads. */
+/* d(constant external forces)/dp as the runtime builds them (external_forces in sim.c):
+ * gravity on the masses, in a medium reduced by buoyancy, and the constant loads. */
 static double *fext_derivative(const srd_model *m, const ElabTangent *t)
 {
     double *df = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
@@ -436,40 +434,101 @@ static double *fext_derivative(const srd_model *m, const ElabTangent *t)
     return df;
 }
 
-static void deriv_of_tangent(const StaticPoint *b, const ElabTangent *t, Deriv *d)
+static void static_tangent_fill(const srd_model *m, const ElabTangent *e, StaticTangent *t)
 {
-    const srd_model *m = b->m;
-    d->columns = srd_xcalloc((size_t)m->n_sets + 1, sizeof *d->columns);
+    t->data = srd_xcalloc((size_t)m->n_sets + 1, sizeof *t->data);
     for (int j = 0; j < m->n_sets; j++)
-        d->columns[j] = copy_of(t->data[j], (size_t)m->sets[j].n * (size_t)m->sets[j].n_data);
-    d->fext = fext_derivative(m, t);
-    d->mass = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        t->data[j] = copy_of(e->data[j], (size_t)m->sets[j].n * (size_t)m->sets[j].n_data);
+    t->fext = fext_derivative(m, e);
+    t->mass = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     for (int k = 0; k < m->n_dofs; k++)
-        d->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? 0 : t->dof_mass[k];
-    d->held = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        t->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? 0 : e->dof_mass[k];
+    t->E = copy_of(e->object_E, (size_t)m->n_objects);
+    t->switched = e->switched;
 }
 
-/* The derivative by elaborating once with param k seeded: STATIC_DERIVED, STATIC_NOT_SMOOTH, or
- * -1 when elaboration cannot give it (then the samples do). */
-static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
+bool static_point_tangent(StaticPoint *b, const GradOptions *o, int k, StaticTangent *t)
 {
+    memset(t, 0, sizeof *t);
     const srd_param *p = &b->m->params[k];
-    if (has_schedules(b))
-        return -1;
-    double span = isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
-    ElabSeed seed = { p->name, 2e-3 * (p->value != 0 ? fabs(p->value) : span) }; /* point_stencil's reach */
-    ElabTangent t;
+    ElabSeed seed = { p->name, 2 * schedule_switch_step(p) }; /* the reach of point_stencil's samples */
+    ElabTangent e;
     Arena arena;
     Program prog;
     arena_init(&arena);
     memset(&prog, 0, sizeof prog);
-    srd_model *m = elaborate_seeded(o, &arena, &prog, &seed, &t);
-    int status = !m || !same_structure(b->m, m) || t.lost ? -1 : t.switched ? STATIC_NOT_SMOOTH : STATIC_DERIVED;
-    if (status == STATIC_DERIVED)
-        deriv_of_tangent(b, &t, d);
+    srd_model *m = p->shapes ? NULL : elaborate_seeded(o, &arena, &prog, &seed, &e);
+    bool ok = m && same_structure(b->m, m) && !e.lost;
+    if (ok)
+        static_tangent_fill(b->m, &e, t);
     srd_model_free(m);
     arena_free(&arena);
-    return status;
+    return ok;
+}
+
+void static_tangent_free(StaticTangent *t, int n_sets)
+{
+    for (int j = 0; t->data && j < n_sets; j++)
+        free(t->data[j]);
+    free(t->data), free(t->fext), free(t->mass), free(t->E);
+    memset(t, 0, sizeof *t);
+}
+
+ScheduleTangents *static_point_schedules(StaticPoint *b)
+{
+    if (!b->schedules_tried) {
+        char err[256];
+        b->schedules_tried = true;
+        b->schedules = schedule_tangents_build(&b->mk, b->m, err, sizeof err);
+    }
+    return b->schedules;
+}
+
+/* What the schedules and prescribed motion make of the static tangent where the static analysis
+ * starts (its sim's time): the columns and loads they write, and the held DOFs. True when one of
+ * their switches lies within the param's reach. */
+static bool schedules_at_start(StaticPoint *b, int k, const StaticTangent *st, Deriv *d)
+{
+    const srd_sim *s = &b->s;
+    const ScheduleTangents *T = static_point_schedules(b);
+    double hk = schedule_switch_step(&b->m->params[k]);
+    bool kink = schedule_tangents_apply(T, &s->schedules, b->m, s->params, k, hk, s->t, s->step_dt, s->dt, st->E,
+                                        d->columns, d->fext);
+    if (!b->m->n_motions)
+        return kink;
+    size_t n = (size_t)b->m->n_dofs + 1;
+    double *dv = srd_xcalloc(n, sizeof(double)), *da = srd_xcalloc(n, sizeof(double));
+    kink |= schedule_tangents_motion(T, &s->schedules, b->m, s->params, k, hk, s->t, s->step_dt, s->fixed, d->held,
+                                     dv, da);
+    for (int i = 0; i < b->m->n_dofs; i++)
+        if (s->solver.sys.free_index[i] >= 0)
+            d->held[i] = 0;
+    free(dv), free(da);
+    return kink;
+}
+
+static bool holds_motion(const StaticPoint *b, const Deriv *d)
+{
+    for (int i = 0; i < b->m->n_dofs; i++)
+        if (d->held[i] != 0)
+            return true;
+    return false;
+}
+
+/* The derivative from one seeded elaboration and the schedules' tangents: STATIC_DERIVED (or
+ * MOVES_MOTION), STATIC_NOT_SMOOTH, or -1 when elaboration cannot give it (then the samples do). */
+static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
+{
+    bool scheduled = b->s.schedules.n > 0 || b->m->n_motions > 0;
+    StaticTangent st;
+    if ((scheduled && !static_point_schedules(b)) || !static_point_tangent(b, o, k, &st))
+        return -1;
+    d->columns = st.data, d->fext = st.fext, d->mass = st.mass;
+    st.data = NULL, st.fext = NULL, st.mass = NULL;
+    d->held = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
+    bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d));
+    static_tangent_free(&st, b->m->n_sets);
+    return kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
 }
 
 /* SRD_GRAD_BY_DIFFERENCES=1 takes every derivative from the samples (tests compare the two). */

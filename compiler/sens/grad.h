@@ -39,7 +39,26 @@ typedef struct StaticPoint {
     KernelTangent *tangents;
     SrdJit       *tangent_jit;  /* the tangent kernels' compiled code, or NULL (interpreted) */
     char        (*why_switch)[160]; /* per param: where a simulation's switch was found */
+    struct ScheduleTangents *schedules; /* the schedules' exact param tangents (built when first needed) */
+    bool         schedules_tried;
 } StaticPoint;
+
+/* How param k moves the model's numbers before any schedule: each set's data, the constant
+ * external forces, the DOFs' masses and the objects' Young's moduli; `switched` when a switch
+ * (max, a comparison, ...) lies within the param's reach. Exact: one elaboration with the param
+ * seeded (elab_tangent.h). */
+typedef struct StaticTangent {
+    double **data;
+    double  *fext, *mass, *E;
+    bool     switched;
+} StaticTangent;
+/* False when elaboration carries no derivative along the param (it reaches rigid bodies,
+ * joints, contact pairs or the geometry): differences of samples give it then. */
+bool static_point_tangent(StaticPoint *b, const GradOptions *o, int k, StaticTangent *t);
+void static_tangent_free(StaticTangent *t, int n_sets);
+/* The point's schedule tangents (schedule_tangent.h), built on first use; NULL when they could
+ * not be built. */
+struct ScheduleTangents *static_point_schedules(StaticPoint *b);
 
 /* Compiles the point's tangent kernels (kernel_tangents_compile); false with a message. */
 bool static_point_compile_tangents(StaticPoint *b, char *err, size_t err_n);
