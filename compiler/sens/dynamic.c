@@ -40,8 +40,9 @@ typedef struct Segment {
 
 /* How param k moves the model: the derivative of the data the runtime reads at a time t
  * (columns after the schedules, external forces), of the masses and of the prescribed motion.
- * The static part (what elaboration gives) comes from four samples at nearby values, taken once;
- * the schedules' part is exact, at each time asked. */
+ * The static part (what elaboration gives) comes from one seeded elaboration, exactly
+ * (static_point_tangent), or from four samples at nearby values when elaboration carries no
+ * derivative along the param; the schedules' part is exact, at each time asked. */
 typedef struct Track {
     int         status;
     int         param;
@@ -51,7 +52,7 @@ typedef struct Track {
     double     *dfext0;  /* the constant forces' tangent */
     double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
-    bool        static_kink; /* the samples' elaborated values straddle a switch */
+    bool        static_kink; /* a switch of the elaborated values lies within the param's reach */
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
     double    **dc;      /* per set, at the time last asked */
     double      at, h;   /* that time and step */
@@ -529,6 +530,16 @@ static void track_motion(DynamicRun *r, Track *t, double at)
 }
 
 static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x);
+static void track_room(DynamicRun *r, int k, Track *t);
+
+/* A track whose static part elaboration gave exactly. */
+static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
+{
+    t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E;
+    t->static_kink = st->switched;
+    memset(st, 0, sizeof *st);
+    track_room(r, k, t);
+}
 
 static void track_open(DynamicRun *r, int k, Track *t)
 {
@@ -548,6 +559,12 @@ static void track_open(DynamicRun *r, int k, Track *t)
         return;
     }
     t->hk = schedule_switch_step(p);
+    StaticTangent st;
+    if (r->schedules && static_point_tangent(r->b, r->o, k, &st)) {
+        t->status = STATIC_DERIVED;
+        track_take(r, k, t, &st);
+        return;
+    }
     PointSample x[4];
     bool ok = r->schedules != NULL;
     for (int i = 0; i < 4; i++)
@@ -601,6 +618,14 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
     for (int o = 0; o < m->n_objects; o++)
         for (int i = 0; i < 4; i++)
             t->dE[o] += t->st.w[i] * x[i].m->objects[o].E;
+    track_room(r, k, t);
+}
+
+/* Room for the data's, loads' and motion's derivatives at a time, and the param's own. */
+static void track_room(DynamicRun *r, int k, Track *t)
+{
+    const srd_model *m = r->b->m;
+    size_t n = (size_t)r->n_dofs;
     t->dc = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dc);
     for (int j = 0; j < r->n_sets; j++)
         t->dc[j] = srd_xcalloc((size_t)m->sets[j].n * (size_t)m->sets[j].n_data + 1, sizeof(double));

@@ -411,6 +411,13 @@ static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv
     return status;
 }
 
+/* SRD_GRAD_BY_DIFFERENCES=1 takes every derivative from the samples (tests compare the two). */
+static bool by_differences(void)
+{
+    const char *v = getenv("SRD_GRAD_BY_DIFFERENCES");
+    return v && *v && strcmp(v, "0");
+}
+
 /* ---- exactly, from elaboration (elab_tangent.h) and the schedules' tangents ---- */
 
 /* d(constant external forces)/dp as the runtime builds them (external_forces in sim.c):
@@ -457,7 +464,7 @@ bool static_point_tangent(StaticPoint *b, const GradOptions *o, int k, StaticTan
     Program prog;
     arena_init(&arena);
     memset(&prog, 0, sizeof prog);
-    srd_model *m = p->shapes ? NULL : elaborate_seeded(o, &arena, &prog, &seed, &e);
+    srd_model *m = p->shapes || by_differences() ? NULL : elaborate_seeded(o, &arena, &prog, &seed, &e);
     bool ok = m && same_structure(b->m, m) && !e.lost;
     if (ok)
         static_tangent_fill(b->m, &e, t);
@@ -531,17 +538,10 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
     return kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
 }
 
-/* SRD_GRAD_BY_DIFFERENCES=1 takes every derivative from the samples (tests compare the two). */
-static bool by_differences(void)
-{
-    const char *v = getenv("SRD_GRAD_BY_DIFFERENCES");
-    return v && *v && strcmp(v, "0");
-}
-
 static int param_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
 {
     memset(d, 0, sizeof *d);
-    int status = by_differences() ? -1 : exact_derivative(b, o, k, d);
+    int status = exact_derivative(b, o, k, d);
     return status >= 0 ? status : sampled_derivative(b, o, k, d);
 }
 
