@@ -95,13 +95,18 @@ static const char *const obstacle_takes[] = { "center and radius", "center, size
  * into v, and its run-time expression into *expr when it changes with time. A value at t = 0
  * that elaboration cannot know (NaN: it reads a `let` of t) keeps the default in v; the
  * schedules write the true one before the run's first step. */
-static void obstacle_pose(const PropValues *pv, const char *name, double *v, int n, int *expr)
+static void obstacle_pose(const PropValues *pv, const char *name, double *v, int n, int *expr, Dual *keep)
 {
     for (int k = 0; k < pv->n_specs; k++)
         if (!strcmp(pv->specs[k]->name, name) && pv->set[k] && !pv->bad[k]) {
+            /* A pose changing with time is rewritten by its schedule (whose derivative is the
+             * schedules'); a constant one carries none. */
             for (int c = 0; c < n; c++)
-                if (!isnan(pv->val[k].v[c]) || pv->val[k].known)
-                    v[c] = elab_value_only(pv->e, &pv->val[k], c);
+                if (!isnan(pv->val[k].v[c]) || pv->val[k].known) {
+                    if (keep && pv->val[k].known)
+                        keep[c] = value_dual(&pv->val[k], c);
+                    v[c] = pv->val[k].known && !keep ? elab_value_only(pv->e, &pv->val[k], c) : pv->val[k].v[c];
+                }
             if (!pv->val[k].known)
                 *expr = pv->run_expr[k];
         }
@@ -149,16 +154,18 @@ static bool unit_direction(double *u, SrcLoc loc, const char *what, bool timed)
 
 /* The pose: centre (a plane's point), axis (a plane's normal), angle and spin, with the
  * expressions of those that change with time. */
-static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_obstacle *o)
+/* The pose; the centre (a plane's point), angle and spin with their derivatives in d (an axis,
+ * made a unit vector, carries none). */
+static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_obstacle *o, ElabObstacle *d)
 {
     bool plane = k == 3;
     for (int j = 0; j < SRD_OBSTACLE_N_EXPR; j++)
         o->expr[j] = -1;
-    obstacle_pose(pv, plane ? "point" : "center", o->center, 3, &o->expr[SRD_OBSTACLE_CENTER]);
+    obstacle_pose(pv, plane ? "point" : "center", o->center, 3, &o->expr[SRD_OBSTACLE_CENTER], d->center);
     o->axis[2] = 1;
-    obstacle_pose(pv, plane ? "normal" : "axis", o->axis, 3, &o->expr[SRD_OBSTACLE_AXIS]);
-    obstacle_pose(pv, "angle", &o->angle, 1, &o->expr[SRD_OBSTACLE_ANGLE]);
-    obstacle_pose(pv, "spin", &o->spin, 1, &o->expr[SRD_OBSTACLE_SPIN]);
+    obstacle_pose(pv, plane ? "normal" : "axis", o->axis, 3, &o->expr[SRD_OBSTACLE_AXIS], NULL);
+    obstacle_pose(pv, "angle", &o->angle, 1, &o->expr[SRD_OBSTACLE_ANGLE], &d->angle);
+    obstacle_pose(pv, "spin", &o->spin, 1, &o->expr[SRD_OBSTACLE_SPIN], &d->spin);
     if (k == 1 && o->expr[SRD_OBSTACLE_AXIS] >= 0) {
         Diag *d = diag_error(prop_loc(pv, "axis", s->loc), "a box's `axis` cannot change with time");
         diag_hint(d, "a box turns about a constant axis: give the turn as `angle`, an expression of t");
@@ -190,10 +197,10 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
         return;
     srd_obstacle o;
     memset(&o, 0, sizeof o);
-    if (!obstacle_read_pose(s, pv, k, &o))
-        return;
     ElabObstacle d;
     memset(&d, 0, sizeof d);
+    if (!obstacle_read_pose(s, pv, k, &o, &d))
+        return;
     o.radius = env_dual(pv, "radius", 0, &d.radius);
     const Value *size = prop_get(pv, "size");
     for (int c = 0; size && c < 3; c++) {
@@ -267,11 +274,13 @@ static void contact_block(Elab *e, Stmt *s, const PropValues *pv)
     e->contact = s;
     for (int k = 0; !is_self(s) && k < s->n_items; k++)
         contact_object(e, s->items[k], c);
-    c->delta = prop_num(pv, "delta", 0);
-    c->stiffness = prop_num(pv, "stiffness", 0);
-    c->friction = prop_num(pv, "friction", 0);
-    c->slip_velocity = prop_num(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY);
-    c->radius = prop_num(pv, "radius", 0);
+    /* The pairs' data are made at run time, as pairs are found: a param here moves no column. */
+    ElabEnv *env = &e->env;
+    c->delta = env_dual(pv, "delta", 0, &env->contact[0]);
+    c->stiffness = env_dual(pv, "stiffness", 0, &env->contact[1]);
+    c->friction = env_dual(pv, "friction", 0, &env->contact[2]);
+    c->slip_velocity = env_dual(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY, &env->contact[3]);
+    c->radius = env_dual(pv, "radius", 0, &env->contact[4]);
     if (prop_given(pv, "radius") && !(c->radius > 0)) {
         Diag *d = diag_error(prop_loc(pv, "radius", s->loc), "a contact radius must be positive");
         diag_hint(d, "leave `radius` out to take each rod's own radius");

@@ -618,9 +618,19 @@ double elab_dual_only(Elab *e, Dual x)
     return x.v;
 }
 
+/* A param that sets the discretisation: a value depending on it needs no derivative or mark
+ * (a new value makes another model). */
+static bool shaping_param(const Elab *e, const char *name)
+{
+    for (int k = 0; k < e->model->n_params; k++)
+        if (!strcmp(e->model->params[k].name, name))
+            return e->model->params[k].shapes;
+    return false;
+}
+
 double elab_value_only(Elab *e, const Value *v, int c)
 {
-    if (v->kind == V_NUM && v->known && v->param) {
+    if (v->kind == V_NUM && v->known && v->param && !shaping_param(e, v->param)) {
         e->dep_lost = true;
         e->tan_lost |= v->dv[c] != 0;
     }

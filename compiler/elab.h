@@ -237,11 +237,14 @@ enum { EDGE_WALL_AT_FIRST = 4, EDGE_WALL_AT_SECOND = 8 };
 typedef struct ElabEnv {
     Dual gravity[3], medium_density, viscous_eta, damping_alpha, damping_beta, rft_ct, rft_cn, drag_cd, drag_density;
     Dual ground_stiffness, ground_delta, ground_friction, ground_slip_velocity;
+    Dual contact[5];  /* contact between parts: delta, stiffness, friction, slip velocity, radius */
 } ElabEnv;
 
-/* An obstacle's numbers a param may set, with their derivatives (its pose carries none). */
+/* An obstacle's numbers a param may set, with their derivatives (constant ones: a pose that
+ * changes with time is its schedule's; the axis carries none). */
 typedef struct ElabObstacle {
     Dual stiffness, delta, friction, slip_velocity, radius, size[3], length;
+    Dual center[3], angle, spin;   /* a plane's point is its centre */
 } ElabObstacle;
 
 typedef struct Elab {

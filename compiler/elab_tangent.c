@@ -116,6 +116,8 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     out->medium_density = e->env.medium_density.d;
     out->damping_alpha = e->env.damping_alpha.d;
     out->damping_beta = e->env.damping_beta.d;
+    for (int k = 0; k < 5; k++)
+        out->moves_pairs |= e->env.contact[k].d != 0;
     out->switched = e->tan_switch;
     out->lost = e->tan_lost;
 }

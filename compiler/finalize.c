@@ -636,14 +636,22 @@ static void constants(const double *v, int n, Dual *out)
         out[k] = dual_const(v[k]);
 }
 
-/* The Dual of an obstacle's column `name` (its numbers a param may set), else the value. */
+/* The Dual of an obstacle's column `name` (its numbers a param may set), else its value. A
+ * step-start copy (a trailing 0) is the same number before the run. */
 static Dual obstacle_column(const ElabObstacle *d, const char *name, double value)
 {
-    static const char *const names[] = { "kc", "delta", "radius", "hx", "hy", "hz", "half_length" };
-    const Dual *duals[] = { &d->stiffness, &d->delta, &d->radius, &d->size[0], &d->size[1], &d->size[2], &d->length };
-    for (int k = 0; k < 7; k++)
-        if (!strcmp(name, names[k]))
-            return k < 3 ? *duals[k] : value > 1e29 ? dual_const(value) : dual_scale(0.5, *duals[k]);
+    static const char *const names[] = { "kc", "delta", "radius", "hx", "hy", "hz", "half_length", "cx", "cy", "cz",
+                                         "px", "py", "pz", "angle", "spin" };
+    const Dual *duals[] = { &d->stiffness, &d->delta, &d->radius, &d->size[0], &d->size[1], &d->size[2], &d->length,
+                            &d->center[0], &d->center[1], &d->center[2], &d->center[0], &d->center[1], &d->center[2],
+                            &d->angle, &d->spin };
+    size_t len = strlen(name) - (name[0] && name[strlen(name) - 1] == '0');
+    for (int k = 0; k < 15; k++) {
+        if (strlen(names[k]) != len || strncmp(name, names[k], len))
+            continue;
+        Dual x = k >= 3 && k <= 6 ? dual_scale(0.5, *duals[k]) : *duals[k];
+        return x.v == value ? x : dual_const(value); /* half_length of an endless cylinder */
+    }
     return dual_const(value);
 }
 

@@ -452,6 +452,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
         t->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? 0 : e->dof_mass[k];
     t->E = copy_of(e->object_E, (size_t)m->n_objects);
     t->switched = e->switched;
+    t->moves_pairs = e->moves_pairs;
 }
 
 bool static_point_tangent(StaticPoint *b, const GradOptions *o, int k, StaticTangent *t)
@@ -533,15 +534,17 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
     d->columns = st.data, d->fext = st.fext, d->mass = st.mass;
     st.data = NULL, st.fext = NULL, st.mass = NULL;
     d->held = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
-    bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d));
+    bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d)), pairs = st.moves_pairs;
     static_tangent_free(&st, b->m->n_sets);
-    return kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
+    return pairs ? STATIC_MOVES_PAIRS : kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
 }
 
 static int param_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
 {
     memset(d, 0, sizeof *d);
     int status = exact_derivative(b, o, k, d);
+    if (status < 0 && b->s.pairs) /* the samples would not see the pairs' data, made at run time */
+        return STATIC_MOVES_PAIRS;
     return status >= 0 ? status : sampled_derivative(b, o, k, d);
 }
 
@@ -650,6 +653,8 @@ const char *static_point_why(int status)
                                  "sample around its value", "the model could not be built at nearby values" };
     if (status == STATIC_MOVES_MOTION)
         return "it moves a prescribed motion: not derived yet";
+    if (status == STATIC_MOVES_PAIRS)
+        return "it moves contact between parts (`contact`), whose pairs' data are made at run time: not derived yet";
     if (status == STATIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of an expression): no derivative";

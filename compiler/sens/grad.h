@@ -51,6 +51,7 @@ typedef struct StaticTangent {
     double **data;
     double  *fext, *mass, *E;
     bool     switched;
+    bool     moves_pairs; /* it moves contact between parts: not derived */
 } StaticTangent;
 /* False when elaboration carries no derivative along the param (it reaches rigid bodies,
  * joints, contact pairs or the geometry): differences of samples give it then. */
@@ -68,7 +69,7 @@ int  static_point_open(StaticPoint *b, const GradOptions *o);
 void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
-       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION };
+       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
