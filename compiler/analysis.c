@@ -34,37 +34,49 @@ static double env_dual(const PropValues *pv, const char *name, double dflt, Dual
     return keep->v;
 }
 
+/* The ground's unit normal with its derivative: given, made a unit vector, or from the
+ * incline (the plane rises along +x by the angle). False when the given normal is zero. */
+static bool ground_normal(const PropValues *pv, Dual *n)
+{
+    const Value *nv = prop_get(pv, "normal");
+    n[0] = n[1] = dual_const(0), n[2] = dual_const(1);
+    if (nv) {
+        Dual len2 = dual_const(0);
+        for (int c = 0; c < 3; c++)
+            len2 = dual_add(len2, dual_mul(value_dual(nv, c), value_dual(nv, c)));
+        if (!(len2.v > 0))
+            return false;
+        Dual len = dual_sqrt(len2);
+        for (int c = 0; c < 3; c++)
+            n[c] = dual_div(value_dual(nv, c), len);
+    } else if (prop_given(pv, "incline")) {
+        Dual th = prop_dual(pv, "incline", dual_const(0));
+        n[0] = (Dual){ -sin(th.v), -cos(th.v) * th.d, th.dep };
+        n[2] = (Dual){ cos(th.v), -sin(th.v) * th.d, th.dep };
+    }
+    return true;
+}
+
 static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
 {
     srd_model *m = e->model;
-    double n[3] = { 0, 0, 1 };
-    const Value *nv = prop_get(pv, "normal");
-    bool has_incline = prop_given(pv, "incline");
-    if (nv && has_incline) {
+    bool has_normal = prop_given(pv, "normal"), has_incline = prop_given(pv, "incline");
+    if (has_normal && has_incline) {
         diag_error(s->loc, "give the ground either a `normal` or an `incline`, not both");
         return;
     }
-    if ((nv || has_incline) && prop_given(pv, "height")) {
+    if ((has_normal || has_incline) && prop_given(pv, "height")) {
         diag_error(s->loc, "an uneven ground (`height`) cannot also have a `normal` or an `incline`");
         return;
     }
-    if (nv) {
-        double len = sqrt(pow(elab_value_only(e, nv, 0), 2) + pow(elab_value_only(e, nv, 1), 2) +
-                          pow(elab_value_only(e, nv, 2), 2));
-        if (!(len > 0)) {
-            diag_error(s->loc, "the ground normal must not be zero");
-            return;
-        }
-        for (int c = 0; c < 3; c++)
-            n[c] = nv->v[c] / len;
-    } else if (has_incline) {
-        /* The plane rises along +x by the incline angle. */
-        double th = prop_num(pv, "incline", 0);
-        n[0] = -sin(th);
-        n[2] = cos(th);
+    ElabEnv *env = &e->env;
+    if (!ground_normal(pv, env->ground_normal)) {
+        diag_error(s->loc, "the ground normal must not be zero");
+        return;
     }
-    memcpy(m->ground_normal, n, sizeof n);
-    m->ground_point[2] = prop_num(pv, "level", 0);
+    for (int c = 0; c < 3; c++)
+        m->ground_normal[c] = env->ground_normal[c].v;
+    m->ground_point[2] = env_dual(pv, "level", 0, &env->ground_level);
     m->ground_stiffness = env_dual(pv, "stiffness", 0, &e->env.ground_stiffness);
     m->ground_delta = env_dual(pv, "delta", 0, &e->env.ground_delta);
     m->ground_friction = env_dual(pv, "friction", 0, &e->env.ground_friction);

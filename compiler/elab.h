@@ -236,7 +236,7 @@ enum { EDGE_WALL_AT_FIRST = 4, EDGE_WALL_AT_SECOND = 8 };
 /* The environment's numbers a param may set, with their derivatives (the model keeps values). */
 typedef struct ElabEnv {
     Dual gravity[3], medium_density, viscous_eta, damping_alpha, damping_beta, rft_ct, rft_cn, drag_cd, drag_density;
-    Dual ground_stiffness, ground_delta, ground_friction, ground_slip_velocity;
+    Dual ground_stiffness, ground_delta, ground_friction, ground_slip_velocity, ground_level, ground_normal[3];
     Dual contact[5];  /* contact between parts: delta, stiffness, friction, slip velocity, radius */
 } ElabEnv;
 

@@ -628,14 +628,6 @@ static void add_contact_everywhere(Fin *f, const char *contact_kind, const char 
     }
 }
 
-/* Doubles as Duals without derivatives (an obstacle's numbers: a param reaching them was
- * marked lost where they were read). */
-static void constants(const double *v, int n, Dual *out)
-{
-    for (int k = 0; k < n; k++)
-        out[k] = dual_const(v[k]);
-}
-
 /* The Dual of an obstacle's column `name` (its numbers a param may set), else its value. A
  * step-start copy (a trailing 0) is the same number before the run. */
 static Dual obstacle_column(const ElabObstacle *d, const char *name, double value)
@@ -683,13 +675,16 @@ static void add_ground(Fin *f)
     }
     static const char *names[] = { "kc", "delta", "px", "py", "pz", "nx", "ny", "nz" };
     const ElabEnv *env = &f->e->env;
-    const double *p = m->ground_point, *n = m->ground_normal;
-    Dual values[8] = { env->ground_stiffness, env->ground_delta };
-    constants(p, 3, &values[2]);
-    constants(n, 3, &values[5]);
+    const double *p = m->ground_point;
+    Dual values[8] = { env->ground_stiffness, env->ground_delta, dual_const(p[0]), dual_const(p[1]), env->ground_level,
+                       env->ground_normal[0], env->ground_normal[1], env->ground_normal[2] };
     add_contact_everywhere(f, "ground_contact", "ground_friction", names, values, 8, env->ground_friction,
                            env->ground_slip_velocity);
     rigid_add_ground(m);
+    Dual body_values[] = { env->ground_stiffness, env->ground_delta, env->ground_friction, env->ground_slip_velocity,
+                           env->ground_level, env->ground_normal[0], env->ground_normal[1], env->ground_normal[2] };
+    for (size_t k = 0; m->n_bodies && k < sizeof body_values / sizeof body_values[0]; k++)
+        elab_dual_only(f->e, body_values[k]); /* bodies' touch points carry no derivative */
 }
 
 /* A pose column group (cx cy cz, ux uy uz, angle, spin, ...) of a moving obstacle or a plane,
