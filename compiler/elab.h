@@ -156,12 +156,15 @@ typedef struct ElabRigid {
     int    n_points;     /* a mesh's vertices in the body's axes, about its centre (malloc'd) */
     double *points;
     double offset[3];    /* a mesh: its centre of mass from `position` */
+    Dual   mass;         /* with its derivative (the moments follow it unless given) */
+    bool   inertia_given;
 } ElabRigid;
 
 /* A `joint` block. An end is a rigid body (index into rigids), a node, or the world. */
 enum { JOINT_FIXED, JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_SPHERICAL, JOINT_UNIVERSAL };
 enum { END_WORLD, END_BODY, END_NODE };
 enum { MOTOR_NONE, MOTOR_POSITION, MOTOR_VELOCITY, MOTOR_EFFORT };
+enum { JOINT_K, JOINT_C, JOINT_REST, JOINT_LO, JOINT_HI, JOINT_K_LIM, JOINT_LIM_WIDTH, JOINT_TARGET, JOINT_N_DUALS };
 typedef struct PendingJoint {
     const char *name;
     SrcLoc      loc;
@@ -176,6 +179,7 @@ typedef struct PendingJoint {
     int         motor;        /* MOTOR_* */
     double      target;       /* the motor's value when constant */
     int         target_expr;  /* its run-time expression when it changes with time, or -1 */
+    Dual        d[JOINT_N_DUALS]; /* k, c, rest, lim, k_lim, lim_width, target with their derivatives */
 } PendingJoint;
 
 /* `pressure sel = p;`: the triangles it pushes and its value (a number, or a run-time

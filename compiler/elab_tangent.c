@@ -67,13 +67,21 @@ static void finish_rows(Elab *e, const srd_model *m, ElabTangent *out)
     }
 }
 
-/* The masses' derivatives by DOF (lump_masses). */
+/* The masses' derivatives by DOF (lump_masses), and the rigid bodies' principal moments', which
+ * scale with the body's mass unless given. */
 static void finish_masses(Elab *e, const srd_model *m, ElabTangent *out)
 {
     out->dof_mass = arena_alloc(e->arena, sizeof(double) * ((size_t)m->n_dofs + 1));
     memset(out->dof_mass, 0, sizeof(double) * ((size_t)m->n_dofs + 1));
     for (int d = 0; e->dof_mass && d < m->n_dofs; d++)
         out->dof_mass[d] = e->dof_mass[d].d;
+    out->body_inertia = arena_alloc(e->arena, sizeof(double) * (3 * (size_t)m->n_bodies + 1));
+    memset(out->body_inertia, 0, sizeof(double) * (3 * (size_t)m->n_bodies + 1));
+    for (int k = 0; k < m->n_bodies && k < e->rigids.n; k++) {
+        const ElabRigid *r = &e->rigids.a[k];
+        for (int c = 0; c < 3 && !r->inertia_given && r->mass.v > 0; c++)
+            out->body_inertia[3 * k + c] = m->bodies[k].inertia[c] * r->mass.d / r->mass.v;
+    }
 }
 
 static void finish_loads(Elab *e, ElabTangent *out)

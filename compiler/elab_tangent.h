@@ -12,7 +12,8 @@
 typedef struct ElabTangent {
     int      n_sets;
     double **data;           /* per element set: n * n_data */
-    double  *dof_mass;       /* n_dofs */
+    double  *dof_mass;       /* n_dofs (srd_model.dof_mass) */
+    double  *body_inertia;   /* 3 per rigid body: its principal moments */
     double  *loads;          /* 3 per constant load */
     double   gravity[3];
     double   medium_density;

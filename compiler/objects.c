@@ -728,6 +728,8 @@ void elab_body(Elab *e, Stmt *s, const char *name)
     Dual mass = rigid ? dual_const(0) : prop_dual(&pv, "mass", dual_const(0));
     if (rigid && !elab_rigid_body(e, &pv, e->objs.n, &mass.v, s->name_loc, name))
         return;
+    if (rigid) /* the same value; its derivative with it (a mesh's density follows the mass) */
+        mass.d = e->rigids.a[e->rigids.n - 1].mass.d, mass.dep = e->rigids.a[e->rigids.n - 1].mass.dep;
     if (!rigid && !prop_given(&pv, "mass")) {
         Diag *d = diag_error(s->name_loc, "body `%s` needs a mass", name);
         diag_hint(d, "a point mass: `mass = 0.1 kg;`; a rigid body: a shape with its density or mass");

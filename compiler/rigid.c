@@ -5,6 +5,7 @@
 #include <string.h>
 #include "elab.h"
 #include "elab_internal.h"
+#include "elab_tangent.h"
 #include "srd_model.h"
 #include "vec3.h"
 #include "alloc.h"
@@ -233,7 +234,9 @@ static bool mass_properties(const PropValues *pv, ElabRigid *r, double *mass, Sr
         diag_hint(d, "give `shape = box;` (or sphere, cylinder, capsule) with its dimensions, or a `mass`");
         return false;
     }
-    *mass = has_mass ? prop_num(pv, "mass", 0) : prop_num(pv, "density", 0) * shape_volume(r->shape, r->size);
+    r->mass = has_mass ? prop_dual(pv, "mass", dual_const(0))
+                       : dual_const(prop_num(pv, "density", 0) * shape_volume(r->shape, r->size));
+    *mass = r->mass.v;
     if (r->shape == SRD_SHAPE_MESH && (has_mass || has_rho))
         return true; /* the mesh's volume gives the rest (mesh_body) */
     if (!has_mass && !has_rho) {
@@ -245,7 +248,8 @@ static bool mass_properties(const PropValues *pv, ElabRigid *r, double *mass, Sr
         diag_error(prop_loc(pv, has_mass ? "mass" : "density", loc), "the mass of body `%s` must be positive", name);
         return false;
     }
-    if (prop_get(pv, "inertia"))
+    r->inertia_given = prop_get(pv, "inertia") != NULL;
+    if (r->inertia_given)
         memcpy(r->inertia, prop_get(pv, "inertia")->v, sizeof r->inertia);
     else if (r->shape != SRD_SHAPE_NONE && r->shape != SRD_SHAPE_MESH)
         shape_inertia(r->shape, r->size, *mass, r->inertia);
@@ -562,9 +566,10 @@ static bool joint_motor(Elab *e, const PropValues *pv, const Stmt *s, PendingJoi
                    have);
         return false;
     }
-    if (t->known)
-        j->target = elab_value_only(e, t, 0);
-    else {
+    if (t->known) {
+        j->d[JOINT_TARGET] = value_dual(t, 0);
+        j->target = t->v[0];
+    } else {
         const Stmt *p = NULL;
         for (int i = 0; i < s->n_body && !p; i++)
             if (s->body[i]->kind == ST_PROP && !strcmp(s->body[i]->name, "target"))
@@ -575,6 +580,13 @@ static bool joint_motor(Elab *e, const PropValues *pv, const Stmt *s, PendingJoi
 }
 
 /* Spring, damper, natural value and limits, in the joint's coordinate (rad or m). */
+/* A joint's number with its derivative (kept in *keep); its value. */
+static double joint_dual(const PropValues *pv, const char *name, Dual dflt, Dual *keep)
+{
+    *keep = prop_dual(pv, name, dflt);
+    return keep->v;
+}
+
 static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
 {
     bool rev = j->type == JOINT_REVOLUTE, pri = j->type == JOINT_PRISMATIC;
@@ -591,15 +603,19 @@ static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
             }
         }
     const char *const *keys = pri ? lin : rot;
-    j->k = prop_num(pv, keys[0], 0);
-    j->c = prop_num(pv, keys[1], 0);
-    j->rest = prop_num(pv, keys[2], 0);
+    j->k = joint_dual(pv, keys[0], dual_const(0), &j->d[JOINT_K]);
+    j->c = joint_dual(pv, keys[1], dual_const(0), &j->d[JOINT_C]);
+    j->rest = joint_dual(pv, keys[2], dual_const(0), &j->d[JOINT_REST]);
     j->has_lim = prop_get(pv, keys[3]) != NULL;
     if (j->has_lim) {
-        memcpy(j->lim, prop_get(pv, keys[3])->v, sizeof j->lim);
-        j->k_lim = prop_num(pv, keys[4], 0);
+        for (int c = 0; c < 2; c++) {
+            j->d[JOINT_LO + c] = value_dual(prop_get(pv, keys[3]), c);
+            j->lim[c] = j->d[JOINT_LO + c].v;
+        }
+        j->k_lim = joint_dual(pv, keys[4], dual_const(0), &j->d[JOINT_K_LIM]);
         /* the stop's smoothing: given, or a hundredth of the range */
-        j->lim_width = prop_num(pv, pri ? "linear_limit_width" : "limit_width", (j->lim[1] - j->lim[0]) / 100);
+        Dual width = dual_scale(0.01, dual_sub(j->d[JOINT_HI], j->d[JOINT_LO]));
+        j->lim_width = joint_dual(pv, pri ? "linear_limit_width" : "limit_width", width, &j->d[JOINT_LIM_WIDTH]);
         if (!(j->lim[0] < j->lim[1]) || !(j->k_lim > 0)) {
             Diag *d = diag_error(prop_loc(pv, keys[3], s->loc), "the limits of joint `%s` need low < high and a positive %s",
                                  j->name, keys[4]);
@@ -878,8 +894,8 @@ static void add_holding_parts(srd_model *m, const PendingJoint *pj, const JointF
 
 /* A revolute or prismatic joint's coordinate element (spring, damper, limits, motor) with its
  * frame columns followed by `extra` values named `extra_names`. */
-static srd_part add_coordinate_part(srd_model *m, const PendingJoint *pj, const JointFrame *f, const char *kind, int n_lambda,
-                               const char *const *extra_names, const double *extra, int n_extra)
+static srd_part add_coordinate_part(Elab *e, srd_model *m, const PendingJoint *pj, const JointFrame *f, const char *kind,
+                                    int n_lambda, const char *const *extra_names, const Dual *extra, int n_extra)
 {
     int nodes[2] = { m->bodies[f->a].node, m->bodies[f->b].node };
     static const char *rev[] = { "u1", "u2", "u3", "v1", "v2", "v3", "vb1", "vb2", "vb3" };
@@ -894,35 +910,41 @@ static srd_part add_coordinate_part(srd_model *m, const PendingJoint *pj, const 
     copy3(d + 6, r ? f->v_b : f->u_a);
     for (int k = 0; k < n_extra; k++) {
         names[9 + k] = extra_names[k];
-        d[9 + k] = extra[k];
+        d[9 + k] = extra[k].v;
     }
-    return add_part(m, kind, n_lambda, nodes, names, d, 9 + n_extra);
+    srd_part p = add_part(m, kind, n_lambda, nodes, names, d, 9 + n_extra);
+    Dual row[16];
+    for (int k = 0; k < 9 + n_extra; k++)
+        row[k] = k < 9 ? dual_const(d[k]) : extra[k - 9];
+    elab_record_row(e, m, p.set, p.instance, row);
+    return p;
 }
 
-static void add_coordinate_elements(srd_model *m, const PendingJoint *pj, const JointFrame *f, srd_joint *j)
+static void add_coordinate_elements(Elab *e, srd_model *m, const PendingJoint *pj, const JointFrame *f, srd_joint *j)
 {
     bool r = pj->type == JOINT_REVOLUTE;
+    const Dual *d = pj->d;
     if (pj->k > 0) {
         static const char *rn[] = { "k", "angle0" }, *pn[] = { "k", "offset0" };
-        double v[2] = { pj->k, pj->rest };
-        add_coordinate_part(m, pj, f, r ? "hinge_spring" : "slide_spring", 0, r ? rn : pn, v, 2);
+        Dual v[2] = { d[JOINT_K], d[JOINT_REST] };
+        add_coordinate_part(e, m, pj, f, r ? "hinge_spring" : "slide_spring", 0, r ? rn : pn, v, 2);
     }
     if (pj->c > 0) {
         static const char *n[] = { "c" };
-        add_coordinate_part(m, pj, f, r ? "hinge_damper" : "slide_damper", 0, n, &pj->c, 1);
+        add_coordinate_part(e, m, pj, f, r ? "hinge_damper" : "slide_damper", 0, n, &d[JOINT_C], 1);
     }
     if (pj->has_lim) {
         static const char *n[] = { "k", "lo", "hi", "width" };
-        double v[4] = { pj->k_lim, pj->lim[0], pj->lim[1], pj->lim_width };
-        add_coordinate_part(m, pj, f, r ? "hinge_limits" : "slide_limits", 0, n, v, 4);
+        Dual v[4] = { d[JOINT_K_LIM], d[JOINT_LO], d[JOINT_HI], d[JOINT_LIM_WIDTH] };
+        add_coordinate_part(e, m, pj, f, r ? "hinge_limits" : "slide_limits", 0, n, v, 4);
     }
     if (pj->motor != MOTOR_NONE) {
         static const char *rk[] = { "", "hinge_motor_angle", "hinge_motor_velocity", "hinge_motor_torque" };
         static const char *pk[] = { "", "slide_motor_position", "slide_motor_velocity", "slide_motor_force" };
         static const char *n[] = { "target" };
         j->motor = pj->motor;
-        j->motor_part = add_coordinate_part(m, pj, f, (r ? rk : pk)[pj->motor], pj->motor == MOTOR_EFFORT ? 0 : 1, n,
-                                            &pj->target, 1);
+        j->motor_part = add_coordinate_part(e, m, pj, f, (r ? rk : pk)[pj->motor], pj->motor == MOTOR_EFFORT ? 0 : 1, n,
+                                            &d[JOINT_TARGET], 1);
     }
 }
 
@@ -1010,7 +1032,7 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *need
         add_holding_parts(m, pj, &f, j);
         add_rotation_springs(m, pj, &f);
         if (pj->type == JOINT_REVOLUTE || pj->type == JOINT_PRISMATIC)
-            add_coordinate_elements(m, pj, &f, j);
+            add_coordinate_elements(e, m, pj, &f, j);
     }
     return true;
 }

@@ -448,8 +448,9 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
         t->data[j] = copy_of(e->data[j], (size_t)m->sets[j].n * (size_t)m->sets[j].n_data);
     t->fext = fext_derivative(m, e);
     t->mass = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    for (int k = 0; k < m->n_dofs; k++)
-        t->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? 0 : e->dof_mass[k];
+    for (int k = 0; k < m->n_dofs; k++) /* what modal_dof_mass reads: a rotation's is a principal moment */
+        t->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? e->body_inertia[3 * m->dof_owner[k] + k - m->node_dof[m->bodies[m->dof_owner[k]].node] - 3]
+                                                   : e->dof_mass[k];
     t->E = copy_of(e->object_E, (size_t)m->n_objects);
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;

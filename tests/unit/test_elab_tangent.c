@@ -1,8 +1,8 @@
 /* test_elab_tangent.c — elaboration's derivatives along a seeded param (compiler/elab_tangent.c,
  * dual numbers through every formula) against fourth-order central differences of whole
- * elaborations at nearby values: element data, masses, loads, gravity, damping and the medium,
- * for every param of the catalog model (elab_tangent/catalog.srd: each route a param takes) and
- * of the sensitivity tests' models. Also: a switch (max) within the param's reach is named, a
+ * elaborations at nearby values: element data, masses, bodies' moments, loads, gravity, damping
+ * and the medium, for every param of the catalog models (elab_tangent/: each route a param
+ * takes, rigid bodies and joints, a ground by its normal) and of the sensitivity tests' models. Also: a switch (max) within the param's reach is named, a
  * param that moves the geometry is reported as not carried, and the columns elaboration marks
  * as depending on a param include every column a second elaboration with moved params changes. */
 #include <math.h>
@@ -43,7 +43,7 @@ static srd_model *elaborate_at(const char *path, Arena *arena, const srd_param *
  * the medium's density and the damping. */
 static double *flatten(const srd_model *m, size_t *n)
 {
-    size_t len = (size_t)m->n_dofs + 3 * (size_t)m->n_loads + 6;
+    size_t len = (size_t)m->n_dofs + 3 * (size_t)m->n_loads + 3 * (size_t)m->n_bodies + 6;
     for (int s = 0; s < m->n_sets; s++)
         len += (size_t)m->sets[s].n * (size_t)m->sets[s].n_data;
     double *v = calloc(len + 1, sizeof(double));
@@ -53,6 +53,9 @@ static double *flatten(const srd_model *m, size_t *n)
             v[k++] = m->sets[s].data[i];
     for (int d = 0; d < m->n_dofs; d++)
         v[k++] = m->dof_mass[d];
+    for (int b = 0; b < m->n_bodies; b++)
+        for (int c = 0; c < 3; c++)
+            v[k++] = m->bodies[b].inertia[c];
     for (int l = 0; l < m->n_loads; l++)
         for (int c = 0; c < 3; c++)
             v[k++] = m->loads[l].f[c];
@@ -72,6 +75,8 @@ static double *flatten_tangent(const srd_model *m, const ElabTangent *t, size_t 
             v[k++] = t->data[s][i];
     for (int d = 0; d < m->n_dofs; d++)
         v[k++] = t->dof_mass[d];
+    for (int b = 0; b < 3 * m->n_bodies; b++)
+        v[k++] = t->body_inertia[b];
     for (int l = 0; l < 3 * m->n_loads; l++)
         v[k++] = t->loads[l];
     for (int c = 0; c < 3; c++)
@@ -197,7 +202,7 @@ static void check_flags(void)
 
 int main(void)
 {
-    static const char *models[] = { "elab_tangent/catalog.srd", "../physics/grad/arm.srd", "../physics/grad/swing.srd",
+    static const char *models[] = { "elab_tangent/catalog.srd", "elab_tangent/bodies.srd", "elab_tangent/ground.srd", "../physics/grad/arm.srd", "../physics/grad/swing.srd",
                                     "../physics/grad_modal/plate.srd", "../physics/grad_modal/lattice.srd",
                                     "../physics/grad_modal/solid.srd", "../../examples/rod_fit.srd" };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
