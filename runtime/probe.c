@@ -6,6 +6,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "joint.h"
+#include "vec3.h"
 
 /* The total force and moment (about the probe's first node, where it is now) that the
  * constraints exert on the probe's region: node reactions, and twist reactions as moments
@@ -36,6 +37,39 @@ static void region_reaction(const srd_model *m, const srd_probe *p, const double
         }
         for (int c = 0; c < 3; c++)
             fm[3 + c] += r[tw] * t[c] / sqrt(len);
+    }
+    free(in);
+}
+
+void srd_probe_reaction_tangent(const srd_model *m, const srd_probe *p, const double *q, const double *r,
+                                const double *dq, const double *dr, double dfm[6])
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    int o = m->node_dof[p->node];
+    memset(dfm, 0, 6 * sizeof(double));
+    for (int i = 0; i < p->n_nodes; i++) {
+        int d = m->node_dof[p->nodes[i]];
+        in[p->nodes[i]] = 1;
+        double arm[3], darm[3], a[3], b[3];
+        for (int c = 0; c < 3; c++) {
+            arm[c] = q[d + c] - q[o + c], darm[c] = dq[d + c] - dq[o + c];
+            dfm[c] += dr[d + c];
+        }
+        srd_cross3(darm, &r[d], a);
+        srd_cross3(arm, &dr[d], b);
+        for (int c = 0; c < 3; c++)
+            dfm[3 + c] += a[c] + b[c];
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->node_dof[m->edge_nodes[2 * e]], b = m->node_dof[m->edge_nodes[2 * e + 1]], tw = m->edge_twist[e];
+        if (tw < 0 || !in[m->edge_nodes[2 * e]] || !in[m->edge_nodes[2 * e + 1]])
+            continue;
+        double t[3], dt[3];
+        for (int c = 0; c < 3; c++)
+            t[c] = q[b + c] - q[a + c], dt[c] = dq[b + c] - dq[a + c];
+        double len = sqrt(srd_dot3(t, t)), along = srd_dot3(t, dt) / (len * len);
+        for (int c = 0; c < 3; c++) /* d(r t/|t|) = dr t/|t| + r (dt - t (t.dt)/|t|^2)/|t| */
+            dfm[3 + c] += (dr[tw] * t[c] + r[tw] * (dt[c] - t[c] * along)) / len;
     }
     free(in);
 }

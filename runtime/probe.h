@@ -12,6 +12,10 @@ int srd_probe_value(srd_sim *s, const srd_probe *p, double out[6]);
 /* The same with positions read from q (a mode shape) and, when not NULL, the reactions
  * srd_sim_reactions gave (n_dofs values: shared by the probes of one row). */
 int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const double *reactions, double out[6]);
+/* The change of a reaction probe's force and moment (its 6 values) when the configuration q
+ * moves along dq and the reactions r (srd_sim_reactions) along dr. */
+void srd_probe_reaction_tangent(const srd_model *m, const srd_probe *p, const double *q, const double *r,
+                                const double *dq, const double *dr, double dfm[6]);
 
 /* The count srd_probe_value gives for p, without computing it. */
 int srd_probe_width(const srd_probe *p);

@@ -564,7 +564,37 @@ static void residual_derivative(StaticPoint *b, int k, const Deriv *dd, double *
     }
 }
 
-int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
+/* d(reactions)/dp (srd_sim_reactions along param k): every DOF's residual moved along dq (all
+ * DOFs, held ones by their motion), the data and the param itself, minus the forces' change; a
+ * sliding node keeps its part across its line, which does not move. */
+static void reaction_derivative(StaticPoint *b, int k, const Deriv *dd, const double *dq, double *dr)
+{
+    srd_sim *s = &b->s;
+    const srd_model *m = b->m;
+    memset(dr, 0, sizeof(double) * (size_t)m->n_dofs);
+    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double)), energy = 0;
+    dparams[k] = 1;
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, dr, NULL };
+    for (int j = 0; j < m->n_sets; j++) {
+        if (s->kernels[j].info.needs_time_step || !s->kernels[j].batch.b.n)
+            continue; /* as srd_sim_instance_gradient: a static state has no step */
+        srd_elem_batch all = s->kernels[j].batch.b;
+        all.res = all.dofs; /* a row for every DOF, held ones included */
+        InputTangents w = { .dq = dq, .ddata = dd->columns[j], .dparams = dparams };
+        kernel_tangent_forward(&b->tangents[j], &ctx, &all, &w);
+    }
+    free(dparams);
+    for (int d = 0; d < m->n_dofs; d++)
+        dr[d] -= s->load_factor * dd->fext[d];
+    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_slides_across_part(s, dr, across);
+    for (int d = 0; d < m->n_dofs; d++)
+        if (!s->fixed[d])
+            dr[d] = across[d];
+    free(across);
+}
+
+int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction)
 {
     Deriv dd;
     int status = param_derivative(b, o, k, &dd);
@@ -575,10 +605,17 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
         for (int d = 0; d < b->m->n_dofs && status == STATIC_DERIVED; d++)
             if (b->s.solver.sys.free_index[d] < 0)
                 dq[d] = dd.held[d];
+        if (status == STATIC_DERIVED && dreaction)
+            reaction_derivative(b, k, &dd, dq, dreaction);
         free(g);
     }
     deriv_free(&dd, b->m->n_sets);
     return status;
+}
+
+int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
+{
+    return static_point_derivative_all(b, o, k, dq, NULL);
 }
 
 /* ---- How a param moves the data, for modal sensitivities (modal.c) ---- */
@@ -633,6 +670,19 @@ bool grad_print_param_head_or_why(const srd_param *p, int status)
     return status == STATIC_DERIVED;
 }
 
+/* A reaction probe's derivative: its force (N per the param's unit) and moment (N*m per). */
+static void print_reaction(const StaticPoint *b, const srd_probe *pr, const srd_param *p, const double *dq,
+                           const double *r, const double *dr)
+{
+    double dfm[6];
+    srd_probe_reaction_tangent(b->m, pr, b->s.q, r, dq, dr, dfm);
+    const char *u = strcmp(p->unit, "1") ? p->unit : "";
+    bool paren = strchr(u, '*') || strchr(u, '/');
+    printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s%s%s%s, moment (%.12e, %.12e, %.12e) N*m%s%s%s%s\n", pr->name,
+           p->name, dfm[0], dfm[1], dfm[2], *u ? "/" : "", paren ? "(" : "", u, paren ? ")" : "", dfm[3], dfm[4],
+           dfm[5], *u ? "/" : "", paren ? "(" : "", u, paren ? ")" : "");
+}
+
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
 {
     char unit[128];
@@ -662,13 +712,20 @@ const char *static_point_why(int status)
     return status > 0 && status <= STATIC_NOT_SAMPLED ? why[status] : "";
 }
 
-static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq)
+static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq, const double *r)
 {
     const srd_param *p = &b->m->params[k];
-    int status = p->shapes ? -1 : static_point_derivative(b, o, k, dq);
-    if (grad_print_param_head_or_why(p, status))
-        for (int i = 0; i < b->m->statics.n_probes; i++)
-            grad_print_probe(b->m, &b->m->statics.probes[i], p, dq);
+    double *dr = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
+    int status = p->shapes ? -1 : static_point_derivative_all(b, o, k, dq, dr);
+    bool derived = grad_print_param_head_or_why(p, status);
+    for (int i = 0; derived && i < b->m->statics.n_probes; i++) {
+        const srd_probe *pr = &b->m->statics.probes[i];
+        if (pr->kind == SRD_PROBE_REACTION)
+            print_reaction(b, pr, p, dq, r, dr);
+        else
+            grad_print_probe(b->m, pr, p, dq);
+    }
+    free(dr);
 }
 
 void point_simulation_settings(StaticPoint *b)
@@ -745,9 +802,11 @@ int grad_model(const GradOptions *o)
             printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file,
                    b.s.last.residual);
         double *dq = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
+        double *r = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
+        srd_sim_reactions(&b.s, r);
         for (int k = 0; k < b.m->n_params; k++)
-            print_param(&b, o, k, dq);
-        free(dq);
+            print_param(&b, o, k, dq, r);
+        free(dq), free(r);
     }
     if (status == SRD_EXIT_OK && modes)
         status = modal_grad(&b, o);

@@ -71,6 +71,9 @@ void static_point_close(StaticPoint *b);
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
        STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
+/* The same, and d(reactions)/dp (n_dofs: what srd_sim_reactions gives, derived) when dreaction
+ * is not NULL. */
+int  static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
 /* The model elaborated with param k at `value` (the others as o gives them) and a sim of it with

@@ -201,6 +201,39 @@ check(p.returncode == 0 and abs(found / best - 1) < 1e-3,
       "/m (tol 1e-3 relative: BOBYQA stops at its own tolerance), %d evaluations %s"
       % (found, best, p.stdout.count("evaluation "), p.stderr.strip()))
 
+# A reaction probe: its force and moment (about the clamped node, where it is at the
+# equilibrium) derived, against central differences of static runs; tolerance 1e-6 of the larger
+# of the part's derivative and its value per unit of the param (E leaves the reaction force
+# unchanged: the rod is statically determinate, so that part is zero up to rounding).
+react = os.path.join(here, "react.srd")
+p = subprocess.run([srdc, "grad", react], capture_output=True, text=True)
+printed = {}
+for m in re.finditer(r"  d\(R\)/d\((\w+)\) = \(([^)]*)\) \S+, moment \(([^)]*)\)", p.stdout):
+    printed[m.group(1)] = [float(v) for v in (m.group(2) + "," + m.group(3)).split(",")]
+check(p.returncode == 0 and len(printed) == 3, "srdc grad derives the reaction probe for E, F and rho (%s)"
+      % (p.stderr.strip() or "ok"))
+
+
+def reaction_at(name, value, unit):
+    out = tap.scratch("grad_")
+    subprocess.run([srdc, "run", react, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, unit)],
+                   capture_output=True, text=True)
+    with open(os.path.join(out, "static_probes.csv")) as f:
+        row = list(csv.DictReader(f))[-1]
+    return [float(row["R." + c]) for c in ("fx", "fy", "fz", "mx", "my", "mz")]
+
+
+for name, value, unit in (("E", 1e6, "Pa"), ("F", 2e-3, "N"), ("rho", 1000, "kg/m^3")):
+    h = 1e-4 * value
+    up, down, at = reaction_at(name, value + h, unit), reaction_at(name, value - h, unit), reaction_at(name, value, unit)
+    fd = [(a - b) / (2 * h) for a, b in zip(up, down)]
+    exact = printed.get(name, [math.nan] * 6)
+    for part, lo in (("force", 0), ("moment", 3)):
+        scale = max(max(abs(v) for v in exact[lo:lo + 3]), max(abs(v) for v in at[lo:lo + 3]) / value)
+        err = max(abs(a - b) for a, b in zip(fd[lo:lo + 3], exact[lo:lo + 3])) / scale
+        check(err < 1e-6, "d(R)/d(%s), %s: %s against central differences of static runs %s: relative %.2e "
+              "(tol 1e-6)" % (name, part, exact[lo:lo + 3], ["%.9e" % v for v in fd[lo:lo + 3]], err))
+
 # Refusals, with a hint.
 bare = os.path.join(tap.scratch("grad_"), "bare.srd")
 with open(model) as f:
