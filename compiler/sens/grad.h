@@ -36,7 +36,8 @@ typedef struct StaticPoint {
     bool         have_kernels;
     KernelTable  kt;
     srd_sim      s;
-    KernelTangent *tangents;
+    KernelTangent *tangents;      /* every input's (static_point_tangents builds them when first needed) */
+    KernelTangent *data_tangents; /* the data and params' alone: what most static derivatives need */
     SrdJit       *tangent_jit;  /* the tangent kernels' compiled code, or NULL (interpreted) */
     char        (*why_switch)[160]; /* per param: where a simulation's switch was found */
     struct ScheduleTangents *schedules; /* the schedules' exact param tangents (built when first needed) */
@@ -61,7 +62,10 @@ void static_tangent_free(StaticTangent *t, int n_sets);
  * not be built. */
 struct ScheduleTangents *static_point_schedules(StaticPoint *b);
 
-/* Compiles the point's tangent kernels (kernel_tangents_compile); false with a message. */
+/* Builds the point's tangent kernels of every input (b->tangents) unless built; false with a
+ * message. */
+bool static_point_tangents(StaticPoint *b, char *err, size_t err_n);
+/* Compiles them (kernel_tangents_compile), building them first; false with a message. */
 bool static_point_compile_tangents(StaticPoint *b, char *err, size_t err_n);
 
 /* Returns an exit status (messages on stderr); close the point whatever it returns. */
@@ -69,7 +73,7 @@ int  static_point_open(StaticPoint *b, const GradOptions *o);
 void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
-       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS };
+       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS, STATIC_NO_KERNELS };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* The same, and d(reactions)/dp (n_dofs: what srd_sim_reactions gives, derived) when dreaction
  * is not NULL. */
