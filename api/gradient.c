@@ -7,22 +7,31 @@
 #include "alloc.h"
 #include "diag.h"
 #include "instance.h"
+#include "probe.h"
 #include "sens/grad.h"
 #include "sens/objective_grad.h"
+
+enum { WIDTH = 6 }; /* the most values a probe has */
 
 struct srd_gradient {
     int     n_params, n_probes;
     char  **params, **probes, **why;  /* why[k]: NULL when param k is derived */
-    int    *size;                     /* per probe: 1 or 3 */
-    double *values;                   /* [probe][param][3] */
+    int    *size;                     /* per probe: 1, 3, or 6 for a reaction (force, moment) */
+    double *values;                   /* [probe][param][WIDTH] */
 };
 
-static void fill_probe(srd_gradient *g, const StaticPoint *pt, const srd_analysis *a, int i, int k, const double *dq)
+/* Probe i's derivative along param k from dq (and, for a reaction, the reactions r and their
+ * derivative dr; NULL in a simulation, whose reactions are not derived). */
+static void fill_probe(srd_gradient *g, const StaticPoint *pt, const srd_analysis *a, int i, int k, const double *dq,
+                       const double *r, const double *dr)
 {
     const srd_probe *p = &a->probes[i];
-    double *out = &g->values[((size_t)i * g->n_params + k) * 3];
-    if (p->kind != SRD_PROBE_STATE)
-        out[0] = out[1] = out[2] = NAN;
+    double *out = &g->values[((size_t)i * g->n_params + k) * WIDTH];
+    if (p->kind == SRD_PROBE_REACTION && dr)
+        srd_probe_reaction_tangent(pt->m, p, pt->s.q, r, dq, dr, out);
+    else if (p->kind != SRD_PROBE_STATE)
+        for (int c = 0; c < WIDTH; c++)
+            out[c] = NAN;
     else if (p->dof >= 0)
         out[0] = dq[p->dof];
     else
@@ -39,12 +48,13 @@ static srd_gradient *gradient_new(const StaticPoint *pt, const srd_analysis *a)
     g->why = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
     g->probes = srd_xcalloc((size_t)g->n_probes + 1, sizeof(char *));
     g->size = srd_xcalloc((size_t)g->n_probes + 1, sizeof(int));
-    g->values = srd_xcalloc(3 * (size_t)g->n_params * (size_t)g->n_probes + 1, sizeof(double));
+    g->values = srd_xcalloc(WIDTH * (size_t)g->n_params * (size_t)g->n_probes + 1, sizeof(double));
     for (int k = 0; k < g->n_params; k++)
         g->params[k] = srd_xstrdup(m->params[k].name);
     for (int i = 0; i < g->n_probes; i++) {
         g->probes[i] = srd_xstrdup(a->probes[i].name);
-        g->size[i] = a->probes[i].kind == SRD_PROBE_STATE && a->probes[i].dof >= 0 ? 1 : 3;
+        g->size[i] = a->probes[i].kind == SRD_PROBE_REACTION ? 6
+                   : a->probes[i].kind == SRD_PROBE_STATE && a->probes[i].dof >= 0 ? 1 : 3;
     }
     return g;
 }
@@ -55,32 +65,45 @@ static const char *reason(const srd_param *p, int status)
 }
 
 /* Every param's derivatives at the solved point. */
+static bool has_reactions(const srd_analysis *a)
+{
+    for (int i = 0; i < a->n_probes; i++)
+        if (a->probes[i].kind == SRD_PROBE_REACTION)
+            return true;
+    return false;
+}
+
 static void derive_all(srd_gradient *g, StaticPoint *pt, const GradOptions *o)
 {
-    double *dq = srd_xcalloc((size_t)pt->m->n_dofs + 1, sizeof(double));
+    size_t n = (size_t)pt->m->n_dofs + 1;
+    double *dq = srd_xcalloc(n, sizeof(double)), *r = NULL, *dr = NULL;
+    if (has_reactions(&pt->m->statics)) {
+        r = srd_xcalloc(n, sizeof(double)), dr = srd_xcalloc(n, sizeof(double));
+        srd_sim_reactions(&pt->s, r);
+    }
     for (int k = 0; k < g->n_params; k++) {
         const srd_param *p = &pt->m->params[k];
-        int status = p->shapes ? -1 : static_point_derivative(pt, o, k, dq);
+        int status = p->shapes ? -1 : static_point_derivative_all(pt, o, k, dq, dr);
         if (status != STATIC_DERIVED) {
             g->why[k] = srd_xstrdup(reason(p, status));
             memset(dq, 0, sizeof(double) * (size_t)pt->m->n_dofs);
             for (int i = 0; i < g->n_probes; i++)
-                for (int c = 0; c < 3; c++)
-                    g->values[((size_t)i * g->n_params + k) * 3 + c] = NAN;
+                for (int c = 0; c < WIDTH; c++)
+                    g->values[((size_t)i * g->n_params + k) * WIDTH + c] = NAN;
             continue;
         }
         for (int i = 0; i < g->n_probes; i++)
-            fill_probe(g, pt, &pt->m->statics, i, k, dq);
+            fill_probe(g, pt, &pt->m->statics, i, k, dq, r, dr);
     }
-    free(dq);
+    free(dq), free(r), free(dr);
 }
 
 static void not_derived(srd_gradient *g, int k, const char *why)
 {
     g->why[k] = srd_xstrdup(why);
     for (int i = 0; i < g->n_probes; i++)
-        for (int c = 0; c < 3; c++)
-            g->values[((size_t)i * g->n_params + k) * 3 + c] = NAN;
+        for (int c = 0; c < WIDTH; c++)
+            g->values[((size_t)i * g->n_params + k) * WIDTH + c] = NAN;
 }
 
 /* The simulation's derivatives (forward, or adjoint per probe value) into a new result. */
@@ -100,7 +123,7 @@ static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradie
                 not_derived(g, k, grad_simulation_why(pt, k, status[k]));
             else
                 for (int i = 0; i < g->n_probes; i++)
-                    fill_probe(g, pt, &m->simulate, i, k, dq[k]);
+                    fill_probe(g, pt, &m->simulate, i, k, dq[k], NULL, NULL);
     } else
         fprintf(o->errors, "%s: %s\n", o->file, why);
     for (int k = 0; k < m->n_params; k++)
@@ -201,13 +224,13 @@ static srd_gradient *objective_result(const srd_model *m, const double *dp, cons
     g->why = srd_xcalloc((size_t)g->n_params + 1, sizeof(char *));
     g->probes = srd_xcalloc(2, sizeof(char *));
     g->size = srd_xcalloc(2, sizeof(int));
-    g->values = srd_xcalloc(3 * (size_t)g->n_params + 1, sizeof(double));
+    g->values = srd_xcalloc(WIDTH * (size_t)g->n_params + 1, sizeof(double));
     g->probes[0] = srd_xstrdup("objective");
     g->size[0] = 1;
     for (int k = 0; k < g->n_params; k++) {
         g->params[k] = srd_xstrdup(m->params[k].name);
         if (status[k] == STATIC_DERIVED)
-            g->values[3 * k] = dp[k];
+            g->values[WIDTH * k] = dp[k];
         else
             not_derived(g, k, objective_why(pt, k, status[k]));
     }
@@ -296,7 +319,7 @@ const double *srd_gradient_values(const srd_gradient *g, int i, int k)
 {
     if (!g || i < 0 || i >= g->n_probes || k < 0 || k >= g->n_params)
         return NULL;
-    return &g->values[((size_t)i * g->n_params + k) * 3];
+    return &g->values[((size_t)i * g->n_params + k) * WIDTH];
 }
 
 const char *srd_gradient_why(const srd_gradient *g, int k)

@@ -200,9 +200,11 @@ srd_status srd_objective_gradient(const char *path, const char *const *params, i
 int           srd_gradient_param_count(const srd_gradient *g);
 const char   *srd_gradient_param(const srd_gradient *g, int k);
 int           srd_gradient_probe_count(const srd_gradient *g);
-/* The block's probe i, its component count in *size (1, or 3 for a node). */
+/* The block's probe i, its component count in *size (1; 3 for a node or a contact force; 6 for a
+ * reaction: its force, then its moment). */
 const char   *srd_gradient_probe(const srd_gradient *g, int i, int *size);
-/* d(probe i)/d(param k): *size values in SI (NaN where not derived; force probes are not). */
+/* d(probe i)/d(param k): *size values in SI (NaN where not derived: contact forces, and a
+ * simulation's reactions). */
 const double *srd_gradient_values(const srd_gradient *g, int i, int k);
 /* Why param k has no derivative, or NULL when it has one. */
 const char   *srd_gradient_why(const srd_gradient *g, int k);

@@ -28,6 +28,19 @@ def test_same_as_srdc_grad(srdc):
     assert seen == 15, "three probes, five params"
 
 
+def test_reaction_probe(srdc):
+    """A reaction probe's derivative: its force and moment, six values, as `srdc grad` prints them."""
+    react = os.path.join(ROOT, "tests", "physics", "grad", "react.srd")
+    grads, why = srd.static_gradient(react)
+    printed = subprocess.run([srdc, "grad", react], capture_output=True, text=True, check=True, env=srdc_env()).stdout
+    found = re.findall(r"d\(R\)/d\((\w+)\) = \(([^)]*)\) \S+, moment \(([^)]*)\)", printed)
+    assert why == {} and len(found) == 3
+    for param, force, moment in found:
+        expected = np.array([float(v) for v in (force + "," + moment).split(",")])
+        assert grads["R"][param].shape == (6,)
+        assert np.allclose(grads["R"][param], expected, rtol=1e-8, atol=1e-30), param
+
+
 def test_why_and_errors(tmp_path):
     text = open(ARM).read().replace("nodes = 25;", "nodes = n;").replace("param E =", "param n = 25 in 10..40;\nparam E =")
     shaped = tmp_path / "shaped.srd"
