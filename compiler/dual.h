@@ -4,7 +4,8 @@
  * Elaboration turns params into element data through formulas written in C (a bending stiffness
  * E pi r^4 / 4, a lumped mass rho A l, a shell's 2 E h l / (1 - nu^2)). Computing them on Duals
  * gives d(column)/d(param) exactly, by the chain rule of each operation, in the same pass that
- * computes the value. `dep` is structural: a value that depends on a param keeps it even where
+ * computes the value. Formulas keep the plain formula's order of operations, so that values
+ * round exactly as they did before they carried derivatives. `dep` is structural: a value that depends on a param keeps it even where
  * its derivative happens to vanish, so a built simulator knows which columns a new value moves. */
 #ifndef SRD_DUAL_H
 #define SRD_DUAL_H
@@ -37,5 +38,7 @@ static inline Dual dual_powi(Dual a, double n)
     return (Dual){ pow(a.v, n), a.d != 0 ? n * pow(a.v, n - 1) * a.d : 0, a.dep };
 }
 static inline Dual dual_mul3(Dual a, Dual b, Dual c) { return dual_mul(dual_mul(a, b), c); }
+/* a / c for a constant c (not a * (1 / c): the value rounds as the plain formula's does) */
+static inline Dual dual_divc(Dual a, double c) { return (Dual){ a.v / c, a.d / c, a.dep }; }
 
 #endif

@@ -244,10 +244,10 @@ static double stretch_extension(const Fin *f, int edge)
  * reproduces its runs). */
 static Dual shell_ks(const ElabObj *o, double l)
 {
-    Dual Eh = dual_mul(o->E, o->thickness);
-    if (o->stretching == SHELL_STRETCH_DISMECH_MIDEDGE)
-        return dual_div(dual_scale(2 * l, Eh), dual_sub(dual_const(1), dual_mul(o->nu, o->nu)));
-    return dual_scale(SQRT3 / 2 * l, Eh);
+    if (o->stretching == SHELL_STRETCH_DISMECH_MIDEDGE) /* 2 * E * h * l / (1 - nu * nu) */
+        return dual_div(dual_scale(l, dual_mul(dual_scale(2, o->E), o->thickness)),
+                        dual_sub(dual_const(1), dual_mul(o->nu, o->nu)));
+    return dual_scale(l, dual_mul(dual_scale(SQRT3 / 2, o->E), o->thickness)); /* SQRT3 / 2 * E * h * l */
 }
 
 static void add_stretch(Fin *f)
@@ -526,7 +526,7 @@ static int *triangles_per_edge(const srd_model *m)
  * on an equilateral mesh. */
 static Dual hinge_stiffness(const ElabObj *o)
 {
-    return dual_scale(2.0 / SQRT3 / 12, dual_mul(o->E, dual_powi(o->thickness, 3)));
+    return dual_divc(dual_mul(dual_scale(2.0 / SQRT3, o->E), dual_powi(o->thickness, 3)), 12);
 }
 
 /* A wall hinge at corner k of triangle t: its edge (opposite corner k) lies on the boundary with
@@ -914,7 +914,7 @@ static void add_aero_drag(Fin *f)
     int set = -1;
     for (int t = 0; t < m->n_tris; t++) {
         const int *v = &m->tri_nodes[3 * t];
-        Dual k = dual_scale(rest_area(m, t) / 6, dual_mul(f->e->env.drag_density, f->e->env.drag_cd));
+        Dual k = dual_divc(dual_scale(rest_area(m, t), dual_mul(f->e->env.drag_density, f->e->env.drag_cd)), 6);
         if (set < 0)
             set = srd_model_elemset(m, "aero_drag", 3, 0, 1, data);
         for (int r = 0; r < 3; r++) {
@@ -1182,7 +1182,7 @@ static void lump_masses(Fin *f)
         if (o->kind != SRD_OBJ_ROD)
             continue;
         double l = m->edge_rest[i];
-        Dual half = dual_scale(0.5 * l, dual_mul(o->rho, o->area));
+        Dual half = dual_scale(l, dual_mul(dual_scale(0.5, o->rho), o->area)); /* 0.5 * rho * area * l */
         for (int k = 0; k < 2; k++)
             mass[m->edge_nodes[2 * i + k]] = dual_add(mass[m->edge_nodes[2 * i + k]], half);
         /* The twist angle carries the edge's rotational inertia about its axis. */
@@ -1194,7 +1194,7 @@ static void lump_masses(Fin *f)
     for (int t = 0; t < m->n_tris; t++) {
         const ElabObj *o = &e->objs.a[m->tri_object[t]];
         const int *nd = &m->tri_nodes[3 * t];
-        Dual third = dual_scale(rest_area(m, t) / 3, dual_mul(o->rho, o->thickness));
+        Dual third = dual_divc(dual_scale(rest_area(m, t), dual_mul(o->rho, o->thickness)), 3);
         for (int k = 0; k < 3; k++)
             mass[nd[k]] = dual_add(mass[nd[k]], third);
     }

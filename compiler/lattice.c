@@ -602,7 +602,7 @@ static bool lump_lattice(Elab *e, ElabObj *o, const Shape *sh, const Materials *
     for (int i = 0; i < o->n_nodes && ok; i++) {
         int k = material_at(e, mt, xs + 3 * i);
         ok = k >= 0;
-        Dual m = ok ? dual_scale(share[i] * scale, e->mats.a[k].rho) : dual_const(0);
+        Dual m = ok ? dual_scale(scale, dual_scale(share[i], e->mats.a[k].rho)) : dual_const(0); /* rho * share * scale */
         e->body_mass.a[o->first_node + i] = m;
         o->mass = dual_add(o->mass, m);
     }
@@ -650,7 +650,7 @@ static bool spring_stiffness(Elab *e, ElabObj *o, const Shape *sh, const Materia
         int k = material_at(e, mt, c);
         if (k < 0)
             return false;
-        o->spring_k[i] = dual_scale(a / beta * cube_fraction(sh, c, a), e->mats.a[k].E);
+        o->spring_k[i] = dual_scale(cube_fraction(sh, c, a), dual_divc(dual_scale(a, e->mats.a[k].E), beta));
     }
     return true;
 }

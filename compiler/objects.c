@@ -291,25 +291,40 @@ static bool build_path(Elab *e, const Geom *g, const PropValues *pv, const Stmt 
     return true;
 }
 
-/* Section constants of a circle of radius R. */
+/* Section constants of a circle of radius R (each in the order of operations of its plain
+ * formula, dual.h). */
 static void circular_section(ElabObj *o, Dual R)
 {
+    Dual R4 = dual_powi(R, 4);
     o->radius = R;
-    o->area = dual_scale(PI, dual_powi(R, 2));
-    o->I1 = o->I2 = dual_scale(PI / 4, dual_powi(R, 4));
-    o->J = dual_scale(PI / 2, dual_powi(R, 4));
+    o->area = dual_mul(dual_scale(PI, R), R);
+    o->I1 = o->I2 = dual_divc(dual_scale(PI, R4), 4);
+    o->J = dual_divc(dual_scale(PI, R4), 2);
+}
+
+/* PI p^i q^j, its factors multiplied left to right: PI * p * ... * q * ... */
+static Dual pi_product(Dual p, int i, Dual q, int j)
+{
+    Dual x = dual_const(PI);
+    for (int k = 0; k < i; k++)
+        x = dual_mul(x, p);
+    for (int k = 0; k < j; k++)
+        x = dual_mul(x, q);
+    return x;
 }
 
 /* Semi-axes a along the second material director d2 and b along the first, d1. */
 static void elliptic_section(ElabObj *o, Dual a, Dual b)
 {
-    Dual ab = dual_mul(a, b);
-    o->area = dual_scale(PI, ab);
-    o->I1 = dual_scale(PI / 4, dual_mul(a, dual_powi(b, 3)));
-    o->I2 = dual_scale(PI / 4, dual_mul(dual_powi(a, 3), b));
-    o->J = dual_div(dual_scale(PI, dual_powi(ab, 3)), dual_add(dual_powi(a, 2), dual_powi(b, 2)));
-    o->radius = dual_sqrt(ab);
+    o->area = pi_product(a, 1, b, 1);
+    o->I1 = dual_divc(pi_product(a, 1, b, 3), 4);
+    o->I2 = dual_divc(pi_product(a, 3, b, 1), 4);
+    o->J = dual_div(pi_product(a, 3, b, 3), dual_add(dual_mul(a, a), dual_mul(b, b)));
+    o->radius = dual_sqrt(dual_mul(a, b));
 }
+
+/* p q^3 as p * q * q * q */
+static Dual cube_product(Dual p, Dual q) { return dual_mul(dual_mul(dual_mul(p, q), q), q); }
 
 /* Width p along d2, height q along d1 (vertical for a rod along x); Saint-Venant torsion
  * constant series in the short side h over the long side w. */
@@ -318,13 +333,14 @@ static void rectangular_section(ElabObj *o, Dual p, Dual q)
     Dual w = p.v >= q.v ? p : q, h = p.v >= q.v ? q : p;
     Dual r = dual_div(h, w);
     Dual series = dual_sub(dual_const(1.0 / 3),
-                           dual_scale(0.21, dual_mul(r, dual_sub(dual_const(1), dual_scale(1.0 / 12, dual_powi(r, 4))))));
+                           dual_mul(dual_scale(0.21, r), dual_sub(dual_const(1), dual_divc(dual_powi(r, 4), 12))));
     o->area = dual_mul(p, q);
-    o->I1 = dual_scale(1.0 / 12, dual_mul(p, dual_powi(q, 3)));
-    o->I2 = dual_scale(1.0 / 12, dual_mul(q, dual_powi(p, 3)));
-    o->J = dual_mul3(w, dual_powi(h, 3), series);
-    o->radius = dual_sqrt(dual_scale(1 / PI, dual_mul(p, q)));
+    o->I1 = dual_divc(cube_product(p, q), 12);
+    o->I2 = dual_divc(cube_product(q, p), 12);
+    o->J = dual_mul(cube_product(w, h), series);
+    o->radius = dual_sqrt(dual_divc(dual_mul(p, q), PI));
 }
+
 
 /* Area, area moments and torsion constant of the rod's cross-section. */
 static bool rod_section(Elab *e, const PropValues *pv, const Stmt *s, ElabObj *o)

@@ -614,7 +614,7 @@ static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
         }
         j->k_lim = joint_dual(pv, keys[4], dual_const(0), &j->d[JOINT_K_LIM]);
         /* the stop's smoothing: given, or a hundredth of the range */
-        Dual width = dual_scale(0.01, dual_sub(j->d[JOINT_HI], j->d[JOINT_LO]));
+        Dual width = dual_divc(dual_sub(j->d[JOINT_HI], j->d[JOINT_LO]), 100);
         j->lim_width = joint_dual(pv, pri ? "linear_limit_width" : "limit_width", width, &j->d[JOINT_LIM_WIDTH]);
         if (!(j->lim[0] < j->lim[1]) || !(j->k_lim > 0)) {
             Diag *d = diag_error(prop_loc(pv, keys[3], s->loc), "the limits of joint `%s` need low < high and a positive %s",

@@ -256,7 +256,7 @@ static bool fill_tets(Elab *e, ElabObj *o, const TetMesh *m, Materials *mt, SrcL
         for (int c = 0; c < 4; c++) {
             int node = o->first_node + m->tet[4 * t + c];
             o->tets[4 * t + c] = node;
-            e->body_mass.a[node] = dual_add(e->body_mass.a[node], dual_scale(vol / 4, e->mats.a[k].rho));
+            e->body_mass.a[node] = dual_add(e->body_mass.a[node], dual_divc(dual_scale(vol, e->mats.a[k].rho), 4));
         }
         o->mass = dual_add(o->mass, dual_scale(vol, e->mats.a[k].rho));
     }
