@@ -23,12 +23,14 @@ struct srd_gradient {
 /* Probe i's derivative along param k from dq (and, for a reaction, the reactions r and their
  * derivative dr; NULL in a simulation, whose reactions are not derived). */
 static void fill_probe(srd_gradient *g, const StaticPoint *pt, const srd_analysis *a, int i, int k, const double *dq,
-                       const double *r, const double *dr)
+                       const double *r, const double *dr, const double *dc)
 {
     const srd_probe *p = &a->probes[i];
     double *out = &g->values[((size_t)i * g->n_params + k) * WIDTH];
     if (p->kind == SRD_PROBE_REACTION && dr)
         srd_probe_reaction_tangent(pt->m, p, pt->s.q, r, dq, dr, out);
+    else if (p->kind == SRD_PROBE_CONTACT && dc)
+        memcpy(out, &dc[3 * i], 3 * sizeof(double));
     else if (p->kind != SRD_PROBE_STATE)
         for (int c = 0; c < WIDTH; c++)
             out[c] = NAN;
@@ -65,10 +67,10 @@ static const char *reason(const srd_param *p, int status)
 }
 
 /* Every param's derivatives at the solved point. */
-static bool has_reactions(const srd_analysis *a)
+static bool has_probe(const srd_analysis *a, int kind)
 {
     for (int i = 0; i < a->n_probes; i++)
-        if (a->probes[i].kind == SRD_PROBE_REACTION)
+        if (a->probes[i].kind == kind)
             return true;
     return false;
 }
@@ -76,14 +78,17 @@ static bool has_reactions(const srd_analysis *a)
 static void derive_all(srd_gradient *g, StaticPoint *pt, const GradOptions *o)
 {
     size_t n = (size_t)pt->m->n_dofs + 1;
-    double *dq = srd_xcalloc(n, sizeof(double)), *r = NULL, *dr = NULL;
-    if (has_reactions(&pt->m->statics)) {
+    const srd_analysis *a = &pt->m->statics;
+    double *dq = srd_xcalloc(n, sizeof(double)), *r = NULL, *dr = NULL, *dc = NULL;
+    if (has_probe(a, SRD_PROBE_REACTION)) {
         r = srd_xcalloc(n, sizeof(double)), dr = srd_xcalloc(n, sizeof(double));
         srd_sim_reactions(&pt->s, r);
     }
+    if (has_probe(a, SRD_PROBE_CONTACT))
+        dc = srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double));
     for (int k = 0; k < g->n_params; k++) {
         const srd_param *p = &pt->m->params[k];
-        int status = p->shapes ? -1 : static_point_derivative_all(pt, o, k, dq, dr);
+        int status = p->shapes ? -1 : static_point_derivative_all(pt, o, k, dq, dr, dc);
         if (status != STATIC_DERIVED) {
             g->why[k] = srd_xstrdup(reason(p, status));
             memset(dq, 0, sizeof(double) * (size_t)pt->m->n_dofs);
@@ -93,9 +98,9 @@ static void derive_all(srd_gradient *g, StaticPoint *pt, const GradOptions *o)
             continue;
         }
         for (int i = 0; i < g->n_probes; i++)
-            fill_probe(g, pt, &pt->m->statics, i, k, dq, r, dr);
+            fill_probe(g, pt, a, i, k, dq, r, dr, dc);
     }
-    free(dq), free(r), free(dr);
+    free(dq), free(r), free(dr), free(dc);
 }
 
 static void not_derived(srd_gradient *g, int k, const char *why)
@@ -123,7 +128,7 @@ static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradie
                 not_derived(g, k, grad_simulation_why(pt, k, status[k]));
             else
                 for (int i = 0; i < g->n_probes; i++)
-                    fill_probe(g, pt, &m->simulate, i, k, dq[k], NULL, NULL);
+                    fill_probe(g, pt, &m->simulate, i, k, dq[k], NULL, NULL, NULL);
     } else
         fprintf(o->errors, "%s: %s\n", o->file, why);
     for (int k = 0; k < m->n_params; k++)

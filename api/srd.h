@@ -203,8 +203,8 @@ int           srd_gradient_probe_count(const srd_gradient *g);
 /* The block's probe i, its component count in *size (1; 3 for a node or a contact force; 6 for a
  * reaction: its force, then its moment). */
 const char   *srd_gradient_probe(const srd_gradient *g, int i, int *size);
-/* d(probe i)/d(param k): *size values in SI (NaN where not derived: contact forces, and a
- * simulation's reactions). */
+/* d(probe i)/d(param k): *size values in SI (NaN where not derived: a simulation's force probes,
+ * the parts' contact forces on each other). */
 const double *srd_gradient_values(const srd_gradient *g, int i, int k);
 /* Why param k has no derivative, or NULL when it has one. */
 const char   *srd_gradient_why(const srd_gradient *g, int k);

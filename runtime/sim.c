@@ -1627,6 +1627,11 @@ static bool contact_instances(const srd_model *m, int k, int target, int *lo, in
 }
 
 /* Whether set k holds pairs of the model's parts in contact (its instances are this step's). */
+int srd_sim_contact_instances(const srd_model *m, int k, int target, int *lo, int *hi)
+{
+    return contact_instances(m, k, target, lo, hi);
+}
+
 static bool self_contact_set(const srd_model *m, int k)
 {
     for (int j = 0; m->self_contact.present && j < SRD_PAIR_SETS; j++)

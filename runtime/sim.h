@@ -195,6 +195,9 @@ void srd_sim_reactions(srd_sim *s, double *reaction);
  * SRD_CONTACT_PARTS: the model's parts on each other (`contact`), over the pairs of the step. */
 enum { SRD_CONTACT_PARTS = -3 };
 void srd_sim_contact_forces(srd_sim *s, int target, double *force);
+/* The instances [lo, hi) of set k by which the ground (target -1), obstacle `target` or all of
+ * them (-2) touch the model; 0 when the set is none of theirs. */
+int  srd_sim_contact_instances(const srd_model *m, int k, int target, int *lo, int *hi);
 /* The current pose of obstacle k as its elements read it (a moving one's schedules rewrite it
  * each step): centre (a plane's point), unit axis (a plane's normal) and a box's turn.
  * Unchanged when the obstacle has no elements. */

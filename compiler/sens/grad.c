@@ -628,12 +628,54 @@ static void reaction_derivative(StaticPoint *b, int k, const Deriv *dd, const do
     free(across);
 }
 
-int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction)
+/* d(the force the ground or an obstacle exerts, summed over the nodes)/dp for contact probe pr:
+ * minus its contact elements' residual moved along dq, the data and the param (friction, which
+ * acts in simulations only, has none in a static state). Parts on each other are not derived. */
+static void contact_derivative(StaticPoint *b, int k, const srd_probe *pr, const Deriv *dd, const double *dq, double *out)
+{
+    srd_sim *s = &b->s;
+    const srd_model *m = b->m;
+    double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)), energy = 0;
+    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    dparams[k] = 1;
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
+    for (int j = 0; j < m->n_sets && pr->target != SRD_CONTACT_PARTS; j++) {
+        int lo, hi;
+        if (s->kernels[j].info.needs_time_step || !srd_sim_contact_instances(m, j, pr->target, &lo, &hi) || hi <= lo)
+            continue;
+        srd_elem_batch part = s->kernels[j].batch.b;
+        part.n = hi - lo;
+        part.dofs += (size_t)lo * part.n_dofs;
+        part.res = part.dofs; /* a row for every DOF */
+        part.data += (size_t)lo * part.n_data;
+        part.state += (size_t)lo * part.n_state;
+        InputTangents w = { .dq = dq, .ddata = dd->columns[j] + (size_t)lo * part.n_data, .dparams = dparams };
+        kernel_tangent_forward(&b->tangents[j], &ctx, &part, &w);
+    }
+    for (int c = 0; c < 3; c++)
+        out[c] = pr->target == SRD_CONTACT_PARTS ? NAN : 0;
+    for (int i = 0; i < m->n_nodes && pr->target != SRD_CONTACT_PARTS; i++)
+        for (int c = 0; c < 3; c++)
+            out[c] -= g[m->node_dof[i] + c];
+    free(g), free(dparams);
+}
+
+/* The static block's contact probes' derivatives, 3 values per probe (others left alone). */
+static void contact_derivatives(StaticPoint *b, int k, const Deriv *dd, const double *dq, double *dcontact)
+{
+    const srd_analysis *a = &b->m->statics;
+    for (int i = 0; i < a->n_probes; i++)
+        if (a->probes[i].kind == SRD_PROBE_CONTACT)
+            contact_derivative(b, k, &a->probes[i], dd, dq, &dcontact[3 * i]);
+}
+
+int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction,
+                                double *dcontact)
 {
     Deriv dd;
     char err[256];
     int status = param_derivative(b, o, k, &dd);
-    bool whole = dreaction || (dd.held && !all_zero(dd.held, b->m->n_dofs)); /* needs every input's tangent */
+    bool whole = dreaction || dcontact || (dd.held && !all_zero(dd.held, b->m->n_dofs)); /* every input's tangents */
     if ((status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) && whole && !static_point_tangents(b, err, sizeof err)) {
         fprintf(messages(o), "srdc: error: %s\n", err);
         status = STATIC_NO_KERNELS;
@@ -647,6 +689,8 @@ int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, dou
                 dq[d] = dd.held[d];
         if (status == STATIC_DERIVED && dreaction)
             reaction_derivative(b, k, &dd, dq, dreaction);
+        if (status == STATIC_DERIVED && dcontact)
+            contact_derivatives(b, k, &dd, dq, dcontact);
         free(g);
     }
     deriv_free(&dd, b->m->n_sets);
@@ -655,7 +699,7 @@ int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, dou
 
 int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq)
 {
-    return static_point_derivative_all(b, o, k, dq, NULL);
+    return static_point_derivative_all(b, o, k, dq, NULL, NULL);
 }
 
 /* ---- How a param moves the data, for modal sensitivities (modal.c) ---- */
@@ -754,20 +798,36 @@ const char *static_point_why(int status)
     return status > 0 && status <= STATIC_NOT_SAMPLED ? why[status] : "";
 }
 
+/* A contact probe's derivative: the total force of the ground or an obstacle on the nodes. */
+static void print_contact(const srd_probe *pr, const srd_param *p, const double *df)
+{
+    const char *u = strcmp(p->unit, "1") ? p->unit : "";
+    bool paren = strchr(u, '*') || strchr(u, '/');
+    if (isnan(df[0]))
+        printf("  d(%s)/d(%s): not derived (the parts' forces on each other)\n", pr->name, p->name);
+    else
+        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s%s%s%s\n", pr->name, p->name, df[0], df[1], df[2],
+               *u ? "/" : "", paren ? "(" : "", u, paren ? ")" : "");
+}
+
 static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq, const double *r)
 {
     const srd_param *p = &b->m->params[k];
+    const srd_analysis *a = &b->m->statics;
     double *dr = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
-    int status = p->shapes ? -1 : static_point_derivative_all(b, o, k, dq, dr);
+    double *dc = srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double));
+    int status = p->shapes ? -1 : static_point_derivative_all(b, o, k, dq, dr, dc);
     bool derived = grad_print_param_head_or_why(p, status);
-    for (int i = 0; derived && i < b->m->statics.n_probes; i++) {
-        const srd_probe *pr = &b->m->statics.probes[i];
+    for (int i = 0; derived && i < a->n_probes; i++) {
+        const srd_probe *pr = &a->probes[i];
         if (pr->kind == SRD_PROBE_REACTION)
             print_reaction(b, pr, p, dq, r, dr);
+        else if (pr->kind == SRD_PROBE_CONTACT)
+            print_contact(pr, p, &dc[3 * i]);
         else
             grad_print_probe(b->m, pr, p, dq);
     }
-    free(dr);
+    free(dr), free(dc);
 }
 
 void point_simulation_settings(StaticPoint *b)

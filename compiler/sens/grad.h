@@ -75,9 +75,11 @@ void static_point_close(StaticPoint *b);
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
        STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS, STATIC_NO_KERNELS };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
-/* The same, and d(reactions)/dp (n_dofs: what srd_sim_reactions gives, derived) when dreaction
- * is not NULL. */
-int  static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction);
+/* The same, and (each when not NULL) d(reactions)/dp (n_dofs: what srd_sim_reactions gives,
+ * derived) and the static block's contact probes' derivatives (3 per probe, at the probe's
+ * index; NaN for the parts' forces on each other). */
+int  static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction,
+                                 double *dcontact);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
 /* The model elaborated with param k at `value` (the others as o gives them) and a sim of it with

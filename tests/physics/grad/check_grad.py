@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_grad.py SRDC DIR — `srdc grad` against central differences of whole static runs: for
-every param of DIR/arm.srd (material, density, load, actuation, section) and every probe, the
+every param of DIR/arm.srd (material, density, load, actuation, section) and every probe (and
+the reaction and contact-force probes of react.srd and press.srd), the
 derivative printed agrees with (probe(p + h) - probe(p - h)) / 2h from `srdc run -p`, h = 1e-4
 of the value, to 1e-6 of the probe's largest derivative (the differences carry about 1e-8 of
 truncation and of the CSV's 12 digits). Then its refusals: no static block, no probe."""
@@ -233,6 +234,41 @@ for name, value, unit in (("E", 1e6, "Pa"), ("F", 2e-3, "N"), ("rho", 1000, "kg/
         err = max(abs(a - b) for a, b in zip(fd[lo:lo + 3], exact[lo:lo + 3])) / scale
         check(err < 1e-6, "d(R)/d(%s), %s: %s against central differences of static runs %s: relative %.2e "
               "(tol 1e-6)" % (name, part, exact[lo:lo + 3], ["%.9e" % v for v in fd[lo:lo + 3]], err))
+
+# Contact probes: the forces the ground and a sphere exert on a rod sagging onto both, derived
+# with respect to their stiffnesses, the sphere's radius (its centre moves with it) and the rod's
+# density, against fourth-order central differences of static runs; tolerance 1e-5 of the
+# probe's largest derivative. The steps balance the differences' truncation (the penalty's
+# curvature: the radius's needs h <= 0.25%) against the CSV's 12 digits of a force of 0.02 N
+# (1e-13 N, which a stiffness's small derivative needs h >= 1% to rise above).
+press = os.path.join(here, "press.srd")
+p = subprocess.run([srdc, "grad", press], capture_output=True, text=True)
+contact = {}
+for m in re.finditer(r"  d\(([GS])\)/d\((\w+)\) = \(([^)]*)\) ", p.stdout):
+    contact[(m.group(1), m.group(2))] = [float(v) for v in m.group(3).split(",")]
+check(p.returncode == 0 and len(contact) == 8, "srdc grad derives the contact probes for every param (%s)"
+      % (p.stderr.strip() or "ok"))
+
+
+def contact_at(name, value, unit):
+    out = tap.scratch("grad_")
+    subprocess.run([srdc, "run", press, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, unit)],
+                   capture_output=True, text=True)
+    with open(os.path.join(out, "static_probes.csv")) as f:
+        row = list(csv.DictReader(f))[-1]
+    return {probe: [float(row[probe + ".f" + c]) for c in "xyz"] for probe in "GS"}
+
+
+for name, value, unit, step in (("kg", 200, "N/m", 1e-2), ("ks", 300, "N/m", 1e-2), ("R", 0.01, "m", 2.5e-3),
+                                ("rho", 1000, "kg/m^3", 5e-3)):
+    h = step * value
+    f = [contact_at(name, value + i * h, unit) for i in (-2, -1, 1, 2)]
+    for probe in "GS":
+        fd = [((a - d) + 8 * (c - b)) / (12 * h) for a, b, c, d in zip(*(x[probe] for x in f))]
+        exact = contact.get((probe, name), [math.nan] * 3)
+        err = max(abs(a - b) for a, b in zip(fd, exact)) / max(abs(v) for v in exact)
+        check(err < 1e-5, "d(%s)/d(%s): %s against central differences of static runs %s: relative %.2e (tol 1e-5)"
+              % (probe, name, exact, ["%.9e" % v for v in fd], err))
 
 # Refusals, with a hint.
 bare = os.path.join(tap.scratch("grad_"), "bare.srd")
