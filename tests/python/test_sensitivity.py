@@ -41,6 +41,18 @@ def test_reaction_probe(srdc):
         assert np.allclose(grads["R"][param], expected, rtol=1e-8, atol=1e-30), param
 
 
+def test_contact_probe(srdc):
+    """Contact probes' derivatives (the ground's and a sphere's forces), as `srdc grad` prints them."""
+    press = os.path.join(ROOT, "tests", "physics", "grad", "press.srd")
+    grads, why = srd.static_gradient(press)
+    printed = subprocess.run([srdc, "grad", press], capture_output=True, text=True, check=True, env=srdc_env()).stdout
+    found = re.findall(r"d\(([GS])\)/d\((\w+)\) = \(([^)]*)\) ", printed)
+    assert why == {} and len(found) == 8
+    for probe, param, values in found:
+        expected = np.array([float(v) for v in values.split(",")])
+        assert np.allclose(grads[probe][param], expected, rtol=1e-8, atol=1e-30), (probe, param)
+
+
 def test_why_and_errors(tmp_path):
     text = open(ARM).read().replace("nodes = 25;", "nodes = n;").replace("param E =", "param n = 25 in 10..40;\nparam E =")
     shaped = tmp_path / "shaped.srd"
