@@ -798,6 +798,14 @@ const char *static_point_why(int status)
     return status > 0 && status <= STATIC_NOT_SAMPLED ? why[status] : "";
 }
 
+static bool has_probe(const srd_analysis *a, int kind)
+{
+    for (int i = 0; i < a->n_probes; i++)
+        if (a->probes[i].kind == kind)
+            return true;
+    return false;
+}
+
 /* A contact probe's derivative: the total force of the ground or an obstacle on the nodes. */
 static void print_contact(const srd_probe *pr, const srd_param *p, const double *df)
 {
@@ -814,8 +822,9 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq,
 {
     const srd_param *p = &b->m->params[k];
     const srd_analysis *a = &b->m->statics;
-    double *dr = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
-    double *dc = srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double));
+    /* reactions and contact forces only when asked: they need every input's tangent kernels */
+    double *dr = r ? srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double)) : NULL;
+    double *dc = has_probe(a, SRD_PROBE_CONTACT) ? srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double)) : NULL;
     int status = p->shapes ? -1 : static_point_derivative_all(b, o, k, dq, dr, dc);
     bool derived = grad_print_param_head_or_why(p, status);
     for (int i = 0; derived && i < a->n_probes; i++) {
@@ -903,9 +912,11 @@ int grad_model(const GradOptions *o)
         if (!o->quiet)
             printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file,
                    b.s.last.residual);
-        double *dq = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
-        double *r = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
-        srd_sim_reactions(&b.s, r);
+        double *dq = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double)), *r = NULL;
+        if (has_probe(&b.m->statics, SRD_PROBE_REACTION)) {
+            r = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
+            srd_sim_reactions(&b.s, r);
+        }
         for (int k = 0; k < b.m->n_params; k++)
             print_param(&b, o, k, dq, r);
         free(dq), free(r);
