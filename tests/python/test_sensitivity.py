@@ -28,25 +28,28 @@ def test_same_as_srdc_grad(srdc):
     assert seen == 15, "three probes, five params"
 
 
+def printed_force_probes(srdc, name, pattern):
+    """srd.static_gradient of tests/physics/grad/NAME and what `srdc grad` prints that matches
+    pattern (probe, param, values)."""
+    path = os.path.join(ROOT, "tests", "physics", "grad", name)
+    grads, why = srd.static_gradient(path)
+    printed = subprocess.run([srdc, "grad", path], capture_output=True, text=True, check=True, env=srdc_env()).stdout
+    return grads, why, re.findall(pattern, printed)
+
+
 def test_reaction_probe(srdc):
     """A reaction probe's derivative: its force and moment, six values, as `srdc grad` prints them."""
-    react = os.path.join(ROOT, "tests", "physics", "grad", "react.srd")
-    grads, why = srd.static_gradient(react)
-    printed = subprocess.run([srdc, "grad", react], capture_output=True, text=True, check=True, env=srdc_env()).stdout
-    found = re.findall(r"d\(R\)/d\((\w+)\) = \(([^)]*)\) \S+, moment \(([^)]*)\)", printed)
+    grads, why, found = printed_force_probes(srdc, "react.srd",
+                                             r"d\((R)\)/d\((\w+)\) = \(([^)]*)\) \S+, moment \(([^)]*)\)")
     assert why == {} and len(found) == 3
-    for param, force, moment in found:
+    for probe, param, force, moment in found:
         expected = np.array([float(v) for v in (force + "," + moment).split(",")])
-        assert grads["R"][param].shape == (6,)
-        assert np.allclose(grads["R"][param], expected, rtol=1e-8, atol=1e-30), param
+        assert np.allclose(grads[probe][param], expected, rtol=1e-8, atol=1e-30), param
 
 
 def test_contact_probe(srdc):
     """Contact probes' derivatives (the ground's and a sphere's forces), as `srdc grad` prints them."""
-    press = os.path.join(ROOT, "tests", "physics", "grad", "press.srd")
-    grads, why = srd.static_gradient(press)
-    printed = subprocess.run([srdc, "grad", press], capture_output=True, text=True, check=True, env=srdc_env()).stdout
-    found = re.findall(r"d\(([GS])\)/d\((\w+)\) = \(([^)]*)\) ", printed)
+    grads, why, found = printed_force_probes(srdc, "press.srd", r"d\(([GS])\)/d\((\w+)\) = \(([^)]*)\) ")
     assert why == {} and len(found) == 8
     for probe, param, values in found:
         expected = np.array([float(v) for v in values.split(",")])

@@ -215,12 +215,17 @@ check(p.returncode == 0 and len(printed) == 3, "srdc grad derives the reaction p
       % (p.stderr.strip() or "ok"))
 
 
-def reaction_at(name, value, unit):
+def static_row(path, name, value, unit):
+    """The static probes' row of `srdc run path -p name=value unit`."""
     out = tap.scratch("grad_")
-    subprocess.run([srdc, "run", react, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, unit)],
+    subprocess.run([srdc, "run", path, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, unit)],
                    capture_output=True, text=True)
     with open(os.path.join(out, "static_probes.csv")) as f:
-        row = list(csv.DictReader(f))[-1]
+        return list(csv.DictReader(f))[-1]
+
+
+def reaction_at(name, value, unit):
+    row = static_row(react, name, value, unit)
     return [float(row["R." + c]) for c in ("fx", "fy", "fz", "mx", "my", "mz")]
 
 
@@ -251,11 +256,7 @@ check(p.returncode == 0 and len(contact) == 8, "srdc grad derives the contact pr
 
 
 def contact_at(name, value, unit):
-    out = tap.scratch("grad_")
-    subprocess.run([srdc, "run", press, "--out", out, "--quiet", "-p", "%s=%.17g %s" % (name, value, unit)],
-                   capture_output=True, text=True)
-    with open(os.path.join(out, "static_probes.csv")) as f:
-        row = list(csv.DictReader(f))[-1]
+    row = static_row(press, name, value, unit)
     return {probe: [float(row[probe + ".f" + c]) for c in "xyz"] for probe in "GS"}
 
 
