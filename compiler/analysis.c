@@ -27,13 +27,6 @@ static bool first_time(Elab *e, Stmt *s, int *seen)
     return true;
 }
 
-/* An environment property's value, its Dual kept in *keep. */
-static double env_dual(const PropValues *pv, const char *name, double dflt, Dual *keep)
-{
-    *keep = prop_dual(pv, name, dual_const(dflt));
-    return keep->v;
-}
-
 /* The ground's unit normal with its derivative: given, made a unit vector, or from the
  * incline (the plane rises along +x by the angle). False when the given normal is zero. */
 static bool ground_normal(const PropValues *pv, Dual *n)
@@ -76,11 +69,12 @@ static void ground_block(Elab *e, Stmt *s, const PropValues *pv)
     }
     for (int c = 0; c < 3; c++)
         m->ground_normal[c] = env->ground_normal[c].v;
-    m->ground_point[2] = env_dual(pv, "level", 0, &env->ground_level);
-    m->ground_stiffness = env_dual(pv, "stiffness", 0, &e->env.ground_stiffness);
-    m->ground_delta = env_dual(pv, "delta", 0, &e->env.ground_delta);
-    m->ground_friction = env_dual(pv, "friction", 0, &e->env.ground_friction);
-    m->ground_slip_velocity = env_dual(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY, &e->env.ground_slip_velocity);
+    m->ground_point[2] = prop_kept(pv, "level", dual_const(0), &env->ground_level);
+    m->ground_stiffness = prop_kept(pv, "stiffness", dual_const(0), &e->env.ground_stiffness);
+    m->ground_delta = prop_kept(pv, "delta", dual_const(0), &e->env.ground_delta);
+    m->ground_friction = prop_kept(pv, "friction", dual_const(0), &e->env.ground_friction);
+    m->ground_slip_velocity =
+        prop_kept(pv, "slip_velocity", dual_const(SRD_DEFAULT_SLIP_VELOCITY), &e->env.ground_slip_velocity);
     for (int k = 0; k < pv->n_specs; k++)
         if (!strcmp(pv->specs[k]->name, "height") && pv->set[k] && !pv->bad[k]) {
             m->ground_height_expr = elab_remember_expr(e, pv->where[k]->value);
@@ -213,21 +207,21 @@ static void obstacle_block(Elab *e, Stmt *s, const PropValues *pv)
     memset(&d, 0, sizeof d);
     if (!obstacle_read_pose(s, pv, k, &o, &d))
         return;
-    o.radius = env_dual(pv, "radius", 0, &d.radius);
+    o.radius = prop_kept(pv, "radius", dual_const(0), &d.radius);
     const Value *size = prop_get(pv, "size");
     for (int c = 0; size && c < 3; c++) {
         d.size[c] = value_dual(size, c);
         o.size[c] = d.size[c].v;
     }
-    o.length = env_dual(pv, "length", 0, &d.length);
+    o.length = prop_kept(pv, "length", dual_const(0), &d.length);
     if (k == 1 && !(o.size[0] > 0 && o.size[1] > 0 && o.size[2] > 0)) {
         diag_error(prop_loc(pv, "size", s->loc), "a box's edge lengths must be positive");
         return;
     }
-    o.stiffness = env_dual(pv, "stiffness", 0, &d.stiffness);
-    o.delta = env_dual(pv, "delta", 0, &d.delta);
-    o.friction = env_dual(pv, "friction", 0, &d.friction);
-    o.slip_velocity = env_dual(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY, &d.slip_velocity);
+    o.stiffness = prop_kept(pv, "stiffness", dual_const(0), &d.stiffness);
+    o.delta = prop_kept(pv, "delta", dual_const(0), &d.delta);
+    o.friction = prop_kept(pv, "friction", dual_const(0), &d.friction);
+    o.slip_velocity = prop_kept(pv, "slip_velocity", dual_const(SRD_DEFAULT_SLIP_VELOCITY), &d.slip_velocity);
     DPUSH(e->obstacles, d);
     o.shape = strdup(obstacle_shapes[k]);
     o.name = s->name ? strdup(s->name) : NULL;
@@ -288,11 +282,11 @@ static void contact_block(Elab *e, Stmt *s, const PropValues *pv)
         contact_object(e, s->items[k], c);
     /* The pairs' data are made at run time, as pairs are found: a param here moves no column. */
     ElabEnv *env = &e->env;
-    c->delta = env_dual(pv, "delta", 0, &env->contact[0]);
-    c->stiffness = env_dual(pv, "stiffness", 0, &env->contact[1]);
-    c->friction = env_dual(pv, "friction", 0, &env->contact[2]);
-    c->slip_velocity = env_dual(pv, "slip_velocity", SRD_DEFAULT_SLIP_VELOCITY, &env->contact[3]);
-    c->radius = env_dual(pv, "radius", 0, &env->contact[4]);
+    c->delta = prop_kept(pv, "delta", dual_const(0), &env->contact[0]);
+    c->stiffness = prop_kept(pv, "stiffness", dual_const(0), &env->contact[1]);
+    c->friction = prop_kept(pv, "friction", dual_const(0), &env->contact[2]);
+    c->slip_velocity = prop_kept(pv, "slip_velocity", dual_const(SRD_DEFAULT_SLIP_VELOCITY), &env->contact[3]);
+    c->radius = prop_kept(pv, "radius", dual_const(0), &env->contact[4]);
     if (prop_given(pv, "radius") && !(c->radius > 0)) {
         Diag *d = diag_error(prop_loc(pv, "radius", s->loc), "a contact radius must be positive");
         diag_hint(d, "leave `radius` out to take each rod's own radius");
@@ -376,11 +370,11 @@ void elab_environment(Elab *e, Stmt *s)
     switch (s->block) {
     case BK_MEDIUM:
         if (first_time(e, s, &e->seen[BK_MEDIUM]))
-            m->medium_density = env_dual(&pv, "density", 0, &e->env.medium_density);
+            m->medium_density = prop_kept(&pv, "density", dual_const(0), &e->env.medium_density);
         break;
     case BK_VISCOUS:
         if (first_time(e, s, &e->seen[BK_VISCOUS]))
-            m->viscous_eta = env_dual(&pv, "eta", 0, &e->env.viscous_eta);
+            m->viscous_eta = prop_kept(&pv, "eta", dual_const(0), &e->env.viscous_eta);
         break;
     case BK_DAMPING:
         if (!first_time(e, s, &e->seen[BK_DAMPING]))
@@ -390,21 +384,21 @@ void elab_environment(Elab *e, Stmt *s)
             diag_hint(d, "Rayleigh damping is -(alpha M + beta K) v");
             break;
         }
-        m->damping_alpha = env_dual(&pv, "alpha", 0, &e->env.damping_alpha);
-        m->damping_beta = env_dual(&pv, "beta", 0, &e->env.damping_beta);
+        m->damping_alpha = prop_kept(&pv, "alpha", dual_const(0), &e->env.damping_alpha);
+        m->damping_beta = prop_kept(&pv, "beta", dual_const(0), &e->env.damping_beta);
         break;
     case BK_RFT:
         if (first_time(e, s, &e->seen[BK_RFT])) {
             m->has_rft = 1;
-            m->rft_ct = env_dual(&pv, "ct", 0, &e->env.rft_ct);
-            m->rft_cn = env_dual(&pv, "cn", 0, &e->env.rft_cn);
+            m->rft_ct = prop_kept(&pv, "ct", dual_const(0), &e->env.rft_ct);
+            m->rft_cn = prop_kept(&pv, "cn", dual_const(0), &e->env.rft_cn);
         }
         break;
     case BK_DRAG:
         if (first_time(e, s, &e->seen[BK_DRAG])) {
             m->has_drag = 1;
-            m->drag_cd = env_dual(&pv, "cd", 0, &e->env.drag_cd);
-            m->drag_density = env_dual(&pv, "density", 0, &e->env.drag_density);
+            m->drag_cd = prop_kept(&pv, "cd", dual_const(0), &e->env.drag_cd);
+            m->drag_density = prop_kept(&pv, "density", dual_const(0), &e->env.drag_density);
         }
         break;
     case BK_GROUND:

@@ -611,6 +611,12 @@ Dual prop_dual(const PropValues *pv, const char *name, Dual dflt)
     return v ? value_dual(v, 0) : dflt;
 }
 
+double prop_kept(const PropValues *pv, const char *name, Dual dflt, Dual *keep)
+{
+    *keep = prop_dual(pv, name, dflt);
+    return keep->v;
+}
+
 double elab_dual_only(Elab *e, Dual x)
 {
     e->dep_lost |= x.dep;

@@ -29,6 +29,9 @@ bool         prop_given(const PropValues *pv, const char *name);
  * prop_dual does. */
 double       prop_num(const PropValues *pv, const char *name, double dflt);
 Dual         prop_dual(const PropValues *pv, const char *name, Dual dflt);
+/* prop_dual's value, the Dual itself kept in *keep (the model takes values, derivatives are
+ * kept aside). */
+double       prop_kept(const PropValues *pv, const char *name, Dual dflt, Dual *keep);
 bool         props_complete(const Stmt *blk, const PropValues *pv, const char *owner);
 /* Where a property's value was written, or `fallback` when it was not. */
 SrcLoc       prop_loc(const PropValues *pv, const char *name, SrcLoc fallback);

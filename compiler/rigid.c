@@ -580,13 +580,6 @@ static bool joint_motor(Elab *e, const PropValues *pv, const Stmt *s, PendingJoi
 }
 
 /* Spring, damper, natural value and limits, in the joint's coordinate (rad or m). */
-/* A joint's number with its derivative (kept in *keep); its value. */
-static double joint_dual(const PropValues *pv, const char *name, Dual dflt, Dual *keep)
-{
-    *keep = prop_dual(pv, name, dflt);
-    return keep->v;
-}
-
 static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
 {
     bool rev = j->type == JOINT_REVOLUTE, pri = j->type == JOINT_PRISMATIC;
@@ -603,19 +596,19 @@ static bool joint_elements(const PropValues *pv, const Stmt *s, PendingJoint *j)
             }
         }
     const char *const *keys = pri ? lin : rot;
-    j->k = joint_dual(pv, keys[0], dual_const(0), &j->d[JOINT_K]);
-    j->c = joint_dual(pv, keys[1], dual_const(0), &j->d[JOINT_C]);
-    j->rest = joint_dual(pv, keys[2], dual_const(0), &j->d[JOINT_REST]);
+    j->k = prop_kept(pv, keys[0], dual_const(0), &j->d[JOINT_K]);
+    j->c = prop_kept(pv, keys[1], dual_const(0), &j->d[JOINT_C]);
+    j->rest = prop_kept(pv, keys[2], dual_const(0), &j->d[JOINT_REST]);
     j->has_lim = prop_get(pv, keys[3]) != NULL;
     if (j->has_lim) {
         for (int c = 0; c < 2; c++) {
             j->d[JOINT_LO + c] = value_dual(prop_get(pv, keys[3]), c);
             j->lim[c] = j->d[JOINT_LO + c].v;
         }
-        j->k_lim = joint_dual(pv, keys[4], dual_const(0), &j->d[JOINT_K_LIM]);
+        j->k_lim = prop_kept(pv, keys[4], dual_const(0), &j->d[JOINT_K_LIM]);
         /* the stop's smoothing: given, or a hundredth of the range */
         Dual width = dual_divc(dual_sub(j->d[JOINT_HI], j->d[JOINT_LO]), 100);
-        j->lim_width = joint_dual(pv, pri ? "linear_limit_width" : "limit_width", width, &j->d[JOINT_LIM_WIDTH]);
+        j->lim_width = prop_kept(pv, pri ? "linear_limit_width" : "limit_width", width, &j->d[JOINT_LIM_WIDTH]);
         if (!(j->lim[0] < j->lim[1]) || !(j->k_lim > 0)) {
             Diag *d = diag_error(prop_loc(pv, keys[3], s->loc), "the limits of joint `%s` need low < high and a positive %s",
                                  j->name, keys[4]);
