@@ -67,24 +67,16 @@ static const char *reason(const srd_param *p, int status)
 }
 
 /* Every param's derivatives at the solved point. */
-static bool has_probe(const srd_analysis *a, int kind)
-{
-    for (int i = 0; i < a->n_probes; i++)
-        if (a->probes[i].kind == kind)
-            return true;
-    return false;
-}
-
 static void derive_all(srd_gradient *g, StaticPoint *pt, const GradOptions *o)
 {
     size_t n = (size_t)pt->m->n_dofs + 1;
     const srd_analysis *a = &pt->m->statics;
     double *dq = srd_xcalloc(n, sizeof(double)), *r = NULL, *dr = NULL, *dc = NULL;
-    if (has_probe(a, SRD_PROBE_REACTION)) {
+    if (grad_has_probe(a, SRD_PROBE_REACTION)) {
         r = srd_xcalloc(n, sizeof(double)), dr = srd_xcalloc(n, sizeof(double));
         srd_sim_reactions(&pt->s, r);
     }
-    if (has_probe(a, SRD_PROBE_CONTACT))
+    if (grad_has_probe(a, SRD_PROBE_CONTACT))
         dc = srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double));
     for (int k = 0; k < g->n_params; k++) {
         const srd_param *p = &pt->m->params[k];

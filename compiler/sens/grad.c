@@ -598,26 +598,40 @@ static void residual_derivative(StaticPoint *b, int k, const Deriv *dd, double *
     }
 }
 
-/* d(reactions)/dp (srd_sim_reactions along param k): every DOF's residual moved along dq (all
- * DOFs, held ones by their motion), the data and the param itself, minus the forces' change; a
- * sliding node keeps its part across its line, which does not move. */
+/* Adds into g (n_dofs, a row for every DOF, held ones included) the residual's change along
+ * param k of instances [lo, hi) of set j: moved along dq (all DOFs, held ones by their motion),
+ * the data and the param itself. A set whose kernel needs a time step has none in a static
+ * state (as srd_sim_instance_gradient). */
+static void every_dof_tangent(StaticPoint *b, int k, const Deriv *dd, const double *dq, int j, int lo, int hi,
+                              double *g)
+{
+    srd_sim *s = &b->s;
+    if (s->kernels[j].info.needs_time_step || hi <= lo)
+        return;
+    double *dparams = srd_xcalloc((size_t)b->m->n_params + 1, sizeof(double)), energy = 0;
+    dparams[k] = 1;
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
+    srd_elem_batch part = s->kernels[j].batch.b;
+    part.n = hi - lo;
+    part.dofs += (size_t)lo * part.n_dofs;
+    part.res = part.dofs;
+    part.data += (size_t)lo * part.n_data;
+    part.state += (size_t)lo * part.n_state;
+    InputTangents w = { .dq = dq, .ddata = dd->columns[j] + (size_t)lo * part.n_data, .dparams = dparams };
+    kernel_tangent_forward(&b->tangents[j], &ctx, &part, &w);
+    free(dparams);
+}
+
+/* d(reactions)/dp (srd_sim_reactions along param k): every DOF's residual moved along the
+ * param, minus the forces' change; a sliding node keeps its part across its line, which does
+ * not move. */
 static void reaction_derivative(StaticPoint *b, int k, const Deriv *dd, const double *dq, double *dr)
 {
     srd_sim *s = &b->s;
     const srd_model *m = b->m;
     memset(dr, 0, sizeof(double) * (size_t)m->n_dofs);
-    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double)), energy = 0;
-    dparams[k] = 1;
-    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, dr, NULL };
-    for (int j = 0; j < m->n_sets; j++) {
-        if (s->kernels[j].info.needs_time_step || !s->kernels[j].batch.b.n)
-            continue; /* as srd_sim_instance_gradient: a static state has no step */
-        srd_elem_batch all = s->kernels[j].batch.b;
-        all.res = all.dofs; /* a row for every DOF, held ones included */
-        InputTangents w = { .dq = dq, .ddata = dd->columns[j], .dparams = dparams };
-        kernel_tangent_forward(&b->tangents[j], &ctx, &all, &w);
-    }
-    free(dparams);
+    for (int j = 0; j < m->n_sets; j++)
+        every_dof_tangent(b, k, dd, dq, j, 0, s->kernels[j].batch.b.n, dr);
     for (int d = 0; d < m->n_dofs; d++)
         dr[d] -= s->load_factor * dd->fext[d];
     double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
@@ -629,35 +643,22 @@ static void reaction_derivative(StaticPoint *b, int k, const Deriv *dd, const do
 }
 
 /* d(the force the ground or an obstacle exerts, summed over the nodes)/dp for contact probe pr:
- * minus its contact elements' residual moved along dq, the data and the param (friction, which
- * acts in simulations only, has none in a static state). Parts on each other are not derived. */
+ * minus its contact elements' residual moved along the param (friction, which acts in
+ * simulations only, has none in a static state). Parts on each other are not derived. */
 static void contact_derivative(StaticPoint *b, int k, const srd_probe *pr, const Deriv *dd, const double *dq, double *out)
 {
-    srd_sim *s = &b->s;
     const srd_model *m = b->m;
-    double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)), energy = 0;
-    double *dparams = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
-    dparams[k] = 1;
-    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
-    for (int j = 0; j < m->n_sets && pr->target != SRD_CONTACT_PARTS; j++) {
-        int lo, hi;
-        if (s->kernels[j].info.needs_time_step || !srd_sim_contact_instances(m, j, pr->target, &lo, &hi) || hi <= lo)
-            continue;
-        srd_elem_batch part = s->kernels[j].batch.b;
-        part.n = hi - lo;
-        part.dofs += (size_t)lo * part.n_dofs;
-        part.res = part.dofs; /* a row for every DOF */
-        part.data += (size_t)lo * part.n_data;
-        part.state += (size_t)lo * part.n_state;
-        InputTangents w = { .dq = dq, .ddata = dd->columns[j] + (size_t)lo * part.n_data, .dparams = dparams };
-        kernel_tangent_forward(&b->tangents[j], &ctx, &part, &w);
-    }
+    bool parts = pr->target == SRD_CONTACT_PARTS;
+    double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    for (int j = 0, lo, hi; j < m->n_sets && !parts; j++)
+        if (srd_sim_contact_instances(m, j, pr->target, &lo, &hi))
+            every_dof_tangent(b, k, dd, dq, j, lo, hi, g);
     for (int c = 0; c < 3; c++)
-        out[c] = pr->target == SRD_CONTACT_PARTS ? NAN : 0;
-    for (int i = 0; i < m->n_nodes && pr->target != SRD_CONTACT_PARTS; i++)
+        out[c] = parts ? NAN : 0;
+    for (int i = 0; i < m->n_nodes && !parts; i++)
         for (int c = 0; c < 3; c++)
             out[c] -= g[m->node_dof[i] + c];
-    free(g), free(dparams);
+    free(g);
 }
 
 /* The static block's contact probes' derivatives, 3 values per probe (others left alone). */
@@ -727,15 +728,23 @@ void data_derivative_free(DataDerivative *d, int n_sets)
 }
 
 /* "m/Pa": the probe's unit over the param's ("1": the probe's alone). */
+/* "/Pa", "/(kg/m^3)": per the param's unit ("" for a pure number). */
+static void per_unit(const srd_param *p, char *buf, size_t n)
+{
+    bool compound = strchr(p->unit, '*') || strchr(p->unit, '/');
+    if (!strcmp(p->unit, "1"))
+        snprintf(buf, n, "%s", "");
+    else
+        snprintf(buf, n, compound ? "/(%s)" : "/%s", p->unit);
+}
+
+/* "m/Pa": the probe's unit over the param's ("rad" for a twist). */
 static void unit_of(const srd_model *m, const srd_probe *pr, const srd_param *p, char *buf, size_t n)
 {
     bool angle = pr->dof >= 0 && m->dof_kind[pr->dof] == SRD_DOF_TWIST;
-    const char *top = angle ? "rad" : "m";
-    if (!strcmp(p->unit, "1"))
-        snprintf(buf, n, "%s", top);
-    else
-        snprintf(buf, n, "%s/%s%s%s", top, strchr(p->unit, '*') || strchr(p->unit, '/') ? "(" : "", p->unit,
-                 strchr(p->unit, '*') || strchr(p->unit, '/') ? ")" : "");
+    char per[96];
+    per_unit(p, per, sizeof per);
+    snprintf(buf, n, "%s%s", angle ? "rad" : "m", per);
 }
 
 void grad_print_param_head(const srd_param *p)
@@ -759,12 +768,11 @@ static void print_reaction(const StaticPoint *b, const srd_probe *pr, const srd_
                            const double *r, const double *dr)
 {
     double dfm[6];
+    char per[96];
     srd_probe_reaction_tangent(b->m, pr, b->s.q, r, dq, dr, dfm);
-    const char *u = strcmp(p->unit, "1") ? p->unit : "";
-    bool paren = strchr(u, '*') || strchr(u, '/');
-    printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s%s%s%s, moment (%.12e, %.12e, %.12e) N*m%s%s%s%s\n", pr->name,
-           p->name, dfm[0], dfm[1], dfm[2], *u ? "/" : "", paren ? "(" : "", u, paren ? ")" : "", dfm[3], dfm[4],
-           dfm[5], *u ? "/" : "", paren ? "(" : "", u, paren ? ")" : "");
+    per_unit(p, per, sizeof per);
+    printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s, moment (%.12e, %.12e, %.12e) N*m%s\n", pr->name, p->name, dfm[0],
+           dfm[1], dfm[2], per, dfm[3], dfm[4], dfm[5], per);
 }
 
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
@@ -798,24 +806,22 @@ const char *static_point_why(int status)
     return status > 0 && status <= STATIC_NOT_SAMPLED ? why[status] : "";
 }
 
-static bool has_probe(const srd_analysis *a, int kind)
+bool grad_has_probe(const srd_analysis *a, int kind)
 {
     for (int i = 0; i < a->n_probes; i++)
         if (a->probes[i].kind == kind)
             return true;
     return false;
 }
-
 /* A contact probe's derivative: the total force of the ground or an obstacle on the nodes. */
 static void print_contact(const srd_probe *pr, const srd_param *p, const double *df)
 {
-    const char *u = strcmp(p->unit, "1") ? p->unit : "";
-    bool paren = strchr(u, '*') || strchr(u, '/');
+    char per[96];
+    per_unit(p, per, sizeof per);
     if (isnan(df[0]))
         printf("  d(%s)/d(%s): not derived (the parts' forces on each other)\n", pr->name, p->name);
     else
-        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s%s%s%s\n", pr->name, p->name, df[0], df[1], df[2],
-               *u ? "/" : "", paren ? "(" : "", u, paren ? ")" : "");
+        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s\n", pr->name, p->name, df[0], df[1], df[2], per);
 }
 
 static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq, const double *r)
@@ -824,7 +830,7 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq,
     const srd_analysis *a = &b->m->statics;
     /* reactions and contact forces only when asked: they need every input's tangent kernels */
     double *dr = r ? srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double)) : NULL;
-    double *dc = has_probe(a, SRD_PROBE_CONTACT) ? srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double)) : NULL;
+    double *dc = grad_has_probe(a, SRD_PROBE_CONTACT) ? srd_xcalloc(3 * (size_t)a->n_probes + 1, sizeof(double)) : NULL;
     int status = p->shapes ? -1 : static_point_derivative_all(b, o, k, dq, dr, dc);
     bool derived = grad_print_param_head_or_why(p, status);
     for (int i = 0; derived && i < a->n_probes; i++) {
@@ -913,7 +919,7 @@ int grad_model(const GradOptions *o)
             printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file,
                    b.s.last.residual);
         double *dq = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double)), *r = NULL;
-        if (has_probe(&b.m->statics, SRD_PROBE_REACTION)) {
+        if (grad_has_probe(&b.m->statics, SRD_PROBE_REACTION)) {
             r = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
             srd_sim_reactions(&b.s, r);
         }

@@ -80,6 +80,9 @@ int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double
  * index; NaN for the parts' forces on each other). */
 int  static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, double *dq, double *dreaction,
                                  double *dcontact);
+/* Whether analysis a has a probe of kind (SRD_PROBE_*): reactions and contact forces are
+ * derived only when asked (they need every input's tangent kernels). */
+bool grad_has_probe(const srd_analysis *a, int kind);
 /* Why static_point_derivative gave no derivative, in words ("" for STATIC_DERIVED). */
 const char *static_point_why(int status);
 /* The model elaborated with param k at `value` (the others as o gives them) and a sim of it with
