@@ -272,8 +272,7 @@ static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, doubl
 
 bool point_stencil(const srd_param *p, Stencil *st)
 {
-    double v = p->value, span = isfinite(p->hi - p->lo) ? p->hi - p->lo : 1;
-    double h = 1e-3 * (v != 0 ? fabs(v) : span);
+    double v = p->value, h = schedule_switch_step(p); /* the one step every derivative test shares */
     static const double central[4] = { 1, -8, 8, -1 }, one_sided[4] = { -11, 18, -9, 2 };
     if (v - 2 * h >= p->lo && v + 2 * h <= p->hi) {
         for (int i = 0; i < 4; i++) {
