@@ -9,6 +9,7 @@
 #include <string.h>
 #include "elab.h"
 #include "table.h"
+#include "vec3.h"
 
 #define PI 3.14159265358979323846
 
@@ -628,13 +629,6 @@ typedef struct Builtin {
 
 static double sign_of(double v) { return (v > 0) - (v < 0); }
 
-static void cross3(const double *p, const double *q, double *out)
-{
-    out[0] = p[1] * q[2] - p[2] * q[1];
-    out[1] = p[2] * q[0] - p[0] * q[2];
-    out[2] = p[0] * q[1] - p[1] * q[0];
-}
-
 static const Builtin builtins[] = {
     { "sin", 1, F_DIMLESS, sin },   { "cos", 1, F_DIMLESS, cos },   { "tan", 1, F_DIMLESS, tan },
     { "asin", 1, F_DIMLESS, asin }, { "acos", 1, F_DIMLESS, acos }, { "atan", 1, F_DIMLESS, atan },
@@ -876,10 +870,10 @@ static Value apply_builtin(Elab *e, Expr *x, const Builtin *b, const Value *a, i
                 r.dv[0] += a[0].dv[i] * a[1].v[i] + a[0].v[i] * a[1].dv[i];
             }
         } else {
-            cross3(a[0].v, a[1].v, r.v);
+            srd_cross3(a[0].v, a[1].v, r.v);
             double u[3], w[3];
-            cross3(a[0].dv, a[1].v, u);
-            cross3(a[0].v, a[1].dv, w);
+            srd_cross3(a[0].dv, a[1].v, u);
+            srd_cross3(a[0].v, a[1].dv, w);
             for (int c = 0; c < 3; c++)
                 r.dv[c] = u[c] + w[c];
         }

@@ -79,15 +79,22 @@ bool table_read(const char *path, Table *t, char *err, size_t err_n)
     return ok;
 }
 
+/* The row k with x[k] < u <= x[k + 1], for u strictly inside the table. */
+static int segment(const Table *t, double u)
+{
+    int k = 0;
+    while (t->x[k + 1] < u)
+        k++;
+    return k;
+}
+
 double table_at(const Table *t, double u)
 {
     if (u <= t->x[0])
         return t->y[0];
     if (u >= t->x[t->n - 1])
         return t->y[t->n - 1];
-    int k = 0;
-    while (t->x[k + 1] < u)
-        k++;
+    int k = segment(t, u);
     return t->y[k] + (t->y[k + 1] - t->y[k]) * (u - t->x[k]) / (t->x[k + 1] - t->x[k]);
 }
 
@@ -95,9 +102,7 @@ double table_slope(const Table *t, double u)
 {
     if (u <= t->x[0] || u >= t->x[t->n - 1])
         return 0;
-    int k = 0;
-    while (t->x[k + 1] < u)
-        k++;
+    int k = segment(t, u);
     return (t->y[k + 1] - t->y[k]) / (t->x[k + 1] - t->x[k]);
 }
 
