@@ -52,6 +52,7 @@ typedef struct Track {
     double     *dfext0;  /* the constant forces' tangent */
     double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
+    double      dalpha;  /* the mass-proportional damping's tangent */
     bool        static_kink; /* a switch of the elaborated values lies within the param's reach */
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
     double    **dc;      /* per set, at the time last asked */
@@ -536,6 +537,7 @@ static void track_room(DynamicRun *r, int k, Track *t);
 static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
 {
     t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E;
+    t->dalpha = st->alpha;
     t->static_kink = st->switched;
     memset(st, 0, sizeof *st);
     track_room(r, k, t);
@@ -618,6 +620,8 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
     for (int o = 0; o < m->n_objects; o++)
         for (int i = 0; i < 4; i++)
             t->dE[o] += t->st.w[i] * x[i].m->objects[o].E;
+    for (int i = 0; i < 4; i++)
+        t->dalpha += t->st.w[i] * x[i].m->damping_alpha;
     track_room(r, k, t);
 }
 
@@ -741,7 +745,21 @@ static srd_eval_ctx step_ctx(const srd_sim *s, double *g)
     return (srd_eval_ctx){ qe, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
 }
 
-static bool damped(const srd_sim *s) { return s->m->damping_alpha > 0; }
+/* The velocity mass-proportional damping reads over record x at DOF d: c1 (q1 - q0) + c0 v0
+ * (prepare_damping's constants, from the record's own step: a param may give damping where
+ * the model has none). */
+static void damping_constants(const DynamicRun *r, double dt, double *c1, double *c0)
+{
+    *c1 = (r->method == SRD_NEWMARK ? 2 : 1) / dt;
+    *c0 = r->method == SRD_NEWMARK ? -1 : 0;
+}
+
+static double damped_velocity(const DynamicRun *r, const Record *x, int d)
+{
+    double c1, c0;
+    damping_constants(r, x->dt, &c1, &c0);
+    return c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
+}
 
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
  * evaluation point moves by (1 - b) dq0), inertia, damping, loads and masses. */
@@ -749,7 +767,8 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
 {
     srd_sim *s = &r->b->s;
     const srd_model *m = s->m;
-    double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha;
+    double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha, c1, c0;
+    damping_constants(r, dt, &c1, &c0);
     memset(g, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
     double *dqe = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     track_at(r, t, x->t, x->dt);
@@ -767,9 +786,8 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
             continue;
         double M = m->dof_mass[d], dqhat = in->q[d] + dt * in->v[d] + (r->method == SRD_NEWMARK ? 0.25 * dt * dt * in->a[d] : 0);
         g[f] += a * (t->dmass[d] * (x->q1[d] - s->qhat[d]) - M * dqhat) - s->load_factor * t->dfext[d];
-        if (damped(s))
-            g[f] += alpha * (t->dmass[d] * (s->damping_c1 * (x->q1[d] - x->q0[d]) + s->damping_c0 * x->v0[d]) +
-                             M * (-s->damping_c1 * in->q[d] + s->damping_c0 * in->v[d]));
+        g[f] += (alpha * t->dmass[d] + t->dalpha * M) * damped_velocity(r, x, d) +
+                alpha * M * (-c1 * in->q[d] + c0 * in->v[d]);
     }
 }
 
@@ -858,7 +876,7 @@ static double *start_q0_share(const DynamicRun *r, const double *x)
     return y;
 }
 
-/* Newmark's start acceleration a = -R_static / M: its tangent along param t (in: the start's). */
+/* Newmark's start acceleration a = -(R_static + alpha M v) / M: its tangent along param t (in: the start's). */
 static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track *t, Tan *in)
 {
     srd_sim *s = &r->b->s;
@@ -871,10 +889,11 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
         kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
     }
     free(dq0);
+    double alpha = s->m->damping_alpha;
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
-        double M = s->m->dof_mass[d];
-        in->a[d] = f >= 0 && M > 0 ? -(g[f] - s->load_factor * t->dfext[d] + first->a0[d] * t->dmass[d]) / M : 0;
+        double M = s->m->dof_mass[d], damping = (alpha * t->dmass[d] + t->dalpha * M) * first->v0[d] + alpha * M * in->v[d];
+        in->a[d] = f >= 0 && M > 0 ? -(g[f] + damping - s->load_factor * t->dfext[d] + first->a0[d] * t->dmass[d]) / M : 0;
     }
     srd_slides_along(s, in->a); /* a sliding node accelerates along its line (a projection) */
     free(g);
@@ -988,6 +1007,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
 typedef struct Pull {
     double **lc, *lp, *lfext, *lM, *lq_eval;
     double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
+    double   lalpha;          /* the damping's (the run's, as lM's) */
 } Pull;
 
 static Pull pull_new(const DynamicRun *r)
@@ -999,6 +1019,7 @@ static Pull pull_new(const DynamicRun *r)
     p.lp = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
     p.lfext = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lM = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lalpha = 0;
     p.lq_eval = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
@@ -1054,7 +1075,8 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
 {
     srd_sim *s = &r->b->s;
     const srd_model *m = s->m;
-    double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha;
+    double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha, c1, c0;
+    damping_constants(r, dt, &c1, &c0);
     srd_eval_ctx ctx = step_ctx(s, NULL);
     pull_clear(r, p);
     for (int k = 0; k < r->n_sets; k++) {
@@ -1072,10 +1094,10 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
             start->a[d] -= a * M * 0.25 * dt * dt * l;
         p->lM[d] += a * (x->q1[d] - s->qhat[d]) * l;
         p->lfext[d] = -s->load_factor * l;
-        if (damped(s)) {
-            start->q[d] -= alpha * M * s->damping_c1 * l, start->v[d] += alpha * M * s->damping_c0 * l;
-            p->lM[d] += alpha * (s->damping_c1 * (x->q1[d] - x->q0[d]) + s->damping_c0 * x->v0[d]) * l;
-        }
+        double v = damped_velocity(r, x, d);
+        start->q[d] -= alpha * M * c1 * l, start->v[d] += alpha * M * c0 * l;
+        p->lM[d] += alpha * v * l;
+        p->lalpha += M * v * l;
     }
 }
 
@@ -1162,6 +1184,9 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
             continue;
         lres[f] = -adj->a[d] / M;
         p->lM[d] -= adj->a[d] * first->a0[d] / M;
+        p->lM[d] += s->m->damping_alpha * first->v0[d] * lres[f]; /* the start's damping force */
+        p->lalpha += M * first->v0[d] * lres[f];
+        adj->v[d] += s->m->damping_alpha * M * lres[f];
         p->lfext[d] = -s->load_factor * lres[f];
     }
     srd_eval_ctx ctx = step_ctx(s, NULL);
@@ -1256,7 +1281,7 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
     mark_switches(r, status);
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
-            grad[k] += dot(bw.p.lM, r->tracks[k].dmass, (size_t)r->n_dofs);
+            grad[k] += dot(bw.p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw.p.lalpha * r->tracks[k].dalpha;
         else
             grad[k] = 0;
     tan_free(r, &bw.adj), tan_free(r, &bw.other), pull_free(r, &bw.p), free(bw.lg);

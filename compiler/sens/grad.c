@@ -474,6 +474,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
         t->mass[k] = m->dof_kind[k] == SRD_DOF_ROT ? e->body_inertia[3 * m->dof_owner[k] + k - m->node_dof[m->bodies[m->dof_owner[k]].node] - 3]
                                                    : e->dof_mass[k];
     t->E = copy_of(e->object_E, (size_t)m->n_objects);
+    t->alpha = e->damping_alpha;
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;
 }

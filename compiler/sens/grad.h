@@ -51,6 +51,7 @@ typedef struct StaticPoint {
 typedef struct StaticTangent {
     double **data;
     double  *fext, *mass, *E;
+    double   alpha;       /* the mass-proportional damping's */
     bool     switched;
     bool     moves_pairs; /* it moves contact between parts: not derived */
 } StaticTangent;
