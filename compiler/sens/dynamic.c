@@ -7,9 +7,11 @@
  *     K dq1 = -(dR at fixed q1),  K = dR/dq1 (the step's Jacobian at its end),
  * where dR at fixed q1 collects the tangent kernels of the elements' other inputs, the inertia
  * and damping terms and the params' own change of data, loads and masses (c, fext, M: their
- * static part from samples of the model at nearby param values, as the static derivative takes
- * them; what the schedules write at the step's time exactly, schedule_tangent.h). The adjoint
- * runs the transposes of the same pieces backward: mu = K^-T lambda_q1 per step. */
+ * static part from one seeded elaboration, or samples of the model at nearby param values, as
+ * the static derivative takes them; what the schedules write at the step's time exactly,
+ * schedule_tangent.h). A param in the reference geometry moves the start (q, S), the held DOFs
+ * and the sliding nodes' lines too. The adjoint runs the transposes of the same pieces
+ * backward: mu = K^-T lambda_q1 per step. */
 #include "sens/dynamic.h"
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +55,10 @@ typedef struct Track {
     double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
     double      dalpha;  /* the mass-proportional damping's tangent */
+    /* a param that moves the reference geometry: the start's configuration (every DOF; a held
+     * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */
+    bool        geometry;
+    double     *dx0, **dS0, *daxis;
     bool        static_kink; /* a switch of the elaborated values lies within the param's reach */
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
     double    **dc;      /* per set, at the time last asked */
@@ -444,7 +450,7 @@ static bool same_values(const double *a, const double *b, size_t n)
     return n == 0 || memcmp(a, b, n * sizeof(double)) == 0;
 }
 
-/* Whether the samples move what is not derived: the reference positions or the elements'
+/* Whether the samples move the reference geometry: the reference positions or the elements'
  * reference state (rest lengths, frames). */
 static bool moves_geometry(const DynamicRun *r, const PointSample *x)
 {
@@ -518,6 +524,9 @@ static bool moves_slide(const DynamicRun *r, const Track *t)
 static void track_motion(DynamicRun *r, Track *t, double at)
 {
     const srd_sim *s = &r->b->s;
+    for (int d = 0; t->geometry && d < r->n_dofs; d++) /* no motion: a held DOF stays at its reference */
+        if (s->solver.sys.free_index[d] < 0)
+            t->dmq[d] = t->dx0[d];
     if (!r->b->m->n_motions || !t->dmq)
         return;
     bool kink = schedule_tangents_motion(r->schedules, &s->schedules, s->m, s->params, t->param, t->hk, at,
@@ -532,6 +541,7 @@ static void track_motion(DynamicRun *r, Track *t, double at)
 
 static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x);
 static void track_room(DynamicRun *r, int k, Track *t);
+static void track_geometry(DynamicRun *r, Track *t, const PointSample *x);
 
 /* A track whose static part elaboration gave exactly. */
 static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
@@ -571,9 +581,12 @@ static void track_open(DynamicRun *r, int k, Track *t)
     bool ok = r->schedules != NULL;
     for (int i = 0; i < 4; i++)
         ok &= point_sample_open(r->b, r->o, k, t->st.at[i], &x[i]);
-    t->status = !ok ? STATIC_NOT_SAMPLED : moves_geometry(r, x) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    t->geometry = ok && moves_geometry(r, x);
+    t->status = !ok ? STATIC_NOT_SAMPLED : t->geometry && r->b->m->n_motions ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
         track_allocate(r, k, t, x);
+    if (t->status == STATIC_DERIVED && t->geometry)
+        track_geometry(r, t, x);
     for (int i = 0; i < 4; i++)
         point_sample_close(&x[i]);
 }
@@ -625,6 +638,25 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
     track_room(r, k, t);
 }
 
+/* A moving reference geometry's tangents from the samples' sims at their start. */
+static void track_geometry(DynamicRun *r, Track *t, const PointSample *x)
+{
+    const srd_model *m = r->b->m;
+    const double *f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = x[i].s.q;
+    t->dx0 = combined(t, f, (size_t)r->n_dofs);
+    for (int i = 0; i < 4; i++)
+        f[i] = x[i].s.slide_axis;
+    t->daxis = combined(t, f, 3 * (size_t)m->n_slides);
+    t->dS0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dS0);
+    for (int j = 0; j < r->n_sets; j++) {
+        for (int i = 0; i < 4; i++)
+            f[i] = x[i].s.kernels[j].batch.b.state;
+        t->dS0[j] = combined(t, f, set_state_len(&r->b->s, j));
+    }
+}
+
 /* Room for the data's, loads' and motion's derivatives at a time, and the param's own. */
 static void track_room(DynamicRun *r, int k, Track *t)
 {
@@ -643,6 +675,9 @@ static void track_room(DynamicRun *r, int k, Track *t)
 
 static void track_free(DynamicRun *r, Track *t)
 {
+    for (int j = 0; t->dS0 && j < r->n_sets; j++)
+        free(t->dS0[j]);
+    free(t->dS0), free(t->dx0), free(t->daxis);
     for (int j = 0; t->dc && j < r->n_sets; j++)
         free(t->dc[j]), free(t->dc0[j]);
     free(t->dc), free(t->dc0), free(t->dfext), free(t->dfext0), free(t->dE), free(t->dmass), free(t->dparams);
@@ -761,6 +796,25 @@ static double damped_velocity(const DynamicRun *r, const Record *x, int d)
     return c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
 }
 
+/* Where a moving geometry takes each sliding node across its line at configuration q: its anchor's
+ * move plus its distance along the line times the axis' turn (zero elsewhere, and along the line
+ * the step's solve adds the free part). */
+static void slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w)
+{
+    const srd_model *m = r->b->m;
+    const srd_sim *s = &r->b->s;
+    memset(w, 0, sizeof(double) * (size_t)r->n_dofs);
+    for (int k = 0; t->geometry && k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+        double along = 0;
+        for (int c = 0; c < 3; c++)
+            along += (q[node + c] - q[anchor + c]) * s->slide_axis[3 * k + c];
+        for (int c = 0; c < 3; c++)
+            if (s->solver.sys.free_index[node + c] >= 0)
+                w[node + c] = t->dx0[anchor + c] + along * t->daxis[3 * k + c];
+    }
+}
+
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
  * evaluation point moves by (1 - b) dq0), inertia, damping, loads and masses. */
 static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, double *g)
@@ -770,10 +824,11 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha, c1, c0;
     damping_constants(r, dt, &c1, &c0);
     memset(g, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
-    double *dqe = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    double *dqe = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), *w = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     track_at(r, t, x->t, x->dt);
-    for (int d = 0; d < r->n_dofs; d++) /* a driven DOF's end is the motion's */
-        dqe[d] = (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : 0);
+    slide_tangent(r, t, x->q1, w);
+    for (int d = 0; d < r->n_dofs; d++) /* a driven DOF's end is the motion's; a sliding node's, part the line's */
+        dqe[d] = (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : b * w[d]);
     srd_eval_ctx ctx = step_ctx(s, g);
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents w = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };
@@ -787,8 +842,9 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
         double M = m->dof_mass[d], dqhat = in->q[d] + dt * in->v[d] + (r->method == SRD_NEWMARK ? 0.25 * dt * dt * in->a[d] : 0);
         g[f] += a * (t->dmass[d] * (x->q1[d] - s->qhat[d]) - M * dqhat) - s->load_factor * t->dfext[d];
         g[f] += (alpha * t->dmass[d] + t->dalpha * M) * damped_velocity(r, x, d) +
-                alpha * M * (-c1 * in->q[d] + c0 * in->v[d]);
+                alpha * M * (-c1 * in->q[d] + c0 * in->v[d]) + (a + alpha * c1) * M * w[d];
     }
+    free(w);
 }
 
 /* The scheme's velocity and acceleration tangents from the positions' (held DOFs: the motion's). */
@@ -816,9 +872,10 @@ static void forward_finish(DynamicRun *r, const Record *x, const Track *t, Tan *
 {
     srd_sim *s = &r->b->s;
     srd_slides_expand(s, x1);
+    slide_tangent(r, t, x->q1, out->v); /* out->v as scratch: rates_tangent writes it next */
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
-        out->q[d] = f >= 0 ? -x1[f] : t->dmq[d];
+        out->q[d] = f >= 0 ? -x1[f] + out->v[d] : t->dmq[d];
     }
     rates_tangent(r, t, x->dt, in, out);
     for (int k = 0; k < r->n_sets; k++)
@@ -906,16 +963,20 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
         Track *t = &r->tracks[k];
         track_motion(r, t, 0); /* the motion alone: the base sim's data are not at t = 0 here */
         t->at = NAN;
-        memcpy(in->q, t->dmq, sizeof(double) * (size_t)r->n_dofs);
+        memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
         memcpy(in->v, t->dmv, sizeof(double) * (size_t)r->n_dofs);
+        for (int j = 0; t->geometry && j < r->n_sets; j++)
+            memcpy(in->S[j], t->dS0[j], sizeof(double) * set_state_len(&r->b->s, j));
         return;
     }
     const srd_sim *s = &r->b->s;
+    const Track *t = &r->tracks[k];
     memcpy(in->q, r->dq_eq[k], sizeof(double) * (size_t)r->n_dofs);
     double *zero = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    for (int j = 0; j < r->n_sets; j++) {
+    for (int j = 0; j < r->n_sets; j++) { /* the reference's state and configuration move with a geometry */
         double *zs = srd_xcalloc(set_state_len(s, j) + 1, sizeof(double));
-        srd_state_tangent(s->m, j, &s->kernels[j].info, r->S_ref[j], r->q_ref, r->q_start, zs, zero, in->q, in->S[j]);
+        srd_state_tangent(s->m, j, &s->kernels[j].info, r->S_ref[j], r->q_ref, r->q_start, t->geometry ? t->dS0[j] : zs,
+                          t->geometry ? t->dx0 : zero, in->q, in->S[j]);
         free(zs);
     }
     free(zero);
@@ -1126,13 +1187,36 @@ static void pull_params(DynamicRun *r, const Pull *p, double at, double h, doubl
 static void motion_adjoint(const DynamicRun *r, const Tan *end, const double *lq1, Pull *p)
 {
     const srd_sim *s = &r->b->s;
-    for (int d = 0; d < r->n_dofs && r->b->m->n_motions; d++) {
+    for (int d = 0; d < r->n_dofs; d++) { /* held DOFs too: a moving geometry holds them at its reference */
         if (s->solver.sys.free_index[d] >= 0)
             continue;
         p->lmq[d] = lq1[d] + s->stiffness_b * p->lq_eval[d];
         p->lmv[d] = end->v[d];
         p->lma[d] = r->method == SRD_NEWMARK ? end->a[d] : 0;
     }
+}
+
+/* The transpose of the sliding nodes' part in a moving geometry (slide_tangent): it moves their
+ * end (lq1), the elements' evaluation point (b of it) and the inertia and damping of the step. */
+static void slides_adjoint(DynamicRun *r, const Record *x, const double *lq1, const double *lg, const Pull *p,
+                           double *grad, const int *status)
+{
+    const srd_sim *s = &r->b->s;
+    double c1, c0, a = s->inertia_a, alpha = s->m->damping_alpha;
+    damping_constants(r, x->dt, &c1, &c0);
+    double *w = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int k = 0; k < r->n_params && s->m->n_slides; k++) {
+        const Track *t = &r->tracks[k];
+        if (status[k] != STATIC_DERIVED || !t->geometry)
+            continue;
+        slide_tangent(r, t, x->q1, w);
+        for (int d = 0; d < r->n_dofs; d++) {
+            int f = s->solver.sys.free_index[d];
+            if (f >= 0 && w[d] != 0)
+                grad[k] += w[d] * (lq1[d] + s->stiffness_b * p->lq_eval[d] + (a + alpha * c1) * s->m->dof_mass[d] * lg[f]);
+        }
+    }
+    free(w);
 }
 
 /* Carries the adjoint `end` (of the state after linearised record x) to the state before it. */
@@ -1159,6 +1243,7 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
         rhs_adjoint(r, x, lg, start, p);
         motion_adjoint(r, end, lq1, p);
         pull_params(r, p, x->t, x->dt, grad, status);
+        slides_adjoint(r, x, lq1, lg, p, grad, status);
     }
     free(lq1);
     if (code)
@@ -1213,21 +1298,32 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
             continue;
         track_motion(r, t, 0);
         t->at = NAN;
-        grad[k] += dot(adj->q, t->dmq, (size_t)r->n_dofs) + dot(adj->v, t->dmv, (size_t)r->n_dofs);
+        grad[k] += dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dot(adj->v, t->dmv, (size_t)r->n_dofs);
+        for (int j = 0; t->geometry && j < r->n_sets; j++)
+            grad[k] += dot(adj->S[j], t->dS0[j], set_state_len(&r->b->s, j));
     }
     if (!r->from_equilibrium)
         return;
     const srd_sim *s = &r->b->s;
-    double *lq = dup(adj->q, (size_t)r->n_dofs), *drop_q = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    double *lq = dup(adj->q, (size_t)r->n_dofs), *lq_ref = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    double **lS_ref = srd_xcalloc((size_t)r->n_sets + 1, sizeof *lS_ref);
     for (int j = 0; j < r->n_sets; j++) {
-        double *drop_s = srd_xcalloc(set_state_len(s, j) + 1, sizeof(double));
-        srd_state_adjoint(s->m, j, &s->kernels[j].info, r->S_ref[j], r->q_ref, r->q_start, adj->S[j], drop_s, drop_q, lq);
-        free(drop_s);
+        lS_ref[j] = srd_xcalloc(set_state_len(s, j) + 1, sizeof(double));
+        srd_state_adjoint(s->m, j, &s->kernels[j].info, r->S_ref[j], r->q_ref, r->q_start, adj->S[j], lS_ref[j], lq_ref, lq);
     }
-    for (int k = 0; k < r->n_params; k++)
-        if (status[k] == STATIC_DERIVED)
-            grad[k] += dot(lq, r->dq_eq[k], (size_t)r->n_dofs);
-    free(lq), free(drop_q);
+    for (int k = 0; k < r->n_params; k++) {
+        const Track *t = &r->tracks[k];
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        grad[k] += dot(lq, r->dq_eq[k], (size_t)r->n_dofs);
+        if (t->geometry) /* the reference the state is carried from moves too */
+            grad[k] += dot(lq_ref, t->dx0, (size_t)r->n_dofs);
+        for (int j = 0; t->geometry && j < r->n_sets; j++)
+            grad[k] += dot(lS_ref[j], t->dS0[j], set_state_len(s, j));
+    }
+    for (int j = 0; j < r->n_sets; j++)
+        free(lS_ref[j]);
+    free(lS_ref), free(lq), free(lq_ref);
 }
 
 typedef struct Backward {

@@ -6,8 +6,9 @@
  * it (schedules and prescribed motion, whose run-time part is evaluated by the runtime, or a
  * param reaching a value elaboration carries no derivative of) it comes from elaborating the
  * model at four nearby values (a fourth-order central difference, about 1e-11 relative). A
- * param that moves the reference geometry (rest lengths, reference positions) is reported as
- * not derived. */
+ * param that moves the reference geometry moves the reference configuration (the kernels' step
+ * start), the elements' reference state, the held DOFs and the sliding clamps' lines as well:
+ * their tangents come from the samples' sims at their start. */
 #include "sens/grad.h"
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "kernels.h"
 #include "parse.h"
 #include "probe.h"
+#include "vec3.h"
 #include "sens/modal.h"
 #include "sens/objective_grad.h"
 #include "sens/schedule_tangent.h"
@@ -35,6 +37,9 @@ typedef struct Sample {
     double **state;   /* per set: n * n_state */
     double  *mass;    /* per DOF: what the modal analysis reads (modal_dof_mass) */
     double  *q;       /* the start's configuration: held DOFs where prescribed motion puts them */
+    double  *q0;      /* the step start's (the reference, but a driven DOF's motion) */
+    double  *x0;      /* the nodes' reference positions */
+    double  *axis;    /* the sliding clamps' lines' directions (3 per slide) */
     bool     ok;
 } Sample;
 
@@ -201,7 +206,7 @@ static void sample_free(Sample *x, int n_sets)
     free(x->columns);
     free(x->state);
     free(x->fext);
-    free(x->q);
+    free(x->q), free(x->q0), free(x->x0), free(x->axis);
     free(x->mass);
     memset(x, 0, sizeof *x);
 }
@@ -213,13 +218,24 @@ static double *copy_of(const double *a, size_t n)
     return c;
 }
 
+/* Whether two sets' instances join the same nodes and edges: a param that reshapes a generated
+ * mesh may keep its counts but not its connections. */
+static bool same_stencils(const srd_elemset *a, const srd_elemset *b)
+{
+    if (a->n_node != b->n_node || a->n_edge != b->n_edge)
+        return false;
+    size_t nodes = (size_t)a->n * (size_t)a->n_node, edges = (size_t)a->n * (size_t)a->n_edge;
+    return (!nodes || !memcmp(a->nodes, b->nodes, nodes * sizeof *a->nodes)) &&
+           (!edges || !memcmp(a->edges, b->edges, edges * sizeof *a->edges));
+}
+
 /* Whether m has the base model's structure: the same DOFs and element instances. */
 static bool same_structure(const srd_model *a, const srd_model *b)
 {
     if (a->n_dofs != b->n_dofs || a->n_sets != b->n_sets)
         return false;
     for (int k = 0; k < a->n_sets; k++)
-        if (a->sets[k].n != b->sets[k].n || a->sets[k].n_data != b->sets[k].n_data)
+        if (a->sets[k].n != b->sets[k].n || a->sets[k].n_data != b->sets[k].n_data || !same_stencils(&a->sets[k], &b->sets[k]))
             return false;
     return true;
 }
@@ -261,6 +277,9 @@ static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, doubl
         }
         x.fext = copy_of(s->fext, (size_t)ps.m->n_dofs);
         x.q = copy_of(s->q, (size_t)ps.m->n_dofs);
+        x.q0 = copy_of(s->q0, (size_t)ps.m->n_dofs);
+        x.x0 = copy_of(ps.m->x0, 3 * (size_t)ps.m->n_nodes);
+        x.axis = copy_of(s->slide_axis, 3 * (size_t)ps.m->n_slides);
         x.mass = srd_xcalloc((size_t)ps.m->n_dofs + 1, sizeof(double));
         for (int d = 0; d < ps.m->n_dofs; d++)
             x.mass[d] = modal_dof_mass(ps.m, d);
@@ -317,18 +336,27 @@ static double *difference(double *const *f, size_t n, const Stencil *st)
     return d;
 }
 
-/* Whether the elements' reference state (rest lengths, reference positions, masses) moves
- * with the param: such a change is not derived yet. */
-static bool state_moves(const StaticPoint *b, const Sample *x)
+/* Whether the reference geometry moves with the param: the nodes' reference positions or the
+ * elements' reference state (frames, rest lengths, reference positions, masses). */
+static bool geometry_moves(const StaticPoint *b, const Sample *x)
 {
-    for (int j = 0; j < b->m->n_sets; j++) {
-        const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
-        size_t n = (size_t)bt->n * (size_t)bt->n_state;
-        for (int p = 1; p < 4; p++)
-            if (memcmp(x[0].state[j], x[p].state[j], n * sizeof(double)))
+    for (int p = 1; p < 4; p++) {
+        if (memcmp(x[0].x0, x[p].x0, 3 * (size_t)b->m->n_nodes * sizeof(double)))
+            return true;
+        for (int j = 0; j < b->m->n_sets; j++) {
+            const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
+            if (memcmp(x[0].state[j], x[p].state[j], (size_t)bt->n * (size_t)bt->n_state * sizeof(double)))
                 return true;
+        }
     }
     return false;
+}
+
+/* Where a moving reference geometry is not derived: rigid bodies (their axes and inertia are the
+ * reference's) and contact between parts. */
+static bool geometry_derivable(const StaticPoint *b)
+{
+    return !b->m->n_bodies && !b->s.pairs;
 }
 
 
@@ -337,13 +365,20 @@ static bool state_moves(const StaticPoint *b, const Sample *x)
 typedef struct Deriv {
     double **columns;
     double  *fext, *mass, *held;
+    double  *q0;     /* the reference configuration's (the step start's), when the geometry moves */
+    double **state;  /* per set: the elements' reference state's, then too */
+    double  *axis;   /* the sliding clamps' lines' directions', then too (3 per slide) */
+    double  *slide;  /* where the lines take their sliding nodes across them (n_dofs), then too */
 } Deriv;
 
 static void deriv_free(Deriv *d, int n_sets)
 {
     for (int j = 0; d->columns && j < n_sets; j++)
         free(d->columns[j]);
-    free(d->columns), free(d->fext), free(d->mass), free(d->held);
+    for (int j = 0; d->state && j < n_sets; j++)
+        free(d->state[j]);
+    free(d->columns), free(d->fext), free(d->mass), free(d->held), free(d->q0), free(d->state);
+    free(d->axis), free(d->slide);
     memset(d, 0, sizeof *d);
 }
 
@@ -371,17 +406,41 @@ static bool motion_moves(const StaticPoint *b, const Sample *x)
     return false;
 }
 
-/* Whether the samples straddle a switch of the data or the loads (point_switches). */
+/* Whether entry c of instance i of set j is a natural shape the runtime measures from the
+ * reference (natural.h): a smooth function of the reference positions, whose rounding (a
+ * straight rod's curvature, 1e-14 /m) no switch test can tell from a kink. */
+static bool measured_natural(const srd_elemset *set, int i, int c)
+{
+    static const char *const names[] = { "kappa1_bar", "kappa2_bar", "tau_bar", "phi_bar" };
+    int flag = srd_elemset_column(set, "natural_from_reference");
+    if (flag < 0 || set->data[(size_t)i * set->n_data + flag] == 0)
+        return false;
+    for (int k = 0; k < 4; k++)
+        if (srd_elemset_column(set, names[k]) == c)
+            return true;
+    return false;
+}
+
+/* Whether the samples straddle a switch of the data or the loads (point_switches); the natural
+ * shapes measured from the reference are left out. */
 static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil *st)
 {
     bool kink = false;
     for (int j = 0; j < b->m->n_sets && !kink; j++) {
         const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
         size_t n = (size_t)bt->n * (size_t)bt->n_data;
-        const double *f[4] = { x[0].columns[j], x[1].columns[j], x[2].columns[j], x[3].columns[j] };
-        double *d = difference((double *const *)f, n, st);
-        kink = point_switches(st, f, bt->data, d, n, (size_t)bt->n_data);
+        double *f[4];
+        for (int i = 0; i < 4; i++)
+            f[i] = copy_of(x[i].columns[j], n);
+        for (size_t e = 0; e < n; e++)
+            if (measured_natural(&b->m->sets[j], (int)(e / (size_t)bt->n_data), (int)(e % (size_t)bt->n_data)))
+                for (int i = 0; i < 4; i++)
+                    f[i][e] = bt->data[e];
+        double *d = difference(f, n, st);
+        kink = point_switches(st, (const double *const *)f, bt->data, d, n, (size_t)bt->n_data);
         free(d);
+        for (int i = 0; i < 4; i++)
+            free(f[i]);
     }
     const double *f[4] = { x[0].fext, x[1].fext, x[2].fext, x[3].fext };
     double *d = difference((double *const *)f, (size_t)b->m->n_dofs, st);
@@ -411,6 +470,41 @@ static void deriv_of_samples(const StaticPoint *b, const Sample *x, const Stenci
     d->held = held_derivative(b, x, st);
 }
 
+/* A sliding node stays on its line, anchor + s axis: as the anchor (a held DOF) and the axis
+ * move, it moves by d(anchor) + s d(axis) (along the line too: the solve adds its free part). */
+static double *slide_motion(const StaticPoint *b, const Deriv *d)
+{
+    const srd_model *m = b->m;
+    double *w = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    for (int k = 0; k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+        double r[3];
+        srd_sub3(&b->s.q[node], &b->s.q[anchor], r);
+        double along = srd_dot3(r, &b->s.slide_axis[3 * k]);
+        for (int c = 0; c < 3; c++)
+            if (b->s.solver.sys.free_index[node + c] >= 0)
+                w[node + c] = d->held[anchor + c] + along * d->axis[3 * k + c];
+    }
+    return w;
+}
+
+/* The reference geometry's tangents: the step start's configuration and the elements' state. */
+static void geometry_of_samples(const StaticPoint *b, const Sample *x, const Stencil *st, Deriv *d)
+{
+    const srd_model *m = b->m;
+    double *f[4] = { x[0].q0, x[1].q0, x[2].q0, x[3].q0 };
+    d->q0 = difference(f, (size_t)m->n_dofs, st);
+    d->state = srd_xcalloc((size_t)m->n_sets + 1, sizeof *d->state);
+    for (int j = 0; j < m->n_sets; j++) {
+        const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
+        double *g[4] = { x[0].state[j], x[1].state[j], x[2].state[j], x[3].state[j] };
+        d->state[j] = difference(g, (size_t)bt->n * (size_t)bt->n_state, st);
+    }
+    double *a[4] = { x[0].axis, x[1].axis, x[2].axis, x[3].axis };
+    d->axis = difference(a, 3 * (size_t)m->n_slides, st);
+    d->slide = slide_motion(b, d);
+}
+
 /* The derivative from elaborations at four nearby values: STATIC_DERIVED (or MOVES_MOTION,
  * which a static derivative carries), or why not. */
 static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
@@ -425,10 +519,13 @@ static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv
         x[i] = sample_at(b, o, k, st.at[i]);
         ok &= x[i].ok;
     }
-    int status = !ok ? STATIC_NOT_SAMPLED : state_moves(b, x) ? STATIC_MOVES_GEOMETRY : samples_switch(b, x, &st)
-               ? STATIC_NOT_SMOOTH : motion_moves(b, x) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
+    bool moved = ok && geometry_moves(b, x);
+    int status = !ok ? STATIC_NOT_SAMPLED : moved && !geometry_derivable(b) ? STATIC_MOVES_GEOMETRY
+               : samples_switch(b, x, &st) ? STATIC_NOT_SMOOTH : motion_moves(b, x) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
     if (status == STATIC_DERIVED || status == STATIC_MOVES_MOTION)
         deriv_of_samples(b, x, &st, d);
+    if ((status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) && moved)
+        geometry_of_samples(b, x, &st, d);
     samples_free(x, b->m->n_sets);
     return status;
 }
@@ -588,9 +685,13 @@ static void residual_derivative(StaticPoint *b, int k, const Deriv *dd, double *
     dparams[k] = 1; /* kernels that read the param itself */
     /* Without held DOFs moving, the data and params' tangent kernels serve, in a fraction of the
      * time of the whole ones (static_point_tangents has built those). */
-    bool still = all_zero(dd->held, m->n_dofs);
-    sens_residual_tangent(&b->s, still ? b->data_tangents : b->tangents, dd->columns, dparams, still ? NULL : dd->held, g);
-    free(dparams);
+    bool still = all_zero(dd->held, m->n_dofs) && !dd->q0;
+    double *moved = copy_of(dd->held, (size_t)m->n_dofs); /* the held DOFs and the slides' lines */
+    for (int d = 0; dd->slide && d < m->n_dofs; d++)
+        moved[d] += dd->slide[d];
+    sens_residual_tangent_moved(&b->s, still ? b->data_tangents : b->tangents, dd->columns, dparams,
+                                still ? NULL : moved, dd->q0, dd->state, g);
+    free(dparams), free(moved);
     for (int d = 0; d < m->n_dofs; d++) {
         int r = b->s.solver.sys.free_index[d];
         if (r >= 0)
@@ -617,9 +718,28 @@ static void every_dof_tangent(StaticPoint *b, int k, const Deriv *dd, const doub
     part.res = part.dofs;
     part.data += (size_t)lo * part.n_data;
     part.state += (size_t)lo * part.n_state;
-    InputTangents w = { .dq = dq, .ddata = dd->columns[j] + (size_t)lo * part.n_data, .dparams = dparams };
+    InputTangents w = { .dq = dq, .dq0 = dd->q0, .dstate = dd->state ? dd->state[j] + (size_t)lo * part.n_state : NULL,
+                        .ddata = dd->columns[j] + (size_t)lo * part.n_data, .dparams = dparams };
     kernel_tangent_forward(&b->tangents[j], &ctx, &part, &w);
     free(dparams);
+}
+
+/* A sliding node's reaction, r - (a . r) a with a its line's axis, as the line turns: -(da . r) a
+ * more (a . r vanishes at the equilibrium, and da is normal to a). */
+static void turned_lines(StaticPoint *b, const Deriv *dd, double *dr)
+{
+    const srd_model *m = b->m;
+    double *r = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_sim_reactions(&b->s, r);
+    for (int k = 0; k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]];
+        const double *a = &b->s.slide_axis[3 * k];
+        double turn = srd_dot3(&dd->axis[3 * k], &r[node]);
+        for (int c = 0; c < 3; c++)
+            if (!b->s.fixed[node + c])
+                dr[node + c] -= turn * a[c];
+    }
+    free(r);
 }
 
 /* d(reactions)/dp (srd_sim_reactions along param k): every DOF's residual moved along the
@@ -640,6 +760,8 @@ static void reaction_derivative(StaticPoint *b, int k, const Deriv *dd, const do
         if (!s->fixed[d])
             dr[d] = across[d];
     free(across);
+    if (dd->axis && m->n_slides)
+        turned_lines(b, dd, dr);
 }
 
 /* d(the force the ground or an obstacle exerts, summed over the nodes)/dp for contact probe pr:
@@ -676,7 +798,7 @@ int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, dou
     Deriv dd;
     char err[256];
     int status = param_derivative(b, o, k, &dd);
-    bool whole = dreaction || dcontact || (dd.held && !all_zero(dd.held, b->m->n_dofs)); /* every input's tangents */
+    bool whole = dreaction || dcontact || dd.q0 || (dd.held && !all_zero(dd.held, b->m->n_dofs)); /* every input's tangents */
     if ((status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) && whole && !static_point_tangents(b, err, sizeof err)) {
         fprintf(messages(o), "srdc: error: %s\n", err);
         status = STATIC_NO_KERNELS;
@@ -688,6 +810,8 @@ int static_point_derivative_all(StaticPoint *b, const GradOptions *o, int k, dou
         for (int d = 0; d < b->m->n_dofs && status == STATIC_DERIVED; d++)
             if (b->s.solver.sys.free_index[d] < 0)
                 dq[d] = dd.held[d];
+            else if (dd.slide)
+                dq[d] += dd.slide[d];
         if (status == STATIC_DERIVED && dreaction)
             reaction_derivative(b, k, &dd, dq, dreaction);
         if (status == STATIC_DERIVED && dcontact)
@@ -710,6 +834,8 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
     memset(d, 0, sizeof *d);
     Deriv dd;
     int status = param_derivative(b, o, k, &dd);
+    if (status == STATIC_DERIVED && dd.q0) /* the modes' stiffness along a moving reference: not yet */
+        status = STATIC_MOVES_GEOMETRY;
     if (status == STATIC_DERIVED) {
         d->columns = dd.columns, d->mass = dd.mass;
         dd.columns = NULL, dd.mass = NULL;
@@ -791,8 +917,9 @@ void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *
 
 const char *static_point_why(int status)
 {
-    static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry (rest lengths, "
-                                 "positions or masses of elements): not derived yet", "its range is too narrow to "
+    static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry: derived for a "
+                                 "static equilibrium and a simulation, not yet with rigid bodies, contact between "
+                                 "parts or a simulation's prescribed motion, nor for natural frequencies", "its range is too narrow to "
                                  "sample around its value", "the model could not be built at nearby values" };
     if (status == STATIC_MOVES_MOTION)
         return "it moves a prescribed motion: not derived yet";

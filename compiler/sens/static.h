@@ -13,6 +13,12 @@
  * how prescribed motion moves the held DOFs (n_dofs values, zero on free ones; NULL: not). */
 void sens_residual_tangent(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents,
                            const double *dparams, const double *dq_held, double *g);
+/* The same with the reference geometry moving too: dq0 the step start's configuration's
+ * tangent (n_dofs; the reference's, in a static state) and dstate[k] set k's state's
+ * (n * n_state: frames, rest lengths, reference positions). */
+void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents,
+                                 const double *dparams, const double *dq_held, const double *dq0,
+                                 double *const *dstate, double *g);
 
 /* dq/dp at the sim's configuration, an equilibrium (n_dofs values, 0 on held DOFs). Returns 0,
  * or 1 when the stiffness is singular. */

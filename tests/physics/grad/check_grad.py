@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_grad.py SRDC DIR — `srdc grad` against central differences of whole static runs: for
 every param of DIR/arm.srd (material, density, load, actuation, section) and every probe (and
-the reaction and contact-force probes of react.srd and press.srd), the
+the reaction and contact-force probes of react.srd and press.srd, the geometry params of
+shaped.srd), the
 derivative printed agrees with (probe(p + h) - probe(p - h)) / 2h from `srdc run -p`, h = 1e-4
 of the value, to 1e-6 of the probe's largest derivative (the differences carry about 1e-8 of
 truncation and of the CSV's 12 digits). Then its refusals: no static block, no probe."""
@@ -118,16 +119,19 @@ check(p.returncode == 0 and scale > 0 and err < 1e-6,
 with open(model) as f:
     text = f.read()
 
-# Params that move the reference geometry or set the discretisation are named, not derived.
+# A param that turns the rod's reference is derived (shaped.srd checks such params against
+# differences) but named for the modes' frequencies; a node count sets the discretisation.
 shaped = os.path.join(tap.scratch("grad_"), "shaped.srd")
 with open(shaped, "w") as f:
     f.write(text.replace("path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 25;",
                          "path = line((0, 0, 0) m, (0.12 m * cos(tilt), 0 m, 0.12 m * sin(tilt))); nodes = n;")
-            .replace("param E =", "param tilt = 0.3 in 0..1;\nparam n = 25 in 10..40;\nparam E ="))
+            .replace("param E =", "param tilt = 0.3 in 0..1;\nparam n = 25 in 10..40;\nparam E =") +
+            "modes { count = 2; }\n")
 p = subprocess.run([srdc, "grad", shaped], capture_output=True, text=True)
-check(p.returncode == 0 and "tilt: it moves the reference geometry" in p.stdout and
-      "n: sets the discretisation, no derivative" in p.stdout and "d(tip)/d(E) =" in p.stdout,
-      "a param turning the rod's reference is named as moving the reference geometry, a node count as the "
+check(p.returncode == 0 and "d(tip)/d(tilt) =" in p.stdout and "tilt: it moves the reference geometry" in p.stdout
+      and "nor for natural frequencies" in p.stdout and "n: sets the discretisation, no derivative" in p.stdout and
+      "d(tip)/d(E) =" in p.stdout,
+      "a param turning the rod's reference is derived at rest and named for the modes, a node count as the "
       "discretisation, and E is still derived (%s)" % (p.stderr.strip() or "ok"))
 
 # Optimisation with a known answer: arm.srd's probes computed at E = 2.5 MPa and kappa0 = 7 /m
@@ -270,6 +274,42 @@ for name, value, unit, step in (("kg", 200, "N/m", 1e-2), ("ks", 300, "N/m", 1e-
         err = max(abs(a - b) for a, b in zip(fd, exact)) / max(abs(v) for v in exact)
         check(err < 1e-5, "d(%s)/d(%s): %s against central differences of static runs %s: relative %.2e (tol 1e-5)"
               % (probe, name, exact, ["%.9e" % v for v in fd], err))
+
+# Params in the reference geometry (shaped.srd): an arc's radius, a line's angle, a plate's
+# length and width, against fourth-order central differences of static runs at 1e-3 of the
+# value; tolerance 1e-6 of the probe's largest derivative (the clamp's reaction: of each part).
+# A param moves only its own part: the others' derivatives stay below 1e-9 (the samples'
+# rounding is about 1e-13).
+shaped = os.path.join(here, "shaped.srd")
+p = subprocess.run([srdc, "grad", shaped, "--static"], capture_output=True, text=True)
+moved = derivatives(p.stdout)
+check(p.returncode == 0 and set(moved) == {"R", "a", "L", "W"}, "srdc grad derives every geometry param of shaped.srd "
+      "(%s)" % (p.stderr.strip() or "ok"))
+reaction = {}
+for m in re.finditer(r"  d\(root\)/d\((\w+)\) = \(([^)]*)\) \S+, moment \(([^)]*)\)", p.stdout):
+    reaction[m.group(1)] = [float(v) for v in (m.group(2) + "," + m.group(3)).split(",")]
+OWN = {"R": ("hook_tip", "root"), "a": ("arm_tip",), "L": ("plate_tip",), "W": ("plate_tip",)}
+for name, value, unit in (("R", 0.05, "m"), ("a", 0.3, ""), ("L", 0.04, "m"), ("W", 0.02, "m")):
+    h = 1e-3 * value
+    rows = [static_row(shaped, name, value + i * h, unit) for i in (-2, -1, 1, 2)]
+
+    def fd(key):
+        v = [float(r[key]) for r in rows]
+        return (v[0] - 8 * v[1] + 8 * v[2] - v[3]) / (12 * h)
+    for probe in OWN[name]:
+        if probe == "root":
+            parts = [("force", [fd("root.f" + c) for c in "xyz"], reaction.get(name, [math.nan] * 6)[:3]),
+                     ("moment", [fd("root.m" + c) for c in "xyz"], reaction.get(name, [math.nan] * 6)[3:])]
+        else:
+            keys = [k for k in rows[0] if k == probe or k.startswith(probe + ".")]
+            parts = [("", [fd(k) for k in keys], moved.get(name, {}).get(probe, [math.nan] * len(keys)))]
+        for part, diff, exact in parts:
+            err = max(abs(a - b) for a, b in zip(diff, exact)) / max(abs(v) for v in exact)
+            check(err < 1e-6, "d(%s%s)/d(%s) (geometry): %s against central differences of static runs %s: relative "
+                  "%.2e (tol 1e-6)" % (probe, " " + part if part else "", name, exact, ["%.9e" % v for v in diff], err))
+    others = [abs(v) for probe, vals in moved.get(name, {}).items() if probe not in OWN[name] for v in vals]
+    check(others and max(others) < 1e-9, "d(other parts)/d(%s) (geometry) vanish: at most %.1e (tol 1e-9)"
+          % (name, max(others or [math.nan])))
 
 # Refusals, with a hint.
 bare = os.path.join(tap.scratch("grad_"), "bare.srd")
