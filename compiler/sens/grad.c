@@ -917,10 +917,14 @@ void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *
 
 const char *static_point_why(int status)
 {
-    static const char *why[] = { "", "the stiffness is singular", "it moves the reference geometry: derived for a "
-                                 "static equilibrium and a simulation, not yet with rigid bodies, contact between "
-                                 "parts or a simulation's prescribed motion, nor for natural frequencies", "its range is too narrow to "
-                                 "sample around its value", "the model could not be built at nearby values" };
+    static const char *const why[] = {
+        "",
+        "the stiffness is singular",
+        ("it moves the reference geometry: derived for a static equilibrium and a simulation, not yet with rigid "
+         "bodies, contact between parts or a simulation's prescribed motion, nor for natural frequencies"),
+        "its range is too narrow to sample around its value",
+        "the model could not be built at nearby values",
+    };
     if (status == STATIC_MOVES_MOTION)
         return "it moves a prescribed motion: not derived yet";
     if (status == STATIC_NO_KERNELS)
