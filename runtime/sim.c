@@ -704,13 +704,16 @@ static void drop_multiplier_couplings(const srd_sim *s, double *k)
     }
 }
 
-/* Rayleigh damping's step constants: the step's velocity as c1 (q - q0) + c0 v0 (implicit
- * Euler's end velocity, midpoint's mean velocity, Newmark's end velocity), and the stiffness
- * at the step start. */
+void srd_damping_constants(srd_method method, double dt, double *c1, double *c0)
+{
+    *c1 = (method == SRD_NEWMARK ? 2 : 1) / dt;
+    *c0 = method == SRD_NEWMARK ? -1 : 0;
+}
+
+/* Rayleigh damping's step constants (srd_damping_constants) and the stiffness at the step start. */
 static void prepare_damping(srd_sim *s, srd_method method)
 {
-    s->damping_c1 = (method == SRD_NEWMARK ? 2 : 1) / s->dt;
-    s->damping_c0 = method == SRD_NEWMARK ? -1 : 0;
+    srd_damping_constants(method, s->dt, &s->damping_c1, &s->damping_c0);
     if (s->m->damping_beta <= 0)
         return;
     const srd_system *sys = &s->solver.sys;

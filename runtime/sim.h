@@ -207,6 +207,10 @@ void srd_sim_obstacle_pose(const srd_sim *s, int k, double center[3], double axi
  * configuration into the solver's Jacobian storage; the residual is overwritten too. */
 void srd_sim_stiffness(srd_sim *s);
 
+/* Rayleigh damping's velocity over a step of method and length dt: c1 (q - q0) + c0 v0 (implicit
+ * Euler's end velocity, midpoint's mean velocity, Newmark's end velocity). */
+void srd_damping_constants(srd_method method, double dt, double *c1, double *c0);
+
 /* The change of a static equilibrium with a param: dq = -K^-1 g, K the stiffness at the current
  * configuration (an equilibrium) and g the derivative of the residual with respect to the param
  * (n_free rows, in the residual's numbering, at q). dq has n_dofs entries, 0 on held DOFs.

@@ -21,6 +21,7 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "sens/schedule_tangent.h"
+#include "sens/static.h"
 #include "sens/state_tangent.h"
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
@@ -780,15 +781,14 @@ static srd_eval_ctx step_ctx(const srd_sim *s, double *g)
     return (srd_eval_ctx){ qe, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
 }
 
-/* The velocity mass-proportional damping reads over record x at DOF d: c1 (q1 - q0) + c0 v0
- * (prepare_damping's constants, from the record's own step: a param may give damping where
- * the model has none). */
+/* Mass-proportional damping's constants over the record's own step (srd_damping_constants: a
+ * param may give damping where the model has none, so the sim's are not always set). */
 static void damping_constants(const DynamicRun *r, double dt, double *c1, double *c0)
 {
-    *c1 = (r->method == SRD_NEWMARK ? 2 : 1) / dt;
-    *c0 = r->method == SRD_NEWMARK ? -1 : 0;
+    srd_damping_constants(r->method, dt, c1, c0);
 }
 
+/* The velocity mass-proportional damping reads over record x at DOF d: c1 (q1 - q0) + c0 v0. */
 static double damped_velocity(const DynamicRun *r, const Record *x, int d)
 {
     double c1, c0;
@@ -796,23 +796,14 @@ static double damped_velocity(const DynamicRun *r, const Record *x, int d)
     return c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
 }
 
-/* Where a moving geometry takes each sliding node across its line at configuration q: its anchor's
- * move plus its distance along the line times the axis' turn (zero elsewhere, and along the line
- * the step's solve adds the free part). */
+/* Where a moving geometry takes each sliding node across its line at configuration q (the held
+ * anchors keep dx0): sens_slide_motion; zero for a param that moves no geometry. */
 static void slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w)
 {
-    const srd_model *m = r->b->m;
-    const srd_sim *s = &r->b->s;
-    memset(w, 0, sizeof(double) * (size_t)r->n_dofs);
-    for (int k = 0; t->geometry && k < m->n_slides; k++) {
-        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
-        double along = 0;
-        for (int c = 0; c < 3; c++)
-            along += (q[node + c] - q[anchor + c]) * s->slide_axis[3 * k + c];
-        for (int c = 0; c < 3; c++)
-            if (s->solver.sys.free_index[node + c] >= 0)
-                w[node + c] = t->dx0[anchor + c] + along * t->daxis[3 * k + c];
-    }
+    if (t->geometry)
+        sens_slide_motion(&r->b->s, q, t->dx0, t->daxis, w);
+    else
+        memset(w, 0, sizeof(double) * (size_t)r->n_dofs);
 }
 
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
@@ -965,7 +956,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
         t->at = NAN;
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
         memcpy(in->v, t->dmv, sizeof(double) * (size_t)r->n_dofs);
-        for (int j = 0; t->geometry && j < r->n_sets; j++)
+        for (int j = 0; t->geometry && j < r->n_sets; j++) /* the reference state moves with a geometry */
             memcpy(in->S[j], t->dS0[j], sizeof(double) * set_state_len(&r->b->s, j));
         return;
     }
@@ -1289,6 +1280,15 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
     free(lres);
 }
 
+/* sum over sets of lS . dS0: what a moving geometry's reference state gives the adjoint lS. */
+static double state_pull(const DynamicRun *r, const Track *t, double *const *lS)
+{
+    double sum = 0;
+    for (int j = 0; t->geometry && j < r->n_sets; j++)
+        sum += dot(lS[j], t->dS0[j], set_state_len(&r->b->s, j));
+    return sum;
+}
+
 /* The start's share: a static start's dq (and the frames carried to it) along every param. */
 static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *status)
 {
@@ -1298,9 +1298,8 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
             continue;
         track_motion(r, t, 0);
         t->at = NAN;
-        grad[k] += dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dot(adj->v, t->dmv, (size_t)r->n_dofs);
-        for (int j = 0; t->geometry && j < r->n_sets; j++)
-            grad[k] += dot(adj->S[j], t->dS0[j], set_state_len(&r->b->s, j));
+        grad[k] += dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dot(adj->v, t->dmv, (size_t)r->n_dofs) +
+                   state_pull(r, t, adj->S);
     }
     if (!r->from_equilibrium)
         return;
@@ -1317,9 +1316,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
             continue;
         grad[k] += dot(lq, r->dq_eq[k], (size_t)r->n_dofs);
         if (t->geometry) /* the reference the state is carried from moves too */
-            grad[k] += dot(lq_ref, t->dx0, (size_t)r->n_dofs);
-        for (int j = 0; t->geometry && j < r->n_sets; j++)
-            grad[k] += dot(lS_ref[j], t->dS0[j], set_state_len(s, j));
+            grad[k] += dot(lq_ref, t->dx0, (size_t)r->n_dofs) + state_pull(r, t, lS_ref);
     }
     for (int j = 0; j < r->n_sets; j++)
         free(lS_ref[j]);

@@ -406,19 +406,22 @@ static bool motion_moves(const StaticPoint *b, const Sample *x)
     return false;
 }
 
-/* Whether entry c of instance i of set j is a natural shape the runtime measures from the
- * reference (natural.h): a smooth function of the reference positions, whose rounding (a
- * straight rod's curvature, 1e-14 /m) no switch test can tell from a kink. */
-static bool measured_natural(const srd_elemset *set, int i, int c)
+/* The natural shapes the runtime measures from the reference (natural.h) hold, in sample f, the
+ * base's values (base: the base sim's columns of set): they are smooth functions of the
+ * reference positions, whose rounding (a straight rod's curvature, 1e-14 /m) no switch test can
+ * tell from a kink. */
+static void hold_measured_natural(const srd_elemset *set, const double *base, double *f)
 {
     static const char *const names[] = { "kappa1_bar", "kappa2_bar", "tau_bar", "phi_bar" };
-    int flag = srd_elemset_column(set, "natural_from_reference");
-    if (flag < 0 || set->data[(size_t)i * set->n_data + flag] == 0)
-        return false;
+    int flag = srd_elemset_column(set, "natural_from_reference"), cols[4];
     for (int k = 0; k < 4; k++)
-        if (srd_elemset_column(set, names[k]) == c)
-            return true;
-    return false;
+        cols[k] = srd_elemset_column(set, names[k]);
+    for (int i = 0; flag >= 0 && i < set->n; i++) {
+        const double *row = &base[(size_t)i * set->n_data];
+        for (int k = 0; row[flag] != 0 && k < 4; k++)
+            if (cols[k] >= 0)
+                f[(size_t)i * set->n_data + cols[k]] = row[cols[k]];
+    }
 }
 
 /* Whether the samples straddle a switch of the data or the loads (point_switches); the natural
@@ -430,12 +433,10 @@ static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil 
         const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
         size_t n = (size_t)bt->n * (size_t)bt->n_data;
         double *f[4];
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++) {
             f[i] = copy_of(x[i].columns[j], n);
-        for (size_t e = 0; e < n; e++)
-            if (measured_natural(&b->m->sets[j], (int)(e / (size_t)bt->n_data), (int)(e % (size_t)bt->n_data)))
-                for (int i = 0; i < 4; i++)
-                    f[i][e] = bt->data[e];
+            hold_measured_natural(&b->m->sets[j], bt->data, f[i]);
+        }
         double *d = difference(f, n, st);
         kink = point_switches(st, (const double *const *)f, bt->data, d, n, (size_t)bt->n_data);
         free(d);
@@ -470,24 +471,6 @@ static void deriv_of_samples(const StaticPoint *b, const Sample *x, const Stenci
     d->held = held_derivative(b, x, st);
 }
 
-/* A sliding node stays on its line, anchor + s axis: as the anchor (a held DOF) and the axis
- * move, it moves by d(anchor) + s d(axis) (along the line too: the solve adds its free part). */
-static double *slide_motion(const StaticPoint *b, const Deriv *d)
-{
-    const srd_model *m = b->m;
-    double *w = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    for (int k = 0; k < m->n_slides; k++) {
-        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
-        double r[3];
-        srd_sub3(&b->s.q[node], &b->s.q[anchor], r);
-        double along = srd_dot3(r, &b->s.slide_axis[3 * k]);
-        for (int c = 0; c < 3; c++)
-            if (b->s.solver.sys.free_index[node + c] >= 0)
-                w[node + c] = d->held[anchor + c] + along * d->axis[3 * k + c];
-    }
-    return w;
-}
-
 /* The reference geometry's tangents: the step start's configuration and the elements' state. */
 static void geometry_of_samples(const StaticPoint *b, const Sample *x, const Stencil *st, Deriv *d)
 {
@@ -502,7 +485,8 @@ static void geometry_of_samples(const StaticPoint *b, const Sample *x, const Ste
     }
     double *a[4] = { x[0].axis, x[1].axis, x[2].axis, x[3].axis };
     d->axis = difference(a, 3 * (size_t)m->n_slides, st);
-    d->slide = slide_motion(b, d);
+    d->slide = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    sens_slide_motion(&b->s, b->s.q, d->held, d->axis, d->slide); /* the anchors are held */
 }
 
 /* The derivative from elaborations at four nearby values: STATIC_DERIVED (or MOVES_MOTION,

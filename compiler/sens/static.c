@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "vec3.h"
 
 void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents,
                                  const double *dparams, const double *dq_held, const double *dq0,
@@ -15,6 +16,21 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
         InputTangents w = { .dq = dq_held, .dq0 = dq0, .dstate = dstate ? dstate[k] : NULL,
                             .ddata = column_tangents[k], .dparams = dparams };
         kernel_tangent_forward(&tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+    }
+}
+
+void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor, const double *daxis, double *w)
+{
+    const srd_model *m = s->m;
+    memset(w, 0, sizeof(double) * (size_t)m->n_dofs);
+    for (int k = 0; k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+        double r[3];
+        srd_sub3(&q[node], &q[anchor], r);
+        double along = srd_dot3(r, &s->slide_axis[3 * k]);
+        for (int c = 0; c < 3; c++)
+            if (s->solver.sys.free_index[node + c] >= 0)
+                w[node + c] = danchor[anchor + c] + along * daxis[3 * k + c];
     }
 }
 

@@ -20,6 +20,12 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
                                  const double *dparams, const double *dq_held, const double *dq0,
                                  double *const *dstate, double *g);
 
+/* Where a sliding clamp's line takes its node as the reference geometry moves: the node stays on
+ * anchor + s axis, so it moves by d(anchor) + s d(axis), s its distance along the line at q
+ * (danchor: n_dofs, read at the anchors; daxis: 3 per slide). Into w (n_dofs, zero elsewhere
+ * and on held rows); along the line a solve adds the free part. */
+void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor, const double *daxis, double *w);
+
 /* dq/dp at the sim's configuration, an equilibrium (n_dofs values, 0 on held DOFs). Returns 0,
  * or 1 when the stiffness is singular. */
 int sens_static(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents, const double *dparams,
