@@ -105,6 +105,18 @@ static void mark_columns(Elab *e, srd_model *m)
     }
 }
 
+/* Whether the param moves a contact radius the pairs take from their objects (a rod's radius,
+ * half a shell's thickness: no radius given in `contact`). */
+static bool moves_part_radius(const Elab *e, const srd_model *m)
+{
+    if (m->self_contact.radius > 0)
+        return false;
+    for (int i = 0; i < e->objs.n; i++)
+        if (e->objs.a[i].radius.d != 0 || e->objs.a[i].thickness.d != 0)
+            return true;
+    return false;
+}
+
 void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
 {
     mark_columns(e, m);
@@ -125,7 +137,8 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     out->damping_alpha = e->env.damping_alpha.d;
     out->damping_beta = e->env.damping_beta.d;
     for (int k = 0; k < 5; k++)
-        out->moves_pairs |= e->env.contact[k].d != 0;
+        out->pairs[k] = e->env.contact[k].d;
+    out->moves_pairs = m->self_contact.present && moves_part_radius(e, m);
     out->switched = e->tan_switch;
     out->lost = e->tan_lost;
 }

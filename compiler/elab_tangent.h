@@ -22,7 +22,9 @@ typedef struct ElabTangent {
     double  *object_E;       /* per object: its Young's modulus */
     bool     switched;       /* a switch (min, max, abs, a comparison) lies within the param's reach */
     bool     lost;           /* the param moves a value elaboration carries no derivative of */
-    bool     moves_pairs;    /* it moves contact between parts (whose data are made at run time) */
+    double   pairs[5];       /* contact between parts: delta, stiffness, friction, slip velocity and the
+                              * contact radius given (the pairs' data, made at run time) */
+    bool     moves_pairs;    /* it moves the parts' own contact radii (no radius given in `contact`) */
 } ElabTangent;
 
 /* The param to derive along, and how far its value may move (the reach within which a switch

@@ -23,6 +23,7 @@
 #include "sens/schedule_tangent.h"
 #include "sens/static.h"
 #include "sens/state_tangent.h"
+#include "contact/pairs.h"
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
  * substep of its step). */
@@ -31,6 +32,8 @@ typedef struct Record {
     long     step;
     double  *q0, *v0, *a0, *q1, *v1;
     double **S0;      /* per set: n * n_state */
+    int     *pairs;   /* the contact pairs its solve held (srd_pairs_held: 2 parts each) */
+    int      n_pairs;
 } Record;
 
 /* A stretch of the run from a checkpoint: recomputed to record it when the records of the whole
@@ -56,6 +59,7 @@ typedef struct Track {
     double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
     double      dalpha;  /* the mass-proportional damping's tangent */
+    double      dpairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
     /* a param that moves the reference geometry: the start's configuration (every DOF; a held
      * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */
     bool        geometry;
@@ -118,8 +122,8 @@ static void record_free(DynamicRun *r, Record *x)
     free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
     for (int k = 0; k < r->n_sets; k++)
         free(x->S0[k]);
-    free(x->S0);
-    r->bytes_now -= r->record_bytes;
+    free(x->S0), free(x->pairs);
+    r->bytes_now -= r->record_bytes + 2.0 * sizeof(int) * x->n_pairs;
     memset(x, 0, sizeof *x);
 }
 
@@ -138,11 +142,24 @@ static void record_begin(DynamicRun *r, const srd_sim *s)
     r->have_pending = true;
 }
 
+/* The contact pairs the step's solve held: the step is linearised with them again. */
+static void record_pairs(DynamicRun *r, const srd_sim *s, Record *x)
+{
+    const int *pairs = NULL;
+    x->n_pairs = s->pairs ? srd_pairs_held(s->pairs, &pairs) : 0;
+    x->pairs = srd_xcalloc(2 * (size_t)x->n_pairs + 1, sizeof(int));
+    if (x->n_pairs)
+        memcpy(x->pairs, pairs, 2 * sizeof(int) * (size_t)x->n_pairs);
+    r->bytes_now += 2.0 * sizeof(int) * x->n_pairs;
+    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+}
+
 static void record_done(DynamicRun *r, const srd_sim *s)
 {
     Record *x = &r->pending;
     x->t = s->t;
     x->q1 = dup(s->q, (size_t)r->n_dofs), x->v1 = dup(s->v, (size_t)r->n_dofs);
+    record_pairs(r, s, x);
     if (r->n_records == r->cap_records) {
         r->cap_records = r->cap_records ? 2 * r->cap_records : 64;
         r->records = srd_xrealloc(r->records, sizeof *r->records * (size_t)r->cap_records);
@@ -197,6 +214,15 @@ static bool states_supported(const srd_sim *s)
     return true;
 }
 
+/* Whether the contact pairs' sets keep no state (only pairs with rigid bodies keep their frames). */
+static bool pair_states_none(const srd_sim *s)
+{
+    for (int k = 0; s->pairs && k < SRD_PAIR_SETS; k++)
+        if (s->m->self_contact.set[k] >= 0 && s->kernels[s->m->self_contact.set[k]].info.n_state)
+            return false;
+    return true;
+}
+
 /* Why the model's simulation has no derivative here ("" when it has). */
 static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method method)
 {
@@ -206,8 +232,6 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it has rigid bodies: their rotations' derivatives are not derived yet";
     if (s->n_multipliers)
         return "it has joints or constraints with multipliers: not derived yet";
-    if (s->pairs)
-        return "its parts touch each other (`contact`): the pairs' derivatives are not derived yet";
     if (s->controller)
         return "it has a `control` block: a sampled controller's program has no derivative";
     if (m->n_releases)
@@ -216,6 +240,8 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it turns a clamped rod end (a turning motion): not derived yet";
     if (m->damping_beta > 0)
         return "its damping is stiffness-proportional (beta): not derived yet (mass-proportional alpha is)";
+    if (!pair_states_none(s))
+        return "its contact pairs carry rigid bodies' frames in their state: not derived yet";
     if (!states_supported(s))
         return "it has rigid bodies' frames in its elements' state: not derived yet";
     return "";
@@ -505,6 +531,7 @@ static void track_at(DynamicRun *r, Track *t, double at, double h)
     bool kink = schedule_tangents_apply(r->schedules, &base->schedules, m, base->params, t->param, t->hk, at,
                                         m->simulate.dt, h, t->dE, t->dc, t->dfext);
     note_kink(t, kink || t->static_kink, at);
+    sens_pair_columns(base, t->dpairs, t->dc); /* the pairs the sim holds now (the step's) */
     track_motion(r, t, at);
 }
 
@@ -549,6 +576,8 @@ static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
 {
     t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E;
     t->dalpha = st->alpha;
+    memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
+    t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : STATIC_DERIVED;
     t->static_kink = st->switched;
     memset(st, 0, sizeof *st);
     track_room(r, k, t);
@@ -574,8 +603,11 @@ static void track_open(DynamicRun *r, int k, Track *t)
     t->hk = schedule_switch_step(p);
     StaticTangent st;
     if (r->schedules && static_point_tangent(r->b, r->o, k, &st)) {
-        t->status = STATIC_DERIVED;
         track_take(r, k, t, &st);
+        return;
+    }
+    if (r->b->s.pairs) { /* the samples would not see the pairs' data, made at run time */
+        t->status = STATIC_MOVES_PAIRS;
         return;
     }
     PointSample x[4];
@@ -740,12 +772,20 @@ static double dot(const double *a, const double *b, size_t n)
     return s;
 }
 
+/* The contact pairs record x's solve held, back in the sim's batches. */
+static void hold_pairs(srd_sim *s, const Record *x)
+{
+    if (s->pairs)
+        srd_pairs_hold(s, x->pairs, x->n_pairs);
+}
+
 /* The sim at record x (its start, its end, its start state) with the step's Jacobian at its end. */
 static void linearize(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
+    hold_pairs(s, x);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = x->t;
@@ -906,6 +946,7 @@ static void at_start(DynamicRun *r, const Record *first)
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
+    hold_pairs(s, first); /* found at the start */
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = 0;
@@ -1079,10 +1120,20 @@ static Pull pull_new(const DynamicRun *r)
     return p;
 }
 
+/* Set k's data as the sim holds them now (a contact pairs' set: the step's pairs). */
+static size_t data_len(const DynamicRun *r, int k)
+{
+    const srd_elem_batch *bt = &r->b->s.kernels[k].batch.b;
+    return (size_t)bt->n * (size_t)bt->n_data;
+}
+
+/* Zeroes the pull, its data adjoints sized to the sets' instances now. */
 static void pull_clear(const DynamicRun *r, Pull *p)
 {
-    for (int k = 0; k < r->n_sets; k++)
-        memset(p->lc[k], 0, sizeof(double) * (size_t)r->b->m->sets[k].n * (size_t)r->b->m->sets[k].n_data);
+    for (int k = 0; k < r->n_sets; k++) {
+        p->lc[k] = srd_xrealloc(p->lc[k], sizeof(double) * (data_len(r, k) + 1));
+        memset(p->lc[k], 0, sizeof(double) * data_len(r, k));
+    }
     memset(p->lp, 0, sizeof(double) * (size_t)r->n_params);
     memset(p->lfext, 0, sizeof(double) * (size_t)r->n_dofs);
     memset(p->lq_eval, 0, sizeof(double) * (size_t)r->n_dofs);
@@ -1168,7 +1219,7 @@ static void pull_params(DynamicRun *r, const Pull *p, double at, double h, doubl
         double sum = p->lp[k] + dot(p->lfext, t->dfext, (size_t)r->n_dofs) + dot(p->lmq, t->dmq, (size_t)r->n_dofs) +
                      dot(p->lmv, t->dmv, (size_t)r->n_dofs) + dot(p->lma, t->dma, (size_t)r->n_dofs);
         for (int j = 0; j < r->n_sets; j++)
-            sum += dot(p->lc[j], t->dc[j], (size_t)r->b->m->sets[j].n * (size_t)r->b->m->sets[j].n_data);
+            sum += dot(p->lc[j], t->dc[j], data_len(r, j));
         grad[k] += sum;
     }
 }

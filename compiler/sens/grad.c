@@ -369,6 +369,7 @@ typedef struct Deriv {
     double **state;  /* per set: the elements' reference state's, then too */
     double  *axis;   /* the sliding clamps' lines' directions', then too (3 per slide) */
     double  *slide;  /* where the lines take their sliding nodes across them (n_dofs), then too */
+    double   pairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
 } Deriv;
 
 static void deriv_free(Deriv *d, int n_sets)
@@ -558,6 +559,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
     t->alpha = e->damping_alpha;
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;
+    memcpy(t->pairs, e->pairs, sizeof t->pairs);
 }
 
 bool static_point_tangent(StaticPoint *b, const GradOptions *o, int k, StaticTangent *t)
@@ -638,6 +640,8 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
         return -1;
     d->columns = st.data, d->fext = st.fext, d->mass = st.mass;
     st.data = NULL, st.fext = NULL, st.mass = NULL;
+    memcpy(d->pairs, st.pairs, sizeof d->pairs);
+    sens_pair_columns(&b->s, d->pairs, d->columns); /* the pairs the equilibrium holds */
     d->held = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
     bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d)), pairs = st.moves_pairs;
     static_tangent_free(&st, b->m->n_sets);
@@ -914,7 +918,9 @@ const char *static_point_why(int status)
     if (status == STATIC_NO_KERNELS)
         return "the elements' tangent kernels could not be built (the message above says why)";
     if (status == STATIC_MOVES_PAIRS)
-        return "it moves contact between parts (`contact`), whose pairs' data are made at run time: not derived yet";
+        return "with contact between parts, it moves the parts' contact radius (a rod's radius or a shell's thickness, "
+               "which the pairs take when `contact` gives no `radius`), or it moves the model in a way only elaborating "
+               "it again shows: not derived yet";
     if (status == STATIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of an expression): no derivative";

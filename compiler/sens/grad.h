@@ -53,7 +53,8 @@ typedef struct StaticTangent {
     double  *fext, *mass, *E;
     double   alpha;       /* the mass-proportional damping's */
     bool     switched;
-    bool     moves_pairs; /* it moves contact between parts: not derived */
+    double   pairs[5];    /* the `contact` block's values' (ElabTangent.pairs) */
+    bool     moves_pairs; /* it moves the parts' own contact radii: not derived */
 } StaticTangent;
 /* False when elaboration carries no derivative along the param (it reaches rigid bodies,
  * joints, contact pairs or the geometry): differences of samples give it then. */

@@ -13,6 +13,8 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
     double energy = 0;
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
     for (int k = 0; k < s->m->n_sets; k++) {
+        if (!s->dynamic && s->kernels[k].info.needs_time_step)
+            continue; /* friction acts over a step: none in a static state (as the runtime's residual) */
         InputTangents w = { .dq = dq_held, .dq0 = dq0, .dstate = dstate ? dstate[k] : NULL,
                             .ddata = column_tangents[k], .dparams = dparams };
         kernel_tangent_forward(&tangents[k], &ctx, &s->kernels[k].batch.b, &w);
@@ -31,6 +33,31 @@ void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor,
         for (int c = 0; c < 3; c++)
             if (s->solver.sys.free_index[node + c] >= 0)
                 w[node + c] = danchor[anchor + c] + along * daxis[3 * k + c];
+    }
+}
+
+/* One pair set's rows: each instance's contact columns along dpairs (sens_pair_columns). */
+static void pair_rows(const srd_elemset *set, int n, const double dpairs[5], double *rows)
+{
+    static const char *const names[] = { "delta", "kc", "mu", "slip_velocity", "h" }; /* dpairs' order */
+    memset(rows, 0, sizeof(double) * (size_t)n * (size_t)set->n_data);
+    for (int k = 0; k < 5; k++) {
+        int c = srd_elemset_column(set, names[k]);
+        for (int i = 0; c >= 0 && i < n; i++)
+            rows[(size_t)i * set->n_data + c] = k < 4 ? dpairs[k] : 2 * dpairs[4];
+    }
+}
+
+void sens_pair_columns(const srd_sim *s, const double dpairs[5], double **columns)
+{
+    const srd_model *m = s->m;
+    for (int k = 0; s->pairs && k < SRD_PAIR_SETS; k++) {
+        int j = m->self_contact.set[k];
+        if (j < 0)
+            continue;
+        int n = s->kernels[j].batch.b.n;
+        columns[j] = srd_xrealloc(columns[j], sizeof(double) * ((size_t)n * (size_t)m->sets[j].n_data + 1));
+        pair_rows(&m->sets[j], n, dpairs, columns[j]);
     }
 }
 

@@ -26,6 +26,13 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
  * and on held rows); along the line a solve adds the free part. */
 void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor, const double *daxis, double *w);
 
+/* The contact pairs' data tangents for the pairs s's batches hold now: every instance of each
+ * pair set (m->self_contact.set) takes its `kc`, `delta`, `h`, `mu` and `slip_velocity` from the
+ * `contact` block, so they move as its values do (dpairs: ElabTangent.pairs; h, two contact
+ * radii, moves by twice the radius given). columns[set] is made the batch's size (n * n_data);
+ * other sets are left alone. */
+void sens_pair_columns(const srd_sim *s, const double dpairs[5], double **columns);
+
 /* dq/dp at the sim's configuration, an equilibrium (n_dofs values, 0 on held DOFs). Returns 0,
  * or 1 when the stiffness is singular. */
 int sens_static(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents, const double *dparams,

@@ -292,14 +292,21 @@ static int by_pair(const void *a, const void *b)
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* The pairs grouped by class, each group in the order of its parts: the same on every run. */
-static void order_pairs(srd_pairs *p)
+/* Where each class's pairs begin in a list grouped by class (and one past the last). */
+static void class_starts(const srd_pairs *p, int count[SRD_CLASSES + 1])
 {
-    int count[SRD_CLASSES + 1] = { 0 }, *sorted = srd_xcalloc(2 * (size_t)p->n_pairs + 1, sizeof(int));
+    memset(count, 0, sizeof(int) * (SRD_CLASSES + 1));
     for (int k = 0; k < p->n_pairs; k++)
         count[srd_parts_class(&p->parts, p->pair[2 * k], p->pair[2 * k + 1]) + 1]++;
     for (int c = 0; c < SRD_CLASSES; c++)
         count[c + 1] += count[c];
+}
+
+/* The pairs grouped by class, each group in the order of its parts: the same on every run. */
+static void order_pairs(srd_pairs *p)
+{
+    int count[SRD_CLASSES + 1], *sorted = srd_xcalloc(2 * (size_t)p->n_pairs + 1, sizeof(int));
+    class_starts(p, count);
     memcpy(p->group, count, sizeof p->group);
     for (int k = 0; k < p->n_pairs; k++) {
         int c = srd_parts_class(&p->parts, p->pair[2 * k], p->pair[2 * k + 1]);
@@ -686,6 +693,16 @@ static void remember_pairs(srd_sim *s, srd_pairs *p)
     p->filled_layout = s->solver.sys.nnz;
 }
 
+/* The candidates in p->pair into the batches, unless they hold them already. */
+static void fill_candidates(srd_sim *s, srd_pairs *p)
+{
+    if (same_as_before(s, p))
+        return;
+    fill_batches(s, p);
+    add_couplings(s, p); /* when the pattern grows, every batch is remapped, these included */
+    remember_pairs(s, p);
+}
+
 /* The candidates at q_ref with the current margin, into the batches. */
 static void update(srd_sim *s, srd_pairs *p, double dt)
 {
@@ -693,12 +710,27 @@ static void update(srd_sim *s, srd_pairs *p, double dt)
     double motion = dt > 0 ? 3 * largest_move(p, NULL, s->v0) * dt : 0;
     p->margin = fmax(fmax(p->margin_floor, 2 * p->last_move), fmax(p->boost, motion));
     broad_phase(p, p->q_ref);
-    if (!same_as_before(s, p)) {
-        fill_batches(s, p);
-        add_couplings(s, p); /* when the pattern grows, every batch is remapped, these included */
-        remember_pairs(s, p);
-    }
+    fill_candidates(s, p);
     p->seconds += srd_seconds() - t0;
+}
+
+int srd_pairs_held(const srd_pairs *p, const int **pairs)
+{
+    *pairs = p->filled;
+    return p->filled_valid ? p->n_filled : 0;
+}
+
+void srd_pairs_hold(srd_sim *s, const int *pairs, int n)
+{
+    srd_pairs *p = s->pairs;
+    while (p->cap_pairs < n)
+        p->cap_pairs *= 2;
+    p->pair = srd_xrealloc(p->pair, 2 * (size_t)p->cap_pairs * sizeof(int));
+    p->n_pairs = n;
+    if (n)
+        memcpy(p->pair, pairs, 2 * sizeof(int) * (size_t)n);
+    class_starts(p, p->group); /* the list came grouped by class (srd_pairs_held) */
+    fill_candidates(s, p);
 }
 
 void srd_pairs_begin(srd_sim *s, const double *q_start, double dt)

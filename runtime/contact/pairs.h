@@ -30,6 +30,12 @@ void srd_pairs_retry(struct srd_sim *s, double dt);
 /* After a converged solve ending at q: SRD_PAIRS_*. MISSED widens the margin for
  * srd_pairs_retry. */
 int  srd_pairs_check(struct srd_sim *s, const double *q);
+/* The candidates the batches hold now: their number, and 2 parts a pair in *pairs (grouped
+ * by class; valid until the next fill). To linearise a step again later (sensitivities). */
+int  srd_pairs_held(const srd_pairs *p, const int **pairs);
+/* Puts n pairs (as srd_pairs_held gave them) into the batches: the candidates of a step taken
+ * earlier, for its Jacobian and the kernels' tangents. */
+void srd_pairs_hold(struct srd_sim *s, const int *pairs, int n);
 /* The sparse pattern was planned anew (a release): every coupling is to be added again. */
 void srd_pairs_forget_couplings(srd_pairs *p);
 /* Statistics of an accepted state at time t: the pairs in contact (their gap below delta, where
