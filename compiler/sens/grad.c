@@ -827,6 +827,7 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
     if (status == STATIC_DERIVED) {
         d->columns = dd.columns, d->mass = dd.mass;
         dd.columns = NULL, dd.mass = NULL;
+        memcpy(d->pairs, dd.pairs, sizeof d->pairs);
     }
     deriv_free(&dd, b->m->n_sets);
     return status;

@@ -142,6 +142,7 @@ const char *grad_simulation_why(const StaticPoint *b, int k, int status);
 typedef struct DataDerivative {
     double **columns;
     double  *mass;
+    double   pairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
 } DataDerivative;
 int  static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d);
 void data_derivative_free(DataDerivative *d, int n_sets);

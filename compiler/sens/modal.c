@@ -10,6 +10,7 @@
 #include "diff.h"
 #include "driver.h"
 #include "watch.h"
+#include "sens/static.h"
 
 #define TWO_PI (2 * 3.14159265358979323846)
 /* Frequencies closer than this (relative) are one repeated frequency. */
@@ -193,8 +194,6 @@ static const char *refusal(ModalPoint *md, const StaticPoint *b)
     for (int d = 0; d < m->n_dofs; d++)
         if (m->dof_kind[d] == SRD_DOF_LAMBDA)
             return "the model has joints or constraints (a constrained eigenproblem): not derived yet";
-    if (md->s->pairs)
-        return "the model has contact pairs: not derived yet";
     if (md->at_equilibrium && m->n_bodies > 0)
         return "the equilibrium turns rigid bodies' frames: not derived yet";
     return NULL;
@@ -316,6 +315,8 @@ static int param_tangents(const ModalPoint *md, StaticPoint *b, const GradOption
                           double *dq)
 {
     int status = static_point_data_derivative(b, o, k, dd);
+    if (status == STATIC_DERIVED)
+        sens_pair_columns(md->s, dd->pairs, dd->columns); /* the pairs at the modes' configuration */
     if (status == STATIC_DERIVED && md->at_equilibrium)
         status = static_point_derivative(b, o, k, dq);
     return status;

@@ -8,7 +8,8 @@ derivative: f ~ p^(+-1/2) gives f / 2p; the differences carry about 1e-8 of trun
 cantilever (E, density, radius; and the closed form d(f)/d(E) = f / 2E to 1e-8), a cantilever
 bent by gravity and a load with its modes at the static equilibrium (E, density, load, radius:
 the equilibrium moves with each), a shell strip at its equilibrium under gravity (E, thickness,
-density), a lattice beam (E, density); for a solid's Lanczos modes the closed form alone. A
+density), a lattice beam (E, density), a beam lying on a crossing bar (contact between parts: the
+contact's stiffness, reach and radius too); for a solid's Lanczos modes the closed form alone. A
 symmetric rod's repeated bending pairs are named as having no derivative, and a follower
 force's unsymmetric stiffness as not derived."""
 import csv
@@ -96,6 +97,17 @@ against_differences("sag.srd", {"E": (1e6, "Pa"), "rho": (1100, "kg/m^3"), "F": 
 # lattice beam.
 against_differences("plate.srd", {"E": (2e6, "Pa"), "h": (1e-3, "m"), "rho": (1200, "kg/m^3")})
 against_differences("lattice.srd", {"E": (1e6, "Pa"), "rho": (1000, "kg/m^3")})
+
+# Parts in contact (../grad/cross.srd at rest: a beam lying on a crossing bar): the pairs at the
+# equilibrium stiffen the modes, and the contact block's stiffness, reach and radius move them.
+with open(os.path.join(here, "..", "grad", "cross.srd")) as f:
+    cross_text = f.read()
+touching = os.path.join(tap.scratch("modal_"), "touching.srd")
+with open(touching, "w") as f:
+    f.write(cross_text[:cross_text.index("simulate {")] +
+            "static { load_steps = 4; tolerance = 1e-12; }\nmodes { count = 4; at = equilibrium; }\n")
+against_differences(touching, {"E": (5e7, "Pa"), "rho": (1100, "kg/m^3"), "F": (5e-4, "N"), "kc": (200, "N/m"),
+                               "delta": (2e-4, "m"), "r": (1e-3, "m")})
 
 # A symmetric rod's two bending directions share each frequency: no derivative, said clearly.
 with open(os.path.join(here, "rod.srd")) as f:
