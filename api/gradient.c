@@ -21,7 +21,7 @@ struct srd_gradient {
 };
 
 /* Probe i's derivative along param k from dq (and, for a reaction, the reactions r and their
- * derivative dr; NULL in a simulation, whose reactions are not derived). */
+ * derivative dr; for a contact force, dc; in a simulation, simulate_and_derive fills these). */
 static void fill_probe(srd_gradient *g, const StaticPoint *pt, const srd_analysis *a, int i, int k, const double *dq,
                        const double *r, const double *dr, const double *dc)
 {
@@ -107,12 +107,14 @@ static void not_derived(srd_gradient *g, int k, const char *why)
 static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradient **out)
 {
     const srd_model *m = pt->m;
-    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq);
-    for (int k = 0; k < m->n_params; k++)
+    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq), **df = srd_xcalloc((size_t)m->n_params + 1, sizeof *df);
+    for (int k = 0; k < m->n_params; k++) {
         dq[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        df[k] = srd_xcalloc(GRAD_FORCE_WIDTH * (size_t)m->simulate.n_probes + 1, sizeof(double));
+    }
     int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
     char why[512] = "";
-    int code = grad_simulation_derive(pt, o, dq, status, NULL, why, sizeof why);
+    int code = grad_simulation_derive(pt, o, dq, df, status, NULL, why, sizeof why);
     if (code == 0) {
         srd_gradient *g = *out = gradient_new(pt, &m->simulate);
         for (int k = 0; k < m->n_params; k++)
@@ -120,12 +122,16 @@ static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradie
                 not_derived(g, k, grad_simulation_why(pt, k, status[k]));
             else
                 for (int i = 0; i < g->n_probes; i++)
-                    fill_probe(g, pt, &m->simulate, i, k, dq[k], NULL, NULL, NULL);
+                    if (!grad_force_probe(&m->simulate.probes[i]))
+                        fill_probe(g, pt, &m->simulate, i, k, dq[k], NULL, NULL, NULL);
+                    else /* derived at the end of the run */
+                        memcpy(&g->values[((size_t)i * g->n_params + k) * WIDTH], &df[k][GRAD_FORCE_WIDTH * i],
+                               WIDTH * sizeof(double));
     } else
         fprintf(o->errors, "%s: %s\n", o->file, why);
     for (int k = 0; k < m->n_params; k++)
-        free(dq[k]);
-    free(dq), free(status);
+        free(dq[k]), free(df[k]);
+    free(dq), free(df), free(status);
     return code;
 }
 

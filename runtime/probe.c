@@ -74,6 +74,48 @@ void srd_probe_reaction_tangent(const srd_model *m, const srd_probe *p, const do
     free(in);
 }
 
+/* The moment's part of the adjoint: darm x r . wm = darm . (r x wm), arm x dr . wm = dr . (wm x arm). */
+static void moment_adjoint(const double *arm, const double *r, const double *wm, double *larm, double *lr)
+{
+    double a[3], b[3];
+    srd_cross3(r, wm, a);
+    srd_cross3(wm, arm, b);
+    for (int c = 0; c < 3; c++)
+        larm[c] = a[c], lr[c] += b[c];
+}
+
+void srd_probe_reaction_adjoint(const srd_model *m, const srd_probe *p, const double *q, const double *r,
+                                const double w[6], double *lq, double *lr)
+{
+    unsigned char *in = srd_xcalloc((size_t)m->n_nodes + 1, 1);
+    int o = m->node_dof[p->node];
+    for (int i = 0; i < p->n_nodes; i++) {
+        int d = m->node_dof[p->nodes[i]];
+        in[p->nodes[i]] = 1;
+        double arm[3], larm[3];
+        for (int c = 0; c < 3; c++)
+            arm[c] = q[d + c] - q[o + c], lr[d + c] += w[c];
+        moment_adjoint(arm, &r[d], &w[3], larm, &lr[d]);
+        for (int c = 0; c < 3; c++)
+            lq[d + c] += larm[c], lq[o + c] -= larm[c];
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->node_dof[m->edge_nodes[2 * e]], b = m->node_dof[m->edge_nodes[2 * e + 1]], tw = m->edge_twist[e];
+        if (tw < 0 || !in[m->edge_nodes[2 * e]] || !in[m->edge_nodes[2 * e + 1]])
+            continue;
+        double t[3];
+        for (int c = 0; c < 3; c++)
+            t[c] = q[b + c] - q[a + c];
+        double len = sqrt(srd_dot3(t, t)), tw_m = srd_dot3(t, &w[3]) / len;
+        lr[tw] += tw_m;
+        for (int c = 0; c < 3; c++) { /* the transpose of r (dt - t (t.dt)/|t|^2)/|t| */
+            double ldt = r[tw] * (w[3 + c] - t[c] * tw_m / len) / len;
+            lq[b + c] += ldt, lq[a + c] -= ldt;
+        }
+    }
+    free(in);
+}
+
 /* A reaction (about positions at the sim's state, as the reactions are) from the given
  * reactions or ones computed now. */
 static int reaction_value(srd_sim *s, const srd_probe *p, const double *reactions, double out[6])

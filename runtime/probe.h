@@ -16,6 +16,10 @@ int srd_probe_value_at(srd_sim *s, const srd_probe *p, const double *q, const do
  * moves along dq and the reactions r (srd_sim_reactions) along dr. */
 void srd_probe_reaction_tangent(const srd_model *m, const srd_probe *p, const double *q, const double *r,
                                 const double *dq, const double *dr, double dfm[6]);
+/* Its transpose: given weights w on the six values, adds w . dfm's gradient with respect to dq
+ * into lq and with respect to dr into lr (n_dofs each). */
+void srd_probe_reaction_adjoint(const srd_model *m, const srd_probe *p, const double *q, const double *r,
+                                const double w[6], double *lq, double *lr);
 
 /* The count srd_probe_value gives for p, without computing it. */
 int srd_probe_width(const srd_probe *p);

@@ -24,6 +24,8 @@
 #include "sens/static.h"
 #include "sens/state_tangent.h"
 #include "contact/pairs.h"
+#include "probe.h"
+#include "vec3.h"
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
  * substep of its step). */
@@ -72,6 +74,12 @@ typedef struct Track {
     double      kink_time;
 } Track;
 
+/* Values of the state and their tangents (or adjoints): q, v, a (n_dofs) and per set S. */
+typedef struct Tan {
+    double  *q, *v, *a;
+    double **S;
+} Tan;
+
 struct DynamicRun {
     StaticPoint       *b;
     const GradOptions *o;
@@ -97,6 +105,8 @@ struct DynamicRun {
     double             bytes_now, peak_bytes, record_bytes;
     double             run_seconds, pass_seconds; /* the first run; the passes so far */
     Track             *tracks;
+    Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the
+                                     * last step's start (force probes read both) */
     ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
     DynamicOptions     opt;
 };
@@ -421,6 +431,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
 }
 
 static void track_free(DynamicRun *r, Track *t);
+static void forget_ends(DynamicRun *r);
 
 void dynamic_run_free(DynamicRun *r)
 {
@@ -440,6 +451,7 @@ void dynamic_run_free(DynamicRun *r)
     free(r->dq_eq), free(r->eq_status);
     for (int k = 0; r->tracks && k < r->n_params; k++)
         track_free(r, &r->tracks[k]);
+    forget_ends(r);
     free(r->tracks);
     schedule_tangents_free(r->schedules);
     free(r);
@@ -731,12 +743,6 @@ static void open_tracks(DynamicRun *r)
 }
 
 /* ---- one step, linearised ---- */
-
-/* Values of the state and their tangents (or adjoints): q, v, a (n_dofs) and per set S. */
-typedef struct Tan {
-    double  *q, *v, *a;
-    double **S;
-} Tan;
 
 static Tan tan_new(const DynamicRun *r)
 {
@@ -1037,7 +1043,20 @@ double dynamic_switch_time(const DynamicRun *r, int k) { return r->tracks[k].kin
 
 /* ---- forward ---- */
 
-static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, char *why, size_t why_n)
+/* The derived params' tangents at the last step's start (force probes at the end read them). */
+static void keep_starts(DynamicRun *r, const Tan *tans, const int *status)
+{
+    r->last = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->last);
+    for (int k = 0; k < r->n_params; k++) {
+        r->last[k] = tan_new(r);
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        memcpy(r->last[k].q, tans[k].q, sizeof(double) * (size_t)r->n_dofs);
+        memcpy(r->last[k].v, tans[k].v, sizeof(double) * (size_t)r->n_dofs);
+    }
+}
+
+static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, bool last, char *why, size_t why_n)
 {
     srd_sim *s = &r->b->s;
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
@@ -1053,6 +1072,8 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, c
                     start_acceleration_tangent(r, x, &r->tracks[k], &tans[k]);
         }
         *first = false;
+        if (last && i == r->n_records - 1)
+            keep_starts(r, tans, status);
         linearize(r, x);
         code = forward_record(r, x, tans, status, &out, g, B);
         if (code)
@@ -1066,6 +1087,7 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, c
 int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *why, size_t why_n)
 {
     double t0 = srd_seconds();
+    forget_ends(r);
     param_status(r, status);
     Tan *tans = srd_xcalloc((size_t)r->n_params + 1, sizeof *tans);
     for (int k = 0; k < r->n_params; k++) {
@@ -1080,17 +1102,160 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
             snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
             code = -1;
         } else
-            code = forward_segment(r, tans, status, &first, why, why_n);
+            code = forward_segment(r, tans, status, &first, i == r->n_segments - 1, why, why_n);
     }
     mark_switches(r, status);
     for (int k = 0; k < r->n_params; k++) {
         memcpy(dq[k], tans[k].q, sizeof(double) * (size_t)r->n_dofs);
         memcpy(dv[k], tans[k].v, sizeof(double) * (size_t)r->n_dofs);
-        tan_free(r, &tans[k]);
     }
-    free(tans);
+    r->ends = tans; /* for the force probes (dynamic_force_probe) */
     r->pass_seconds += srd_seconds() - t0;
     return code;
+}
+
+/* ---- force probes at the end ---- */
+
+static void forget_ends(DynamicRun *r)
+{
+    for (int k = 0; k < r->n_params; k++) {
+        if (r->ends)
+            tan_free(r, &r->ends[k]);
+        if (r->last)
+            tan_free(r, &r->last[k]);
+    }
+    free(r->ends), free(r->last);
+    r->ends = r->last = NULL;
+}
+
+/* The sim at the run's end as its probes read it (write_probes after the last step): the last
+ * step's end with its start's inputs, the elements' state carried to the end, its pairs, and the
+ * schedules and prescribed motion (its acceleration) there. */
+static const Record *at_end(DynamicRun *r)
+{
+    srd_sim *s = &r->b->s;
+    const Record *x = &r->records[r->n_records - 1];
+    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
+    memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
+    hold_pairs(s, x);
+    for (int k = 0; k < r->n_sets; k++) {
+        memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
+        srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, x->q0, x->q1);
+    }
+    s->t = x->t, s->dt = x->dt, s->dynamic = 1;
+    srd_sim_apply_schedules(s, x->t);
+    double *q = dup(x->q1, (size_t)r->n_dofs), *v = dup(x->v1, (size_t)r->n_dofs);
+    srd_motion_impose(s, x->t, 1, q, v); /* the prescribed accelerations there */
+    free(q), free(v);
+    return x;
+}
+
+/* Adds into g (a row per DOF, held ones too) instances [lo, hi) of set j's residual at the end
+ * moved along param k: the end's configuration and state, the last step's start, the data and
+ * the param itself. */
+static void end_set_tangent(DynamicRun *r, int k, int j, int lo, int hi, double *g)
+{
+    srd_sim *s = &r->b->s;
+    const Track *t = &r->tracks[k];
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
+    srd_elem_batch part = s->kernels[j].batch.b;
+    part.n = hi - lo;
+    part.dofs += (size_t)lo * part.n_dofs;
+    part.res = part.dofs;
+    part.data += (size_t)lo * part.n_data;
+    part.state += (size_t)lo * part.n_state;
+    size_t at_data = (size_t)lo * part.n_data, at_state = (size_t)lo * part.n_state;
+    InputTangents w = { r->ends[k].q, r->last[k].q, r->last[k].v, r->ends[k].S[j] + at_state, t->dc[j] + at_data,
+                        t->dparams };
+    if (hi > lo)
+        kernel_tangent_forward(&r->b->tangents[j], &ctx, &part, &w);
+}
+
+/* A sliding node's reaction, its residual across the line, r - (a . r) a: as the line turns
+ * (a moving geometry), -(da . r) a - (a . r) da more. res: the residual, dr: its tangent. */
+static void across_lines_tangent(DynamicRun *r, const Track *t, const double *res, double *dr)
+{
+    srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_slides_across_part(s, dr, across);
+    for (int d = 0; d < m->n_dofs; d++)
+        if (!s->fixed[d])
+            dr[d] = across[d];
+    free(across);
+    for (int k = 0; t->geometry && k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+        if (!(s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2]))
+            continue; /* srd_slides_across_part leaves it alone */
+        const double *a = &s->slide_axis[3 * k], *da = &t->daxis[3 * k];
+        double turn = srd_dot3(da, &res[node]), along = srd_dot3(a, &res[node]);
+        for (int c = 0; c < 3; c++)
+            if (!s->fixed[node + c])
+                dr[node + c] -= turn * a[c] + along * da[c];
+    }
+}
+
+/* d(every DOF's reaction at the end)/dp, as srd_sim_reactions takes them: the elements' residual
+ * less the loads, a sliding node's across its line, and on held DOFs the mass times the prescribed
+ * acceleration. */
+static void end_reactions_tangent(DynamicRun *r, int k, double *dr)
+{
+    srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    const Track *t = &r->tracks[k];
+    double *res = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    memset(dr, 0, sizeof(double) * (size_t)m->n_dofs);
+    for (int j = 0; j < m->n_sets; j++) {
+        end_set_tangent(r, k, j, 0, s->kernels[j].batch.b.n, dr);
+        srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, res);
+    }
+    for (int d = 0; d < m->n_dofs; d++) {
+        dr[d] -= s->load_factor * t->dfext[d];
+        res[d] -= s->load_factor * s->fext[d];
+    }
+    across_lines_tangent(r, t, res, dr);
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->fixed[d])
+            dr[d] += t->dmass[d] * s->prescribed_acc[d] + m->dof_mass[d] * t->dma[d];
+    free(res);
+}
+
+/* d(the force the ground or an obstacle exerts, summed over the nodes)/dp at the end: minus
+ * its contact (and friction) elements' residual moved along the param. */
+static void end_contact_tangent(DynamicRun *r, int k, int target, double *out)
+{
+    const srd_model *m = r->b->m;
+    double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    for (int j = 0, lo, hi; j < m->n_sets; j++)
+        if (srd_sim_contact_instances(m, j, target, &lo, &hi))
+            end_set_tangent(r, k, j, lo, hi, g);
+    out[0] = out[1] = out[2] = 0;
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            out[c] -= g[m->node_dof[i] + c];
+    free(g);
+}
+
+bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
+{
+    if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED)
+        return false;
+    bool reaction = pr->kind == SRD_PROBE_REACTION;
+    if (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS))
+        return false;
+    const Record *x = at_end(r);
+    track_at(r, &r->tracks[k], x->t, x->dt);
+    if (!reaction) {
+        end_contact_tangent(r, k, pr->target, out);
+        return true;
+    }
+    size_t n = (size_t)r->n_dofs + 1;
+    double *react = srd_xcalloc(n, sizeof(double)), *dr = srd_xcalloc(n, sizeof(double));
+    end_reactions_tangent(r, k, dr);
+    srd_sim_reactions(&r->b->s, react);
+    srd_probe_reaction_tangent(r->b->m, pr, x->q1, react, r->ends[k].q, dr, out);
+    free(react), free(dr);
+    return true;
 }
 
 /* ---- adjoint ---- */
@@ -1374,12 +1539,19 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
     free(lS_ref), free(lq), free(lq_ref);
 }
 
+/* What a force probe at the run's end reads of the last step's start: the adjoints of its q0
+ * and v0, added when the backward pass has crossed that step. */
+typedef struct EndSeed {
+    double *lq0, *lv0;
+} EndSeed;
+
 typedef struct Backward {
     Tan           adj, other;
     Pull          p;
     double       *lg;
     DynamicSlopes slopes;
     void         *ctx;
+    EndSeed      *seed; /* NULL: none, or already added */
 } Backward;
 
 static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
@@ -1393,43 +1565,193 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
             snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
             return -1;
         }
+        for (int d = 0; bw->seed && d < r->n_dofs; d++) /* the run's last step: its start's share */
+            bw->adj.q[d] += bw->seed->lq0[d], bw->adj.v[d] += bw->seed->lv0[d];
+        bw->seed = NULL;
         if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
             start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
     }
     return 0;
 }
 
+static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n);
+
 int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
                     int *status, char *why, size_t why_n)
 {
-    double t0 = srd_seconds();
     param_status(r, status);
     memset(grad, 0, sizeof(double) * (size_t)r->n_params);
-    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx };
-    bw.lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
+    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL };
     for (int d = 0; d < r->n_dofs; d++) {
         bw.adj.q[d] = wq ? wq[d] : 0;
         bw.adj.v[d] = wv ? wv[d] : 0;
     }
+    return backward(r, &bw, grad, status, why, why_n);
+}
+
+/* The backward pass from bw's adjoints of the run's end (and its seed); frees bw's own. */
+static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
+{
+    double t0 = srd_seconds();
+    bw->lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
     int code = 0;
     for (int i = r->n_segments - 1; i >= 0 && code == 0; i--) {
         if (!segment_records(r, i)) {
             snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
             code = -1;
         } else
-            code = adjoint_segment(r, &bw, grad, status, why, why_n);
+            code = adjoint_segment(r, bw, grad, status, why, why_n);
     }
-    if (code == 0 && slopes)
-        slopes(ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw.adj.v, bw.adj.q, bw.adj.v);
-    start_adjoint(r, &bw.adj, grad, status);
+    if (code == 0 && bw->slopes)
+        bw->slopes(bw->ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw->adj.v, bw->adj.q, bw->adj.v);
+    start_adjoint(r, &bw->adj, grad, status);
     mark_switches(r, status);
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
-            grad[k] += dot(bw.p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw.p.lalpha * r->tracks[k].dalpha;
+            grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha;
         else
             grad[k] = 0;
-    tan_free(r, &bw.adj), tan_free(r, &bw.other), pull_free(r, &bw.p), free(bw.lg);
+    tan_free(r, &bw->adj), tan_free(r, &bw->other), pull_free(r, &bw->p), free(bw->lg);
     r->pass_seconds += srd_seconds() - t0;
+    return code;
+}
+
+/* ---- force probes at the end, by the adjoint ---- */
+
+/* Adds the transpose of instances [lo, hi) of set j's residual tangent at the end (end_set_tangent)
+ * with lam (a weight per DOF's row): into the end's q and state adjoints, the last step's start's
+ * (seed) and the pull's data and params. */
+static void end_set_adjoint(DynamicRun *r, int j, int lo, int hi, const double *lam, Backward *bw, EndSeed *seed)
+{
+    srd_sim *s = &r->b->s;
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, NULL, NULL };
+    srd_elem_batch part = s->kernels[j].batch.b;
+    part.n = hi - lo;
+    part.dofs += (size_t)lo * part.n_dofs;
+    part.res = part.dofs;
+    part.data += (size_t)lo * part.n_data;
+    part.state += (size_t)lo * part.n_state;
+    InputAdjoints out = { bw->adj.q, seed->lq0, seed->lv0, bw->adj.S[j] + (size_t)lo * part.n_state,
+                          bw->p.lc[j] + (size_t)lo * part.n_data, bw->p.lp };
+    if (hi > lo)
+        kernel_tangent_adjoint(&r->b->tangents[j], &ctx, &part, lam, r->n_dofs, &out);
+}
+
+/* The reactions' adjoint lr as the residual's (the transpose of end_reactions_tangent's across
+ * part: a sliding node's projection across its line is symmetric; other free rows give none). */
+static void reactions_to_residual(const srd_sim *s, const double *lr, double *lam)
+{
+    size_t n = (size_t)s->m->n_dofs;
+    double *free_part = srd_xcalloc(n + 1, sizeof(double)), *across = srd_xcalloc(n + 1, sizeof(double));
+    for (size_t d = 0; d < n; d++)
+        free_part[d] = s->fixed[d] ? 0 : lr[d];
+    srd_slides_across_part(s, free_part, across);
+    for (size_t d = 0; d < n; d++)
+        lam[d] = s->fixed[d] ? lr[d] : across[d];
+    free(free_part), free(across);
+}
+
+/* The turning lines' share of a reaction along param track t (end_reactions_tangent): minus
+ * lr . ((da . res) a + (a . res) da) over the sliding nodes' free rows. */
+static double turned_lines_pull(const srd_sim *s, const Track *t, const double *res, const double *lr)
+{
+    const srd_model *m = s->m;
+    double sum = 0;
+    for (int k = 0; t->geometry && k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+        if (!(s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2]))
+            continue;
+        const double *a = &s->slide_axis[3 * k], *da = &t->daxis[3 * k];
+        double turn = srd_dot3(da, &res[node]), along = srd_dot3(a, &res[node]);
+        for (int c = 0; c < 3; c++)
+            if (!s->fixed[node + c])
+                sum -= lr[node + c] * (turn * a[c] + along * da[c]);
+    }
+    return sum;
+}
+
+/* grad[k] += what the end's data, loads, params and prescribed accelerations give the seeds
+ * (lam: the residual's adjoint; lr: the reactions', NULL for a contact probe; res: the residual). */
+static void end_pull(DynamicRun *r, const Record *x, const double *lam, const double *lr, const double *res,
+                     const Pull *p, double *grad, const int *status)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < r->n_params; k++) {
+        Track *t = &r->tracks[k];
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        track_at(r, t, x->t, x->dt);
+        double sum = p->lp[k];
+        for (int j = 0; j < r->n_sets; j++)
+            sum += dot(p->lc[j], t->dc[j], data_len(r, j));
+        for (int d = 0; lr && d < r->n_dofs; d++) {
+            sum -= s->load_factor * lam[d] * t->dfext[d];
+            if (s->fixed[d])
+                sum += lr[d] * (t->dmass[d] * s->prescribed_acc[d] + s->m->dof_mass[d] * t->dma[d]);
+        }
+        grad[k] += sum + (lr ? turned_lines_pull(s, t, res, lr) : 0);
+    }
+}
+
+/* The reaction probe's seeds: w . its values through the reactions to every set's residual. */
+static void reaction_seed(DynamicRun *r, const Record *x, const srd_probe *pr, const double *w, Backward *bw,
+                          EndSeed *seed, double *grad, const int *status)
+{
+    srd_sim *s = &r->b->s;
+    size_t n = (size_t)r->n_dofs + 1;
+    double *react = srd_xcalloc(n, sizeof(double)), *lr = srd_xcalloc(n, sizeof(double));
+    double *lam = srd_xcalloc(n, sizeof(double)), *res = srd_xcalloc(n, sizeof(double));
+    srd_sim_reactions(s, react);
+    srd_probe_reaction_adjoint(s->m, pr, x->q1, react, w, bw->adj.q, lr);
+    reactions_to_residual(s, lr, lam);
+    for (int j = 0; j < r->n_sets; j++) {
+        end_set_adjoint(r, j, 0, s->kernels[j].batch.b.n, lam, bw, seed);
+        srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, res);
+    }
+    for (int d = 0; d < r->n_dofs; d++)
+        res[d] -= s->load_factor * s->fext[d];
+    end_pull(r, x, lam, lr, res, &bw->p, grad, status);
+    free(react), free(lr), free(lam), free(res);
+}
+
+/* The contact probe's seeds: w . (minus the target's elements' residual summed over the nodes). */
+static void contact_seed(DynamicRun *r, const Record *x, const srd_probe *pr, const double *w, Backward *bw,
+                         EndSeed *seed, double *grad, const int *status)
+{
+    const srd_model *m = r->b->m;
+    double *lam = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int c = 0; c < 3; c++)
+            lam[m->node_dof[i] + c] = -w[c];
+    for (int j = 0, lo, hi; j < m->n_sets; j++)
+        if (srd_sim_contact_instances(m, j, pr->target, &lo, &hi))
+            end_set_adjoint(r, j, lo, hi, lam, bw, seed);
+    end_pull(r, x, lam, NULL, NULL, &bw->p, grad, status);
+    free(lam);
+}
+
+int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
+                          size_t why_n)
+{
+    param_status(r, status);
+    memset(grad, 0, sizeof(double) * (size_t)r->n_params);
+    bool reaction = pr->kind == SRD_PROBE_REACTION;
+    if (!r->n_records || (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS)))
+        return 1;
+    if (!segment_records(r, r->n_segments - 1)) { /* the run's last step */
+        snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
+        return -1;
+    }
+    EndSeed seed = { srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)) };
+    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, NULL, NULL, &seed };
+    const Record *x = at_end(r);
+    pull_clear(r, &bw.p);
+    if (reaction)
+        reaction_seed(r, x, pr, w, &bw, &seed, grad, status);
+    else
+        contact_seed(r, x, pr, w, &bw, &seed, grad, status);
+    int code = backward(r, &bw, grad, status, why, why_n);
+    free(seed.lq0), free(seed.lv0);
     return code;
 }
 

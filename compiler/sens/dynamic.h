@@ -58,10 +58,22 @@ const double *dynamic_final_v(const DynamicRun *r);
  * solve failed (a singular step Jacobian; why says when). */
 int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *why, size_t why_n);
 
+/* After dynamic_forward: the derivative along param k of force probe pr of the simulate block
+ * at the run's end (a reaction's force and moment, 6 values; a contact force's 3), into out.
+ * False when it has none: param k not derived, a probe of the parts' contact or of a body. */
+bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out);
+
 /* The adjoint: grad[k] = dJ/dp_k for J = wq . q(T) + wv . v(T) (NULL: 0) plus what slopes adds
  * at the end of each step (NULL: nothing), for every param at once; status as above. */
 int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
                     int *status, char *why, size_t why_n);
+
+/* The adjoint for force probe pr of the simulate block at the run's end: grad[k] = d(w . its
+ * values)/dp_k (w: 6 weights for a reaction's force and moment, 3 for a contact force); status as
+ * above. 0, -1 when a solve failed (why says when), 1 when the probe has no derivative here (the
+ * parts' contact, a body's or a joint's). */
+int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
+                          size_t why_n);
 
 /* Reasons beyond static_point_why's: a param that moves a prescribed motion, and one whose
  * effect on the model's values has a switch (a kink or a jump) within reach of its difference

@@ -883,11 +883,8 @@ static void print_reaction(const StaticPoint *b, const srd_probe *pr, const srd_
                            const double *r, const double *dr)
 {
     double dfm[6];
-    char per[96];
     srd_probe_reaction_tangent(b->m, pr, b->s.q, r, dq, dr, dfm);
-    per_unit(p, per, sizeof per);
-    printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s, moment (%.12e, %.12e, %.12e) N*m%s\n", pr->name, p->name, dfm[0],
-           dfm[1], dfm[2], per, dfm[3], dfm[4], dfm[5], per);
+    grad_print_force(pr, p, dfm);
 }
 
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
@@ -935,15 +932,18 @@ bool grad_has_probe(const srd_analysis *a, int kind)
             return true;
     return false;
 }
-/* A contact probe's derivative: the total force of the ground or an obstacle on the nodes. */
-static void print_contact(const srd_probe *pr, const srd_param *p, const double *df)
+void grad_print_force(const srd_probe *pr, const srd_param *p, const double *v)
 {
     char per[96];
     per_unit(p, per, sizeof per);
-    if (isnan(df[0]))
-        printf("  d(%s)/d(%s): not derived (the parts' forces on each other)\n", pr->name, p->name);
+    if (isnan(v[0]))
+        printf("  d(%s)/d(%s): not derived (%s)\n", pr->name, p->name,
+               pr->kind == SRD_PROBE_CONTACT ? "the parts' forces on each other" : "a force probe");
+    else if (pr->kind == SRD_PROBE_REACTION)
+        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s, moment (%.12e, %.12e, %.12e) N*m%s\n", pr->name, p->name,
+               v[0], v[1], v[2], per, v[3], v[4], v[5], per);
     else
-        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s\n", pr->name, p->name, df[0], df[1], df[2], per);
+        printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s\n", pr->name, p->name, v[0], v[1], v[2], per);
 }
 
 static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq, const double *r)
@@ -960,7 +960,7 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq,
         if (pr->kind == SRD_PROBE_REACTION)
             print_reaction(b, pr, p, dq, r, dr);
         else if (pr->kind == SRD_PROBE_CONTACT)
-            print_contact(pr, p, &dc[3 * i]);
+            grad_print_force(pr, p, &dc[3 * i]);
         else
             grad_print_probe(b->m, pr, p, dq);
     }

@@ -45,7 +45,54 @@ static int adjoint_rows(DynamicRun *r, const srd_model *m, double **dq, int *sta
     return code;
 }
 
-static void print_params(const StaticPoint *b, double **dq, const int *status)
+/* The force probes' derivatives at the end along every derived param (after the forward pass),
+ * GRAD_FORCE_WIDTH values a probe; NaN where there is none. */
+static void forward_forces(DynamicRun *r, const srd_model *m, double **dforce, const int *status)
+{
+    for (int k = 0; dforce && k < m->n_params; k++)
+        for (int i = 0; i < m->simulate.n_probes; i++) {
+            double *out = &dforce[k][GRAD_FORCE_WIDTH * i];
+            const srd_probe *pr = &m->simulate.probes[i];
+            if (grad_force_probe(pr) && !(status[k] == STATIC_DERIVED && dynamic_force_probe(r, k, pr, out)))
+                for (int c = 0; c < GRAD_FORCE_WIDTH; c++)
+                    out[c] = NAN;
+        }
+}
+
+/* Force probe i's values along every param, NaN until derived. */
+static void forces_unknown(const srd_model *m, double **dforce, int i)
+{
+    for (int k = 0; k < m->n_params; k++)
+        for (int c = 0; c < GRAD_FORCE_WIDTH; c++)
+            dforce[k][GRAD_FORCE_WIDTH * i + c] = NAN;
+}
+
+/* The force probes' derivatives at the end by one adjoint pass per value (GRAD_FORCE_WIDTH a
+ * probe; NaN where there is none); 0, or -1 when a pass failed. */
+static int adjoint_forces(DynamicRun *r, const srd_model *m, double **dforce, int *status, char *why, size_t why_n)
+{
+    double *grad = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    int code = 0;
+    for (int i = 0; dforce && i < m->simulate.n_probes && code >= 0; i++) {
+        const srd_probe *pr = &m->simulate.probes[i];
+        int n = pr->kind == SRD_PROBE_REACTION ? 6 : pr->kind == SRD_PROBE_CONTACT ? 3 : 0;
+        if (n)
+            forces_unknown(m, dforce, i);
+        code = 0;
+        for (int c = 0; c < n && code == 0; c++) {
+            double w[6] = { 0 };
+            w[c] = 1;
+            code = dynamic_force_adjoint(r, pr, w, grad, status, why, why_n);
+            for (int k = 0; k < m->n_params && code == 0; k++)
+                if (status[k] == STATIC_DERIVED)
+                    dforce[k][GRAD_FORCE_WIDTH * i + c] = grad[k];
+        }
+    }
+    free(grad);
+    return code < 0 ? -1 : 0;
+}
+
+static void print_params(const StaticPoint *b, double **dq, double **dforce, const int *status)
 {
     const srd_model *m = b->m;
     for (int k = 0; k < m->n_params; k++) {
@@ -56,8 +103,13 @@ static void print_params(const StaticPoint *b, double **dq, const int *status)
             continue;
         }
         grad_print_param_head(p);
-        for (int i = 0; i < m->simulate.n_probes; i++)
-            grad_print_probe(m, &m->simulate.probes[i], p, dq[k]);
+        for (int i = 0; i < m->simulate.n_probes; i++) {
+            const srd_probe *pr = &m->simulate.probes[i];
+            if (grad_force_probe(pr))
+                grad_print_force(pr, p, &dforce[k][GRAD_FORCE_WIDTH * i]);
+            else
+                grad_print_probe(m, pr, p, dq[k]);
+        }
     }
 }
 
@@ -78,8 +130,8 @@ static void print_cost(const DynamicStats *st, const GradOptions *o)
            st->segments == 1 ? "" : "s");
 }
 
-int grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, int *status, DynamicStats *stats,
-                           char *why, size_t why_n)
+int grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, double **dforce, int *status,
+                           DynamicStats *stats, char *why, size_t why_n)
 {
     const srd_model *m = b->m;
     if (!m->simulate.n_probes) {
@@ -94,6 +146,10 @@ int grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, in
     for (int k = 0; k < m->n_params; k++)
         dv[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     int code = o->adjoint ? adjoint_rows(r, m, dq, status, why, why_n) : dynamic_forward(r, dq, dv, status, why, why_n);
+    if (code == 0 && !o->adjoint)
+        forward_forces(r, m, dforce, status);
+    else if (code == 0)
+        code = adjoint_forces(r, m, dforce, status, why, why_n);
     for (int k = 0; k < m->n_params; k++)
         free(dv[k]);
     free(dv);
@@ -107,6 +163,8 @@ int grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, in
     return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
 }
 
+bool grad_force_probe(const srd_probe *pr) { return pr->kind == SRD_PROBE_REACTION || pr->kind == SRD_PROBE_CONTACT; }
+
 const char *grad_simulation_why(const StaticPoint *b, int k, int status)
 {
     if (b->m->params[k].shapes)
@@ -118,22 +176,24 @@ int grad_simulation(StaticPoint *b, const GradOptions *o)
 {
     const srd_model *m = b->m;
     char why[512] = "";
-    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq);
-    for (int k = 0; k < m->n_params; k++)
+    double **dq = srd_xcalloc((size_t)m->n_params + 1, sizeof *dq), **dforce = srd_xcalloc((size_t)m->n_params + 1, sizeof *dforce);
+    for (int k = 0; k < m->n_params; k++) {
         dq[k] = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        dforce[k] = srd_xcalloc(GRAD_FORCE_WIDTH * (size_t)m->simulate.n_probes + 1, sizeof(double));
+    }
     int *status = srd_xcalloc((size_t)m->n_params + 1, sizeof(int));
     DynamicStats st;
-    int code = grad_simulation_derive(b, o, dq, status, &st, why, sizeof why);
+    int code = grad_simulation_derive(b, o, dq, dforce, status, &st, why, sizeof why);
     if (code == SRD_EXIT_OK) {
         if (!o->quiet)
             print_header(b, o, &st);
-        print_params(b, dq, status);
+        print_params(b, dq, dforce, status);
         if (!o->quiet)
             print_cost(&st, o);
     } else
         fprintf(messages(o), "srdc: error: %s\n", why);
     for (int k = 0; k < m->n_params; k++)
-        free(dq[k]);
-    free(dq), free(status);
+        free(dq[k]), free(dforce[k]);
+    free(dq), free(dforce), free(status);
     return code;
 }

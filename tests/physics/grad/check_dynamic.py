@@ -10,6 +10,7 @@ in the reference geometry (shaped.srd). Then a
 param whose schedule switches between its samples is named, not derived, and what is not
 covered is refused with the reason."""
 import csv
+import math
 import os
 import re
 import subprocess
@@ -33,9 +34,8 @@ def grad(model, *args, env=None):
 
 def final_probes(model, spec, more=()):
     out = tap.scratch("dyn_")
-    extra = [a for s in more for a in ("-p", s)]
-    p = subprocess.run([srdc, "run", model, "--out", out, "--quiet", "-p", spec, *extra], capture_output=True,
-                       text=True)
+    extra = [a for s in ((spec,) if spec else ()) + tuple(more) for a in ("-p", s)]
+    p = subprocess.run([srdc, "run", model, "--out", out, "--quiet", *extra], capture_output=True, text=True)
     if p.returncode:
         return None
     row = list(csv.DictReader(open(os.path.join(out, "probes.csv"))))[-1]
@@ -52,10 +52,19 @@ def final_probes(model, spec, more=()):
 SHORT = bool(os.environ.get("SRD_SANITIZED"))
 
 
-def against_differences(label, model, params, derived, more=()):
+def parts_of(probe, exact, forces):
+    """The parts of a probe compared on their own scale: a reaction's force and moment."""
+    return [(probe + " force", 0, 3), (probe + " moment", 3, 6)] if probe in forces and len(exact) == 6 else \
+        [(probe, 0, len(exact))]
+
+
+def against_differences(label, model, params, derived, more=(), forces=()):
     """Fourth-order central differences, (-f(2h) + 8 f(h) - 8 f(-h) + f(-2h)) / 12h: truncation
     about h^4 f^(5), far below 1e-6 at h = 1e-3 of the value (1e-2 for a param whose effect is
-    small, where the CSV's 12 digits would otherwise dominate)."""
+    small, where the CSV's 12 digits would otherwise dominate). A force probe (named in forces)
+    is compared part by part (a reaction's force and moment) on the larger of the part's largest
+    derivative and its value per unit of the param: a sum of forces whose derivative vanishes
+    (the ground's normal force carries the weight whatever the friction) keeps its rounding."""
     for name, (value, unit, *rel) in list(params.items())[:1 if SHORT else None]:
         h = (rel[0] if rel else 1e-3) * abs(value)
         runs = [final_probes(model, "%s=%.17g %s" % (name, value + k * h, unit), more) for k in (-2, -1, 1, 2)]
@@ -64,21 +73,30 @@ def against_differences(label, model, params, derived, more=()):
         for probe, exact in derived.get(name, {}).items():
             fd = [(runs[0][probe][i] - 8 * runs[1][probe][i] + 8 * runs[2][probe][i] - runs[3][probe][i]) / (12 * h)
                   for i in range(len(exact))]
-            scale = max(abs(v) for v in exact)
-            err = max(abs(a - b) for a, b in zip(fd, exact)) / scale
-            check(scale > 0 and err < 1e-6, "%s: d(%s)/d(%s) = %s against central differences of whole runs %s: "
-                  "relative %.2e (tol 1e-6)" % (label, probe, name, ["%.9e" % v for v in exact],
-                                               ["%.9e" % v for v in fd], err))
+            for part, lo, hi in parts_of(probe, exact, forces):
+                scale = max(abs(v) for v in exact[lo:hi])
+                if probe in forces:
+                    scale = max(scale, max(abs(v) for v in runs[1][probe][lo:hi]) / abs(value))
+                diff = max(abs(a - b) for a, b in zip(fd[lo:hi], exact[lo:hi]))
+                err = diff / scale if scale > 0 else 0 if diff == 0 else math.inf  # a one-node moment: zero
+                check(err < 1e-6, "%s: d(%s)/d(%s) = %s against central differences of whole runs %s: "
+                      "relative %.2e (tol 1e-6)" % (label, part, name, ["%.9e" % v for v in exact[lo:hi]],
+                                                   ["%.9e" % v for v in fd[lo:hi]], err))
 
 
-def forward_and_adjoint(label, model, more=(), segment=None, own=None):
+def forward_and_adjoint(label, model, more=(), segment=None, own=None, forces=()):
     """own: {param: probes} compared (others: every probe); a probe a param leaves alone has a
-    derivative of rounding, which the two passes need not share to 1e-10 of itself."""
+    derivative of rounding, which the two passes need not share to 1e-10 of itself. A force
+    probe (named in forces) is compared on the larger of its derivative and its value per unit of
+    the param, as against_differences does: the ground's total force is a sum of node forces whose
+    changes cancel (the weight stays), so its derivative keeps their rounding, not its own."""
     args = [a for s in more for a in ("-p", s)]
     p, forward = grad(model, *args)
     check(p.returncode == 0 and forward, "%s: srdc grad runs (%s)" % (label, p.stderr.strip() or "ok"))
     env = {"SRD_GRAD_SEGMENT": str(segment)} if segment else None
     q, adjoint = grad(model, "--adjoint", *args, env=env)
+    values_at = final_probes(model, None, more) if forces else {}
+    param_values = dict((m.group(1), abs(float(m.group(2)))) for m in re.finditer(r"^(\w+) = (\S+) .*:$", p.stdout, re.M))
     worst = 0
     for name, probes in forward.items():
         for probe, values in probes.items():
@@ -86,6 +104,8 @@ def forward_and_adjoint(label, model, more=(), segment=None, own=None):
                 continue
             other = adjoint.get(name, {}).get(probe, [float("nan")] * len(values))
             scale = max(abs(v) for v in values)
+            if probe in forces:
+                scale = max(scale, max(abs(v) for v in values_at[probe]) / param_values[name])
             worst = max([worst] + [abs(a - b) / scale for a, b in zip(values, other)])
     check(q.returncode == 0 and set(adjoint) == set(forward) and worst < 1e-10,
           "%s: the adjoint%s agrees with the forward sensitivities: relative %.2e (tol 1e-10)"
@@ -101,7 +121,7 @@ for method, segment in (("implicit_euler", None), ("implicit_midpoint", 7), ("ne
     with open(model, "w") as f:
         f.write(text.replace("method = implicit_euler", "method = " + method))
     derived = forward_and_adjoint("swing (%s)" % method, model, segment=segment)
-    against_differences("swing (%s)" % method, model, PARAMS, derived)
+    against_differences("swing (%s)" % method, model, PARAMS, derived, forces=("R",))
 
 # Mass-proportional damping set by a param (Newmark: its damped velocity reads v0 too): the
 # damping's own derivative, d(alpha)/dp M (c1 (q1 - q0) + c0 v0), joins each step's, and the
@@ -113,7 +133,7 @@ with open(model, "w") as f:
 derived = forward_and_adjoint("damped swing", model, segment=9)
 # rho at 5e-4 of its value: at 1e-3 the differences' truncation is 7e-7 of d(tw)/d(rho) (it
 # scales as h^4: 6.9e-3 at 1e-2, measured), too near the tolerance to tell anything.
-against_differences("damped swing", model, {"zeta": (4, "/s"), "rho": (1100, "kg/m^3", 5e-4)}, derived)
+against_differences("damped swing", model, {"zeta": (4, "/s"), "rho": (1100, "kg/m^3", 5e-4)}, derived, forces=("R",))
 p, sampled = grad(model, env={"SRD_GRAD_BY_DIFFERENCES": "1"})
 worst = max([abs(a - b) / max(map(abs, derived["zeta"][k])) for k in derived.get("zeta", {})
              for a, b in zip(derived["zeta"][k], sampled.get("zeta", {}).get(k, [float("nan")] * 4))] or [float("nan")])
@@ -128,7 +148,7 @@ with open(model, "w") as f:
                          "simulate {\n  start = equilibrium;\n  method = newmark;")
             .replace("sin(2 * pi * 3 Hz * t)", "cos(2 * pi * 3 Hz * t)"))
 derived = forward_and_adjoint("swing from equilibrium", model, segment=11)
-against_differences("swing from equilibrium", model, PARAMS, derived)
+against_differences("swing from equilibrium", model, PARAMS, derived, forces=("R",))
 
 # Ground contact, Coulomb friction, mass damping and actuated rest lengths: the earthworm for
 # 1 s, at a period whose tent schedules' corners fall between the samples' times.
@@ -138,13 +158,16 @@ with open(os.path.join(examples, "earthworm.srd")) as f:
 with open(worm, "w") as f:
     f.write(worm_text.replace("duration = 10 s;", "duration = 1 s; tolerance = 1e-12;")
             .replace('  output vtk "earthworm" every 50 ms;\n', "")
-            .replace("planar;", "planar;\ndamping { alpha = 2 /s; }"))
+            .replace("planar;", "planar;\ndamping { alpha = 2 /s; }")
+            .replace("probe front_x = worm.end.x every 10 ms;", "probe front_x = worm.end.x every 10 ms;\n"
+                     "  probe G = contact_force(ground);"))
 at = ["period=0.613 s"]
-derived = forward_and_adjoint("earthworm", worm, more=at, segment=13)
-against_differences("earthworm", worm, {"stroke": (1e-3, "m"), "mu": (0.25, "", 1e-2)}, derived, more=at)
+derived = forward_and_adjoint("earthworm", worm, more=at, segment=13, forces=("G",))
+against_differences("earthworm", worm, {"stroke": (1e-3, "m"), "mu": (0.25, "", 1e-2)}, derived, more=at,
+                    forces=("G",))
 # The run's response to the period varies quickly (the friction's stick and slip move with the
 # contraction's timing): differences at 1e-3 of it are off by 2e-3, at 1e-4 they converge.
-against_differences("earthworm", worm, {"period": (0.613, "s", 1e-4)}, derived)
+against_differences("earthworm", worm, {"period": (0.613, "s", 1e-4)}, derived, forces=("G",))
 
 # At period = 0.6 s the tent's corners fall on step times (t = 0.2 s, ...): the schedule's value
 # has a kink there as a function of the period, so the period has no derivative, and says so.
@@ -243,7 +266,7 @@ with open(os.path.join(examples, "plate_press.srd")) as f:
 with open(press, "w") as f:
     f.write(re.sub(r"duration = [^;]+;", "duration = 1.2 s;", press_text).replace("tolerance = 1e-10", "tolerance = 1e-12"))
 derived = forward_and_adjoint("moving obstacle", press)
-against_differences("moving obstacle", press, {"travel": (2.5e-3, "m")}, derived)
+against_differences("moving obstacle", press, {"travel": (2.5e-3, "m")}, derived, forces=("F",))
 
 # Prescribed motion: both ends of a rod driven (`move`), the motion's amplitude and frequency
 # and E derived, with implicit Euler and Newmark (whose driven DOFs take the motion's
@@ -256,7 +279,7 @@ for method in ("implicit_euler", "newmark"):
         f.write(moved_text.replace("METHOD", method))
     derived = forward_and_adjoint("prescribed motion (%s)" % method, model)
     against_differences("prescribed motion (%s)" % method, model,
-                        {"squeeze": (2e-3, "m"), "w": (3, "Hz"), "E": (3e6, "Pa")}, derived)
+                        {"squeeze": (2e-3, "m"), "w": (3, "Hz"), "E": (3e6, "Pa")}, derived, forces=("R",))
 
 # Params in the reference geometry (shaped.srd): the start, the elements' reference state
 # (frames, rest lengths, masses, tau0), the held DOFs and the sliding clamps' lines move with
@@ -266,7 +289,7 @@ for method in ("implicit_euler", "newmark"):
 # only 6e-11 apart, its start acceleration a residual of 1e-13 N over small masses; undamped, it
 # loses the plate's Newton iterations at t = 38 ms for L = 3.996 cm.) Each param against its own
 # part's probes; the other parts' derivatives stay below 1e-9 (the samples' rounding, 1e-13).
-OWN = {"R": ("hook_tip", "twist"), "a": ("arm_tip",), "L": ("plate_tip",), "W": ("plate_tip",)}
+OWN = {"R": ("hook_tip", "twist", "hook_root"), "a": ("arm_tip", "arm_root"), "L": ("plate_tip",), "W": ("plate_tip",)}
 GEOMETRY = {"R": (0.05, "m"), "a": (0.3, ""), "L": (0.04, "m"), "W": (0.02, "m")}
 with open(os.path.join(here, "shaped.srd")) as f:
     shaped_text = f.read()
@@ -283,7 +306,8 @@ for label, start, params in (("midpoint", "method = implicit_midpoint;", "RaLW")
               % (label, name, max(others or [float("nan")])))
         own = {name: {probe: v for probe, v in derived.get(name, {}).items() if probe in OWN[name]}}
         if name in params:
-            against_differences("geometry (%s)" % label, model, {name: GEOMETRY[name]}, own)
+            against_differences("geometry (%s)" % label, model, {name: GEOMETRY[name]}, own,
+                                forces=("hook_root", "arm_root"))
 
 # Contact between parts (cross.srd): a beam sags onto a crossing bar and slides along it
 # against friction. Each step is linearised with the pairs its solve held; the contact block's
