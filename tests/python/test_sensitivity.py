@@ -80,6 +80,11 @@ def test_simulation_same_as_srdc_grad(srdc, adjoint):
         assert np.allclose(np.atleast_1d(grads[probe][param]), expected, rtol=1e-10, atol=0), (probe, param)
         seen += 1
     assert seen == 8, "two probes, four params"
+    for param, force, moment in re.findall(r"d\(R\)/d\((\w+)\) = \(([^)]*)\) \S+, moment \(([^)]*)\)", printed):
+        expected = np.array([float(v) for v in (force + "," + moment).split(",")])
+        assert np.allclose(grads["R"][param], expected, rtol=1e-9, atol=0), ("R", param)  # forward or adjoint
+        seen += 1
+    assert seen == 12, "and the clamp's reaction"
     with pytest.raises(srd.ModelError, match="no `simulate` block"):
         srd.simulation_gradient(ARM)
 ROD = os.path.join(ROOT, "tests", "physics", "grad_modal", "rod.srd")
