@@ -618,16 +618,15 @@ static void track_open(DynamicRun *r, int k, Track *t)
         track_take(r, k, t, &st);
         return;
     }
-    if (r->b->s.pairs) { /* the samples would not see the pairs' data, made at run time */
-        t->status = STATIC_MOVES_PAIRS;
-        return;
-    }
     PointSample x[4];
     bool ok = r->schedules != NULL;
     for (int i = 0; i < 4; i++)
         ok &= point_sample_open(r->b, r->o, k, t->st.at[i], &x[i]);
+    const srd_model *models[4] = { x[0].m, x[1].m, x[2].m, x[3].m };
+    bool pairs = ok && point_pairs_of_samples(r->b->m, models, &t->st, t->dpairs); /* made at run time */
     t->geometry = ok && moves_geometry(r, x);
-    t->status = !ok ? STATIC_NOT_SAMPLED : t->geometry && r->b->m->n_motions ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+    t->status = !ok ? STATIC_NOT_SAMPLED : r->b->s.pairs && !pairs ? STATIC_MOVES_PAIRS
+              : t->geometry && r->b->m->n_motions ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
         track_allocate(r, k, t, x);
     if (t->status == STATIC_DERIVED && t->geometry)

@@ -40,8 +40,13 @@ typedef struct Sample {
     double  *q0;      /* the step start's (the reference, but a driven DOF's motion) */
     double  *x0;      /* the nodes' reference positions */
     double  *axis;    /* the sliding clamps' lines' directions (3 per slide) */
+    double   contact[5]; /* the contact block's values (ElabTangent.pairs's order) */
+    bool     parts_moved; /* the pairs' data beyond the block's differ from the base's */
     bool     ok;
 } Sample;
+
+static void contact_values(const srd_model *m, double v[5]);
+static bool part_pair_data_differ(const srd_model *a, const srd_model *b);
 
 /* Where messages go: the options' stream (the C API's, to return them), else stderr. */
 static FILE *messages(const GradOptions *o) { return o->errors ? o->errors : stderr; }
@@ -280,6 +285,8 @@ static Sample sample_at(const StaticPoint *b, const GradOptions *o, int k, doubl
         x.q0 = copy_of(s->q0, (size_t)ps.m->n_dofs);
         x.x0 = copy_of(ps.m->x0, 3 * (size_t)ps.m->n_nodes);
         x.axis = copy_of(s->slide_axis, 3 * (size_t)ps.m->n_slides);
+        contact_values(ps.m, x.contact);
+        x.parts_moved = part_pair_data_differ(b->m, ps.m);
         x.mass = srd_xcalloc((size_t)ps.m->n_dofs + 1, sizeof(double));
         for (int d = 0; d < ps.m->n_dofs; d++)
             x.mass[d] = modal_dof_mass(ps.m, d);
@@ -327,6 +334,41 @@ bool point_switches(const Stencil *st, const double *const *f, const double *bas
     return false;
 }
 
+/* The contact block's values in ElabTangent.pairs's order. */
+static void contact_values(const srd_model *m, double v[5])
+{
+    const srd_self_contact *c = &m->self_contact;
+    v[0] = c->delta, v[1] = c->stiffness, v[2] = c->friction, v[3] = c->slip_velocity, v[4] = c->radius;
+}
+
+/* Whether the pairs' data of a and b differ beyond the contact block's: a part's own contact
+ * radius (none given in `contact`), a rigid body's shape. */
+static bool part_pair_data_differ(const srd_model *a, const srd_model *b)
+{
+    for (int o = 0; a->self_contact.radius <= 0 && o < a->n_objects; o++)
+        if (srd_contact_radius(a, o) != srd_contact_radius(b, o))
+            return true;
+    for (int k = 0; k < a->n_bodies; k++)
+        if (memcmp(a->bodies[k].size, b->bodies[k].size, sizeof a->bodies[k].size) || a->bodies[k].shape != b->bodies[k].shape)
+            return true;
+    return false;
+}
+
+bool point_pairs_of_samples(const srd_model *base, const srd_model *const models[4], const Stencil *st,
+                            double dpairs[5])
+{
+    memset(dpairs, 0, 5 * sizeof(double));
+    bool same = true;
+    for (int i = 0; i < 4; i++) {
+        double v[5];
+        contact_values(models[i], v);
+        for (int c = 0; c < 5; c++)
+            dpairs[c] += st->w[i] * v[c];
+        same &= !part_pair_data_differ(base, models[i]);
+    }
+    return same;
+}
+
 /* sum_i w_i f_i, entry by entry. */
 static double *difference(double *const *f, size_t n, const Stencil *st)
 {
@@ -353,10 +395,10 @@ static bool geometry_moves(const StaticPoint *b, const Sample *x)
 }
 
 /* Where a moving reference geometry is not derived: rigid bodies (their axes and inertia are the
- * reference's) and contact between parts. */
+ * reference's). */
 static bool geometry_derivable(const StaticPoint *b)
 {
-    return !b->m->n_bodies && !b->s.pairs;
+    return !b->m->n_bodies;
 }
 
 
@@ -432,7 +474,7 @@ static bool samples_switch(const StaticPoint *b, const Sample *x, const Stencil 
     bool kink = false;
     for (int j = 0; j < b->m->n_sets && !kink; j++) {
         const srd_elem_batch *bt = &b->s.kernels[j].batch.b;
-        size_t n = (size_t)bt->n * (size_t)bt->n_data;
+        size_t n = (size_t)b->m->sets[j].n * (size_t)bt->n_data; /* a pairs' set: none in the samples */
         double *f[4];
         for (int i = 0; i < 4; i++) {
             f[i] = copy_of(x[i].columns[j], n);
@@ -470,6 +512,10 @@ static void deriv_of_samples(const StaticPoint *b, const Sample *x, const Stenci
     double *g[4] = { x[0].mass, x[1].mass, x[2].mass, x[3].mass };
     d->mass = difference(g, (size_t)m->n_dofs, st);
     d->held = held_derivative(b, x, st);
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 5; c++)
+            d->pairs[c] += st->w[i] * x[i].contact[c];
+    sens_pair_columns(&b->s, d->pairs, d->columns); /* the pairs the equilibrium holds */
 }
 
 /* The reference geometry's tangents: the step start's configuration and the elements' state. */
@@ -504,8 +550,10 @@ static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv
         x[i] = sample_at(b, o, k, st.at[i]);
         ok &= x[i].ok;
     }
-    bool moved = ok && geometry_moves(b, x);
-    int status = !ok ? STATIC_NOT_SAMPLED : moved && !geometry_derivable(b) ? STATIC_MOVES_GEOMETRY
+    bool moved = ok && geometry_moves(b, x), parts = false;
+    for (int i = 0; i < 4 && ok && b->s.pairs; i++)
+        parts |= x[i].parts_moved;
+    int status = !ok ? STATIC_NOT_SAMPLED : parts ? STATIC_MOVES_PAIRS : moved && !geometry_derivable(b) ? STATIC_MOVES_GEOMETRY
                : samples_switch(b, x, &st) ? STATIC_NOT_SMOOTH : motion_moves(b, x) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
     if (status == STATIC_DERIVED || status == STATIC_MOVES_MOTION)
         deriv_of_samples(b, x, &st, d);
@@ -652,8 +700,6 @@ static int param_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
 {
     memset(d, 0, sizeof *d);
     int status = exact_derivative(b, o, k, d);
-    if (status < 0 && b->s.pairs) /* the samples would not see the pairs' data, made at run time */
-        return STATIC_MOVES_PAIRS;
     return status >= 0 ? status : sampled_derivative(b, o, k, d);
 }
 
@@ -822,7 +868,8 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
     memset(d, 0, sizeof *d);
     Deriv dd;
     int status = param_derivative(b, o, k, &dd);
-    if (status == STATIC_DERIVED && dd.q0) /* the modes' stiffness along a moving reference: not yet */
+    if ((status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) && dd.q0) /* the modes' stiffness along a moving
+                                                                                reference (its held DOFs too): not yet */
         status = STATIC_MOVES_GEOMETRY;
     if (status == STATIC_DERIVED) {
         d->columns = dd.columns, d->mass = dd.mass;
@@ -907,7 +954,7 @@ const char *static_point_why(int status)
         "",
         "the stiffness is singular",
         ("it moves the reference geometry: derived for a static equilibrium and a simulation, not yet with rigid "
-         "bodies, contact between parts or a simulation's prescribed motion, nor for natural frequencies"),
+         "bodies or a simulation's prescribed motion, nor for natural frequencies"),
         "its range is too narrow to sample around its value",
         "the model could not be built at nearby values",
     };
@@ -916,9 +963,8 @@ const char *static_point_why(int status)
     if (status == STATIC_NO_KERNELS)
         return "the elements' tangent kernels could not be built (the message above says why)";
     if (status == STATIC_MOVES_PAIRS)
-        return "with contact between parts, it moves the parts' contact radius (a rod's radius or a shell's thickness, "
-               "which the pairs take when `contact` gives no `radius`), or it moves the model in a way only elaborating "
-               "it again shows: not derived yet";
+        return "with contact between parts, it moves the parts' own contact data (a rod's radius or a shell's "
+               "thickness, which the pairs take when `contact` gives no `radius`; a rigid body's shape): not derived yet";
     if (status == STATIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of an expression): no derivative";

@@ -116,6 +116,12 @@ bool point_stencil(const srd_param *p, Stencil *st);
  * or periodic wrap in a schedule puts it near h times the slope's jump. */
 bool point_switches(const Stencil *st, const double *const *f, const double *base, const double *d, size_t n,
                     size_t width);
+/* How the contact pairs' data move between four samples of a param (models[i] at st->at[i]):
+ * the contact block's values' derivative (ElabTangent.pairs's order) into dpairs. False when the
+ * samples move pair data that are not the block's: the parts' own contact radii, rigid bodies'
+ * shapes. */
+bool point_pairs_of_samples(const srd_model *base, const srd_model *const models[4], const Stencil *st,
+                            double dpairs[5]);
 
 /* Prints "name = value unit:", the line above a param's derivatives. */
 void grad_print_param_head(const srd_param *p);

@@ -316,11 +316,13 @@ for label, start, params in (("midpoint", "method = implicit_midpoint;", "RaLW")
 # run's response to the contact's radius is too steep for differences at 1e-3: at 1e-4 they
 # agree to 2e-9), for the contact's values and the density. Steps chosen by measurement: under
 # Euler kc's at 1e-2 (at 1e-3 the probes' 12 digits leave 1e-6 of the tip's small x derivative)
-# and E's at 5e-4 (truncation, h^4: 1.1e-6 at 1e-3); under Newmark r's at 1e-4 (5e-5 at 1e-3).
+# and E's at 5e-4 (truncation, h^4: 1.1e-6 at 1e-3), L's at 1e-4 (9e-6 at 1e-3, 9e-8 at 3e-4);
+# under Newmark r's at 1e-4 (5e-5 at 1e-3). zb and L move the reference geometry (by the samples'
+# route), the pairs' data stay.
 with open(os.path.join(here, "cross.srd")) as f:
     cross_text = f.read()
 CROSS = {"E": (5e7, "Pa", 5e-4), "kc": (200, "N/m", 1e-2), "delta": (2e-4, "m"), "mu": (0.3, ""), "r": (1e-3, "m"),
-         "rho": (1100, "kg/m^3"), "F": (5e-4, "N")}
+         "rho": (1100, "kg/m^3"), "F": (5e-4, "N"), "zb": (-2.4e-3, "m"), "L": (0.1, "m", 1e-4)}
 for method, damping, params in (("implicit_euler", "5 /s", CROSS),
                                 ("newmark", "60 /s", {"kc": (200, "N/m"), "mu": (0.3, ""), "r": (1e-3, "m", 1e-4),
                                                       "rho": (1100, "kg/m^3")})):

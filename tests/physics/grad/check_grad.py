@@ -312,7 +312,8 @@ for name, value, unit in (("R", 0.05, "m"), ("a", 0.3, ""), ("L", 0.04, "m"), ("
           % (name, max(others or [math.nan])))
 
 # Contact between parts at rest (cross.srd made static: the beam lies on the crossing bar, pushed
-# sideways): the pairs' data move with the contact block's values; friction, which acts over a
+# sideways): the pairs' data move with the contact block's values, the reference with the bar's
+# height and the beam's length; friction, which acts over a
 # step only, leaves the equilibrium alone (its derivative is exactly zero). Against fourth-order
 # differences of static runs; steps at 1e-3, kc's and delta's at 1e-2 (at 1e-3 the probes' 12
 # digits leave 1e-6 of the tip's small x and y derivatives).
@@ -324,10 +325,11 @@ with open(cross, "w") as f:
             "static { load_steps = 4; tolerance = 1e-12; probe tip = beam.end; probe cross = beam.node(7); }\n")
 p = subprocess.run([srdc, "grad", cross], capture_output=True, text=True)
 parts = derivatives(p.stdout)
-check(p.returncode == 0 and len(parts) == 7 and all(v == 0 for vals in parts.get("mu", {"": [1]}).values() for v in vals),
+check(p.returncode == 0 and len(parts) == 9 and all(v == 0 for vals in parts.get("mu", {"": [1]}).values() for v in vals),
       "contact between parts at rest: every param derived, friction's exactly zero (%s)" % (p.stderr.strip() or "ok"))
 for name, value, unit, step in (("E", 5e7, "Pa", 1e-3), ("rho", 1100, "kg/m^3", 1e-3), ("F", 5e-4, "N", 1e-3),
-                                ("kc", 200, "N/m", 1e-2), ("delta", 2e-4, "m", 1e-2), ("r", 1e-3, "m", 1e-3)):
+                                ("kc", 200, "N/m", 1e-2), ("delta", 2e-4, "m", 1e-2), ("r", 1e-3, "m", 1e-3),
+                                ("zb", -2.4e-3, "m", 1e-3), ("L", 0.1, "m", 1e-3)):
     h = step * value
     rows = [static_row(cross, name, value + i * h, unit) for i in (-2, -1, 1, 2)]
     for probe, exact in parts.get(name, {"tip": [math.nan] * 3}).items():
@@ -343,7 +345,7 @@ with open(cross, "w") as f:
             .replace("radius = 1 mm; material = beam_stuff;", "radius = r; material = beam_stuff;") +
             "static { load_steps = 4; tolerance = 1e-12; probe tip = beam.end; }\n")
 p = subprocess.run([srdc, "grad", cross], capture_output=True, text=True)
-check(p.returncode == 0 and re.search(r"r: .*it moves the parts' contact radius", p.stdout) and "kc" in derivatives(p.stdout),
+check(p.returncode == 0 and re.search(r"r: .*it moves the parts' own contact data", p.stdout) and "kc" in derivatives(p.stdout),
       "a rod's radius the pairs take is named, not derived; kc still is: %s" %
       [line for line in p.stdout.splitlines() if line.startswith("r")])
 

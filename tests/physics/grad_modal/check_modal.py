@@ -108,6 +108,10 @@ with open(touching, "w") as f:
             "static { load_steps = 4; tolerance = 1e-12; }\nmodes { count = 4; at = equilibrium; }\n")
 against_differences(touching, {"E": (5e7, "Pa"), "rho": (1100, "kg/m^3"), "F": (5e-4, "N"), "kc": (200, "N/m"),
                                "delta": (2e-4, "m"), "r": (1e-3, "m")})
+_, _, stdout = grad(touching)
+named = re.findall(r"^(zb|L): (it moves the reference geometry.*)$", stdout, re.M)
+check(len(named) == 2, "the bar's height and the beam's length move the reference geometry: named for the modes (%s)"
+      % (named[:1] or stdout.strip()))
 
 # A symmetric rod's two bending directions share each frequency: no derivative, said clearly.
 with open(os.path.join(here, "rod.srd")) as f:
