@@ -76,6 +76,13 @@ static bool block_mentions(const Stmt *s, const char *name)
 
 /* What probe p gives the controller: components and dimension; false for a motor's torque,
  * whose dimension depends on the joint. A reaction gives its force (the first three values). */
+int elab_objective_probe_width(const srd_probe *p)
+{
+    if (p->kind == SRD_PROBE_STATE)
+        return p->dof >= 0 ? 1 : 3;
+    return p->kind == SRD_PROBE_REACTION || p->kind == SRD_PROBE_CONTACT ? 3 : 0;
+}
+
 bool elab_probe_type(const srd_probe *p, int *n, Dims *d)
 {
     *n = 3;

@@ -365,6 +365,11 @@ enum { ELAB_MAX_MEMO = 65536 };
     } while (0)
 void *elab_grow(void *p, size_t size);
 
+/* How many data slots probe p takes in an `optimize` objective: a state probe its value's
+ * components (1, or a node's 3), a reaction or a contact force its force (3; a reaction's
+ * moment is not read), a body's or a joint's none. The slots follow the probes' order. */
+int elab_objective_probe_width(const srd_probe *p);
+
 /* Builds the model from a parsed program; NULL after reporting errors. */
 srd_model *elab_program(Program *prog, Arena *arena, const char *source);
 /* The same with run-time param overrides ("name=value", the value with a unit): each

@@ -1408,19 +1408,19 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
     return value_kernel(&L, kind, r, st->n, out);
 }
 
-/* Binds the state probes of the objective's analysis to data slots 0, 1, ... (a node probe's
- * three components in a row); returns the number of slots. */
+/* Binds the probes of the objective's analysis to data slots 0, 1, ... (a node probe's three
+ * components in a row, a force probe's force); returns the number of slots. */
 static int bind_probe_slots(Lower *L)
 {
     const srd_analysis *a = srd_objective_analysis(L->model);
     int first = 0;
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
-        if (p->kind != SRD_PROBE_STATE)
+        if (!elab_objective_probe_width(p))
             continue;
         Sym v = sym_err();
         v.kind = SY_NUM;
-        v.n = p->dof >= 0 ? 1 : 3;
+        v.n = elab_objective_probe_width(p);
         for (int j = 0; j < v.n; j++)
             v.c[j] = input(L, KIN_DATA, first + j);
         first += v.n;

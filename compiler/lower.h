@@ -84,10 +84,9 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
 bool lower_control_step(const Program *prog, const srd_model *model, const char *kind, int step, LoweredElement *out,
                         char *err, size_t err_n);
 
-/* Lowers the model's `optimize` objective: a scalar (res[0]) of the state probes of
- * srd_objective_analysis,
- * their values in data slots 0, 1, ... (in probe order, a node probe's three components in a
- * row), of the values of its terms (optimize.terms[k] in the data slot after the probes' + k)
+/* Lowers the model's `optimize` objective: a scalar (res[0]) of the probes of
+ * srd_objective_analysis, their values in data slots 0, 1, ... (in probe order, as many as
+ * elab_objective_probe_width gives each), of the values of its terms (optimize.terms[k] in the data slot after the probes' + k)
  * and of the params (KIN_PARAM inputs). */
 bool lower_objective(const Program *prog, const srd_model *model, LoweredElement *out, char *err, size_t err_n);
 /* Lowers the expression of term k of the objective (an integrand, or a tracked value): a scalar

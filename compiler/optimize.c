@@ -82,8 +82,8 @@ static bool bind_static_probes(Elab *e, const Stmt *s)
     for (int i = 0; i < a->n_probes; i++) {
         int n;
         Dims dims;
-        if (a->probes[i].kind != SRD_PROBE_STATE || !elab_probe_type(&a->probes[i], &n, &dims))
-            continue; /* force probes have no derivative yet: unknown names in the objective */
+        if (!elab_objective_probe_width(&a->probes[i]) || !elab_probe_type(&a->probes[i], &n, &dims))
+            continue; /* a body's or a joint's probes have no derivative yet: unknown names in the objective */
         Value v = value_num(NAN, dims);
         v.n = n;
         v.known = false;

@@ -105,6 +105,9 @@ struct DynamicRun {
     double             bytes_now, peak_bytes, record_bytes;
     double             run_seconds, pass_seconds; /* the first run; the passes so far */
     Track             *tracks;
+    int               *start_pairs, n_start_pairs; /* the start's, as its probes read it */
+    double             start_dt;
+    int                start_dynamic;
     Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the
                                      * last step's start (force probes read both) */
     ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
@@ -359,6 +362,18 @@ static int start_run(DynamicRun *r)
     return 0;
 }
 
+/* What the start's probes read besides the state: its pairs, its step and its dynamic flag. */
+static void keep_start(DynamicRun *r, const srd_sim *s)
+{
+    const int *pairs = NULL;
+    r->n_start_pairs = s->pairs ? srd_pairs_held(s->pairs, &pairs) : 0;
+    r->start_pairs = srd_xcalloc(2 * (size_t)r->n_start_pairs + 1, sizeof(int));
+    if (r->n_start_pairs)
+        memcpy(r->start_pairs, pairs, 2 * sizeof(int) * (size_t)r->n_start_pairs);
+    r->start_dt = s->dt;
+    r->start_dynamic = s->dynamic;
+}
+
 /* Steps the whole run, saving a checkpoint at each segment's start; records it when it is one
  * segment. */
 static int first_run(DynamicRun *r, char *why, size_t why_n)
@@ -368,6 +383,7 @@ static int first_run(DynamicRun *r, char *why, size_t why_n)
     r->segments = srd_xcalloc((size_t)r->n_segments + 1, sizeof *r->segments);
     r->kept = r->n_segments <= 1;
     int code = 0;
+    keep_start(r, s);
     each_step(r);
     for (long k = 1; k <= r->steps && code == 0; k++) {
         Segment *seg = &r->segments[(k - 1) / r->per_segment];
@@ -445,7 +461,7 @@ void dynamic_run_free(DynamicRun *r)
     free(r->segments);
     for (int k = 0; r->S_ref && k < r->n_sets; k++)
         free(r->S_ref[k]);
-    free(r->S_ref), free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT);
+    free(r->S_ref), free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);
     free(r->dq_eq), free(r->eq_status);
@@ -1127,13 +1143,28 @@ static void forget_ends(DynamicRun *r)
     r->ends = r->last = NULL;
 }
 
-/* The sim at the run's end as its probes read it (write_probes after the last step): the last
- * step's end with its start's inputs, the elements' state carried to the end, its pairs, and the
- * schedules and prescribed motion (its acceleration) there. */
-static const Record *at_end(DynamicRun *r)
+/* Where and when force probes are read: the positions, the time and the step. */
+typedef struct Instant {
+    const double *q;
+    double        t, dt;
+} Instant;
+
+/* The schedules and the prescribed motion (its accelerations) at time t, on the sim. */
+static void motion_at(DynamicRun *r, double t, const double *q, const double *v)
 {
     srd_sim *s = &r->b->s;
-    const Record *x = &r->records[r->n_records - 1];
+    srd_sim_apply_schedules(s, t);
+    double *qm = dup(q, (size_t)r->n_dofs), *vm = dup(v, (size_t)r->n_dofs);
+    srd_motion_impose(s, t, 1, qm, vm);
+    free(qm), free(vm);
+}
+
+/* The sim at the end of record x's step as the probes read it there (write_probes after a step):
+ * its end with its start's inputs, the elements' state carried to the end, its pairs, and the
+ * schedules and prescribed motion there. */
+static Instant at_record_end(DynamicRun *r, const Record *x)
+{
+    srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     hold_pairs(s, x);
@@ -1142,11 +1173,26 @@ static const Record *at_end(DynamicRun *r)
         srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, x->q0, x->q1);
     }
     s->t = x->t, s->dt = x->dt, s->dynamic = 1;
-    srd_sim_apply_schedules(s, x->t);
-    double *q = dup(x->q1, (size_t)r->n_dofs), *v = dup(x->v1, (size_t)r->n_dofs);
-    srd_motion_impose(s, x->t, 1, q, v); /* the prescribed accelerations there */
-    free(q), free(v);
-    return x;
+    motion_at(r, x->t, x->q1, x->v1);
+    return (Instant){ x->q1, x->t, x->dt };
+}
+
+/* The sim at the run's start as the objective's first record read it (the start's pairs, its
+ * dynamic flag). */
+static Instant at_start_record(DynamicRun *r)
+{
+    srd_sim *s = &r->b->s;
+    const Record *first = &r->records[0];
+    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
+    memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
+    memcpy(s->a0, first->a0, bytes);
+    if (s->pairs)
+        srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
+    for (int k = 0; k < r->n_sets; k++)
+        memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
+    s->t = 0, s->dt = r->start_dt, s->dynamic = r->start_dynamic;
+    motion_at(r, 0, r->q_start, first->v0);
+    return (Instant){ r->q_start, 0, r->start_dt };
 }
 
 /* Adds into g (a row per DOF, held ones too) instances [lo, hi) of set j's residual at the end
@@ -1242,7 +1288,8 @@ bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
     bool reaction = pr->kind == SRD_PROBE_REACTION;
     if (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS))
         return false;
-    const Record *x = at_end(r);
+    const Record *x = &r->records[r->n_records - 1];
+    at_record_end(r, x);
     track_at(r, &r->tracks[k], x->t, x->dt);
     if (!reaction) {
         end_contact_tangent(r, k, pr->target, out);
@@ -1538,8 +1585,8 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
     free(lS_ref), free(lq), free(lq_ref);
 }
 
-/* What a force probe at the run's end reads of the last step's start: the adjoints of its q0
- * and v0, added when the backward pass has crossed that step. */
+/* What force probes read of a step's start (the adjoints of its q0 and v0), added when the
+ * backward pass has crossed the step. */
 typedef struct EndSeed {
     double *lq0, *lv0;
 } EndSeed;
@@ -1550,72 +1597,12 @@ typedef struct Backward {
     double       *lg;
     DynamicSlopes slopes;
     void         *ctx;
-    EndSeed      *seed; /* NULL: none, or already added */
+    EndSeed      *seed;    /* the step being crossed's, or NULL */
+    EndSeed       pending; /* its storage */
+    double       *forces;  /* the slopes' weights on the force probes (GRAD_FORCE_WIDTH a probe) */
 } Backward;
 
-static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
-{
-    for (long i = r->n_records - 1; i >= 0; i--) {
-        const Record *x = &r->records[i];
-        if (x->step > 0 && bw->slopes)
-            bw->slopes(bw->ctx, x->step, x->t, x->q1, x->v1, bw->adj.q, bw->adj.v);
-        linearize(r, x);
-        if (adjoint_record(r, x, &bw->adj, &bw->other, &bw->p, bw->lg, grad, status) != 0) {
-            snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
-            return -1;
-        }
-        for (int d = 0; bw->seed && d < r->n_dofs; d++) /* the run's last step: its start's share */
-            bw->adj.q[d] += bw->seed->lq0[d], bw->adj.v[d] += bw->seed->lv0[d];
-        bw->seed = NULL;
-        if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
-            start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
-    }
-    return 0;
-}
-
-static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n);
-
-int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
-                    int *status, char *why, size_t why_n)
-{
-    param_status(r, status);
-    memset(grad, 0, sizeof(double) * (size_t)r->n_params);
-    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL };
-    for (int d = 0; d < r->n_dofs; d++) {
-        bw.adj.q[d] = wq ? wq[d] : 0;
-        bw.adj.v[d] = wv ? wv[d] : 0;
-    }
-    return backward(r, &bw, grad, status, why, why_n);
-}
-
-/* The backward pass from bw's adjoints of the run's end (and its seed); frees bw's own. */
-static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
-{
-    double t0 = srd_seconds();
-    bw->lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
-    int code = 0;
-    for (int i = r->n_segments - 1; i >= 0 && code == 0; i--) {
-        if (!segment_records(r, i)) {
-            snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
-            code = -1;
-        } else
-            code = adjoint_segment(r, bw, grad, status, why, why_n);
-    }
-    if (code == 0 && bw->slopes)
-        bw->slopes(bw->ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw->adj.v, bw->adj.q, bw->adj.v);
-    start_adjoint(r, &bw->adj, grad, status);
-    mark_switches(r, status);
-    for (int k = 0; k < r->n_params; k++)
-        if (status[k] == STATIC_DERIVED)
-            grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha;
-        else
-            grad[k] = 0;
-    tan_free(r, &bw->adj), tan_free(r, &bw->other), pull_free(r, &bw->p), free(bw->lg);
-    r->pass_seconds += srd_seconds() - t0;
-    return code;
-}
-
-/* ---- force probes at the end, by the adjoint ---- */
+/* ---- force probes by the adjoint (at the run's end, or an objective's at every step) ---- */
 
 /* Adds the transpose of instances [lo, hi) of set j's residual tangent at the end (end_set_tangent)
  * with lam (a weight per DOF's row): into the end's q and state adjoints, the last step's start's
@@ -1671,7 +1658,7 @@ static double turned_lines_pull(const srd_sim *s, const Track *t, const double *
 
 /* grad[k] += what the end's data, loads, params and prescribed accelerations give the seeds
  * (lam: the residual's adjoint; lr: the reactions', NULL for a contact probe; res: the residual). */
-static void end_pull(DynamicRun *r, const Record *x, const double *lam, const double *lr, const double *res,
+static void end_pull(DynamicRun *r, const Instant *at, const double *lam, const double *lr, const double *res,
                      const Pull *p, double *grad, const int *status)
 {
     const srd_sim *s = &r->b->s;
@@ -1679,7 +1666,7 @@ static void end_pull(DynamicRun *r, const Record *x, const double *lam, const do
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
-        track_at(r, t, x->t, x->dt);
+        track_at(r, t, at->t, at->dt);
         double sum = p->lp[k];
         for (int j = 0; j < r->n_sets; j++)
             sum += dot(p->lc[j], t->dc[j], data_len(r, j));
@@ -1693,7 +1680,7 @@ static void end_pull(DynamicRun *r, const Record *x, const double *lam, const do
 }
 
 /* The reaction probe's seeds: w . its values through the reactions to every set's residual. */
-static void reaction_seed(DynamicRun *r, const Record *x, const srd_probe *pr, const double *w, Backward *bw,
+static void reaction_seed(DynamicRun *r, const Instant *at, const srd_probe *pr, const double *w, Backward *bw,
                           EndSeed *seed, double *grad, const int *status)
 {
     srd_sim *s = &r->b->s;
@@ -1701,7 +1688,7 @@ static void reaction_seed(DynamicRun *r, const Record *x, const srd_probe *pr, c
     double *react = srd_xcalloc(n, sizeof(double)), *lr = srd_xcalloc(n, sizeof(double));
     double *lam = srd_xcalloc(n, sizeof(double)), *res = srd_xcalloc(n, sizeof(double));
     srd_sim_reactions(s, react);
-    srd_probe_reaction_adjoint(s->m, pr, x->q1, react, w, bw->adj.q, lr);
+    srd_probe_reaction_adjoint(s->m, pr, at->q, react, w, bw->adj.q, lr);
     reactions_to_residual(s, lr, lam);
     for (int j = 0; j < r->n_sets; j++) {
         end_set_adjoint(r, j, 0, s->kernels[j].batch.b.n, lam, bw, seed);
@@ -1709,12 +1696,12 @@ static void reaction_seed(DynamicRun *r, const Record *x, const srd_probe *pr, c
     }
     for (int d = 0; d < r->n_dofs; d++)
         res[d] -= s->load_factor * s->fext[d];
-    end_pull(r, x, lam, lr, res, &bw->p, grad, status);
+    end_pull(r, at, lam, lr, res, &bw->p, grad, status);
     free(react), free(lr), free(lam), free(res);
 }
 
 /* The contact probe's seeds: w . (minus the target's elements' residual summed over the nodes). */
-static void contact_seed(DynamicRun *r, const Record *x, const srd_probe *pr, const double *w, Backward *bw,
+static void contact_seed(DynamicRun *r, const Instant *at, const srd_probe *pr, const double *w, Backward *bw,
                          EndSeed *seed, double *grad, const int *status)
 {
     const srd_model *m = r->b->m;
@@ -1725,8 +1712,162 @@ static void contact_seed(DynamicRun *r, const Record *x, const srd_probe *pr, co
     for (int j = 0, lo, hi; j < m->n_sets; j++)
         if (srd_sim_contact_instances(m, j, pr->target, &lo, &hi))
             end_set_adjoint(r, j, lo, hi, lam, bw, seed);
-    end_pull(r, x, lam, NULL, NULL, &bw->p, grad, status);
+    end_pull(r, at, lam, NULL, NULL, &bw->p, grad, status);
     free(lam);
+}
+
+/* Seeds the backward pass with w . (probe pr's values at `at`), the sim set there: the adjoints
+ * of the configuration and state there (bw->adj), of the step's start (seed) and the params'
+ * direct share (grad). False when the probe is not one derived. */
+static bool seed_force(DynamicRun *r, const Instant *at, const srd_probe *pr, const double *w, Backward *bw,
+                       EndSeed *seed, double *grad, const int *status)
+{
+    bool reaction = pr->kind == SRD_PROBE_REACTION;
+    if (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS))
+        return false;
+    pull_clear(r, &bw->p);
+    if (reaction)
+        reaction_seed(r, at, pr, w, bw, seed, grad, status);
+    else
+        contact_seed(r, at, pr, w, bw, seed, grad, status);
+    return true;
+}
+
+static bool all_zero_n(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != 0)
+            return false;
+    return true;
+}
+
+/* The slopes' weights on the force probes (bw->forces) as seeds at `at`. */
+static void seed_forces(DynamicRun *r, const Instant *at, Backward *bw, EndSeed *seed, double *grad,
+                        const int *status)
+{
+    const srd_analysis *a = &r->b->m->simulate;
+    for (int i = 0; i < a->n_probes; i++) {
+        const double *w = &bw->forces[GRAD_FORCE_WIDTH * i];
+        if (!all_zero_n(w, GRAD_FORCE_WIDTH))
+            seed_force(r, at, &a->probes[i], w, bw, seed, grad, status);
+    }
+}
+
+/* An objective's slopes at the end of record x's step (its state and its force probes). */
+static void step_slopes_at(DynamicRun *r, const Record *x, Backward *bw, double *grad, const int *status)
+{
+    size_t n = GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes;
+    memset(bw->forces, 0, sizeof(double) * n);
+    bw->slopes(bw->ctx, x->step, x->t, x->q1, x->v1, bw->adj.q, bw->adj.v, bw->forces);
+    if (all_zero_n(bw->forces, n))
+        return;
+    Instant at = at_record_end(r, x);
+    seed_forces(r, &at, bw, &bw->pending, grad, status);
+    bw->seed = &bw->pending;
+}
+
+/* The step's start's share of its force probes' seeds, once the step is crossed. */
+static void add_pending(DynamicRun *r, Backward *bw)
+{
+    if (!bw->seed)
+        return;
+    for (int d = 0; d < r->n_dofs; d++) {
+        bw->adj.q[d] += bw->seed->lq0[d], bw->adj.v[d] += bw->seed->lv0[d];
+        bw->seed->lq0[d] = bw->seed->lv0[d] = 0;
+    }
+    bw->seed = NULL;
+}
+
+/* An objective's slopes at the start (record 0): the start's q0 is its q where no motion drives it. */
+static void start_slopes(DynamicRun *r, Backward *bw, double *grad, const int *status)
+{
+    size_t n = GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes;
+    memset(bw->forces, 0, sizeof(double) * n);
+    bw->slopes(bw->ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw->adj.v, bw->adj.q, bw->adj.v, bw->forces);
+    if (all_zero_n(bw->forces, n) || !r->n_records)
+        return;
+    Instant at = at_start_record(r);
+    seed_forces(r, &at, bw, &bw->pending, grad, status);
+    double *shared = start_q0_share(r, bw->pending.lq0);
+    for (int d = 0; d < r->n_dofs; d++) {
+        bw->adj.q[d] += shared[d], bw->adj.v[d] += bw->pending.lv0[d];
+        bw->pending.lq0[d] = bw->pending.lv0[d] = 0;
+    }
+    free(shared);
+}
+
+static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
+{
+    for (long i = r->n_records - 1; i >= 0; i--) {
+        const Record *x = &r->records[i];
+        if (x->step > 0 && bw->slopes)
+            step_slopes_at(r, x, bw, grad, status);
+        linearize(r, x);
+        if (adjoint_record(r, x, &bw->adj, &bw->other, &bw->p, bw->lg, grad, status) != 0) {
+            snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
+            return -1;
+        }
+        add_pending(r, bw);
+        if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
+            start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
+    }
+    return 0;
+}
+
+/* The backward pass's adjoints and scratch, the end's from wq and wv (NULL: 0). */
+static Backward backward_new(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx)
+{
+    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL, { NULL, NULL }, NULL };
+    for (int d = 0; d < r->n_dofs; d++) {
+        bw.adj.q[d] = wq ? wq[d] : 0;
+        bw.adj.v[d] = wv ? wv[d] : 0;
+    }
+    bw.pending.lq0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    bw.pending.lv0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    bw.forces = srd_xcalloc(GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes + 1, sizeof(double));
+    bw.lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
+    return bw;
+}
+
+static void backward_free(DynamicRun *r, Backward *bw)
+{
+    tan_free(r, &bw->adj), tan_free(r, &bw->other), pull_free(r, &bw->p), free(bw->lg);
+    free(bw->pending.lq0), free(bw->pending.lv0), free(bw->forces);
+}
+
+/* The backward pass from bw's adjoints of the run's end (and its seed); frees bw's own. */
+static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
+{
+    double t0 = srd_seconds();
+    int code = 0;
+    for (int i = r->n_segments - 1; i >= 0 && code == 0; i--) {
+        if (!segment_records(r, i)) {
+            snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
+            code = -1;
+        } else
+            code = adjoint_segment(r, bw, grad, status, why, why_n);
+    }
+    if (code == 0 && bw->slopes)
+        start_slopes(r, bw, grad, status);
+    start_adjoint(r, &bw->adj, grad, status);
+    mark_switches(r, status);
+    for (int k = 0; k < r->n_params; k++)
+        if (status[k] == STATIC_DERIVED)
+            grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha;
+        else
+            grad[k] = 0;
+    backward_free(r, bw);
+    r->pass_seconds += srd_seconds() - t0;
+    return code;
+}
+
+int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx, double *grad,
+                    int *status, char *why, size_t why_n)
+{
+    param_status(r, status);
+    memset(grad, 0, sizeof(double) * (size_t)r->n_params);
+    Backward bw = backward_new(r, wq, wv, slopes, ctx);
+    return backward(r, &bw, grad, status, why, why_n);
 }
 
 int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
@@ -1734,24 +1875,20 @@ int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, d
 {
     param_status(r, status);
     memset(grad, 0, sizeof(double) * (size_t)r->n_params);
-    bool reaction = pr->kind == SRD_PROBE_REACTION;
-    if (!r->n_records || (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS)))
+    if (!r->n_records)
         return 1;
     if (!segment_records(r, r->n_segments - 1)) { /* the run's last step */
         snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
         return -1;
     }
-    EndSeed seed = { srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)) };
-    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, NULL, NULL, &seed };
-    const Record *x = at_end(r);
-    pull_clear(r, &bw.p);
-    if (reaction)
-        reaction_seed(r, x, pr, w, &bw, &seed, grad, status);
-    else
-        contact_seed(r, x, pr, w, &bw, &seed, grad, status);
-    int code = backward(r, &bw, grad, status, why, why_n);
-    free(seed.lq0), free(seed.lv0);
-    return code;
+    Backward bw = backward_new(r, NULL, NULL, NULL, NULL);
+    Instant at = at_record_end(r, &r->records[r->n_records - 1]);
+    if (!seed_force(r, &at, pr, w, &bw, &bw.pending, grad, status)) {
+        backward_free(r, &bw);
+        return 1;
+    }
+    bw.seed = &bw.pending;
+    return backward(r, &bw, grad, status, why, why_n);
 }
 
 const char *dynamic_why(int status)

@@ -25,8 +25,8 @@ bool objective_prepare(Objective *ob, const Program *prog, const srd_model *m, c
     ob->m = m;
     const srd_analysis *a = srd_objective_analysis(m);
     for (int i = 0; i < a->n_probes; i++)
-        if (a->probes[i].kind == SRD_PROBE_STATE)
-            ob->n_slots += a->probes[i].dof >= 0 ? 1 : 3;
+        ob->n_slots += elab_objective_probe_width(&a->probes[i]);
+    ob->forces = grad_has_probe(a, SRD_PROBE_REACTION) || grad_has_probe(a, SRD_PROBE_CONTACT);
     if (!lower_objective(prog, m, &ob->f, err, err_n))
         return false;
     gradient_of(&ob->f, &ob->f_slopes);
@@ -241,14 +241,28 @@ void objective_step_slopes(const Objective *ob, const ObjectiveRun *run, int n, 
     free(slots);
 }
 
+void objective_slots_to_forces(const srd_model *m, const double *slot_values, double *dforce)
+{
+    const srd_analysis *a = srd_objective_analysis(m);
+    for (int i = 0, n = 0; i < a->n_probes; i++) {
+        const srd_probe *p = &a->probes[i];
+        if (p->kind != SRD_PROBE_STATE)
+            for (int c = 0; c < elab_objective_probe_width(p); c++)
+                dforce[GRAD_FORCE_WIDTH * i + c] += slot_values[n + c];
+        n += elab_objective_probe_width(p);
+    }
+}
+
 void objective_slots_to_dofs(const srd_model *m, const double *slot_values, double *dq)
 {
     const srd_analysis *a = srd_objective_analysis(m);
     int n = 0;
     for (int i = 0; i < a->n_probes; i++) {
         const srd_probe *p = &a->probes[i];
-        if (p->kind != SRD_PROBE_STATE)
+        if (p->kind != SRD_PROBE_STATE) {
+            n += elab_objective_probe_width(p); /* a force's: objective_slots_to_forces */
             continue;
+        }
         if (p->dof >= 0)
             dq[p->dof] += slot_values[n++];
         else
@@ -336,10 +350,19 @@ void objective_record(ObjectiveRun *run, const Objective *ob, srd_sim *s)
     }
     run->t[n] = s->t;
     const srd_analysis *a = srd_objective_analysis(ob->m);
-    double *slots = &run->slots[(size_t)n * (size_t)ob->n_slots];
-    for (int i = 0, j = 0; i < a->n_probes; i++)
-        if (a->probes[i].kind == SRD_PROBE_STATE)
-            j += srd_probe_value(s, &a->probes[i], &slots[j]);
+    double *slots = &run->slots[(size_t)n * (size_t)ob->n_slots], *reactions = NULL, value[6];
+    if (grad_has_probe(a, SRD_PROBE_REACTION)) { /* as the probe file takes them */
+        reactions = srd_xcalloc((size_t)ob->m->n_dofs + 1, sizeof(double));
+        srd_sim_reactions(s, reactions);
+    }
+    for (int i = 0, j = 0; i < a->n_probes; i++) {
+        int width = elab_objective_probe_width(&a->probes[i]);
+        if (width)
+            srd_probe_value_at(s, &a->probes[i], s->q, reactions, value);
+        memcpy(&slots[j], value, sizeof(double) * (size_t)width);
+        j += width;
+    }
+    free(reactions);
     memcpy(run->q, s->q, sizeof(double) * (size_t)ob->m->n_dofs);
 }
 

@@ -1,7 +1,8 @@
 /* objective.h — an `optimize` block's objective evaluated on a run, with its derivatives.
  *
  * The objective J = F(p_N, v_1..v_K, params) is an expression of the final values p_N of the
- * state probes of srd_objective_analysis ("slots": a node probe's three components in a row), of
+ * probes of srd_objective_analysis ("slots": a node probe's three components in a row, a force
+ * probe's force; elab_objective_probe_width), of
  * its terms' values v_k and of the params. A term is
  *   integral(g):           v = sum_n w_n g(p_n, t_n, params), the trapezoidal rule over the
  *                          recorded steps n = 0..N (w_0 = (t_1 - t_0) / 2, w_n = (t_(n+1) -
@@ -45,6 +46,7 @@ typedef struct ObjectiveTerm {
 typedef struct Objective {
     const srd_model *m;
     int              n_slots;      /* probe slots per record */
+    bool             forces;       /* the analysis has force probes (reactions, contact forces) */
     LoweredElement   f;            /* F: probe slots, then the terms' values (data slots) */
     ExprId          *f_slopes;     /* dF/d(input i) */
     int              n_terms;
@@ -74,8 +76,12 @@ void   objective_final_dofs(const Objective *ob, const ObjectiveRun *run, double
 /* The explicit dJ/d(param k) at fixed probe values (through F, the integrands and the tracked
  * values); the share through the state is the adjoint's or the sensitivities'. */
 double objective_param_slope(const Objective *ob, const ObjectiveRun *run, int k);
-/* Adds per-slot values (n_slots, e.g. objective_step_slopes) onto the DOFs they read. */
+/* Adds per-slot values (n_slots, e.g. objective_step_slopes) onto the DOFs they read (the state
+ * probes'). */
 void   objective_slots_to_dofs(const srd_model *m, const double *slot_values, double *dq);
+/* Adds the force probes' slots' values onto dforce (GRAD_FORCE_WIDTH per probe of the analysis:
+ * the force's three first). */
+void   objective_slots_to_forces(const srd_model *m, const double *slot_values, double *dforce);
 
 /* The records of a run: objective_record_start, then objective_record once per state (the
  * start, then after each step). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "probe.h"
 #include "sens/dynamic.h"
 
 /* The objective's records, taken as the sensitivities' run steps. */
@@ -22,16 +23,20 @@ static void record_step(void *ctx, srd_sim *s)
     objective_record(rc->run, rc->ob, s);
 }
 
-/* dJ/dq at record `step` for the adjoint: the terms over time, and at the end F's final probes
- * and the curves. */
-static void step_slopes(void *ctx, long step, double t, const double *q, const double *v, double *dq, double *dv)
+/* dJ/dq and dJ/d(force probes) at record `step` for the adjoint: the terms over time, and at the
+ * end F's final probes and the curves. */
+static void step_slopes(void *ctx, long step, double t, const double *q, const double *v, double *dq, double *dv,
+                        double *dforce)
 {
     const Recorder *rc = ctx;
     double *slots = srd_xcalloc((size_t)rc->ob->n_slots + 1, sizeof(double));
     objective_step_slopes(rc->ob, rc->run, (int)step, slots);
     objective_slots_to_dofs(rc->ob->m, slots, dq);
-    if (step == rc->run->n_steps)
+    if (step == rc->run->n_steps) {
         objective_final_dofs(rc->ob, rc->run, dq);
+        objective_final_slopes(rc->ob, slots); /* F's on the final values: only the forces' are read below */
+    }
+    objective_slots_to_forces(rc->ob->m, slots, dforce);
     free(slots);
     (void)t, (void)q, (void)v, (void)dv;
 }
@@ -62,6 +67,47 @@ static int simulated(StaticPoint *pt, const GradOptions *g, Objective *ob, const
     return code;
 }
 
+/* The objective's share through the static block's force probes along one param: weights (F's on
+ * their forces, GRAD_FORCE_WIDTH a probe) times their derivatives (r: the reactions; dq, dr, dc:
+ * static_point_derivative_all's). */
+static double forces_share(const StaticPoint *pt, const double *weights, const double *r, const double *dq,
+                           const double *dr, const double *dc)
+{
+    const srd_analysis *a = &pt->m->statics;
+    double sum = 0;
+    for (int i = 0; i < a->n_probes; i++) {
+        const srd_probe *pr = &a->probes[i];
+        const double *w = &weights[GRAD_FORCE_WIDTH * i];
+        double dfm[6] = { 0 };
+        if (pr->kind == SRD_PROBE_REACTION)
+            srd_probe_reaction_tangent(pt->m, pr, pt->s.q, r, dq, dr, dfm);
+        else if (pr->kind == SRD_PROBE_CONTACT)
+            memcpy(dfm, &dc[3 * i], 3 * sizeof(double));
+        for (int c = 0; c < 3; c++)
+            sum += w[c] * dfm[c];
+    }
+    return sum;
+}
+
+/* dq along param k at the equilibrium, and the force probes' share of dJ (0 without weights). */
+static int equilibrium_derivative(StaticPoint *pt, const GradOptions *g, int k, const double *weights, double *dq,
+                                  double *share)
+{
+    const srd_model *m = pt->m;
+    *share = 0;
+    if (!weights)
+        return static_point_derivative(pt, g, k, dq);
+    size_t n = (size_t)m->n_dofs + 1;
+    double *r = srd_xcalloc(n, sizeof(double)), *dr = srd_xcalloc(n, sizeof(double));
+    double *dc = srd_xcalloc(3 * (size_t)m->statics.n_probes + 1, sizeof(double));
+    srd_sim_reactions(&pt->s, r);
+    int status = static_point_derivative_all(pt, g, k, dq, dr, dc);
+    if (status == STATIC_DERIVED)
+        *share = forces_share(pt, weights, r, dq, dr, dc);
+    free(r), free(dr), free(dc);
+    return status;
+}
+
 static int equilibrium(StaticPoint *pt, const GradOptions *g, Objective *ob, const bool *want, double *J, double *dp,
                        int *status, char *why, size_t why_n)
 {
@@ -76,18 +122,22 @@ static int equilibrium(StaticPoint *pt, const GradOptions *g, Objective *ob, con
     *J = objective_value(ob, &run);
     const srd_model *m = pt->m;
     double *dq = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double)), *dj = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    double *weights = ob->forces ? srd_xcalloc(GRAD_FORCE_WIDTH * (size_t)m->statics.n_probes + 1, sizeof(double)) : NULL;
     objective_final_dofs(ob, &run, dj);
+    if (weights)
+        objective_slots_to_forces(m, ob->df_dslot, weights);
     for (int k = 0; k < m->n_params; k++) {
+        double share = 0;
         status[k] = want && !want[k] ? DYNAMIC_NOT_ASKED : m->params[k].shapes ? STATIC_MOVES_GEOMETRY
-                                                                              : static_point_derivative(pt, g, k, dq);
+                                                                              : equilibrium_derivative(pt, g, k, weights, dq, &share);
         dp[k] = 0;
         if (status[k] != STATIC_DERIVED)
             continue;
-        dp[k] = objective_param_slope(ob, &run, k);
+        dp[k] = objective_param_slope(ob, &run, k) + share;
         for (int d = 0; d < m->n_dofs; d++)
             dp[k] += dj[d] * dq[d];
     }
-    free(dq), free(dj);
+    free(dq), free(dj), free(weights);
     objective_run_free(&run);
     return 0;
 }

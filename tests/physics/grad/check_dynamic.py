@@ -169,6 +169,29 @@ against_differences("earthworm", worm, {"stroke": (1e-3, "m"), "mu": (0.25, "", 
 # contraction's timing): differences at 1e-3 of it are off by 2e-3, at 1e-4 they converge.
 against_differences("earthworm", worm, {"period": (0.613, "s", 1e-4)}, derived, forces=("G",))
 
+# An objective of the ground's force on the earthworm (friction: every step's contact and friction
+# elements, the start's too): its gradient by the adjoint against differences of its values.
+# (G.z, the normal force, carries the weight: its derivative is a small difference of node forces,
+# which 13 digits of an objective dominated by it could not resolve; G.x's is resolved.)
+expr = "integral((G.x / 1 mN)^2) / 1 s + (G.x / 1 mN)^2"
+
+
+def worm_objective(*spec):
+    p = subprocess.run([srdc, "grad", worm, "--objective", expr, "-p", at[0], *[a for s in spec for a in ("-p", s)]],
+                       capture_output=True, text=True)
+    value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
+    return (float(value.group(1)) if value else math.nan), dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+
+
+_, printed = worm_objective()
+for name, value, unit, rel in (("stroke", 1e-3, "m", 1e-3), ("mu", 0.25, "", 1e-2))[:1 if SHORT else None]:
+    h = rel * value
+    f = [worm_objective("%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
+    fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
+    exact = float(printed.get(name, "nan"))
+    check(abs(fd - exact) < 1e-6 * abs(exact), "an objective of the ground's force: d/d(%s) by the adjoint %.9e, "
+          "differences %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
+
 # At period = 0.6 s the tent's corners fall on step times (t = 0.2 s, ...): the schedule's value
 # has a kink there as a function of the period, so the period has no derivative, and says so.
 p, derived = grad(worm)
@@ -192,14 +215,18 @@ check(p.returncode == 0 and derived, "hinge shell: srdc grad --simulate runs (%s
 against_differences("hinge shell", shell, {"youngs": (2e7, "Pa"), "g": (9.81, "m/s^2")}, derived)
 
 # An objective of a simulation with every kind of term: a time integral, measurements tracked
-# (rows on steps and between them), final probe values and a param itself. Its gradient by the
+# (rows on steps and between them), final probe values and a param itself, of positions and of
+# the clamp's reaction force (whose adjoint is seeded at every step and at the start). Its gradient by the
 # adjoint (`srdc optimize` with L-BFGS records it in history.csv) against fourth-order
 # differences of the objective's values (BOBYQA's first evaluation, at 1e-3 of each param).
 work = tap.scratch("dyn_")
 with open(os.path.join(work, "measured.csv"), "w") as f:
     f.write("t,y\n0.01,-0.0002\n0.033,-0.0007\n0.05,-0.001\n0.071,-0.0012\n0.1,-0.0015\n")
+with open(os.path.join(work, "forces.csv"), "w") as f:  # the clamp's reaction, measured
+    f.write("t,y\n0.01,-0.002\n0.033,-0.003\n0.05,-0.001\n0.071,-0.0012\n0.1,-0.0015\n")
 OBJECTIVE = ("optimize {\n  minimize = integral((tip.z + 2 cm)^2) / (1 mm^2 * 1 s) + track(tip.y, \"measured.csv\") "
-             "/ (1 mm)^2 + (tip.x / 1 cm)^2 + (E / 1 MPa)^2 / 100;\n  vary E, kappa0, F;\n  method = %s;\n"
+             "/ (1 mm)^2 + (tip.x / 1 cm)^2 + (E / 1 MPa)^2 / 100 + integral((R.z / 1 mN)^2) / 1 s + track(R.y, "
+             "\"forces.csv\") / (1 mN)^2 + (R.x / 1 mN)^2;\n  vary E, kappa0, F;\n  method = %s;\n"
              "  max_evaluations = 1;\n}\n")
 
 
@@ -232,8 +259,8 @@ expr = OBJECTIVE.split("minimize = ")[1].split(";")[0].replace('\\"', '"')
 model = os.path.join(work, "objective_cli.srd")
 with open(model, "w") as f:
     f.write(text)
-p = subprocess.run([srdc, "grad", model, "--objective", expr.replace("measured.csv", os.path.join(work, "measured.csv"))],
-                   capture_output=True, text=True)
+expr = expr.replace("measured.csv", os.path.join(work, "measured.csv")).replace("forces.csv", os.path.join(work, "forces.csv"))
+p = subprocess.run([srdc, "grad", model, "--objective", expr], capture_output=True, text=True)
 printed = dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
 value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
 worst = max([abs(float(printed.get(n, "nan")) / float(first.get("d/d" + n, "nan")) - 1) for n in ("E", "kappa0", "F")])

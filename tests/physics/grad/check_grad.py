@@ -244,6 +244,20 @@ for name, value, unit in (("E", 1e6, "Pa"), ("F", 2e-3, "N"), ("rho", 1000, "kg/
         check(err < 1e-6, "d(R)/d(%s), %s: %s against central differences of static runs %s: relative %.2e "
               "(tol 1e-6)" % (name, part, exact[lo:lo + 3], ["%.9e" % v for v in fd[lo:lo + 3]], err))
 
+# An objective of the reaction's force, J = (R.y / 1 mN)^2 + R.z / 1 mN: by the chain rule over
+# the reaction's derivatives printed above (tolerance 1e-8: the values come from the CSV's 12
+# digits); E, which leaves the force unchanged, gets zero up to rounding (1e-9 of J / E).
+p = subprocess.run([srdc, "grad", react, "--objective", "(R.y / 1 mN)^2 + R.z / 1 mN"], capture_output=True, text=True)
+got = dict((k, float(v)) for k, v in re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+R0 = reaction_at("E", 1e6, "Pa")
+J = (R0[1] / 1e-3) ** 2 + R0[2] / 1e-3
+for name in ("F", "rho"):
+    expected = 2 * R0[1] / 1e-6 * printed[name][1] + printed[name][2] / 1e-3
+    check(abs(got.get(name, math.nan) / expected - 1) < 1e-8, "srdc grad --objective of a reaction's force: "
+          "d(objective)/d(%s) = %s, the chain rule %.9e" % (name, got.get(name), expected))
+check(abs(got.get("E", math.nan)) < 1e-9 * J / 1e6, "srdc grad --objective of a reaction's force: d/d(E) = %s, zero up "
+      "to rounding" % got.get("E"))
+
 # Contact probes: the forces the ground and a sphere exert on a rod sagging onto both, derived
 # with respect to their stiffnesses, the sphere's radius (its centre moves with it) and the rod's
 # density, against fourth-order central differences of static runs; tolerance 1e-5 of the
