@@ -863,17 +863,32 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
 
 /* ---- How a param moves the data, for modal sensitivities (modal.c) ---- */
 
+/* Whether the sliding clamps' lines turn with param k: their axes (unit vectors) move by more
+ * than rounding over the samples' step (an arc's first chord keeps its direction with the
+ * radius, up to 1e-16). */
+static bool turns_lines(const StaticPoint *b, int k, const double *daxis)
+{
+    double h = schedule_switch_step(&b->m->params[k]);
+    for (int i = 0; i < 3 * b->m->n_slides; i++)
+        if (fabs(daxis[i]) * h > 1e-11)
+            return true;
+    return false;
+}
+
 int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d)
 {
     memset(d, 0, sizeof *d);
     Deriv dd;
     int status = param_derivative(b, o, k, &dd);
-    if ((status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) && dd.q0) /* the modes' stiffness along a moving
-                                                                                reference (its held DOFs too): not yet */
+    if (status == STATIC_MOVES_MOTION && dd.q0 && !b->m->n_motions)
+        status = STATIC_DERIVED; /* the held DOFs move with the reference alone */
+    else if (status == STATIC_MOVES_MOTION && dd.q0)
         status = STATIC_MOVES_GEOMETRY;
+    if (status == STATIC_DERIVED && dd.axis && turns_lines(b, k, dd.axis))
+        status = STATIC_TURNS_LINES; /* the modes' sliding basis would turn */
     if (status == STATIC_DERIVED) {
-        d->columns = dd.columns, d->mass = dd.mass;
-        dd.columns = NULL, dd.mass = NULL;
+        d->columns = dd.columns, d->mass = dd.mass, d->q0 = dd.q0, d->state = dd.state;
+        dd.columns = NULL, dd.mass = NULL, dd.q0 = NULL, dd.state = NULL;
         memcpy(d->pairs, dd.pairs, sizeof d->pairs);
     }
     deriv_free(&dd, b->m->n_sets);
@@ -884,8 +899,10 @@ void data_derivative_free(DataDerivative *d, int n_sets)
 {
     for (int j = 0; d->columns && j < n_sets; j++)
         free(d->columns[j]);
-    free(d->columns);
-    free(d->mass);
+    for (int j = 0; d->state && j < n_sets; j++)
+        free(d->state[j]);
+    free(d->columns), free(d->state);
+    free(d->mass), free(d->q0);
     memset(d, 0, sizeof *d);
 }
 
@@ -953,8 +970,8 @@ const char *static_point_why(int status)
     static const char *const why[] = {
         "",
         "the stiffness is singular",
-        ("it moves the reference geometry: derived for a static equilibrium and a simulation, not yet with rigid "
-         "bodies or a simulation's prescribed motion, nor for natural frequencies"),
+        ("it moves the reference geometry: derived, but not yet with rigid bodies, with a simulation's prescribed "
+         "motion or with natural frequencies under prescribed motion"),
         "its range is too narrow to sample around its value",
         "the model could not be built at nearby values",
     };
@@ -962,6 +979,9 @@ const char *static_point_why(int status)
         return "it moves a prescribed motion: not derived yet";
     if (status == STATIC_NO_KERNELS)
         return "the elements' tangent kernels could not be built (the message above says why)";
+    if (status == STATIC_TURNS_LINES)
+        return "it turns a clamped rod end's sliding line (the reference geometry): not derived yet for natural "
+               "frequencies (it is for a static equilibrium and a simulation)";
     if (status == STATIC_MOVES_PAIRS)
         return "with contact between parts, it moves the parts' own contact data (a rod's radius or a shell's "
                "thickness, which the pairs take when `contact` gives no `radius`; a rigid body's shape): not derived yet";

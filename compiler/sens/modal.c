@@ -88,6 +88,7 @@ bool modal_kernel_build(LoweredElement *le, const srd_elemset *set, ModalKernel 
     memset(out, 0, sizeof *out);
     out->nd = le->nd;
     out->n_data = set->n_data;
+    out->n_state = le->n_state;
     int *slots = srd_xcalloc((size_t)le->n_inputs + 1, sizeof(int));
     out->n_slots = modal_slots(le, slots);
     out->slots = srd_xcalloc((size_t)out->n_slots + 1, sizeof(KernelInput));
@@ -111,6 +112,8 @@ static double slot_tangent(const ModalKernel *k, const srd_elem_batch *b, const 
     const KernelInput *in = &k->slots[j];
     switch (in->cls) {
     case KIN_DOF: return at(w->dq, b->dofs[(size_t)i * k->nd + in->index]);
+    case KIN_DOF0: return at(w->dq0, b->dofs[(size_t)i * k->nd + in->index]);
+    case KIN_STATE: return at(w->dstate, (long long)i * k->n_state + in->index);
     case KIN_DATA: return at(w->ddata, (long long)i * k->n_data + in->index);
     case KIN_PARAM: return at(w->dparams, in->index);
     default: return 0;
@@ -277,7 +280,8 @@ static double stiffness_term(const ModalPoint *md, int k, int j, const DataDeriv
     for (int set = 0; set < s->m->n_sets; set++) {
         if (s->kernels[set].info.needs_time_step) /* not part of the stiffness of the modes */
             continue;
-        InputTangents w = { .dq = dq, .ddata = dd->columns[set], .dparams = dparams };
+        InputTangents w = { .dq = dq, .dq0 = dd->q0, .dstate = dd->state ? dd->state[set] : NULL,
+                            .ddata = dd->columns[set], .dparams = dparams };
         sum += modal_kernel_run(&md->kernels[set], &ctx, &s->kernels[set].batch.b, phi, &w);
     }
     free(dparams);
@@ -331,9 +335,10 @@ int modal_point_derivative(ModalPoint *md, StaticPoint *b, const GradOptions *o,
     DataDerivative dd;
     double *dq = md->at_equilibrium ? srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double)) : NULL;
     int status = param_tangents(md, b, o, k, &dd, dq), twin;
+    const double *at = md->at_equilibrium ? dq : dd.q0; /* at the reference, the configuration moves with it */
     for (int j = 0; j < md->count && status == STATIC_DERIVED; j++)
         if (modal_point_kind(md, j, &twin) == MODAL_DERIVED)
-            df[j] = frequency_derivative(md, k, j, &dd, dq);
+            df[j] = frequency_derivative(md, k, j, &dd, at);
     data_derivative_free(&dd, b->m->n_sets);
     free(dq);
     return status;

@@ -15,7 +15,7 @@
 #include "sens/tangent.h"
 
 /* Input classes a modal kernel differentiates with respect to: data, params, configuration. */
-enum { MODAL_INPUTS = TANGENT_DATA | 1 << KIN_DOF };
+enum { MODAL_INPUTS = TANGENT_DATA | 1 << KIN_DOF | 1 << KIN_DOF0 | 1 << KIN_STATE };
 
 /* The kernel of one element kind: per instance the value
  *     sum_j d(phi^T H phi)/d(input_j) w_j,
@@ -23,7 +23,7 @@ enum { MODAL_INPUTS = TANGENT_DATA | 1 << KIN_DOF };
 typedef struct ModalKernel {
     int            n_slots; /* the inputs differentiated */
     KernelInput   *slots;
-    int            nd, n_data;
+    int            nd, n_data, n_state;
     InterpProgram *program; /* NULL: the kind reads none of them */
 } ModalKernel;
 

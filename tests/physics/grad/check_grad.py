@@ -120,7 +120,8 @@ with open(model) as f:
     text = f.read()
 
 # A param that turns the rod's reference is derived (shaped.srd checks such params against
-# differences) but named for the modes' frequencies; a node count sets the discretisation.
+# differences) but named for the modes' frequencies (it turns the clamped end's sliding line, the
+# modes' basis); a node count sets the discretisation.
 shaped = os.path.join(tap.scratch("grad_"), "shaped.srd")
 with open(shaped, "w") as f:
     f.write(text.replace("path = line((0, 0, 0) m, (0.12, 0, 0) m); nodes = 25;",
@@ -128,8 +129,8 @@ with open(shaped, "w") as f:
             .replace("param E =", "param tilt = 0.3 in 0..1;\nparam n = 25 in 10..40;\nparam E =") +
             "modes { count = 2; }\n")
 p = subprocess.run([srdc, "grad", shaped], capture_output=True, text=True)
-check(p.returncode == 0 and "d(tip)/d(tilt) =" in p.stdout and "tilt: it moves the reference geometry" in p.stdout
-      and "nor for natural frequencies" in p.stdout and "n: sets the discretisation, no derivative" in p.stdout and
+check(p.returncode == 0 and "d(tip)/d(tilt) =" in p.stdout and "tilt: it turns a clamped rod end's sliding line" in p.stdout
+      and "not derived yet for natural frequencies" in p.stdout and "n: sets the discretisation, no derivative" in p.stdout and
       "d(tip)/d(E) =" in p.stdout,
       "a param turning the rod's reference is derived at rest and named for the modes, a node count as the "
       "discretisation, and E is still derived (%s)" % (p.stderr.strip() or "ok"))
