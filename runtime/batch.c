@@ -421,6 +421,17 @@ static int state_index(const srd_kernel_info *info, int kind, int param, int com
     return -1;
 }
 
+srd_elem_batch srd_batch_every_dof(const srd_elem_batch *b, int lo, int hi)
+{
+    srd_elem_batch part = *b;
+    part.n = hi - lo;
+    part.dofs += (size_t)lo * part.n_dofs;
+    part.res = part.dofs;
+    part.data += (size_t)lo * part.n_data;
+    part.state += (size_t)lo * part.n_state;
+    return part;
+}
+
 void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                              const double *q_start, const double *q_end)
 {

@@ -60,6 +60,9 @@ int  srd_batch_build(srd_batch_owner *out, const srd_model *m, int set, const sr
 void srd_batch_advance_state(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                              const double *q_start, const double *q_end);
 void srd_batch_free(srd_batch_owner *bo);
+/* Instances [lo, hi) of batch b as a batch of their own whose residual rows are their DOFs
+ * (res = dofs): a row for every DOF, held ones too (reactions, contact forces, their tangents). */
+srd_elem_batch srd_batch_every_dof(const srd_elem_batch *b, int lo, int hi);
 /* Recomputes the residual rows and Jacobian positions for another system (a release frees
  * DOFs); DOFs, data and state stay. */
 /* Puts the bodies' axes at the step start (9 per body, column k = axis k) into the state of

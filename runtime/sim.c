@@ -1527,12 +1527,7 @@ void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g)
     const srd_sim_kernel *sk = &s->kernels[k];
     if ((!s->dynamic && sk->info.needs_time_step) || hi <= lo)
         return;
-    srd_elem_batch part = sk->batch.b;
-    part.n = hi - lo;
-    part.dofs += (size_t)lo * part.n_dofs;
-    part.res = part.dofs;
-    part.data += (size_t)lo * part.n_data;
-    part.state += (size_t)lo * part.n_state;
+    srd_elem_batch part = srd_batch_every_dof(&sk->batch.b, lo, hi);
     double energy = 0;
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
     sk->gradient(&ctx, &part);

@@ -1203,41 +1203,12 @@ static void end_set_tangent(DynamicRun *r, int k, int j, int lo, int hi, double 
     srd_sim *s = &r->b->s;
     const Track *t = &r->tracks[k];
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
-    srd_elem_batch part = s->kernels[j].batch.b;
-    part.n = hi - lo;
-    part.dofs += (size_t)lo * part.n_dofs;
-    part.res = part.dofs;
-    part.data += (size_t)lo * part.n_data;
-    part.state += (size_t)lo * part.n_state;
+    srd_elem_batch part = srd_batch_every_dof(&s->kernels[j].batch.b, lo, hi);
     size_t at_data = (size_t)lo * part.n_data, at_state = (size_t)lo * part.n_state;
     InputTangents w = { r->ends[k].q, r->last[k].q, r->last[k].v, r->ends[k].S[j] + at_state, t->dc[j] + at_data,
                         t->dparams };
     if (hi > lo)
         kernel_tangent_forward(&r->b->tangents[j], &ctx, &part, &w);
-}
-
-/* A sliding node's reaction, its residual across the line, r - (a . r) a: as the line turns
- * (a moving geometry), -(da . r) a - (a . r) da more. res: the residual, dr: its tangent. */
-static void across_lines_tangent(DynamicRun *r, const Track *t, const double *res, double *dr)
-{
-    srd_sim *s = &r->b->s;
-    const srd_model *m = s->m;
-    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_slides_across_part(s, dr, across);
-    for (int d = 0; d < m->n_dofs; d++)
-        if (!s->fixed[d])
-            dr[d] = across[d];
-    free(across);
-    for (int k = 0; t->geometry && k < m->n_slides; k++) {
-        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
-        if (!(s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2]))
-            continue; /* srd_slides_across_part leaves it alone */
-        const double *a = &s->slide_axis[3 * k], *da = &t->daxis[3 * k];
-        double turn = srd_dot3(da, &res[node]), along = srd_dot3(a, &res[node]);
-        for (int c = 0; c < 3; c++)
-            if (!s->fixed[node + c])
-                dr[node + c] -= turn * a[c] + along * da[c];
-    }
 }
 
 /* d(every DOF's reaction at the end)/dp, as srd_sim_reactions takes them: the elements' residual
@@ -1258,7 +1229,7 @@ static void end_reactions_tangent(DynamicRun *r, int k, double *dr)
         dr[d] -= s->load_factor * t->dfext[d];
         res[d] -= s->load_factor * s->fext[d];
     }
-    across_lines_tangent(r, t, res, dr);
+    sens_reactions_across(s, res, t->geometry ? t->daxis : NULL, dr);
     for (int d = 0; d < m->n_dofs; d++)
         if (s->fixed[d])
             dr[d] += t->dmass[d] * s->prescribed_acc[d] + m->dof_mass[d] * t->dma[d];
@@ -1611,12 +1582,7 @@ static void end_set_adjoint(DynamicRun *r, int j, int lo, int hi, const double *
 {
     srd_sim *s = &r->b->s;
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, NULL, NULL };
-    srd_elem_batch part = s->kernels[j].batch.b;
-    part.n = hi - lo;
-    part.dofs += (size_t)lo * part.n_dofs;
-    part.res = part.dofs;
-    part.data += (size_t)lo * part.n_data;
-    part.state += (size_t)lo * part.n_state;
+    srd_elem_batch part = srd_batch_every_dof(&s->kernels[j].batch.b, lo, hi);
     InputAdjoints out = { bw->adj.q, seed->lq0, seed->lv0, bw->adj.S[j] + (size_t)lo * part.n_state,
                           bw->p.lc[j] + (size_t)lo * part.n_data, bw->p.lp };
     if (hi > lo)

@@ -746,34 +746,11 @@ static void every_dof_tangent(StaticPoint *b, int k, const Deriv *dd, const doub
     double *dparams = srd_xcalloc((size_t)b->m->n_params + 1, sizeof(double)), energy = 0;
     dparams[k] = 1;
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
-    srd_elem_batch part = s->kernels[j].batch.b;
-    part.n = hi - lo;
-    part.dofs += (size_t)lo * part.n_dofs;
-    part.res = part.dofs;
-    part.data += (size_t)lo * part.n_data;
-    part.state += (size_t)lo * part.n_state;
+    srd_elem_batch part = srd_batch_every_dof(&s->kernels[j].batch.b, lo, hi);
     InputTangents w = { .dq = dq, .dq0 = dd->q0, .dstate = dd->state ? dd->state[j] + (size_t)lo * part.n_state : NULL,
                         .ddata = dd->columns[j] + (size_t)lo * part.n_data, .dparams = dparams };
     kernel_tangent_forward(&b->tangents[j], &ctx, &part, &w);
     free(dparams);
-}
-
-/* A sliding node's reaction, r - (a . r) a with a its line's axis, as the line turns: -(da . r) a
- * more (a . r vanishes at the equilibrium, and da is normal to a). */
-static void turned_lines(StaticPoint *b, const Deriv *dd, double *dr)
-{
-    const srd_model *m = b->m;
-    double *r = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_sim_reactions(&b->s, r);
-    for (int k = 0; k < m->n_slides; k++) {
-        int node = m->node_dof[m->slide_node[k]];
-        const double *a = &b->s.slide_axis[3 * k];
-        double turn = srd_dot3(&dd->axis[3 * k], &r[node]);
-        for (int c = 0; c < 3; c++)
-            if (!b->s.fixed[node + c])
-                dr[node + c] -= turn * a[c];
-    }
-    free(r);
 }
 
 /* d(reactions)/dp (srd_sim_reactions along param k): every DOF's residual moved along the
@@ -788,14 +765,10 @@ static void reaction_derivative(StaticPoint *b, int k, const Deriv *dd, const do
         every_dof_tangent(b, k, dd, dq, j, 0, s->kernels[j].batch.b.n, dr);
     for (int d = 0; d < m->n_dofs; d++)
         dr[d] -= s->load_factor * dd->fext[d];
-    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_slides_across_part(s, dr, across);
-    for (int d = 0; d < m->n_dofs; d++)
-        if (!s->fixed[d])
-            dr[d] = across[d];
-    free(across);
-    if (dd->axis && m->n_slides)
-        turned_lines(b, dd, dr);
+    double *r = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_sim_reactions(s, r); /* across the lines: a . r vanishes there */
+    sens_reactions_across(s, r, dd->axis, dr);
+    free(r);
 }
 
 /* d(the force the ground or an obstacle exerts, summed over the nodes)/dp for contact probe pr:

@@ -36,6 +36,34 @@ void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor,
     }
 }
 
+/* Whether sliding clamp k's anchor is held: srd_slides_across_part leaves it alone otherwise. */
+static bool anchor_held(const srd_sim *s, int k)
+{
+    int anchor = s->m->node_dof[s->m->slide_anchor[k]];
+    return s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2];
+}
+
+void sens_reactions_across(const srd_sim *s, const double *res, const double *daxis, double *dr)
+{
+    const srd_model *m = s->m;
+    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_slides_across_part(s, dr, across);
+    for (int d = 0; d < m->n_dofs; d++)
+        if (!s->fixed[d])
+            dr[d] = across[d];
+    free(across);
+    for (int k = 0; daxis && k < m->n_slides; k++) {
+        if (!anchor_held(s, k))
+            continue;
+        int node = m->node_dof[m->slide_node[k]];
+        const double *a = &s->slide_axis[3 * k], *da = &daxis[3 * k];
+        double turn = srd_dot3(da, &res[node]), along = srd_dot3(a, &res[node]);
+        for (int c = 0; c < 3; c++)
+            if (!s->fixed[node + c])
+                dr[node + c] -= turn * a[c] + along * da[c];
+    }
+}
+
 /* One pair set's rows: each instance's contact columns along dpairs (sens_pair_columns). */
 static void pair_rows(const srd_elemset *set, int n, const double dpairs[5], double *rows)
 {

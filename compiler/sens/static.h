@@ -26,6 +26,12 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
  * and on held rows); along the line a solve adds the free part. */
 void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor, const double *daxis, double *w);
 
+/* The reactions' tangent as srd_sim_reactions takes them (dr: every DOF's residual's tangent, in
+ * place): a sliding node keeps its part across its line, r - (a . r) a, which as the line turns
+ * (daxis: 3 per slide, NULL when none does) moves by -(da . r) a - (a . r) da more (res: the
+ * residual there, or the reactions). */
+void sens_reactions_across(const srd_sim *s, const double *res, const double *daxis, double *dr);
+
 /* The contact pairs' data tangents for the pairs s's batches hold now: every instance of each
  * pair set (m->self_contact.set) takes its `kc`, `delta`, `h`, `mu` and `slip_velocity` from the
  * `contact` block, so they move as its values do (dpairs: ElabTangent.pairs; h, two contact
