@@ -836,18 +836,6 @@ int static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double 
 
 /* ---- How a param moves the data, for modal sensitivities (modal.c) ---- */
 
-/* Whether the sliding clamps' lines turn with param k: their axes (unit vectors) move by more
- * than rounding over the samples' step (an arc's first chord keeps its direction with the
- * radius, up to 1e-16). */
-static bool turns_lines(const StaticPoint *b, int k, const double *daxis)
-{
-    double h = schedule_switch_step(&b->m->params[k]);
-    for (int i = 0; i < 3 * b->m->n_slides; i++)
-        if (fabs(daxis[i]) * h > 1e-11)
-            return true;
-    return false;
-}
-
 int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d)
 {
     memset(d, 0, sizeof *d);
@@ -857,11 +845,9 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
         status = STATIC_DERIVED; /* the held DOFs move with the reference alone */
     else if (status == STATIC_MOVES_MOTION && dd.q0)
         status = STATIC_MOVES_GEOMETRY;
-    if (status == STATIC_DERIVED && dd.axis && turns_lines(b, k, dd.axis))
-        status = STATIC_TURNS_LINES; /* the modes' sliding basis would turn */
     if (status == STATIC_DERIVED) {
-        d->columns = dd.columns, d->mass = dd.mass, d->q0 = dd.q0, d->state = dd.state;
-        dd.columns = NULL, dd.mass = NULL, dd.q0 = NULL, dd.state = NULL;
+        d->columns = dd.columns, d->mass = dd.mass, d->q0 = dd.q0, d->state = dd.state, d->axis = dd.axis;
+        dd.columns = NULL, dd.mass = NULL, dd.q0 = NULL, dd.state = NULL, dd.axis = NULL;
         memcpy(d->pairs, dd.pairs, sizeof d->pairs);
     }
     deriv_free(&dd, b->m->n_sets);
@@ -875,7 +861,7 @@ void data_derivative_free(DataDerivative *d, int n_sets)
     for (int j = 0; d->state && j < n_sets; j++)
         free(d->state[j]);
     free(d->columns), free(d->state);
-    free(d->mass), free(d->q0);
+    free(d->mass), free(d->q0), free(d->axis);
     memset(d, 0, sizeof *d);
 }
 
@@ -952,9 +938,6 @@ const char *static_point_why(int status)
         return "it moves a prescribed motion: not derived yet";
     if (status == STATIC_NO_KERNELS)
         return "the elements' tangent kernels could not be built (the message above says why)";
-    if (status == STATIC_TURNS_LINES)
-        return "it turns a clamped rod end's sliding line (the reference geometry): not derived yet for natural "
-               "frequencies (it is for a static equilibrium and a simulation)";
     if (status == STATIC_MOVES_PAIRS)
         return "with contact between parts, it moves the parts' own contact data (a rod's radius or a shell's "
                "thickness, which the pairs take when `contact` gives no `radius`; a rigid body's shape): not derived yet";

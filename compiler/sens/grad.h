@@ -75,7 +75,7 @@ int  static_point_open(StaticPoint *b, const GradOptions *o);
 void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
-       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS, STATIC_NO_KERNELS, STATIC_TURNS_LINES };
+       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS, STATIC_NO_KERNELS };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* The same, and (each when not NULL) d(reactions)/dp (n_dofs: what srd_sim_reactions gives,
  * derived) and the static block's contact probes' derivatives (3 per probe, at the probe's
@@ -158,6 +158,7 @@ typedef struct DataDerivative {
     double   pairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
     double  *q0;       /* a moving reference geometry: the reference configuration's (n_dofs), else NULL */
     double **state;    /* then the elements' reference state's (per set) */
+    double  *axis;     /* and the sliding clamps' lines' directions' (3 per slide) */
 } DataDerivative;
 int  static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, DataDerivative *d);
 void data_derivative_free(DataDerivative *d, int n_sets);

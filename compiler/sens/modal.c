@@ -10,6 +10,7 @@
 #include "diff.h"
 #include "driver.h"
 #include "watch.h"
+#include "vec3.h"
 #include "sens/static.h"
 
 #define TWO_PI (2 * 3.14159265358979323846)
@@ -250,7 +251,8 @@ int modal_point_open(ModalPoint *md, StaticPoint *b, const GradOptions *o)
     char err[512];
     bool ok = modal_sim(md, b, err, sizeof err);
     if (ok && !(md->refused = refusal(md, b)))
-        ok = modal_solve(md, err, sizeof err) == 0 && modal_kernels(md, b, err, sizeof err);
+        ok = modal_solve(md, err, sizeof err) == 0 && modal_kernels(md, b, err, sizeof err) &&
+             (!b->m->n_slides || static_point_tangents(b, err, sizeof err)); /* a turning line's share */
     if (ok)
         return SRD_EXIT_OK;
     fprintf(o->errors ? o->errors : stderr, "%s: %s\n", o->errors ? o->file : "srdc: error", err);
@@ -288,14 +290,57 @@ static double stiffness_term(const ModalPoint *md, int k, int j, const DataDeriv
     return sum;
 }
 
-/* d(f_j)/dp from d(w^2)/dp = phi^T dK phi - w^2 phi^T dM phi. */
-static double frequency_derivative(const ModalPoint *md, int k, int j, const DataDerivative *dd, const double *dq)
+/* (K - w^2 M) phi, every DOF's row: the elements' Hessian along phi (the tangent kernels with the
+ * configuration moved along phi alone) less the masses'. */
+static double *unbalanced(const ModalPoint *md, const StaticPoint *b, const double *phi, double w2)
+{
+    srd_sim *s = md->s;
+    const srd_model *m = s->m;
+    double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
+    for (int set = 0; set < m->n_sets; set++) {
+        if (s->kernels[set].info.needs_time_step)
+            continue;
+        srd_elem_batch every = srd_batch_every_dof(&s->kernels[set].batch.b, 0, s->kernels[set].batch.b.n);
+        InputTangents w = { .dq = phi };
+        kernel_tangent_forward(&b->tangents[set], &ctx, &every, &w);
+    }
+    for (int d = 0; d < m->n_dofs; d++)
+        g[d] -= w2 * modal_dof_mass(m, d) * phi[d];
+    return g;
+}
+
+/* The share of d(w^2)/dp that a sliding clamp's turning line gives: the modes live in a basis T
+ * that takes a sliding node's coordinate s along its line to s a, so dK_r = T^T dK T + dT^T K T +
+ * T^T K dT (the masses' likewise) adds 2 (dT phi_r)^T (K - w^2 M) phi, dT phi_r = s da at the node. */
+static double turning_term(const ModalPoint *md, const StaticPoint *b, int j, const double *daxis)
+{
+    const srd_sim *s = md->s;
+    const srd_model *m = s->m;
+    if (!daxis || !m->n_slides)
+        return 0;
+    const double *phi = &md->shapes[(size_t)j * m->n_dofs];
+    double w = TWO_PI * md->freq[j], sum = 0, *g = unbalanced(md, b, phi, w * w);
+    for (int k = 0; k < m->n_slides; k++) {
+        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+        if (!(s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2]))
+            continue; /* a line whose anchor moves freely constrains nothing */
+        double along = srd_dot3(&s->slide_axis[3 * k], &phi[node]);
+        sum += 2 * along * srd_dot3(&daxis[3 * k], &g[node]);
+    }
+    free(g);
+    return sum;
+}
+
+/* d(f_j)/dp from d(w^2)/dp = phi^T dK phi - w^2 phi^T dM phi (and a turning line's share). */
+static double frequency_derivative(const ModalPoint *md, const StaticPoint *b, int k, int j, const DataDerivative *dd,
+                                   const double *dq)
 {
     const double *phi = &md->shapes[(size_t)j * md->s->m->n_dofs];
     double dm = 0, w = TWO_PI * md->freq[j];
     for (int d = 0; d < md->s->m->n_dofs; d++)
         dm += phi[d] * phi[d] * dd->mass[d];
-    double dw2 = stiffness_term(md, k, j, dd, dq) - w * w * dm;
+    double dw2 = stiffness_term(md, k, j, dd, dq) - w * w * dm + turning_term(md, b, j, dd->axis);
     return dw2 / (2 * w) / TWO_PI;
 }
 
@@ -338,7 +383,7 @@ int modal_point_derivative(ModalPoint *md, StaticPoint *b, const GradOptions *o,
     const double *at = md->at_equilibrium ? dq : dd.q0; /* at the reference, the configuration moves with it */
     for (int j = 0; j < md->count && status == STATIC_DERIVED; j++)
         if (modal_point_kind(md, j, &twin) == MODAL_DERIVED)
-            df[j] = frequency_derivative(md, k, j, &dd, at);
+            df[j] = frequency_derivative(md, b, k, j, &dd, at);
     data_derivative_free(&dd, b->m->n_sets);
     free(dq);
     return status;
