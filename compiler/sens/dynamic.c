@@ -60,7 +60,7 @@ typedef struct Track {
     double     *dfext0;  /* the constant forces' tangent */
     double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
-    double      dalpha;  /* the mass-proportional damping's tangent */
+    double      dalpha, dbeta; /* the mass- and stiffness-proportional damping's tangents */
     double      dpairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
     /* a param that moves the reference geometry: the start's configuration (every DOF; a held
      * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */
@@ -251,8 +251,9 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it releases constraints during the run: not derived yet";
     if (s->n_frames)
         return "it turns a clamped rod end (a turning motion): not derived yet";
-    if (m->damping_beta > 0)
-        return "its damping is stiffness-proportional (beta): not derived yet (mass-proportional alpha is)";
+    if (s->pairs && m->damping_beta > 0)
+        return "its stiffness-proportional damping takes the stiffness before the step's contact pairs are found: "
+               "not derived yet";
     if (!pair_states_none(s))
         return "its contact pairs carry rigid bodies' frames in their state: not derived yet";
     if (!states_supported(s))
@@ -421,7 +422,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
     srd_method method = (srd_method)srd_method_from_name(m->simulate.method);
     if (dynamic_refuses(b, o, why, why_n))
         return NULL;
-    if (!static_point_compile_tangents(b, why, why_n))
+    if (!static_point_compile_tangents(b, why, why_n) || (m->damping_beta > 0 && !static_point_hessian_tangents(b, why, why_n)))
         return NULL;
     DynamicRun *r = srd_xcalloc(1, sizeof *r);
     r->b = b, r->o = o, r->method = method;
@@ -603,7 +604,7 @@ static void track_geometry(DynamicRun *r, Track *t, const PointSample *x);
 static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
 {
     t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E;
-    t->dalpha = st->alpha;
+    t->dalpha = st->alpha, t->dbeta = st->beta;
     memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
     t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : STATIC_DERIVED;
     t->static_kink = st->switched;
@@ -694,7 +695,7 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
         for (int i = 0; i < 4; i++)
             t->dE[o] += t->st.w[i] * x[i].m->objects[o].E;
     for (int i = 0; i < 4; i++)
-        t->dalpha += t->st.w[i] * x[i].m->damping_alpha;
+        t->dalpha += t->st.w[i] * x[i].m->damping_alpha, t->dbeta += t->st.w[i] * x[i].m->damping_beta;
     track_room(r, k, t);
 }
 
@@ -867,6 +868,94 @@ static void slide_tangent(const DynamicRun *r, const Track *t, const double *q, 
         memset(w, 0, sizeof(double) * (size_t)r->n_dofs);
 }
 
+/* ---- stiffness-proportional damping: beta K0 u, K0 the stiffness where the step starts ---- */
+
+/* What a stiffness reads as the runtime takes it for damping (net_force_residual: static, no
+ * friction): the configuration q, the step start q0. */
+static srd_eval_ctx stiffness_ctx(const srd_sim *s, const double *q, const double *q0, double *g)
+{
+    return (srd_eval_ctx){ q, q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
+}
+
+static bool stiffness_set(const srd_sim *s, int k) { return !s->kernels[k].info.needs_time_step; }
+
+/* Adds K v (every set's Jacobian along v, by DOF) into ctx's grad (free rows). */
+static void stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v)
+{
+    srd_sim *s = &r->b->s;
+    for (int k = 0; k < r->n_sets; k++) {
+        InputTangents w = { .dq = v };
+        if (stiffness_set(s, k))
+            kernel_tangent_forward(&r->b->tangents[k], ctx, &s->kernels[k].batch.b, &w);
+    }
+}
+
+/* Set k's batch with u at its stencil DOFs as nd more data columns (the hessian kernels' z), and
+ * a data tangent of that stride holding dc (may be NULL) and zeros for z. */
+static srd_elem_batch with_direction(const srd_elem_batch *b, const double *u, const double *dc, double **data,
+                                     double **ddata)
+{
+    int n = b->n, nd0 = b->n_data, w = nd0 + b->n_dofs;
+    *data = srd_xcalloc((size_t)n * (size_t)w + 1, sizeof(double));
+    *ddata = srd_xcalloc((size_t)n * (size_t)w + 1, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        memcpy(&(*data)[(size_t)i * w], &b->data[(size_t)i * nd0], sizeof(double) * (size_t)nd0);
+        for (int j = 0; j < b->n_dofs; j++)
+            (*data)[(size_t)i * w + nd0 + j] = u[b->dofs[(size_t)i * b->n_dofs + j]];
+        if (dc)
+            memcpy(&(*ddata)[(size_t)i * w], &dc[(size_t)i * nd0], sizeof(double) * (size_t)nd0);
+    }
+    srd_elem_batch e = *b;
+    e.n_data = w, e.data = *data;
+    return e;
+}
+
+/* Adds d(K u) at fixed u into ctx's grad: K's inputs moved along dq (the configuration), dq0 (the
+ * step start), the state dS, param track t's data and the param itself. */
+static void stiffness_tangent(DynamicRun *r, const srd_eval_ctx *ctx, const double *u, const double *dq,
+                              const double *dq0, double *const *dS, const Track *t)
+{
+    srd_sim *s = &r->b->s;
+    for (int k = 0; k < r->n_sets; k++) {
+        if (!stiffness_set(s, k))
+            continue;
+        double *data, *ddata;
+        srd_elem_batch e = with_direction(&s->kernels[k].batch.b, u, t->dc[k], &data, &ddata);
+        InputTangents w = { dq, dq0, NULL, dS[k], ddata, t->dparams };
+        kernel_tangent_forward(&r->b->hessian_tangents[k], ctx, &e, &w);
+        free(data), free(ddata);
+    }
+}
+
+/* beta K0 u's change at fixed q1, u = c1 (q1 - q0) + c0 v0 on the free DOFs (the runtime's
+ * add_damping): beta K0 (c1 (w - dq0) + c0 dv0) + beta dK0[u] + dbeta K0 u, w the sliding nodes'
+ * share of dq1. Into g (free rows, added). */
+static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track *t, const double *w, double *g)
+{
+    srd_sim *s = &r->b->s;
+    double beta = s->m->damping_beta, c1, c0;
+    damping_constants(r, x->dt, &c1, &c0);
+    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
+    double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
+    double *kd = srd_xcalloc(len, sizeof(double)), *ku = srd_xcalloc(len, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0) {
+            u[d] = c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
+            du[d] = c1 * (w[d] - in->q[d]) + c0 * in->v[d];
+        }
+    srd_eval_ctx ctx = stiffness_ctx(s, x->q0, x->q0, kd);
+    if (beta > 0) {
+        stiffness_times(r, &ctx, du);
+        stiffness_tangent(r, &ctx, u, in->q, in->q, in->S, t);
+    }
+    ctx.grad = ku;
+    if (t->dbeta != 0)
+        stiffness_times(r, &ctx, u);
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        g[f] += beta * kd[f] + t->dbeta * ku[f];
+    free(u), free(du), free(kd), free(ku);
+}
+
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
  * evaluation point moves by (1 - b) dq0), inertia, damping, loads and masses. */
 static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, double *g)
@@ -896,6 +985,8 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
         g[f] += (alpha * t->dmass[d] + t->dalpha * M) * damped_velocity(r, x, d) +
                 alpha * M * (-c1 * in->q[d] + c0 * in->v[d]) + (a + alpha * c1) * M * w[d];
     }
+    if (m->damping_beta > 0 || t->dbeta != 0)
+        beta_rhs(r, x, in, t, w, g);
     free(w);
 }
 
@@ -986,6 +1077,31 @@ static double *start_q0_share(const DynamicRun *r, const double *x)
     return y;
 }
 
+/* The start acceleration's beta K v0 (K at the start, acceleration()'s): its change, beta K dv0 +
+ * beta dK[v0] + dbeta K v0 on the free rows, into g (added). dq0: the start's q0 tangent. */
+static void beta_start_tangent(DynamicRun *r, const Record *first, const Track *t, const Tan *in, const double *dq0,
+                               double *g)
+{
+    srd_sim *s = &r->b->s;
+    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
+    double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
+    double *kd = srd_xcalloc(len, sizeof(double)), *ku = srd_xcalloc(len, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            u[d] = first->v0[d], du[d] = in->v[d];
+    srd_eval_ctx ctx = stiffness_ctx(s, s->q, s->q0, kd);
+    if (s->m->damping_beta > 0) {
+        stiffness_times(r, &ctx, du);
+        stiffness_tangent(r, &ctx, u, in->q, dq0, in->S, t);
+    }
+    ctx.grad = ku;
+    if (t->dbeta != 0)
+        stiffness_times(r, &ctx, u);
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        g[f] += s->m->damping_beta * kd[f] + t->dbeta * ku[f];
+    free(u), free(du), free(kd), free(ku);
+}
+
 /* Newmark's start acceleration a = -(R_static + alpha M v) / M: its tangent along param t (in: the start's). */
 static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track *t, Tan *in)
 {
@@ -996,8 +1112,11 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
     double *dq0 = start_q0_share(r, in->q);
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents w = { in->q, dq0, NULL, in->S[k], t->dc[k], t->dparams };
-        kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+        if (stiffness_set(s, k)) /* the runtime's acceleration() is static: no friction */
+            kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
     }
+    if (s->m->damping_beta > 0 || t->dbeta != 0)
+        beta_start_tangent(r, first, t, in, dq0, g);
     free(dq0);
     double alpha = s->m->damping_alpha;
     for (int d = 0; d < r->n_dofs; d++) {
@@ -1282,7 +1401,8 @@ bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
 typedef struct Pull {
     double **lc, *lp, *lfext, *lM, *lq_eval;
     double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
-    double   lalpha;          /* the damping's (the run's, as lM's) */
+    double   lalpha, lbeta;   /* the dampings' (the run's, as lM's) */
+    double  *lK;              /* beta's share: K0^T lambda by DOF (rhs_adjoint), for the slides' */
 } Pull;
 
 static Pull pull_new(const DynamicRun *r)
@@ -1294,7 +1414,8 @@ static Pull pull_new(const DynamicRun *r)
     p.lp = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
     p.lfext = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lM = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    p.lalpha = 0;
+    p.lalpha = p.lbeta = 0;
+    p.lK = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lq_eval = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
@@ -1329,7 +1450,7 @@ static void pull_free(const DynamicRun *r, Pull *p)
     for (int k = 0; k < r->n_sets; k++)
         free(p->lc[k]);
     free(p->lc), free(p->lp), free(p->lfext), free(p->lM), free(p->lq_eval);
-    free(p->lmq), free(p->lmv), free(p->lma);
+    free(p->lmq), free(p->lmv), free(p->lma), free(p->lK);
 }
 
 /* The transpose of rates_tangent: from the adjoints of v1, a1 into those of q1 and the start. */
@@ -1356,6 +1477,87 @@ static void rates_adjoint(const DynamicRun *r, double dt, const Tan *end, double
 }
 
 /* The transpose of step_rhs with lambda lg (free rows): into the start's adjoints and p. */
+/* Whether stiffness-proportional damping takes part: the model's, or a param's. */
+static bool beta_moves(const DynamicRun *r)
+{
+    for (int k = 0; r->tracks && k < r->n_params; k++)
+        if (r->tracks[k].dbeta != 0)
+            return true;
+    return r->b->m->damping_beta > 0;
+}
+
+/* The transpose of stiffness_tangent with lambda (free rows): into lq (the configuration's), lq0
+ * (the step start's), lS (per set) and the pull's data and params. */
+static void stiffness_adjoint(DynamicRun *r, const srd_eval_ctx *ctx, const double *u, const double *lambda,
+                              double *lq, double *lq0, double **lS, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    for (int k = 0; k < r->n_sets; k++) {
+        if (!stiffness_set(s, k))
+            continue;
+        double *data, *ddata;
+        srd_elem_batch e = with_direction(&s->kernels[k].batch.b, u, NULL, &data, &ddata);
+        InputAdjoints out = { lq, lq0, NULL, lS[k], ddata, p->lp }; /* ddata: the wide data's adjoint */
+        kernel_tangent_adjoint(&r->b->hessian_tangents[k], ctx, &e, lambda, r->n_dofs, &out);
+        int nd0 = s->kernels[k].batch.b.n_data, w = e.n_data;
+        for (int i = 0; i < e.n; i++)
+            for (int c = 0; c < nd0; c++)
+                p->lc[k][(size_t)i * nd0 + c] += ddata[(size_t)i * w + c];
+        free(data), free(ddata);
+    }
+}
+
+/* Adds K^T lambda (lambda by free row) into lq (by DOF). */
+static void stiffness_transposed(DynamicRun *r, const srd_eval_ctx *ctx, const double *lambda, double *lq)
+{
+    srd_sim *s = &r->b->s;
+    for (int k = 0; k < r->n_sets; k++) {
+        InputAdjoints out = { .lq = lq };
+        if (stiffness_set(s, k))
+            kernel_tangent_adjoint(&r->b->tangents[k], ctx, &s->kernels[k].batch.b, lambda, r->n_dofs, &out);
+    }
+}
+
+/* lambda . (K u) for lambda by free row. */
+static double along_stiffness(DynamicRun *r, const srd_eval_ctx *at, const double *u, const double *lambda)
+{
+    srd_sim *s = &r->b->s;
+    size_t len = srd_system_grad_len(&s->solver.sys);
+    double *ku = srd_xcalloc(len, sizeof(double));
+    srd_eval_ctx ctx = *at;
+    ctx.grad = ku;
+    stiffness_times(r, &ctx, u);
+    double sum = dot(lambda, ku, (size_t)s->solver.sys.n_free);
+    free(ku);
+    return sum;
+}
+
+/* The transpose of beta_rhs with lambda lg: K0^T lambda (kept in p->lK for the slides) into the
+ * start's q and v, beta dK0[u]'s into the start's q, state and the pull, lambda . K0 u into lbeta. */
+static void beta_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    double beta = s->m->damping_beta, c1, c0;
+    damping_constants(r, x->dt, &c1, &c0);
+    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
+    double *u = srd_xcalloc(n, sizeof(double)), *lb = srd_xcalloc(len, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            u[d] = c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        lb[f] = beta * lg[f];
+    srd_eval_ctx ctx = stiffness_ctx(s, x->q0, x->q0, NULL);
+    memset(p->lK, 0, sizeof(double) * (size_t)r->n_dofs);
+    stiffness_transposed(r, &ctx, lg, p->lK);
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            start->q[d] -= beta * c1 * p->lK[d], start->v[d] += beta * c0 * p->lK[d];
+    if (beta > 0)
+        stiffness_adjoint(r, &ctx, u, lb, start->q, start->q, start->S, p); /* K0 reads q0 as both */
+    p->lbeta += along_stiffness(r, &ctx, u, lg);
+    free(u), free(lb);
+}
+
 static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
 {
     srd_sim *s = &r->b->s;
@@ -1384,6 +1586,8 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
         p->lM[d] += alpha * v * l;
         p->lalpha += M * v * l;
     }
+    if (beta_moves(r))
+        beta_adjoint(r, x, lg, start, p);
 }
 
 /* grad[k] += what the record's data, loads and params' own reads contribute (at time at). */
@@ -1437,7 +1641,8 @@ static void slides_adjoint(DynamicRun *r, const Record *x, const double *lq1, co
         for (int d = 0; d < r->n_dofs; d++) {
             int f = s->solver.sys.free_index[d];
             if (f >= 0 && w[d] != 0)
-                grad[k] += w[d] * (lq1[d] + s->stiffness_b * p->lq_eval[d] + (a + alpha * c1) * s->m->dof_mass[d] * lg[f]);
+                grad[k] += w[d] * (lq1[d] + s->stiffness_b * p->lq_eval[d] + (a + alpha * c1) * s->m->dof_mass[d] * lg[f] +
+                                   s->m->damping_beta * c1 * p->lK[d]);
         }
     }
     free(w);
@@ -1478,6 +1683,30 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
 
 /* The transpose of start_acceleration_tangent: Newmark's start acceleration's adjoint into the
  * start's configuration, state and the params. */
+/* The transpose of beta_start_tangent with lambda lres: K^T lres into v0's adjoint, beta dK[v0]'s
+ * into the start's q (adj->q), its q0 (lq0), its state and the pull, lres . K v0 into lbeta. */
+static void beta_start_adjoint(DynamicRun *r, const Record *first, const double *lres, Tan *adj, double *lq0, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    double beta = s->m->damping_beta;
+    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
+    double *u = srd_xcalloc(n, sizeof(double)), *lb = srd_xcalloc(len, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            u[d] = first->v0[d];
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        lb[f] = beta * lres[f];
+    srd_eval_ctx ctx = stiffness_ctx(s, s->q, s->q0, NULL);
+    stiffness_transposed(r, &ctx, lb, kt);
+    for (int d = 0; d < r->n_dofs; d++)
+        if (s->solver.sys.free_index[d] >= 0)
+            adj->v[d] += kt[d];
+    if (beta > 0)
+        stiffness_adjoint(r, &ctx, u, lb, adj->q, lq0, adj->S, p);
+    p->lbeta += along_stiffness(r, &ctx, u, lres);
+    free(u), free(lb), free(kt);
+}
+
 static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *adj, Pull *p, double *grad,
                                        int *status)
 {
@@ -1502,8 +1731,11 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
     double *lq0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; k < r->n_sets; k++) {
         InputAdjoints out = { adj->q, lq0, NULL, adj->S[k], p->lc[k], p->lp };
-        kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
+        if (stiffness_set(s, k)) /* the runtime's acceleration() is static: no friction */
+            kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
     }
+    if (beta_moves(r))
+        beta_start_adjoint(r, first, lres, adj, lq0, p);
     double *shared = start_q0_share(r, lq0);
     for (int d = 0; d < r->n_dofs; d++)
         adj->q[d] += shared[d];
@@ -1819,7 +2051,8 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
     mark_switches(r, status);
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
-            grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha;
+            grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha +
+                       bw->p.lbeta * r->tracks[k].dbeta;
         else
             grad[k] = 0;
     backward_free(r, bw);

@@ -177,10 +177,35 @@ bool static_point_compile_tangents(StaticPoint *b, char *err, size_t err_n)
            (b->tangent_jit || kernel_tangents_compile(b->tangents, b->m->n_sets, &b->tangent_jit, err, err_n));
 }
 
+bool static_point_hessian_tangents(StaticPoint *b, char *err, size_t err_n)
+{
+    if (b->hessian_tangents)
+        return true;
+    KernelTangent *t = srd_xcalloc((size_t)b->m->n_sets + 1, sizeof *t);
+    bool ok = true;
+    for (int k = 0; k < b->m->n_sets && ok; k++)
+        ok = !b->mk.sets[k].lowered.kind || kernel_hessian_tangent_build(&b->mk.sets[k].lowered, &b->m->sets[k],
+                                                                        b->m->n_params, TANGENT_ALL, &t[k], err, err_n);
+    ok = ok && kernel_tangents_compile(t, b->m->n_sets, &b->hessian_jit, err, err_n);
+    if (!ok) {
+        for (int k = 0; k < b->m->n_sets; k++)
+            kernel_tangent_free(&t[k]);
+        free(t);
+        return false;
+    }
+    b->hessian_tangents = t;
+    return true;
+}
+
 void static_point_close(StaticPoint *b)
 {
     if (b->tangent_jit)
         srd_backend(NULL, 0)->jit_free(b->tangent_jit);
+    if (b->hessian_jit)
+        srd_backend(NULL, 0)->jit_free(b->hessian_jit);
+    for (int k = 0; b->hessian_tangents && k < b->m->n_sets; k++)
+        kernel_tangent_free(&b->hessian_tangents[k]);
+    free(b->hessian_tangents);
     if (!b->m) {
         arena_free(&b->arena);
         return;
@@ -605,6 +630,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
                                                    : e->dof_mass[k];
     t->E = copy_of(e->object_E, (size_t)m->n_objects);
     t->alpha = e->damping_alpha;
+    t->beta = e->damping_beta;
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;
     memcpy(t->pairs, e->pairs, sizeof t->pairs);

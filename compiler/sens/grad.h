@@ -39,6 +39,8 @@ typedef struct StaticPoint {
     KernelTangent *tangents;      /* every input's (static_point_tangents builds them when first needed) */
     KernelTangent *data_tangents; /* the data and params' alone: what most static derivatives need */
     SrdJit       *tangent_jit;  /* the tangent kernels' compiled code, or NULL (interpreted) */
+    KernelTangent *hessian_tangents; /* of every set's K z (kernel_hessian_tangent_build), when needed */
+    SrdJit       *hessian_jit;
     char        (*why_switch)[160]; /* per param: where a simulation's switch was found */
     struct ScheduleTangents *schedules; /* the schedules' exact param tangents (built when first needed) */
     bool         schedules_tried;
@@ -51,7 +53,7 @@ typedef struct StaticPoint {
 typedef struct StaticTangent {
     double **data;
     double  *fext, *mass, *E;
-    double   alpha;       /* the mass-proportional damping's */
+    double   alpha, beta; /* the mass- and stiffness-proportional damping's */
     bool     switched;
     double   pairs[5];    /* the `contact` block's values' (ElabTangent.pairs) */
     bool     moves_pairs; /* it moves the parts' own contact radii: not derived */
@@ -63,6 +65,9 @@ void static_tangent_free(StaticTangent *t, int n_sets);
 /* The point's schedule tangents (schedule_tangent.h), built on first use; NULL when they could
  * not be built. */
 struct ScheduleTangents *static_point_schedules(StaticPoint *b);
+/* Builds and compiles the tangent kernels of every set's K z (b->hessian_tangents) unless built;
+ * false with a message. */
+bool static_point_hessian_tangents(StaticPoint *b, char *err, size_t err_n);
 
 /* Builds the point's tangent kernels of every input (b->tangents) unless built; false with a
  * message. */

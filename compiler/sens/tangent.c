@@ -146,6 +146,43 @@ bool kernel_tangent_build(LoweredElement *le, const srd_elemset *set, int n_para
     return true;
 }
 
+/* Entry (k, j) of le's Jacobian (a symmetric one keeps its upper triangle), or -1. */
+static ExprId jacobian_entry(const LoweredElement *le, int k, int j)
+{
+    int nd = le->nd;
+    if (le->symmetric && k > j)
+        return le->jac[(size_t)j * nd + k];
+    return le->jac[(size_t)k * nd + j];
+}
+
+bool kernel_hessian_tangent_build(LoweredElement *le, const srd_elemset *set, int n_params, int mask,
+                                  KernelTangent *out, char *err, size_t err_n)
+{
+    ExprDag *d = le->dag;
+    int nd = le->nd;
+    LoweredElement kz = *le; /* the same element with rows K z and z as nd data inputs more */
+    char kind[300];
+    snprintf(kind, sizeof kind, "hessian_%s", le->kind);
+    kz.kind = kind;
+    kz.n_inputs = le->n_inputs + nd;
+    kz.inputs = program_inputs(le, set->n_data, nd);
+    kz.res = srd_xcalloc((size_t)nd + 1, sizeof(ExprId));
+    for (int k = 0; k < nd; k++) {
+        ExprId sum = dag_const(d, 0);
+        for (int j = 0; j < nd && le->jac; j++) {
+            ExprId h = jacobian_entry(le, k, j);
+            if (h >= 0)
+                sum = dag_add(d, sum, dag_mul(d, h, dag_input(d, le->n_inputs + j)));
+        }
+        kz.res[k] = sum;
+    }
+    srd_elemset wide = *set;
+    wide.n_data = set->n_data + nd;
+    bool ok = kernel_tangent_build(&kz, &wide, n_params, mask, out, err, err_n);
+    free(kz.inputs), free(kz.res);
+    return ok;
+}
+
 /* The set's data per instance followed by `extra` values per instance, which fill() gives. */
 typedef double (*ExtraFn)(const KernelTangent *t, const srd_elem_batch *b, const void *arg, int i, int j);
 

@@ -58,6 +58,12 @@ bool kernel_tangents_compile(KernelTangent *t, int n, SrdJit **jit, char *err, s
  * DAG), for the input classes of `mask`. A kernel that reads none of them gets no programs. */
 bool kernel_tangent_build(LoweredElement *le, const srd_elemset *set, int n_params, int mask, KernelTangent *out,
                           char *err, size_t err_n);
+/* The tangent kernels of the element's Jacobian times z, K_e z, whose z the kernels read as nd
+ * more data columns after the set's (one per stencil DOF): stiffness-proportional damping's
+ * beta K(q0) u moves with K's inputs (a third derivative of the energy). Their batches' data
+ * (and a data tangent's stride) are n_data + nd wide. */
+bool kernel_hessian_tangent_build(LoweredElement *le, const srd_elemset *set, int n_params, int mask,
+                                  KernelTangent *out, char *err, size_t err_n);
 /* Adds the residual's change along w into ctx->grad (by the batch's residual rows). */
 void kernel_tangent_forward(const KernelTangent *t, const srd_eval_ctx *ctx, const srd_elem_batch *batch,
                             const InputTangents *w);
