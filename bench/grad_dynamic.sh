@@ -4,8 +4,9 @@
 # implicit Euler) with one probe (the tip's height, so one adjoint pass is the gradient of one
 # objective with respect to all four params) at 12, 60 and 240 nodes: the adjoint with every
 # record kept, the adjoint recomputing segments from checkpoints (memory bounded by
-# SRD_GRAD_MEMORY), and forward sensitivities (one pass for the four params). The times are
-# srdc grad's own (its "cost:" line): the recorded run, and the pass after it.
+# SRD_GRAD_MEMORY), and forward sensitivities (one pass for the four params); then both with
+# stiffness-proportional damping (beta = 1 ms). The times are srdc grad's own (its "cost:" line):
+# the recorded run, and the pass after it.
 #   sh bench/grad_dynamic.sh [build dir]
 set -e
 cd "$(dirname "$0")/.."
@@ -14,11 +15,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for n in 12 60 240; do
     sed -e "s/nodes = 12;/nodes = $n;/" -e "s/duration = 0.1 s;/duration = 2 s;/" \
-        -e "s/probe tip = arm.end;/probe tip_z = arm.end.z;/" -e "/probe tw/d" tests/physics/grad/swing.srd > "$work/swing.srd"
+        -e "s/probe tip = arm.end;/probe tip_z = arm.end.z;/" -e "/probe tw/d" -e "/probe R =/d" tests/physics/grad/swing.srd > "$work/swing.srd"
     "$build/srdc" grad "$work/swing.srd" > /dev/null   # warms the kernel cache
     kept=$("$build/srdc" grad "$work/swing.srd" --adjoint | grep '^cost:')
     bounded=$(SRD_GRAD_MEMORY=4e6 "$build/srdc" grad "$work/swing.srd" --adjoint | grep '^cost:')
     forward=$("$build/srdc" grad "$work/swing.srd" | grep '^cost:')
+    sed -e "s/gravity =/damping { beta = 1 ms; }\ngravity =/" "$work/swing.srd" > "$work/beta.srd"
+    "$build/srdc" grad "$work/beta.srd" > /dev/null
+    beta_adjoint=$("$build/srdc" grad "$work/beta.srd" --adjoint | grep '^cost:')
+    beta_forward=$("$build/srdc" grad "$work/beta.srd" | grep '^cost:')
     printf '%4d nodes\n  adjoint, records kept:    %s\n  adjoint, 4 MB allowed:     %s\n  forward, four params:      %s\n' \
         "$n" "$kept" "$bounded" "$forward"
+    printf '  with beta damping, adjoint: %s\n  with beta damping, forward: %s\n' "$beta_adjoint" "$beta_forward"
 done
