@@ -594,6 +594,9 @@ static void track_motion(DynamicRun *r, Track *t, double at)
     note_kink(t, kink, at);
     if (t->status == STATIC_DERIVED && moves_slide(r, t))
         t->status = DYNAMIC_MOVES_MOTION;
+    for (int d = 0; t->geometry && d < r->n_dofs; d++) /* a move holds its nodes at x0 + u */
+        if (s->solver.sys.free_index[d] < 0)
+            t->dmq[d] += t->dx0[d];
 }
 
 static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x);
@@ -610,6 +613,39 @@ static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
     t->static_kink = st->switched;
     memset(st, 0, sizeof *st);
     track_room(r, k, t);
+}
+
+/* Whether schedule kernel le's values read an instance's reference coordinates (s, x, y, z). */
+static bool reads_coordinates(const LoweredElement *le)
+{
+    int32_t count = 0, limit = 0;
+    ExprId *order = dag_reachable(le->dag, le->res, le->nd, &count, &limit);
+    bool reads = false;
+    for (int32_t i = 0; i < count && !reads; i++) {
+        const ExprNode *x = dag_node(le->dag, order[i]);
+        reads = x->op == XO_INPUT && x->index < le->n_inputs && le->inputs[x->index].cls == KIN_DATA &&
+                le->inputs[x->index].index < SCHEDULE_N_DATA;
+    }
+    free(order);
+    return reads;
+}
+
+/* Whether the prescribed motion moves with the reference geometry by the reference's own change:
+ * moves whose displacement reads no reference coordinate (s, x, y, z), held at x0 + u. A
+ * rotation turns the reference about a node of it (its change would turn too): not derived. */
+static bool motions_follow_reference(const DynamicRun *r)
+{
+    const srd_model *m = r->b->m;
+    const ModelKernels *mk = &r->b->mk;
+    for (int i = 0; i < m->n_motions; i++) {
+        if (m->motions[i].kind != SRD_MOTION_MOVE)
+            return false;
+        for (int j = 0; j < mk->n_schedules; j++)
+            if (mk->schedules[j].expr == m->motions[i].expr && mk->schedules[j].lowered.kind &&
+                reads_coordinates(&mk->schedules[j].lowered))
+                return false;
+    }
+    return true;
 }
 
 static void track_open(DynamicRun *r, int k, Track *t)
@@ -643,7 +679,7 @@ static void track_open(DynamicRun *r, int k, Track *t)
     bool pairs = ok && point_pairs_of_samples(r->b->m, models, &t->st, t->dpairs); /* made at run time */
     t->geometry = ok && moves_geometry(r, x);
     t->status = !ok ? STATIC_NOT_SAMPLED : r->b->s.pairs && !pairs ? STATIC_MOVES_PAIRS
-              : t->geometry && r->b->m->n_motions ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+              : t->geometry && !motions_follow_reference(r) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
         track_allocate(r, k, t, x);
     if (t->status == STATIC_DERIVED && t->geometry)
