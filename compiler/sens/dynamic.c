@@ -66,6 +66,7 @@ typedef struct Track {
      * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */
     bool        geometry;
     double     *dx0, **dS0, *daxis;
+    bool        moves_anchor; /* prescribed motion moves a sliding clamp's anchor (its line with it) */
     bool        static_kink; /* a switch of the elaborated values lies within the param's reach */
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
     double    **dc;      /* per set, at the time last asked */
@@ -564,14 +565,19 @@ static void track_at(DynamicRun *r, Track *t, double at, double h)
     track_motion(r, t, at);
 }
 
-/* Whether a moved DOF is a clamp's anchor, whose slide line would move with it: not derived. */
-static bool moves_slide(const DynamicRun *r, const Track *t)
+/* Whether the motion's tangent moves a sliding clamp's anchor (its line, and the sliding node
+ * across it, move with it: t->moves_anchor); a rotation would turn the line: then true. */
+static bool turns_slide(const DynamicRun *r, Track *t)
 {
     const srd_model *m = r->b->m;
-    for (int k = 0; k < m->n_slides; k++)
-        for (int c = 0; c < 3; c++)
-            if (t->dmq[m->node_dof[m->slide_anchor[k]] + c] != 0)
-                return true;
+    for (int k = 0; k < m->n_slides; k++) {
+        const double *da = &t->dmq[m->node_dof[m->slide_anchor[k]]];
+        if (da[0] == 0 && da[1] == 0 && da[2] == 0)
+            continue;
+        if (sens_anchor_rotated(m, k))
+            return true;
+        t->moves_anchor = true;
+    }
     return false;
 }
 
@@ -592,7 +598,7 @@ static void track_motion(DynamicRun *r, Track *t, double at)
         if (s->solver.sys.free_index[d] >= 0)
             t->dmq[d] = t->dmv[d] = t->dma[d] = 0;
     note_kink(t, kink, at);
-    if (t->status == STATIC_DERIVED && moves_slide(r, t))
+    if (t->status == STATIC_DERIVED && turns_slide(r, t))
         t->status = DYNAMIC_MOVES_MOTION;
     for (int d = 0; t->geometry && d < r->n_dofs; d++) /* a move holds its nodes at x0 + u */
         if (s->solver.sys.free_index[d] < 0)
@@ -898,10 +904,13 @@ static double damped_velocity(const DynamicRun *r, const Record *x, int d)
  * anchors keep dx0): sens_slide_motion; zero for a param that moves no geometry. */
 static void slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w)
 {
-    if (t->geometry)
-        sens_slide_motion(&r->b->s, q, t->dx0, t->daxis, w);
-    else
+    if (!t->geometry && !t->moves_anchor) {
         memset(w, 0, sizeof(double) * (size_t)r->n_dofs);
+        return;
+    }
+    double *still = t->geometry ? NULL : srd_xcalloc(3 * (size_t)r->b->m->n_slides + 1, sizeof(double));
+    sens_slide_motion(&r->b->s, q, t->dmq, t->geometry ? t->daxis : still, w); /* dmq: the held anchors' */
+    free(still);
 }
 
 /* ---- stiffness-proportional damping: beta K0 u, K0 the stiffness where the step starts ---- */
@@ -1671,7 +1680,7 @@ static void slides_adjoint(DynamicRun *r, const Record *x, const double *lq1, co
     double *w = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; k < r->n_params && s->m->n_slides; k++) {
         const Track *t = &r->tracks[k];
-        if (status[k] != STATIC_DERIVED || !t->geometry)
+        if (status[k] != STATIC_DERIVED || !(t->geometry || t->moves_anchor))
             continue;
         slide_tangent(r, t, x->q1, w);
         for (int d = 0; d < r->n_dofs; d++) {
@@ -2129,7 +2138,7 @@ int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, d
 const char *dynamic_why(int status)
 {
     if (status == DYNAMIC_MOVES_MOTION)
-        return "it moves a clamped rod end by prescribed motion (its slide's line with it): not derived yet";
+        return "it turns a clamped rod end by prescribed motion (`rotate`: its slide's line with it): not derived yet";
     if (status == DYNAMIC_NOT_ASKED)
         return "not asked for";
     if (status == DYNAMIC_NOT_SMOOTH)

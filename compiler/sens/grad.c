@@ -437,6 +437,7 @@ typedef struct Deriv {
     double  *axis;   /* the sliding clamps' lines' directions', then too (3 per slide) */
     double  *slide;  /* where the lines take their sliding nodes across them (n_dofs), then too */
     double   pairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
+    bool     turns_clamps; /* it moves a rotation that turns rod frames or a sliding line */
 } Deriv;
 
 static void deriv_free(Deriv *d, int n_sets)
@@ -584,6 +585,8 @@ static int sampled_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv
         deriv_of_samples(b, x, &st, d);
     if ((status == STATIC_DERIVED || status == STATIC_MOVES_MOTION) && moved)
         geometry_of_samples(b, x, &st, d);
+    for (int i = 1; i < 4 && ok && !moved; i++) /* lines that turn without the geometry: a rotation's */
+        d->turns_clamps |= memcmp(x[0].axis, x[i].axis, 3 * sizeof(double) * (size_t)b->m->n_slides) != 0;
     samples_free(x, b->m->n_sets);
     return status;
 }
@@ -689,6 +692,7 @@ static bool schedules_at_start(StaticPoint *b, int k, const StaticTangent *st, D
     double *dv = srd_xcalloc(n, sizeof(double)), *da = srd_xcalloc(n, sizeof(double));
     kink |= schedule_tangents_motion(T, &s->schedules, b->m, s->params, k, hk, s->t, s->step_dt, s->fixed, d->held,
                                      dv, da);
+    d->turns_clamps = schedule_tangents_turn_clamps(T, &s->schedules, b->m, s->params, k, s->t, s->step_dt);
     for (int i = 0; i < b->m->n_dofs; i++)
         if (s->solver.sys.free_index[i] >= 0)
             d->held[i] = 0;
@@ -722,11 +726,37 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
     return pairs ? STATIC_MOVES_PAIRS : kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
 }
 
+/* Prescribed motion that moves a sliding clamp's anchor moves its line, and the sliding node
+ * across it with the anchor (d->slide, unless a moving geometry gave it already); a rotation
+ * would turn the line: STATIC_TURNS_CLAMP. */
+static int slides_follow_anchors(const StaticPoint *b, Deriv *d, int status)
+{
+    const srd_model *m = b->m;
+    bool moved = false;
+    if (d->turns_clamps)
+        return STATIC_TURNS_CLAMP;
+    for (int k = 0; d->held && k < m->n_slides; k++) {
+        const double *da = &d->held[m->node_dof[m->slide_anchor[k]]];
+        bool moves = da[0] != 0 || da[1] != 0 || da[2] != 0;
+        if (moves && sens_anchor_rotated(m, k))
+            return STATIC_TURNS_CLAMP;
+        moved |= moves;
+    }
+    if (!moved || d->slide)
+        return status;
+    double *still = srd_xcalloc(3 * (size_t)m->n_slides + 1, sizeof(double));
+    d->slide = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    sens_slide_motion(&b->s, b->s.q, d->held, still, d->slide);
+    free(still);
+    return status;
+}
+
 static int param_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *d)
 {
     memset(d, 0, sizeof *d);
     int status = exact_derivative(b, o, k, d);
-    return status >= 0 ? status : sampled_derivative(b, o, k, d);
+    status = status >= 0 ? status : sampled_derivative(b, o, k, d);
+    return status == STATIC_DERIVED || status == STATIC_MOVES_MOTION ? slides_follow_anchors(b, d, status) : status;
 }
 
 static bool all_zero(const double *x, int n)
@@ -964,6 +994,9 @@ const char *static_point_why(int status)
         return "it moves a prescribed motion: not derived yet";
     if (status == STATIC_NO_KERNELS)
         return "the elements' tangent kernels could not be built (the message above says why)";
+    if (status == STATIC_TURNS_CLAMP)
+        return "it turns a clamped rod end by prescribed motion (`rotate`): its sliding line turns with it, not "
+               "derived yet";
     if (status == STATIC_MOVES_PAIRS)
         return "with contact between parts, it moves the parts' own contact data (a rod's radius or a shell's "
                "thickness, which the pairs take when `contact` gives no `radius`; a rigid body's shape): not derived yet";

@@ -80,7 +80,7 @@ int  static_point_open(StaticPoint *b, const GradOptions *o);
 void static_point_close(StaticPoint *b);
 /* dq/dp of param k at the solved equilibrium (n_dofs values); STATIC_DERIVED, or why not. */
 enum { STATIC_DERIVED, STATIC_SINGULAR, STATIC_MOVES_GEOMETRY, STATIC_OUTSIDE_RANGE, STATIC_NOT_SAMPLED,
-       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS, STATIC_NO_KERNELS };
+       STATIC_NOT_SMOOTH, STATIC_MOVES_MOTION, STATIC_MOVES_PAIRS, STATIC_NO_KERNELS, STATIC_TURNS_CLAMP };
 int  static_point_derivative(StaticPoint *b, const GradOptions *o, int k, double *dq);
 /* The same, and (each when not NULL) d(reactions)/dp (n_dofs: what srd_sim_reactions gives,
  * derived) and the static block's contact probes' derivatives (3 per probe, at the probe's

@@ -418,6 +418,38 @@ static void rotation_tangent(const srd_model *m, const srd_motion *mo, const dou
     }
 }
 
+/* Whether rotation mo turns what its tangent leaves out: rod edges' frames, a sliding clamp's line. */
+static bool turns_frames_or_lines(const srd_model *m, const srd_motion *mo)
+{
+    if (mo->kind != SRD_MOTION_ROTATE)
+        return false;
+    if (mo->n_edges > 0)
+        return true;
+    for (int k = 0; k < m->n_slides; k++)
+        for (int i = 0; i < mo->n_nodes; i++)
+            if (mo->nodes[i] == m->slide_anchor[k])
+                return true;
+    return false;
+}
+
+bool schedule_tangents_turn_clamps(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
+                                   const double *params, int k, double t, double dt)
+{
+    bool turns = false;
+    for (int j = 0; j < S->n && !turns; j++) {
+        const srd_schedule *sc = &S->a[j];
+        const ScheduleTangent *st = sc->motion >= 0 ? tangent_of(T, sc) : NULL;
+        if (!st || !turns_frames_or_lines(m, &m->motions[sc->motion]))
+            continue;
+        double *rows = run_rows(st, sc, params, k, t, dt);
+        for (int i = 0; i < sc->n && !turns; i++)
+            for (int c = 0; c < st->nd && !turns; c++)
+                turns = rows[(size_t)i * st->n_rows + st->nd + c] != 0; /* the angle's or its rates' tangent */
+        free(rows);
+    }
+    return turns;
+}
+
 bool schedule_tangents_motion(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
                               const double *params, int k, double hk, double t, double dt,
                               const unsigned char *fixed, double *dq, double *dv, double *da)

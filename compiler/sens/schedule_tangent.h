@@ -58,6 +58,11 @@ bool schedule_tangents_motion(const ScheduleTangents *T, const srd_schedules *S,
                               const double *params, int k, double hk, double t, double dt,
                               const unsigned char *fixed, double *dq, double *dv, double *da);
 
+/* Whether param k moves (at time t) a rotation whose tangent above leaves part out: one that turns
+ * rod edges' frames (their twist DOFs) or a sliding clamp's line. */
+bool schedule_tangents_turn_clamps(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
+                                   const double *params, int k, double t, double dt);
+
 /* For a caller that takes the static tangent from data the schedules have already written (a
  * sim's, after srd_schedules_apply): puts back into dset_data the static tangent of the
  * stiffness columns E schedules scale (their base), from delab (per set n * n_data: the

@@ -36,6 +36,15 @@ void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor,
     }
 }
 
+bool sens_anchor_rotated(const srd_model *m, int k)
+{
+    for (int i = 0; i < m->n_motions; i++)
+        for (int j = 0; m->motions[i].kind == SRD_MOTION_ROTATE && j < m->motions[i].n_nodes; j++)
+            if (m->motions[i].nodes[j] == m->slide_anchor[k])
+                return true;
+    return false;
+}
+
 /* Whether sliding clamp k's anchor is held: srd_slides_across_part leaves it alone otherwise. */
 static bool anchor_held(const srd_sim *s, int k)
 {

@@ -26,6 +26,9 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
  * and on held rows); along the line a solve adds the free part. */
 void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor, const double *daxis, double *w);
 
+/* Whether a `rotate` drives the anchor of sliding clamp k (its line turns with it). */
+bool sens_anchor_rotated(const srd_model *m, int k);
+
 /* The reactions' tangent as srd_sim_reactions takes them (dr: every DOF's residual's tangent, in
  * place): a sliding node keeps its part across its line, r - (a . r) a, which as the line turns
  * (daxis: 3 per slide, NULL when none does) moves by -(da . r) a - (a . r) da more (res: the

@@ -386,6 +386,26 @@ for method, damping, params in (("implicit_euler", "5 /s", CROSS),
     derived = forward_and_adjoint("contact between parts (%s)" % method, model, segment=17)
     against_differences("contact between parts (%s)" % method, model, params, derived)
 
+# Prescribed motion that carries a clamped rod end (clamp_moved.srd): the sliding node moves across
+# its line with the anchor, in the step, its inertia and damping, and the adjoint.
+with open(os.path.join(here, "clamp_moved.srd")) as f:
+    clamp_text = f.read()
+for method in ("implicit_euler", "newmark"):
+    model = os.path.join(tap.scratch("dyn_"), "clamp_moved_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(clamp_text.replace("METHOD", method))
+    derived = forward_and_adjoint("a moved clamp (%s)" % method, model, segment=11)
+    against_differences("a moved clamp (%s)" % method, model, {"squeeze": (2e-3, "m"), "w": (3, "Hz")}, derived,
+                        forces=("R",))
+turned = os.path.join(tap.scratch("dyn_"), "clamp_turned.srd")
+with open(turned, "w") as f:
+    f.write(clamp_text.replace("METHOD", "implicit_euler").replace(
+        "move arm.start = (0 m, squeeze * sin(2 * pi * w * t), squeeze * t / 0.1 s);",
+        "rotate arm.start about (0, 0, 1) = squeeze / 1 mm * 0.1 * sin(2 * pi * w * t);"))
+p, derived = grad(turned)
+check(p.returncode == 1 and "it turns a clamped rod end (a turning motion): not derived yet" in p.stderr,
+      "a rotated clamp (its line and its edge's frame turn) is refused with the reason: %s" % p.stderr.strip())
+
 # A move whose displacement reads the node's reference coordinates would move with a param of the
 # reference geometry in a way not derived yet: named, the rest derived.
 with open(os.path.join(here, "moved.srd")) as f:
