@@ -323,16 +323,21 @@ against_differences("moving obstacle", press, {"travel": (2.5e-3, "m")}, derived
 # Prescribed motion: both ends of a rod driven (`move`), the motion's amplitude and frequency
 # and E derived, with implicit Euler and Newmark (whose driven DOFs take the motion's
 # acceleration too).
-with open(os.path.join(here, "moved.srd")) as f:
-    moved_text = f.read()
-for method in ("implicit_euler", "newmark"):
-    model = os.path.join(tap.scratch("dyn_"), "moved_%s.srd" % method)
-    with open(model, "w") as f:
-        f.write(moved_text.replace("METHOD", method))
-    derived = forward_and_adjoint("prescribed motion (%s)" % method, model)
-    against_differences("prescribed motion (%s)" % method, model,
-                        {"squeeze": (2e-3, "m"), "w": (3, "Hz"), "E": (3e6, "Pa"), "L": (0.12, "m")}, derived,
-                        forces=("R",))
+def each_method(label, name, params, forces=(), segment=None):
+    """DIR/name with METHOD as implicit Euler and as Newmark: forward and adjoint, then differences."""
+    with open(os.path.join(here, name)) as f:
+        text_of = f.read()
+    for method in ("implicit_euler", "newmark"):
+        model = os.path.join(tap.scratch("dyn_"), method + "_" + name)
+        with open(model, "w") as f:
+            f.write(text_of.replace("METHOD", method))
+        derived = forward_and_adjoint("%s (%s)" % (label, method), model, segment=segment)
+        against_differences("%s (%s)" % (label, method), model, params, derived, forces=forces)
+    return text_of
+
+
+each_method("prescribed motion", "moved.srd", {"squeeze": (2e-3, "m"), "w": (3, "Hz"), "E": (3e6, "Pa"), "L": (0.12, "m")},
+            forces=("R",))
 
 # Params in the reference geometry (shaped.srd): the start, the elements' reference state
 # (frames, rest lengths, masses, tau0), the held DOFs and the sliding clamps' lines move with
@@ -388,15 +393,8 @@ for method, damping, params in (("implicit_euler", "5 /s", CROSS),
 
 # Prescribed motion that carries a clamped rod end (clamp_moved.srd): the sliding node moves across
 # its line with the anchor, in the step, its inertia and damping, and the adjoint.
-with open(os.path.join(here, "clamp_moved.srd")) as f:
-    clamp_text = f.read()
-for method in ("implicit_euler", "newmark"):
-    model = os.path.join(tap.scratch("dyn_"), "clamp_moved_%s.srd" % method)
-    with open(model, "w") as f:
-        f.write(clamp_text.replace("METHOD", method))
-    derived = forward_and_adjoint("a moved clamp (%s)" % method, model, segment=11)
-    against_differences("a moved clamp (%s)" % method, model, {"squeeze": (2e-3, "m"), "w": (3, "Hz")}, derived,
-                        forces=("R",))
+clamp_text = each_method("a moved clamp", "clamp_moved.srd", {"squeeze": (2e-3, "m"), "w": (3, "Hz")}, forces=("R",),
+                         segment=11)
 turned = os.path.join(tap.scratch("dyn_"), "clamp_turned.srd")
 with open(turned, "w") as f:
     f.write(clamp_text.replace("METHOD", "implicit_euler").replace(
