@@ -156,14 +156,21 @@ static void record_begin(DynamicRun *r, const srd_sim *s)
     r->have_pending = true;
 }
 
+/* A copy of the contact pairs s's batches hold (2 parts each), their count into *n. */
+static int *held_pairs(const srd_sim *s, int *n)
+{
+    const int *pairs = NULL;
+    *n = s->pairs ? srd_pairs_held(s->pairs, &pairs) : 0;
+    int *copy = srd_xcalloc(2 * (size_t)*n + 1, sizeof(int));
+    if (*n)
+        memcpy(copy, pairs, 2 * sizeof(int) * (size_t)*n);
+    return copy;
+}
+
 /* The contact pairs the step's solve held: the step is linearised with them again. */
 static void record_pairs(DynamicRun *r, const srd_sim *s, Record *x)
 {
-    const int *pairs = NULL;
-    x->n_pairs = s->pairs ? srd_pairs_held(s->pairs, &pairs) : 0;
-    x->pairs = srd_xcalloc(2 * (size_t)x->n_pairs + 1, sizeof(int));
-    if (x->n_pairs)
-        memcpy(x->pairs, pairs, 2 * sizeof(int) * (size_t)x->n_pairs);
+    x->pairs = held_pairs(s, &x->n_pairs);
     r->bytes_now += 2.0 * sizeof(int) * x->n_pairs;
     r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
 }
@@ -367,11 +374,7 @@ static int start_run(DynamicRun *r)
 /* What the start's probes read besides the state: its pairs, its step and its dynamic flag. */
 static void keep_start(DynamicRun *r, const srd_sim *s)
 {
-    const int *pairs = NULL;
-    r->n_start_pairs = s->pairs ? srd_pairs_held(s->pairs, &pairs) : 0;
-    r->start_pairs = srd_xcalloc(2 * (size_t)r->n_start_pairs + 1, sizeof(int));
-    if (r->n_start_pairs)
-        memcpy(r->start_pairs, pairs, 2 * sizeof(int) * (size_t)r->n_start_pairs);
+    r->start_pairs = held_pairs(s, &r->n_start_pairs);
     r->start_dt = s->dt;
     r->start_dynamic = s->dynamic;
 }
@@ -900,17 +903,15 @@ static double damped_velocity(const DynamicRun *r, const Record *x, int d)
     return c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
 }
 
-/* Where a moving geometry takes each sliding node across its line at configuration q (the held
- * anchors keep dx0): sens_slide_motion; zero for a param that moves no geometry. */
+/* Where a moving geometry or a moved anchor takes each sliding node across its line at
+ * configuration q (sens_slide_motion with the held anchors' tangent dmq); zero for a param that
+ * moves neither. */
 static void slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w)
 {
-    if (!t->geometry && !t->moves_anchor) {
+    if (t->geometry || t->moves_anchor)
+        sens_slide_motion(&r->b->s, q, t->dmq, t->geometry ? t->daxis : NULL, w);
+    else
         memset(w, 0, sizeof(double) * (size_t)r->n_dofs);
-        return;
-    }
-    double *still = t->geometry ? NULL : srd_xcalloc(3 * (size_t)r->b->m->n_slides + 1, sizeof(double));
-    sens_slide_motion(&r->b->s, q, t->dmq, t->geometry ? t->daxis : still, w); /* dmq: the held anchors' */
-    free(still);
 }
 
 /* ---- stiffness-proportional damping: beta K0 u, K0 the stiffness where the step starts ---- */
@@ -972,33 +973,50 @@ static void stiffness_tangent(DynamicRun *r, const srd_eval_ctx *ctx, const doub
     }
 }
 
-/* beta K0 u's change at fixed q1, u = c1 (q1 - q0) + c0 v0 on the free DOFs (the runtime's
- * add_damping): beta K0 (c1 (w - dq0) + c0 dv0) + beta dK0[u] + dbeta K0 u, w the sliding nodes'
- * share of dq1. Into g (free rows, added). */
-static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track *t, const double *w, double *g)
+/* The change of beta K u, K the stiffness at configuration q with step start q0 (where
+ * stiffness_ctx puts them) and u fixed on the free DOFs: beta K du + beta dK[u] (K's inputs along
+ * dq, dq0, the state dS, track t's data and param) + dbeta K u. Into g (free rows, added). */
+static void beta_tangent(DynamicRun *r, const double *q, const double *q0, const double *u, const double *du,
+                         const double *dq, const double *dq0, double *const *dS, const Track *t, double *g)
 {
     srd_sim *s = &r->b->s;
-    double beta = s->m->damping_beta, c1, c0;
-    damping_constants(r, x->dt, &c1, &c0);
-    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
-    double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
+    double beta = s->m->damping_beta;
+    size_t len = srd_system_grad_len(&s->solver.sys);
     double *kd = srd_xcalloc(len, sizeof(double)), *ku = srd_xcalloc(len, sizeof(double));
-    for (int d = 0; d < r->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0) {
-            u[d] = c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
-            du[d] = c1 * (w[d] - in->q[d]) + c0 * in->v[d];
-        }
-    srd_eval_ctx ctx = stiffness_ctx(s, x->q0, x->q0, kd);
+    srd_eval_ctx ctx = stiffness_ctx(s, q, q0, kd);
     if (beta > 0) {
         stiffness_times(r, &ctx, du);
-        stiffness_tangent(r, &ctx, u, in->q, in->q, in->S, t);
+        stiffness_tangent(r, &ctx, u, dq, dq0, dS, t);
     }
     ctx.grad = ku;
     if (t->dbeta != 0)
         stiffness_times(r, &ctx, u);
     for (int f = 0; f < s->solver.sys.n_free; f++)
         g[f] += beta * kd[f] + t->dbeta * ku[f];
-    free(u), free(du), free(kd), free(ku);
+    free(kd), free(ku);
+}
+
+/* u = c1 (q1 - q0) + c0 v0 of record x on the free DOFs (the runtime's add_damping), 0 elsewhere. */
+static double *damped_velocities(const DynamicRun *r, const Record *x)
+{
+    double *u = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (r->b->s.solver.sys.free_index[d] >= 0)
+            u[d] = damped_velocity(r, x, d);
+    return u;
+}
+
+/* beta K0 u's change at fixed q1, K0 the stiffness at the step start (both as the configuration
+ * and as the start): du = c1 (w - dq0) + c0 dv0, w the sliding nodes' share of dq1. */
+static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track *t, const double *w, double *g)
+{
+    double c1, c0, *u = damped_velocities(r, x), *du = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    damping_constants(r, x->dt, &c1, &c0);
+    for (int d = 0; d < r->n_dofs; d++)
+        if (r->b->s.solver.sys.free_index[d] >= 0)
+            du[d] = c1 * (w[d] - in->q[d]) + c0 * in->v[d];
+    beta_tangent(r, x->q0, x->q0, u, du, in->q, in->q, in->S, t, g);
+    free(u), free(du);
 }
 
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
@@ -1122,29 +1140,19 @@ static double *start_q0_share(const DynamicRun *r, const double *x)
     return y;
 }
 
-/* The start acceleration's beta K v0 (K at the start, acceleration()'s): its change, beta K dv0 +
- * beta dK[v0] + dbeta K v0 on the free rows, into g (added). dq0: the start's q0 tangent. */
+/* The start acceleration's beta K v0 (K at the start, acceleration()'s): its change (beta_tangent
+ * with u = v0, du = dv0 on the free rows) into g. dq0: the start's q0 tangent. */
 static void beta_start_tangent(DynamicRun *r, const Record *first, const Track *t, const Tan *in, const double *dq0,
                                double *g)
 {
     srd_sim *s = &r->b->s;
-    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
+    size_t n = (size_t)r->n_dofs + 1;
     double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
-    double *kd = srd_xcalloc(len, sizeof(double)), *ku = srd_xcalloc(len, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             u[d] = first->v0[d], du[d] = in->v[d];
-    srd_eval_ctx ctx = stiffness_ctx(s, s->q, s->q0, kd);
-    if (s->m->damping_beta > 0) {
-        stiffness_times(r, &ctx, du);
-        stiffness_tangent(r, &ctx, u, in->q, dq0, in->S, t);
-    }
-    ctx.grad = ku;
-    if (t->dbeta != 0)
-        stiffness_times(r, &ctx, u);
-    for (int f = 0; f < s->solver.sys.n_free; f++)
-        g[f] += s->m->damping_beta * kd[f] + t->dbeta * ku[f];
-    free(u), free(du), free(kd), free(ku);
+    beta_tangent(r, s->q, s->q0, u, du, in->q, dq0, in->S, t, g);
+    free(u), free(du);
 }
 
 /* Newmark's start acceleration a = -(R_static + alpha M v) / M: its tangent along param t (in: the start's). */
@@ -1416,13 +1424,17 @@ static void end_contact_tangent(DynamicRun *r, int k, int target, double *out)
     free(g);
 }
 
+/* Whether force probe pr is one derived: a reaction, the ground's or an obstacle's force. */
+static bool derived_force(const srd_probe *pr)
+{
+    return pr->kind == SRD_PROBE_REACTION || (pr->kind == SRD_PROBE_CONTACT && pr->target != SRD_CONTACT_PARTS);
+}
+
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
 {
-    if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED)
+    if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED || !derived_force(pr))
         return false;
     bool reaction = pr->kind == SRD_PROBE_REACTION;
-    if (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS))
-        return false;
     const Record *x = &r->records[r->n_records - 1];
     at_record_end(r, x);
     track_at(r, &r->tracks[k], x->t, x->dt);
@@ -1577,30 +1589,39 @@ static double along_stiffness(DynamicRun *r, const srd_eval_ctx *at, const doubl
     return sum;
 }
 
+/* The transpose of beta_tangent with lambda (free rows), K at configuration q with step start q0:
+ * K^T lambda into lK (by DOF, overwritten: the caller scales it into its du's sources), beta
+ * dK[u]'s into lq, lq0, lS and the pull, lambda . K u into lbeta. */
+static void beta_pull(DynamicRun *r, const double *q, const double *q0, const double *u, const double *lambda,
+                      double *lK, double *lq, double *lq0, double **lS, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    double beta = s->m->damping_beta;
+    size_t len = srd_system_grad_len(&s->solver.sys);
+    double *lb = srd_xcalloc(len, sizeof(double));
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        lb[f] = beta * lambda[f];
+    srd_eval_ctx ctx = stiffness_ctx(s, q, q0, NULL);
+    memset(lK, 0, sizeof(double) * (size_t)r->n_dofs);
+    stiffness_transposed(r, &ctx, lambda, lK);
+    if (beta > 0)
+        stiffness_adjoint(r, &ctx, u, lb, lq, lq0, lS, p);
+    p->lbeta += along_stiffness(r, &ctx, u, lambda);
+    free(lb);
+}
+
 /* The transpose of beta_rhs with lambda lg: K0^T lambda (kept in p->lK for the slides) into the
- * start's q and v, beta dK0[u]'s into the start's q, state and the pull, lambda . K0 u into lbeta. */
+ * start's q and v, beta dK0[u]'s into the start's q (K0 reads q0 as both), state and the pull. */
 static void beta_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
 {
     srd_sim *s = &r->b->s;
-    double beta = s->m->damping_beta, c1, c0;
+    double beta = s->m->damping_beta, c1, c0, *u = damped_velocities(r, x);
     damping_constants(r, x->dt, &c1, &c0);
-    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
-    double *u = srd_xcalloc(n, sizeof(double)), *lb = srd_xcalloc(len, sizeof(double));
-    for (int d = 0; d < r->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
-            u[d] = c1 * (x->q1[d] - x->q0[d]) + c0 * x->v0[d];
-    for (int f = 0; f < s->solver.sys.n_free; f++)
-        lb[f] = beta * lg[f];
-    srd_eval_ctx ctx = stiffness_ctx(s, x->q0, x->q0, NULL);
-    memset(p->lK, 0, sizeof(double) * (size_t)r->n_dofs);
-    stiffness_transposed(r, &ctx, lg, p->lK);
+    beta_pull(r, x->q0, x->q0, u, lg, p->lK, start->q, start->q, start->S, p);
     for (int d = 0; d < r->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             start->q[d] -= beta * c1 * p->lK[d], start->v[d] += beta * c0 * p->lK[d];
-    if (beta > 0)
-        stiffness_adjoint(r, &ctx, u, lb, start->q, start->q, start->S, p); /* K0 reads q0 as both */
-    p->lbeta += along_stiffness(r, &ctx, u, lg);
-    free(u), free(lb);
+    free(u);
 }
 
 static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
@@ -1728,28 +1749,21 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
 
 /* The transpose of start_acceleration_tangent: Newmark's start acceleration's adjoint into the
  * start's configuration, state and the params. */
-/* The transpose of beta_start_tangent with lambda lres: K^T lres into v0's adjoint, beta dK[v0]'s
- * into the start's q (adj->q), its q0 (lq0), its state and the pull, lres . K v0 into lbeta. */
+/* The transpose of beta_start_tangent with lambda lres: beta K^T lres into v0's adjoint, beta
+ * dK[v0]'s into the start's q (adj->q), its q0 (lq0), its state and the pull, lres . K v0 into lbeta. */
 static void beta_start_adjoint(DynamicRun *r, const Record *first, const double *lres, Tan *adj, double *lq0, Pull *p)
 {
     srd_sim *s = &r->b->s;
-    double beta = s->m->damping_beta;
-    size_t n = (size_t)r->n_dofs + 1, len = srd_system_grad_len(&s->solver.sys);
-    double *u = srd_xcalloc(n, sizeof(double)), *lb = srd_xcalloc(len, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
+    size_t n = (size_t)r->n_dofs + 1;
+    double *u = srd_xcalloc(n, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
             u[d] = first->v0[d];
-    for (int f = 0; f < s->solver.sys.n_free; f++)
-        lb[f] = beta * lres[f];
-    srd_eval_ctx ctx = stiffness_ctx(s, s->q, s->q0, NULL);
-    stiffness_transposed(r, &ctx, lb, kt);
+    beta_pull(r, s->q, s->q0, u, lres, kt, adj->q, lq0, adj->S, p);
     for (int d = 0; d < r->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
-            adj->v[d] += kt[d];
-    if (beta > 0)
-        stiffness_adjoint(r, &ctx, u, lb, adj->q, lq0, adj->S, p);
-    p->lbeta += along_stiffness(r, &ctx, u, lres);
-    free(u), free(lb), free(kt);
+            adj->v[d] += s->m->damping_beta * kt[d];
+    free(u), free(kt);
 }
 
 static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *adj, Pull *p, double *grad,
@@ -1887,8 +1901,8 @@ static double turned_lines_pull(const srd_sim *s, const Track *t, const double *
     const srd_model *m = s->m;
     double sum = 0;
     for (int k = 0; t->geometry && k < m->n_slides; k++) {
-        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
-        if (!(s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2]))
+        int node = m->node_dof[m->slide_node[k]];
+        if (!sens_anchor_held(s, k))
             continue;
         const double *a = &s->slide_axis[3 * k], *da = &t->daxis[3 * k];
         double turn = srd_dot3(da, &res[node]), along = srd_dot3(a, &res[node]);
@@ -1965,11 +1979,10 @@ static void contact_seed(DynamicRun *r, const Instant *at, const srd_probe *pr, 
 static bool seed_force(DynamicRun *r, const Instant *at, const srd_probe *pr, const double *w, Backward *bw,
                        EndSeed *seed, double *grad, const int *status)
 {
-    bool reaction = pr->kind == SRD_PROBE_REACTION;
-    if (!reaction && (pr->kind != SRD_PROBE_CONTACT || pr->target == SRD_CONTACT_PARTS))
+    if (!derived_force(pr))
         return false;
     pull_clear(r, &bw->p);
-    if (reaction)
+    if (pr->kind == SRD_PROBE_REACTION)
         reaction_seed(r, at, pr, w, bw, seed, grad, status);
     else
         contact_seed(r, at, pr, w, bw, seed, grad, status);

@@ -744,10 +744,8 @@ static int slides_follow_anchors(const StaticPoint *b, Deriv *d, int status)
     }
     if (!moved || d->slide)
         return status;
-    double *still = srd_xcalloc(3 * (size_t)m->n_slides + 1, sizeof(double));
     d->slide = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    sens_slide_motion(&b->s, b->s.q, d->held, still, d->slide);
-    free(still);
+    sens_slide_motion(&b->s, b->s.q, d->held, NULL, d->slide);
     return status;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "diag.h"
+#include "probe.h"
 #include "sens/dynamic.h"
 #include "sens/grad.h"
 
@@ -75,7 +76,7 @@ static int adjoint_forces(DynamicRun *r, const srd_model *m, double **dforce, in
     int code = 0;
     for (int i = 0; dforce && i < m->simulate.n_probes && code >= 0; i++) {
         const srd_probe *pr = &m->simulate.probes[i];
-        int n = pr->kind == SRD_PROBE_REACTION ? 6 : pr->kind == SRD_PROBE_CONTACT ? 3 : 0;
+        int n = grad_force_probe(pr) ? srd_probe_width(pr) : 0;
         if (n)
             forces_unknown(m, dforce, i);
         code = 0;

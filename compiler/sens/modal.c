@@ -322,8 +322,8 @@ static double turning_term(const ModalPoint *md, const StaticPoint *b, int j, co
     const double *phi = &md->shapes[(size_t)j * m->n_dofs];
     double w = TWO_PI * md->freq[j], sum = 0, *g = unbalanced(md, b, phi, w * w);
     for (int k = 0; k < m->n_slides; k++) {
-        int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
-        if (!(s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2]))
+        int node = m->node_dof[m->slide_node[k]];
+        if (!sens_anchor_held(s, k))
             continue; /* a line whose anchor moves freely constrains nothing */
         double along = srd_dot3(&s->slide_axis[3 * k], &phi[node]);
         sum += 2 * along * srd_dot3(&daxis[3 * k], &g[node]);

@@ -32,7 +32,7 @@ void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor,
         double along = srd_dot3(r, &s->slide_axis[3 * k]);
         for (int c = 0; c < 3; c++)
             if (s->solver.sys.free_index[node + c] >= 0)
-                w[node + c] = danchor[anchor + c] + along * daxis[3 * k + c];
+                w[node + c] = danchor[anchor + c] + (daxis ? along * daxis[3 * k + c] : 0);
     }
 }
 
@@ -45,8 +45,7 @@ bool sens_anchor_rotated(const srd_model *m, int k)
     return false;
 }
 
-/* Whether sliding clamp k's anchor is held: srd_slides_across_part leaves it alone otherwise. */
-static bool anchor_held(const srd_sim *s, int k)
+bool sens_anchor_held(const srd_sim *s, int k)
 {
     int anchor = s->m->node_dof[s->m->slide_anchor[k]];
     return s->fixed[anchor] && s->fixed[anchor + 1] && s->fixed[anchor + 2];
@@ -62,7 +61,7 @@ void sens_reactions_across(const srd_sim *s, const double *res, const double *da
             dr[d] = across[d];
     free(across);
     for (int k = 0; daxis && k < m->n_slides; k++) {
-        if (!anchor_held(s, k))
+        if (!sens_anchor_held(s, k))
             continue;
         int node = m->node_dof[m->slide_node[k]];
         const double *a = &s->slide_axis[3 * k], *da = &daxis[3 * k];

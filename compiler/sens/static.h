@@ -22,10 +22,13 @@ void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, doub
 
 /* Where a sliding clamp's line takes its node as the reference geometry moves: the node stays on
  * anchor + s axis, so it moves by d(anchor) + s d(axis), s its distance along the line at q
- * (danchor: n_dofs, read at the anchors; daxis: 3 per slide). Into w (n_dofs, zero elsewhere
+ * (danchor: n_dofs, read at the anchors; daxis: 3 per slide, NULL when no line turns). Into w (n_dofs, zero elsewhere
  * and on held rows); along the line a solve adds the free part. */
 void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor, const double *daxis, double *w);
 
+/* Whether sliding clamp k's anchor is held (srd_slides_across_part and the modes constrain its
+ * node only then). */
+bool sens_anchor_held(const srd_sim *s, int k);
 /* Whether a `rotate` drives the anchor of sliding clamp k (its line turns with it). */
 bool sens_anchor_rotated(const srd_model *m, int k);
 
