@@ -155,6 +155,17 @@ static void add_step(srd_control *c, int slot, int param, int n, int expr)
     c->steps[c->n_steps++] = (srd_control_step){ slot, param, n, expr };
 }
 
+/* The derivative of var slot k's initial value v along the seeded param (elab_tangent.h). */
+static void record_init_tangent(Elab *e, const srd_control *c, int k, const Value *v)
+{
+    e->control_dinit = elab_grow(e->control_dinit, sizeof(double) * (size_t)c->n_data);
+    for (int i = e->control_dinit_n; i < c->n_data; i++)
+        e->control_dinit[i] = 0;
+    e->control_dinit_n = c->n_data;
+    for (int i = 0; i < v->n; i++)
+        e->control_dinit[c->slots[k].first + i] = value_dual(v, i).d;
+}
+
 /* `var name = init;`: state kept between samples, starting at a value known when the model is
  * built. */
 static void control_var(Elab *e, Stmt *s, srd_control *c)
@@ -174,6 +185,7 @@ static void control_var(Elab *e, Stmt *s, srd_control *c)
     }
     int k = add_slot(c, s->name, SRD_CONTROL_VAR, v.n, -1);
     memcpy(&c->init[c->slots[k].first], v.v, sizeof(double) * (size_t)v.n);
+    record_init_tangent(e, c, k, &v);
     v.known = false;
     v.param = s->name;
     scope_bind(e, s->name, v, s->name_loc, BIND_LET);

@@ -331,6 +331,8 @@ typedef struct Elab {
     int        *row_cap;      /* per set: rows room was made for */
     int         n_row_sets;
     Dual       *dof_mass;     /* per model DOF, once masses are lumped */
+    double     *control_dinit;/* the control block's data: its vars' initial values' derivatives */
+    int         control_dinit_n;
     ElabEnv     env;
     DARRAY(ElabObstacle) obstacles; /* per model obstacle */
 

@@ -139,6 +139,10 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     for (int k = 0; k < 5; k++)
         out->pairs[k] = e->env.contact[k].d;
     out->moves_pairs = m->self_contact.present && moves_part_radius(e, m);
+    out->control_init = arena_alloc(e->arena, sizeof(double) * ((size_t)m->control.n_data + 1));
+    memset(out->control_init, 0, sizeof(double) * ((size_t)m->control.n_data + 1));
+    if (e->control_dinit_n)
+        memcpy(out->control_init, e->control_dinit, sizeof(double) * (size_t)e->control_dinit_n);
     out->switched = e->tan_switch;
     out->lost = e->tan_lost;
 }
@@ -148,6 +152,7 @@ void elab_tangent_free(Elab *e)
     for (int s = 0; s < e->n_row_sets; s++)
         free(e->row_tan[s]), free(e->row_dep[s]);
     free(e->row_tan), free(e->row_dep), free(e->row_cap);
-    free(e->dof_mass);
+    free(e->dof_mass), free(e->control_dinit);
     e->row_tan = NULL, e->row_dep = NULL, e->row_cap = NULL, e->n_row_sets = 0, e->dof_mass = NULL;
+    e->control_dinit = NULL, e->control_dinit_n = 0;
 }

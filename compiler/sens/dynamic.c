@@ -10,8 +10,10 @@
  * static part from one seeded elaboration, or samples of the model at nearby param values, as
  * the static derivative takes them; what the schedules write at the step's time exactly,
  * schedule_tangent.h). A param in the reference geometry moves the start (q, S), the held DOFs
- * and the sliding nodes' lines too. The adjoint runs the transposes of the same pieces
- * backward: mu = K^-T lambda_q1 per step. */
+ * and the sliding nodes' lines too. A `control` block's samples are differentiated where they
+ * ran (control_tangent.h): the inputs they set carry their tangents into the steps that follow,
+ * as the params do. The adjoint runs the transposes of the same pieces backward: mu = K^-T
+ * lambda_q1 per step. */
 #include "sens/dynamic.h"
 #include <math.h>
 #include <stdio.h>
@@ -20,12 +22,21 @@
 #include "alloc.h"
 #include "checkpoint.h"
 #include "clock.h"
+#include "control.h"
+#include "sens/control_tangent.h"
 #include "sens/schedule_tangent.h"
 #include "sens/static.h"
 #include "sens/state_tangent.h"
 #include "contact/pairs.h"
 #include "probe.h"
 #include "vec3.h"
+
+/* A sample of the control block before a step: its time and step, and the controller's values
+ * and the params before it (those after it are the step's). */
+typedef struct Sampled {
+    double  t, dt;
+    double *data, *params;
+} Sampled;
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
  * substep of its step). */
@@ -36,6 +47,8 @@ typedef struct Record {
     double **S0;      /* per set: n * n_state */
     int     *pairs;   /* the contact pairs its solve held (srd_pairs_held: 2 parts each) */
     int      n_pairs;
+    double  *params;  /* with a controller: the params (its inputs) the substep ran with */
+    Sampled *sample;  /* the controller's sample before it (the first substep of a step), or NULL */
 } Record;
 
 /* A stretch of the run from a checkpoint: recomputed to record it when the records of the whole
@@ -62,6 +75,7 @@ typedef struct Track {
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
     double      dalpha, dbeta; /* the mass- and stiffness-proportional damping's tangents */
     double      dpairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
+    double     *dinit;   /* the control block's data's initial values' (its vars') */
     /* a param that moves the reference geometry: the start's configuration (every DOF; a held
      * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */
     bool        geometry;
@@ -112,6 +126,10 @@ struct DynamicRun {
     Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the
                                      * last step's start (force probes read both) */
     ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
+    ControlTangents   *control;     /* the control block's (NULL without one) */
+    double           **dctl;        /* per param: the controller's values' tangents (forward pass) */
+    double            *lctl;        /* their adjoint (backward pass) */
+    double            *params_start, *params_end; /* the params before the first sample and at the end */
     DynamicOptions     opt;
 };
 
@@ -136,7 +154,9 @@ static void record_free(DynamicRun *r, Record *x)
     free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
     for (int k = 0; k < r->n_sets; k++)
         free(x->S0[k]);
-    free(x->S0), free(x->pairs);
+    free(x->S0), free(x->pairs), free(x->params);
+    if (x->sample)
+        free(x->sample->data), free(x->sample->params), free(x->sample);
     r->bytes_now -= r->record_bytes + 2.0 * sizeof(int) * x->n_pairs;
     memset(x, 0, sizeof *x);
 }
@@ -151,6 +171,7 @@ static void record_begin(DynamicRun *r, const srd_sim *s)
     x->S0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof *x->S0);
     for (int k = 0; k < r->n_sets; k++)
         x->S0[k] = dup(s->kernels[k].batch.b.state, set_state_len(s, k));
+    x->params = s->controller ? dup(s->params, (size_t)r->n_params) : NULL;
     r->bytes_now += r->record_bytes;
     r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
     r->have_pending = true;
@@ -209,11 +230,32 @@ static void forget_records(DynamicRun *r)
     r->n_records = 0;
 }
 
-/* One step of the run, its substeps recorded when `recording`. */
+/* What the controller holds before a step (NULL without one): the sample the step may start with. */
+static Sampled *controller_before(const DynamicRun *r, const srd_sim *s)
+{
+    if (!s->controller)
+        return NULL;
+    Sampled *x = srd_xcalloc(1, sizeof *x);
+    x->t = s->t, x->dt = s->step_dt;
+    x->data = dup(s->controller->data, (size_t)s->m->control.n_data);
+    x->params = dup(s->params, (size_t)r->n_params);
+    return x;
+}
+
+static void sampled_free(Sampled *x)
+{
+    if (x)
+        free(x->data), free(x->params), free(x);
+}
+
+/* One step of the run, its substeps recorded when `recording` (the controller's sample before
+ * it with its first substep). */
 static int run_step(DynamicRun *r, long step, bool recording)
 {
     srd_sim *s = &r->b->s;
     long before = r->n_records;
+    Sampled *sample = recording ? controller_before(r, s) : NULL;
+    int64_t next = s->controller ? s->controller->next : 0;
     s->substep_hook = recording ? substep_hook : NULL;
     s->substep_ctx = r;
     long rejected = s->rejected;
@@ -222,6 +264,9 @@ static int run_step(DynamicRun *r, long step, bool recording)
     r->subdivided += s->rejected - rejected;
     if (recording && r->n_records > before)
         r->records[r->n_records - 1].step = step;
+    if (sample && r->n_records > before && s->controller->next != next)
+        r->records[before].sample = sample, sample = NULL;
+    sampled_free(sample);
     return code;
 }
 
@@ -253,8 +298,8 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it has rigid bodies: their rotations' derivatives are not derived yet";
     if (s->n_multipliers)
         return "it has joints or constraints with multipliers: not derived yet";
-    if (s->controller)
-        return "it has a `control` block: a sampled controller's program has no derivative";
+    if (s->controller && *control_tangents_unsupported(m))
+        return control_tangents_unsupported(m);
     if (m->n_releases)
         return "it releases constraints during the run: not derived yet";
     if (s->n_frames)
@@ -271,7 +316,12 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
 
 /* ---- the first run ---- */
 
-static bool asked(const DynamicRun *r, int k) { return !r->opt.params || r->opt.params[k]; }
+/* Whether param k is derived: every input a controller sets is (the backward pass carries the
+ * adjoints of the inputs' values in their gradients). */
+static bool asked(const DynamicRun *r, int k)
+{
+    return !r->opt.params || r->opt.params[k] || (r->b->s.controller && r->b->m->params[k].input);
+}
 
 static void each_step(DynamicRun *r)
 {
@@ -374,6 +424,7 @@ static int start_run(DynamicRun *r)
 /* What the start's probes read besides the state: its pairs, its step and its dynamic flag. */
 static void keep_start(DynamicRun *r, const srd_sim *s)
 {
+    r->params_start = dup(s->params, (size_t)r->n_params);
     r->start_pairs = held_pairs(s, &r->n_start_pairs);
     r->start_dt = s->dt;
     r->start_dynamic = s->dynamic;
@@ -428,7 +479,11 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         return NULL;
     if (!static_point_compile_tangents(b, why, why_n) || (m->damping_beta > 0 && !static_point_hessian_tangents(b, why, why_n)))
         return NULL;
+    ControlTangents *control = s->controller ? control_tangents_build(&b->mk, m, why, why_n) : NULL;
+    if (s->controller && !control)
+        return NULL;
     DynamicRun *r = srd_xcalloc(1, sizeof *r);
+    r->control = control;
     r->b = b, r->o = o, r->method = method;
     if (opt)
         r->opt = *opt;
@@ -448,6 +503,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         return NULL;
     }
     r->qT = dup(s->q, (size_t)r->n_dofs), r->vT = dup(s->v, (size_t)r->n_dofs);
+    r->params_end = dup(s->params, (size_t)r->n_params);
     return r;
 }
 
@@ -475,6 +531,10 @@ void dynamic_run_free(DynamicRun *r)
     forget_ends(r);
     free(r->tracks);
     schedule_tangents_free(r->schedules);
+    control_tangents_free(r->control);
+    for (int k = 0; r->dctl && k < r->n_params; k++)
+        free(r->dctl[k]);
+    free(r->dctl), free(r->lctl), free(r->params_start), free(r->params_end);
     free(r);
 }
 
@@ -561,7 +621,7 @@ static void track_at(DynamicRun *r, Track *t, double at, double h)
     for (int k = 0; k < r->n_sets; k++)
         memcpy(t->dc[k], t->dc0[k], sizeof(double) * (size_t)m->sets[k].n * (size_t)m->sets[k].n_data);
     memcpy(t->dfext, t->dfext0, sizeof(double) * (size_t)r->n_dofs);
-    bool kink = schedule_tangents_apply(r->schedules, &base->schedules, m, base->params, t->param, t->hk, at,
+    bool kink = schedule_tangents_apply(r->schedules, &base->schedules, m, base->params, t->dparams, t->hk, at,
                                         m->simulate.dt, h, t->dE, t->dc, t->dfext);
     note_kink(t, kink || t->static_kink, at);
     sens_pair_columns(base, t->dpairs, t->dc); /* the pairs the sim holds now (the step's) */
@@ -595,7 +655,7 @@ static void track_motion(DynamicRun *r, Track *t, double at)
             t->dmq[d] = t->dx0[d];
     if (!r->b->m->n_motions || !t->dmq)
         return;
-    bool kink = schedule_tangents_motion(r->schedules, &s->schedules, s->m, s->params, t->param, t->hk, at,
+    bool kink = schedule_tangents_motion(r->schedules, &s->schedules, s->m, s->params, t->dparams, t->hk, at,
                                          r->b->m->simulate.dt, s->fixed, t->dmq, t->dmv, t->dma);
     for (int d = 0; d < r->n_dofs; d++)
         if (s->solver.sys.free_index[d] >= 0)
@@ -615,7 +675,7 @@ static void track_geometry(DynamicRun *r, Track *t, const PointSample *x);
 /* A track whose static part elaboration gave exactly. */
 static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
 {
-    t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E;
+    t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E, t->dinit = st->dinit;
     t->dalpha = st->alpha, t->dbeta = st->beta;
     memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
     t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : STATIC_DERIVED;
@@ -741,6 +801,9 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
             t->dE[o] += t->st.w[i] * x[i].m->objects[o].E;
     for (int i = 0; i < 4; i++)
         t->dalpha += t->st.w[i] * x[i].m->damping_alpha, t->dbeta += t->st.w[i] * x[i].m->damping_beta;
+    for (int i = 0; i < 4; i++)
+        f[i] = x[i].m->control.init;
+    t->dinit = combined(t, f, (size_t)m->control.n_data);
     track_room(r, k, t);
 }
 
@@ -787,6 +850,7 @@ static void track_free(DynamicRun *r, Track *t)
     for (int j = 0; t->dc && j < r->n_sets; j++)
         free(t->dc[j]), free(t->dc0[j]);
     free(t->dc), free(t->dc0), free(t->dfext), free(t->dfext0), free(t->dE), free(t->dmass), free(t->dparams);
+    free(t->dinit);
     free(t->dmq), free(t->dmv), free(t->dma);
 }
 
@@ -853,6 +917,8 @@ static void linearize(DynamicRun *r, const Record *x)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     hold_pairs(s, x);
+    if (x->params)
+        memcpy(s->params, x->params, sizeof(double) * (size_t)r->n_params);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = x->t;
@@ -1122,6 +1188,8 @@ static void at_start(DynamicRun *r, const Record *first)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     hold_pairs(s, first); /* found at the start */
+    if (first->params) /* after the first sample, as srd_step takes the acceleration */
+        memcpy(s->params, first->params, sizeof(double) * (size_t)r->n_params);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = 0;
@@ -1207,10 +1275,108 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
     free(zero);
 }
 
+/* ---- the control block's samples ---- */
+
+/* The params' tangents back to each track's own unit direction, the controller's values' tangents
+ * to their initial values' and their adjoints to zero: how a pass starts. */
+static void control_reset(DynamicRun *r)
+{
+    for (int k = 0; k < r->n_params; k++) {
+        Track *t = &r->tracks[k];
+        if (!t->dparams)
+            continue;
+        memset(t->dparams, 0, sizeof(double) * (size_t)r->n_params);
+        t->dparams[k] = 1;
+        t->at = NAN;
+    }
+    if (!r->control)
+        return;
+    size_t nd = (size_t)r->b->m->control.n_data;
+    if (!r->dctl) {
+        r->dctl = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->dctl);
+        for (int k = 0; k < r->n_params; k++)
+            r->dctl[k] = srd_xcalloc(nd + 1, sizeof(double));
+        r->lctl = srd_xcalloc(nd + 1, sizeof(double));
+    }
+    for (int k = 0; k < r->n_params; k++)
+        for (size_t i = 0; i < nd; i++)
+            r->dctl[k][i] = r->tracks[k].dinit ? r->tracks[k].dinit[i] : 0;
+    memset(r->lctl, 0, nd * sizeof(double));
+}
+
+/* The sample x as the run took it, reading configuration q (copies: a pass replays it). */
+static ControlSample sample_of(const DynamicRun *r, const Sampled *x, const double *q)
+{
+    return (ControlSample){ x->t, x->dt, q, dup(x->data, (size_t)r->b->m->control.n_data), dup(x->params, (size_t)r->n_params) };
+}
+
+/* Carries every derived param's tangent over the sample before record x (tans: at its start): the
+ * controller's values' and the inputs' (the track's params' tangents). */
+static void forward_sample(DynamicRun *r, const Record *x, const Tan *tans, const int *status)
+{
+    for (int k = 0; x->sample && k < r->n_params; k++) {
+        Track *t = &r->tracks[k];
+        if (status[k] != STATIC_DERIVED)
+            continue;
+        ControlSample c = sample_of(r, x->sample, x->q0);
+        bool kink = control_tangents_forward(r->control, r->b->m, &c, tans[k].q, r->dctl[k], t->dparams, t->hk);
+        note_kink(t, kink, x->sample->t);
+        t->at = NAN; /* the data's tangents move with the inputs' */
+        free(c.data), free(c.params);
+    }
+}
+
+/* The transpose of the sample before record x: the controller's adjoints (r->lctl) and the params'
+ * (grad; an input's holds the adjoint of its value since the sample) become those before it; the
+ * probes' go into adj_q, the adjoint of x's start. */
+static void adjoint_sample(DynamicRun *r, const Record *x, double *adj_q, double *grad)
+{
+    if (!x->sample)
+        return;
+    double *hk = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
+    bool *near = srd_xcalloc((size_t)r->n_params + 1, sizeof(bool));
+    for (int k = 0; k < r->n_params; k++)
+        hk[k] = r->tracks[k].hk;
+    ControlSample c = sample_of(r, x->sample, x->q0);
+    control_tangents_adjoint(r->control, r->b->m, &c, r->lctl, grad, adj_q, hk, near);
+    for (int k = 0; k < r->n_params; k++)
+        note_kink(&r->tracks[k], near[k], x->sample->t);
+    free(c.data), free(c.params), free(hk), free(near);
+}
+
+/* Once the backward pass has crossed the first sample: the controller's initial values' share. */
+static void control_start(const DynamicRun *r, double *grad)
+{
+    for (int k = 0; r->control && k < r->n_params; k++)
+        if (r->tracks[k].dinit)
+            grad[k] += dot(r->lctl, r->tracks[k].dinit, (size_t)r->b->m->control.n_data);
+}
+
+/* The backward pass carries every param's adjoint through the inputs' gradients: an input the
+ * controller sets that has no derivative leaves none to the others. */
+static void control_statuses(const DynamicRun *r, int *status)
+{
+    const srd_control *c = &r->b->m->control;
+    for (int j = 0; r->control && j < c->n_steps; j++) {
+        int in = c->steps[j].param;
+        for (int k = 0; in >= 0 && status[in] != STATIC_DERIVED && k < r->n_params; k++)
+            if (status[k] == STATIC_DERIVED)
+                status[k] = status[in];
+    }
+}
+
+/* The sim's params as the run ended (the passes set them to the steps they linearise). */
+static void params_at_end(DynamicRun *r)
+{
+    memcpy(r->b->s.params, r->params_end, sizeof(double) * (size_t)r->n_params);
+}
+
 /* Each param's status before the passes: its samples', then its static start's. */
 static void param_status(DynamicRun *r, int *status)
 {
     open_tracks(r);
+    control_reset(r);
+    memcpy(r->b->s.params, r->params_start, sizeof(double) * (size_t)r->n_params); /* the start's tangents read them */
     for (int k = 0; k < r->n_params; k++) {
         status[k] = r->tracks[k].status;
         if (status[k] == STATIC_DERIVED && r->from_equilibrium)
@@ -1252,6 +1418,7 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, b
     int code = 0;
     for (long i = 0; i < r->n_records && code == 0; i++) {
         const Record *x = &r->records[i];
+        forward_sample(r, x, tans, status);
         if (*first && r->method == SRD_NEWMARK) {
             at_start(r, x);
             for (int k = 0; k < r->n_params; k++)
@@ -1292,6 +1459,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
             code = forward_segment(r, tans, status, &first, i == r->n_segments - 1, why, why_n);
     }
     mark_switches(r, status);
+    params_at_end(r);
     for (int k = 0; k < r->n_params; k++) {
         memcpy(dq[k], tans[k].q, sizeof(double) * (size_t)r->n_dofs);
         memcpy(dv[k], tans[k].v, sizeof(double) * (size_t)r->n_dofs);
@@ -1340,6 +1508,8 @@ static Instant at_record_end(DynamicRun *r, const Record *x)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     hold_pairs(s, x);
+    if (x->params)
+        memcpy(s->params, x->params, sizeof(double) * (size_t)r->n_params);
     for (int k = 0; k < r->n_sets; k++) {
         memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
         srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, x->q0, x->q1);
@@ -1360,6 +1530,7 @@ static Instant at_start_record(DynamicRun *r)
     memcpy(s->a0, first->a0, bytes);
     if (s->pairs)
         srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
+    memcpy(s->params, r->params_start, sizeof(double) * (size_t)r->n_params);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = 0, s->dt = r->start_dt, s->dynamic = r->start_dynamic;
@@ -1862,6 +2033,7 @@ typedef struct Backward {
     EndSeed      *seed;    /* the step being crossed's, or NULL */
     EndSeed       pending; /* its storage */
     double       *forces;  /* the slopes' weights on the force probes (GRAD_FORCE_WIDTH a probe) */
+    double       *dparams; /* the slopes' on the params' values (n_params) */
 } Backward;
 
 /* ---- force probes by the adjoint (at the run's end, or an objective's at every step) ---- */
@@ -2009,12 +2181,23 @@ static void seed_forces(DynamicRun *r, const Instant *at, Backward *bw, EndSeed 
     }
 }
 
+/* An objective's slopes on the values of the inputs the controller sets, into their adjoints (the
+ * gradients of the inputs, until the backward pass crosses the sample that set them). */
+static void controlled_slopes(const DynamicRun *r, const double *dparams, double *grad)
+{
+    for (int k = 0; r->control && k < r->n_params; k++)
+        if (control_sets(r->b->m, k))
+            grad[k] += dparams[k];
+}
+
 /* An objective's slopes at the end of record x's step (its state and its force probes). */
 static void step_slopes_at(DynamicRun *r, const Record *x, Backward *bw, double *grad, const int *status)
 {
     size_t n = GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes;
     memset(bw->forces, 0, sizeof(double) * n);
-    bw->slopes(bw->ctx, x->step, x->t, x->q1, x->v1, bw->adj.q, bw->adj.v, bw->forces);
+    memset(bw->dparams, 0, sizeof(double) * (size_t)r->n_params);
+    bw->slopes(bw->ctx, x->step, x->t, x->q1, x->v1, bw->adj.q, bw->adj.v, bw->forces, bw->dparams);
+    controlled_slopes(r, bw->dparams, grad);
     if (all_zero_n(bw->forces, n))
         return;
     Instant at = at_record_end(r, x);
@@ -2039,7 +2222,10 @@ static void start_slopes(DynamicRun *r, Backward *bw, double *grad, const int *s
 {
     size_t n = GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes;
     memset(bw->forces, 0, sizeof(double) * n);
-    bw->slopes(bw->ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw->adj.v, bw->adj.q, bw->adj.v, bw->forces);
+    memset(bw->dparams, 0, sizeof(double) * (size_t)r->n_params);
+    bw->slopes(bw->ctx, 0, 0, r->q_start, r->records ? r->records[0].v0 : bw->adj.v, bw->adj.q, bw->adj.v, bw->forces,
+               bw->dparams);
+    controlled_slopes(r, bw->dparams, grad);
     if (all_zero_n(bw->forces, n) || !r->n_records)
         return;
     Instant at = at_start_record(r);
@@ -2066,6 +2252,7 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
         add_pending(r, bw);
         if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
             start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
+        adjoint_sample(r, x, bw->adj.q, grad); /* the step's inputs were set before all of it */
     }
     return 0;
 }
@@ -2073,7 +2260,8 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
 /* The backward pass's adjoints and scratch, the end's from wq and wv (NULL: 0). */
 static Backward backward_new(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx)
 {
-    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL, { NULL, NULL }, NULL };
+    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL, { NULL, NULL }, NULL, NULL };
+    bw.dparams = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++) {
         bw.adj.q[d] = wq ? wq[d] : 0;
         bw.adj.v[d] = wv ? wv[d] : 0;
@@ -2088,7 +2276,7 @@ static Backward backward_new(DynamicRun *r, const double *wq, const double *wv, 
 static void backward_free(DynamicRun *r, Backward *bw)
 {
     tan_free(r, &bw->adj), tan_free(r, &bw->other), pull_free(r, &bw->p), free(bw->lg);
-    free(bw->pending.lq0), free(bw->pending.lv0), free(bw->forces);
+    free(bw->pending.lq0), free(bw->pending.lv0), free(bw->forces), free(bw->dparams);
 }
 
 /* The backward pass from bw's adjoints of the run's end (and its seed); frees bw's own. */
@@ -2103,10 +2291,14 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
         } else
             code = adjoint_segment(r, bw, grad, status, why, why_n);
     }
+    memcpy(r->b->s.params, r->params_start, sizeof(double) * (size_t)r->n_params);
+    control_start(r, grad);
     if (code == 0 && bw->slopes)
         start_slopes(r, bw, grad, status);
     start_adjoint(r, &bw->adj, grad, status);
     mark_switches(r, status);
+    control_statuses(r, status);
+    params_at_end(r);
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
             grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha +
@@ -2156,6 +2348,7 @@ const char *dynamic_why(int status)
         return "not asked for";
     if (status == DYNAMIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
-               "periodic wrap of a schedule): no derivative";
+               "periodic wrap of a schedule or of the control block, or an input the controller sets reaching its "
+               "range): no derivative";
     return static_point_why(status);
 }

@@ -14,11 +14,13 @@
 typedef struct DynamicRun DynamicRun;
 
 /* What an objective reads at the end of step `step` (0: the start, 1 .. steps; the last is the
- * final state): adds dJ/dq and dJ/dv of the state there into dq and dv (n_dofs each), and
+ * final state): adds dJ/dq and dJ/dv of the state there into dq and dv (n_dofs each),
  * dJ/d(the simulate block's force probes' values there) into dforce (GRAD_FORCE_WIDTH a probe,
- * zeroed before the call). */
+ * zeroed before the call), and dJ/d(the params' values there) into dparams (n_params, zeroed
+ * before the call): only the inputs a control block sets are taken from it (control_sets), the
+ * others' explicit share being constant over the run. */
 typedef void (*DynamicSlopes)(void *ctx, long step, double t, const double *q, const double *v, double *dq,
-                              double *dv, double *dforce);
+                              double *dv, double *dforce, double *dparams);
 
 /* What a run is for: the params to derive (NULL: every one; the others get DYNAMIC_NOT_ASKED),
  * and a function called with the sim at the start and after each step of the run (an

@@ -637,6 +637,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;
     memcpy(t->pairs, e->pairs, sizeof t->pairs);
+    t->dinit = copy_of(e->control_init, (size_t)m->control.n_data);
 }
 
 bool static_point_tangent(StaticPoint *b, const GradOptions *o, int k, StaticTangent *t)
@@ -662,7 +663,7 @@ void static_tangent_free(StaticTangent *t, int n_sets)
 {
     for (int j = 0; t->data && j < n_sets; j++)
         free(t->data[j]);
-    free(t->data), free(t->fext), free(t->mass), free(t->E);
+    free(t->data), free(t->fext), free(t->mass), free(t->E), free(t->dinit);
     memset(t, 0, sizeof *t);
 }
 
@@ -684,19 +685,23 @@ static bool schedules_at_start(StaticPoint *b, int k, const StaticTangent *st, D
     const srd_sim *s = &b->s;
     const ScheduleTangents *T = static_point_schedules(b);
     double hk = schedule_switch_step(&b->m->params[k]);
-    bool kink = schedule_tangents_apply(T, &s->schedules, b->m, s->params, k, hk, s->t, s->step_dt, s->dt, st->E,
+    double *dp = srd_xcalloc((size_t)b->m->n_params + 1, sizeof(double));
+    dp[k] = 1;
+    bool kink = schedule_tangents_apply(T, &s->schedules, b->m, s->params, dp, hk, s->t, s->step_dt, s->dt, st->E,
                                         d->columns, d->fext);
-    if (!b->m->n_motions)
+    if (!b->m->n_motions) {
+        free(dp);
         return kink;
+    }
     size_t n = (size_t)b->m->n_dofs + 1;
     double *dv = srd_xcalloc(n, sizeof(double)), *da = srd_xcalloc(n, sizeof(double));
-    kink |= schedule_tangents_motion(T, &s->schedules, b->m, s->params, k, hk, s->t, s->step_dt, s->fixed, d->held,
+    kink |= schedule_tangents_motion(T, &s->schedules, b->m, s->params, dp, hk, s->t, s->step_dt, s->fixed, d->held,
                                      dv, da);
-    d->turns_clamps = schedule_tangents_turn_clamps(T, &s->schedules, b->m, s->params, k, s->t, s->step_dt);
+    d->turns_clamps = schedule_tangents_turn_clamps(T, &s->schedules, b->m, s->params, dp, s->t, s->step_dt);
     for (int i = 0; i < b->m->n_dofs; i++)
         if (s->solver.sys.free_index[i] >= 0)
             d->held[i] = 0;
-    free(dv), free(da);
+    free(dv), free(da), free(dp);
     return kink;
 }
 

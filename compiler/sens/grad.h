@@ -41,7 +41,7 @@ typedef struct StaticPoint {
     SrdJit       *tangent_jit;  /* the tangent kernels' compiled code, or NULL (interpreted) */
     KernelTangent *hessian_tangents; /* of every set's K z (kernel_hessian_tangent_build), when needed */
     SrdJit       *hessian_jit;
-    char        (*why_switch)[160]; /* per param: where a simulation's switch was found */
+    char        (*why_switch)[320]; /* per param: where a simulation's switch was found */
     struct ScheduleTangents *schedules; /* the schedules' exact param tangents (built when first needed) */
     bool         schedules_tried;
 } StaticPoint;
@@ -57,6 +57,7 @@ typedef struct StaticTangent {
     bool     switched;
     double   pairs[5];    /* the `contact` block's values' (ElabTangent.pairs) */
     bool     moves_pairs; /* it moves the parts' own contact radii: not derived */
+    double  *dinit;       /* the control block's data's initial values' (its vars') */
 } StaticTangent;
 /* False when elaboration carries no derivative along the param (it reaches rigid bodies,
  * joints, contact pairs or the geometry): differences of samples give it then. */

@@ -102,6 +102,24 @@ static double *term_slopes_at(const ObjectiveTerm *term, const double *slots, do
     return out;
 }
 
+/* The params' values at record n (a controller's inputs change over the run). */
+static const double *params_of(const Objective *ob, const ObjectiveRun *run, int n)
+{
+    return run->params_at ? &run->params_at[(size_t)n * (size_t)ob->m->n_params] : run->params;
+}
+
+/* The params' values at a time between records at and at + 1, weight w of the latter (as the
+ * probes are interpolated); the caller frees them. */
+static double *params_between(const Objective *ob, const ObjectiveRun *run, int at, double w)
+{
+    int np = ob->m->n_params;
+    const double *a = params_of(ob, run, at), *b = params_of(ob, run, at < run->n_steps ? at + 1 : at);
+    double *p = srd_xcalloc((size_t)np + 1, sizeof(double));
+    for (int k = 0; k < np; k++)
+        p[k] = a[k] == b[k] ? a[k] : (1 - w) * a[k] + w * b[k];
+    return p;
+}
+
 /* The trapezoidal weight of record n. */
 static double trapezoid(const ObjectiveRun *run, int n)
 {
@@ -146,7 +164,7 @@ static double term_value(Objective *ob, const ObjectiveRun *run, int k)
     if (spec->kind == SRD_TERM_INTEGRAL) {
         for (int n = 0; n <= run->n_steps; n++)
             sum += trapezoid(run, n) * term_at(term, &run->slots[(size_t)n * (size_t)ob->n_slots], run->t[n],
-                                               run->params);
+                                               params_of(ob, run, n));
         return sum;
     }
     double *slots = srd_xcalloc((size_t)ob->n_slots + 1, sizeof(double));
@@ -160,7 +178,9 @@ static double term_value(Objective *ob, const ObjectiveRun *run, int k)
             term->at[i] = at;
             term->w[i] = span > 0 ? fmin(fmax((spec->x[i] - run->t[at]) / span, 0), 1) : 0;
             interpolated(ob, run, at, term->w[i], slots);
-            value = term_at(term, slots, spec->x[i], run->params);
+            double *params = params_between(ob, run, at, term->w[i]);
+            value = term_at(term, slots, spec->x[i], params);
+            free(params);
         } else {
             int node = curve_bracket(spec, &ob->m->objects[spec->object], spec->x[i], &term->w[i]);
             term->at[i] = node;
@@ -206,18 +226,25 @@ double objective_value(Objective *ob, const ObjectiveRun *run)
     return J;
 }
 
-/* Adds scale * d(term)/d(slots) at a point to out. */
-static void add_slot_slopes(const ObjectiveTerm *term, const double *slots, double t, const double *params,
-                            double scale, double *out)
+/* Adds scale * d(term)/d(its inputs) at a point: the probe slots' into slot_out, the params' into
+ * param_out (either may be NULL). */
+static void add_term_slopes(const ObjectiveTerm *term, const double *slots, double t, const double *params,
+                            double scale, double *slot_out, double *param_out)
 {
     double *d = term_slopes_at(term, slots, t, params);
-    for (int i = 0; i < term->g.n_inputs; i++)
-        if (term->g.inputs[i].cls == KIN_DATA)
-            out[term->g.inputs[i].index] += scale * d[i];
+    for (int i = 0; i < term->g.n_inputs; i++) {
+        int j = term->g.inputs[i].index;
+        if (term->g.inputs[i].cls == KIN_DATA && slot_out)
+            slot_out[j] += scale * d[i];
+        else if (term->g.inputs[i].cls == KIN_PARAM && param_out)
+            param_out[j] += scale * d[i];
+    }
     free(d);
 }
 
-void objective_step_slopes(const Objective *ob, const ObjectiveRun *run, int n, double *out)
+/* The terms' slopes with respect to record n's probe slots and params (tracks: the share of the
+ * records their rows are interpolated between). */
+static void record_slopes(const Objective *ob, const ObjectiveRun *run, int n, double *slot_out, double *param_out)
 {
     const double *slots_n = &run->slots[(size_t)n * (size_t)ob->n_slots];
     double *slots = srd_xcalloc((size_t)ob->n_slots + 1, sizeof(double));
@@ -227,7 +254,8 @@ void objective_step_slopes(const Objective *ob, const ObjectiveRun *run, int n, 
         if (ob->df_dterm[k] == 0)
             continue;
         if (spec->kind == SRD_TERM_INTEGRAL)
-            add_slot_slopes(term, slots_n, run->t[n], run->params, ob->df_dterm[k] * trapezoid(run, n), out);
+            add_term_slopes(term, slots_n, run->t[n], params_of(ob, run, n), ob->df_dterm[k] * trapezoid(run, n),
+                            slot_out, param_out);
         else if (spec->kind == SRD_TERM_TRACK_TIME)
             for (int i = 0; i < spec->n_rows; i++) {
                 double weight = (term->at[i] == n ? 1 - term->w[i] : 0) +
@@ -235,10 +263,25 @@ void objective_step_slopes(const Objective *ob, const ObjectiveRun *run, int n, 
                 if (weight == 0)
                     continue;
                 interpolated(ob, run, term->at[i], term->w[i], slots);
-                add_slot_slopes(term, slots, spec->x[i], run->params, ob->df_dterm[k] * term->rows[i] * weight, out);
+                double *params = params_between(ob, run, term->at[i], term->w[i]);
+                add_term_slopes(term, slots, spec->x[i], params, ob->df_dterm[k] * term->rows[i] * weight, slot_out,
+                                param_out);
+                free(params);
             }
     }
     free(slots);
+}
+
+void objective_step_slopes(const Objective *ob, const ObjectiveRun *run, int n, double *out)
+{
+    record_slopes(ob, run, n, out, NULL);
+}
+
+void objective_step_param_slopes(const Objective *ob, const ObjectiveRun *run, int n, double *out)
+{
+    record_slopes(ob, run, n, NULL, out);
+    for (int k = 0; n == run->n_steps && k < ob->m->n_params; k++)
+        out[k] += ob->df_dparam[k]; /* F reads the params' values at the end */
 }
 
 void objective_slots_to_forces(const srd_model *m, const double *slot_values, double *dforce)
@@ -294,41 +337,27 @@ void objective_final_dofs(const Objective *ob, const ObjectiveRun *run, double *
     }
 }
 
-/* d(term)/d(param k) at a point. */
-static double param_slope_at(const ObjectiveTerm *term, const double *slots, double t, const double *params, int k)
-{
-    double sum = 0;
-    double *d = NULL;
-    for (int i = 0; i < term->g.n_inputs; i++)
-        if (term->g.inputs[i].cls == KIN_PARAM && term->g.inputs[i].index == k) {
-            if (!d)
-                d = term_slopes_at(term, slots, t, params);
-            sum += d[i];
-        }
-    free(d);
-    return sum;
-}
-
 double objective_param_slope(const Objective *ob, const ObjectiveRun *run, int k)
 {
-    double sum = ob->df_dparam[k];
+    double *d = srd_xcalloc((size_t)ob->m->n_params + 1, sizeof(double));
     double *slots = srd_xcalloc((size_t)ob->n_slots + 1, sizeof(double));
     for (int j = 0; j < ob->n_terms; j++) {
         const srd_objective_term *spec = &ob->m->optimize.terms[j];
         const ObjectiveTerm *term = &ob->terms[j];
-        double part = 0;
         if (spec->kind == SRD_TERM_INTEGRAL)
             for (int n = 0; n <= run->n_steps; n++)
-                part += trapezoid(run, n) * param_slope_at(term, &run->slots[(size_t)n * (size_t)ob->n_slots],
-                                                           run->t[n], run->params, k);
+                add_term_slopes(term, &run->slots[(size_t)n * (size_t)ob->n_slots], run->t[n], params_of(ob, run, n),
+                                ob->df_dterm[j] * trapezoid(run, n), NULL, d);
         else if (spec->kind == SRD_TERM_TRACK_TIME)
             for (int i = 0; i < spec->n_rows; i++) {
                 interpolated(ob, run, term->at[i], term->w[i], slots);
-                part += term->rows[i] * param_slope_at(term, slots, spec->x[i], run->params, k);
+                double *params = params_between(ob, run, term->at[i], term->w[i]);
+                add_term_slopes(term, slots, spec->x[i], params, ob->df_dterm[j] * term->rows[i], NULL, d);
+                free(params);
             }
-        sum += ob->df_dterm[j] * part;
     }
-    free(slots);
+    double sum = ob->df_dparam[k] + d[k];
+    free(slots), free(d);
     return sum;
 }
 
@@ -347,8 +376,10 @@ void objective_record(ObjectiveRun *run, const Objective *ob, srd_sim *s)
         run->cap = 2 * run->cap + 16;
         run->t = srd_xrealloc(run->t, sizeof(double) * (size_t)run->cap);
         run->slots = srd_xrealloc(run->slots, sizeof(double) * (size_t)run->cap * (size_t)(ob->n_slots + 1));
+        run->params_at = srd_xrealloc(run->params_at, sizeof(double) * (size_t)run->cap * (size_t)(ob->m->n_params + 1));
     }
     run->t[n] = s->t;
+    memcpy(&run->params_at[(size_t)n * (size_t)ob->m->n_params], s->params, sizeof(double) * (size_t)ob->m->n_params);
     const srd_analysis *a = srd_objective_analysis(ob->m);
     double *slots = &run->slots[(size_t)n * (size_t)ob->n_slots], *reactions = NULL, value[6];
     if (grad_has_probe(a, SRD_PROBE_REACTION)) { /* as the probe file takes them */
@@ -370,6 +401,7 @@ void objective_run_free(ObjectiveRun *run)
 {
     free(run->t);
     free(run->slots);
+    free(run->params_at);
     free(run->q);
     memset(run, 0, sizeof *run);
 }

@@ -30,7 +30,8 @@ typedef struct ObjectiveRun {
     double       *t;        /* n_steps + 1 times, increasing */
     double       *slots;    /* (n_steps + 1) * n_slots probe values, record by record */
     double       *q;        /* the final configuration (n_dofs), owned */
-    const double *params;   /* the run's param values (model order) */
+    const double *params;   /* the run's param values (model order) at its end */
+    double       *params_at;/* (n_steps + 1) * n_params: at each record (a controller sets inputs) */
     int           cap;
 } ObjectiveRun;
 
@@ -76,6 +77,9 @@ void   objective_final_dofs(const Objective *ob, const ObjectiveRun *run, double
 /* The explicit dJ/d(param k) at fixed probe values (through F, the integrands and the tracked
  * values); the share through the state is the adjoint's or the sensitivities'. */
 double objective_param_slope(const Objective *ob, const ObjectiveRun *run, int k);
+/* The same split by record: dJ/d(the params' values at record n) at fixed probe values, added to
+ * out (n_params): what a controller's inputs, whose values change over the run, take. */
+void   objective_step_param_slopes(const Objective *ob, const ObjectiveRun *run, int n, double *out);
 /* Adds per-slot values (n_slots, e.g. objective_step_slopes) onto the DOFs they read (the state
  * probes'). */
 void   objective_slots_to_dofs(const srd_model *m, const double *slot_values, double *dq);

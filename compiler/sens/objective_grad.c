@@ -3,6 +3,7 @@
  * the adjoint fed the objective's slopes step by step. `srdc grad` (the optimize block's
  * objective, or --objective) and `srdc optimize` take it. */
 #include "sens/objective_grad.h"
+#include "sens/control_tangent.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ static void record_step(void *ctx, srd_sim *s)
 /* dJ/dq and dJ/d(force probes) at record `step` for the adjoint: the terms over time, and at the
  * end F's final probes and the curves. */
 static void step_slopes(void *ctx, long step, double t, const double *q, const double *v, double *dq, double *dv,
-                        double *dforce)
+                        double *dforce, double *dparams)
 {
     const Recorder *rc = ctx;
     double *slots = srd_xcalloc((size_t)rc->ob->n_slots + 1, sizeof(double));
@@ -37,6 +38,7 @@ static void step_slopes(void *ctx, long step, double t, const double *q, const d
         objective_final_slopes(rc->ob, slots); /* F's on the final values: only the forces' are read below */
     }
     objective_slots_to_forces(rc->ob->m, slots, dforce);
+    objective_step_param_slopes(rc->ob, rc->run, (int)step, dparams);
     free(slots);
     (void)t, (void)q, (void)v, (void)dv;
 }
@@ -58,7 +60,7 @@ static int simulated(StaticPoint *pt, const GradOptions *g, Objective *ob, const
         code = dynamic_adjoint(r, NULL, NULL, step_slopes, &rc, dp, status, why, why_n);
     }
     for (int k = 0; code == 0 && k < pt->m->n_params; k++)
-        if (status[k] == STATIC_DERIVED)
+        if (status[k] == STATIC_DERIVED && !control_sets(pt->m, k)) /* a controlled input's: the adjoint's, step by step */
             dp[k] += objective_param_slope(ob, &run, k);
         else if (status[k] != DYNAMIC_NOT_ASKED)
             snprintf(pt->why_switch[k], sizeof pt->why_switch[k], "%s", dynamic_why(status[k]));

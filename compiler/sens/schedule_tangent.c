@@ -9,24 +9,9 @@
 #include <string.h>
 #include "alloc.h"
 #include "control.h"
+#include "sens/schedule_program.h"
 #include "sens/tangent.h"
 #include "kernel/interp.h"
-
-/* How a switch's function g becomes a distance to the switch: as it is; to the nearest integer
- * (floor jumps at integers); as it is but only while the guard is negative (atan2(y, x) jumps
- * at y = 0 for x < 0). */
-enum { SW_PLAIN, SW_FLOOR, SW_CUT };
-
-typedef struct ScheduleTangent {
-    int            actuation, expr;  /* the kernel's (as srd_schedule has them) */
-    int            nd;               /* the kernel's rows (3 n_out for a motion: value and rates) */
-    int            n_slots;          /* param inputs differentiated */
-    int           *slot_param;       /* their params */
-    int            n_switch;
-    unsigned char *kind;             /* SW_* per switch */
-    int            n_rows;           /* 2 nd + 3 n_switch */
-    InterpProgram *prog;             /* reads w_j (slot j's tangent) as data column SCHEDULE_N_DATA + j */
-} ScheduleTangent;
 
 struct ScheduleTangents {
     int              n;
@@ -107,8 +92,7 @@ static ExprId along(ExprDag *d, const ExprId *jac, int n_slots, int n_inputs)
     return sum;
 }
 
-/* The program of st over le: rows value, d value, g, dg, guard. */
-static bool build_program(LoweredElement *le, ScheduleTangent *st, const int *slots)
+bool schedule_program_build(LoweredElement *le, ScheduleTangent *st, const int *slots, int w_base)
 {
     ExprDag *d = le->dag;
     ExprId *g, *guard;
@@ -136,7 +120,7 @@ static bool build_program(LoweredElement *le, ScheduleTangent *st, const int *sl
     KernelInput *inputs = srd_xcalloc((size_t)le->n_inputs + (size_t)st->n_slots + 1, sizeof *inputs);
     memcpy(inputs, le->inputs, sizeof *inputs * (size_t)le->n_inputs);
     for (int j = 0; j < st->n_slots; j++)
-        inputs[le->n_inputs + j] = (KernelInput){ KIN_DATA, SCHEDULE_N_DATA + j };
+        inputs[le->n_inputs + j] = (KernelInput){ KIN_DATA, w_base + j };
     char kind[300];
     snprintf(kind, sizeof kind, "schedule_tangent_%s", le->kind);
     KernelSpec spec = { .kind = kind, .dag = d, .n_inputs = le->n_inputs + st->n_slots, .inputs = inputs,
@@ -159,7 +143,7 @@ static bool build_one(ScheduleKernel *sk, ScheduleTangent *st)
             st->slot_param[st->n_slots] = le->inputs[i].index;
             slots[st->n_slots++] = i;
         }
-    bool ok = build_program(le, st, slots);
+    bool ok = schedule_program_build(le, st, slots, SCHEDULE_N_DATA);
     free(slots);
     return ok;
 }
@@ -214,9 +198,10 @@ static const ScheduleTangent *tangent_of(const ScheduleTangents *T, const srd_sc
     return NULL;
 }
 
-/* st's rows for sc's instances along param k at time t: n * n_rows values, instance-major. */
-static double *run_rows(const ScheduleTangent *st, const srd_schedule *sc, const double *params, int k, double t,
-                        double dt)
+/* st's rows for sc's instances along the params' tangents dp at time t: n * n_rows values,
+ * instance-major. */
+static double *run_rows(const ScheduleTangent *st, const srd_schedule *sc, const double *params, const double *dp,
+                        double t, double dt)
 {
     int n = sc->n, w = SCHEDULE_N_DATA + st->n_slots, nr = st->n_rows;
     double *data = srd_xcalloc((size_t)n * (size_t)w + 1, sizeof(double));
@@ -225,7 +210,7 @@ static double *run_rows(const ScheduleTangent *st, const srd_schedule *sc, const
     for (int i = 0; i < n; i++) {
         memcpy(&data[(size_t)i * w], &sc->data[(size_t)i * SCHEDULE_N_DATA], sizeof(double) * SCHEDULE_N_DATA);
         for (int j = 0; j < st->n_slots; j++)
-            data[(size_t)i * w + SCHEDULE_N_DATA + j] = st->slot_param[j] == k;
+            data[(size_t)i * w + SCHEDULE_N_DATA + j] = dp[st->slot_param[j]];
         for (int r = 0; r < nr; r++)
             res[(size_t)i * nr + r] = (int32_t)((size_t)i * nr + r);
     }
@@ -238,8 +223,7 @@ static double *run_rows(const ScheduleTangent *st, const srd_schedule *sc, const
     return out;
 }
 
-/* Whether a switch of the rows (of n instances) lies within 2 hk of the param. */
-static bool rows_switch(const ScheduleTangent *st, const double *rows, int n, double hk)
+bool schedule_program_switch(const ScheduleTangent *st, const double *rows, int n, double hk)
 {
     int nd = st->nd, ns = st->n_switch;
     for (int i = 0; i < n; i++) {
@@ -259,15 +243,15 @@ static bool rows_switch(const ScheduleTangent *st, const double *rows, int n, do
 
 /* A moving obstacle's step-start pose columns: the pose's tangent at t - h. */
 static bool step_start_tangent(const ScheduleTangent *st, const srd_schedule *sc, const srd_model *m,
-                               const double *params, int k, double hk, double t0, double dt, double *dd)
+                               const double *params, const double *dp, double hk, double t0, double dt, double *dd)
 {
-    double *rows = run_rows(st, sc, params, k, t0, dt);
+    double *rows = run_rows(st, sc, params, dp, t0, dt);
     int stride = m->sets[m->actuations[sc->actuation].set].n_data;
     for (int i = 0; i < sc->n; i++)
         for (int c = 0; c < sc->n_columns; c++)
             if (sc->prev_columns[c] >= 0)
                 dd[(size_t)sc->targets[i] * stride + sc->prev_columns[c]] = rows[(size_t)i * st->n_rows + st->nd + c];
-    bool kink = rows_switch(st, rows, sc->n, hk);
+    bool kink = schedule_program_switch(st, rows, sc->n, hk);
     free(rows);
     return kink;
 }
@@ -323,8 +307,8 @@ static double **save_bases(const srd_schedules *S, const srd_model *m, double *c
 }
 
 bool schedule_tangents_apply(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
-                             const double *params, int k, double hk, double t, double dt, double h, const double *dE,
-                             double *const *dset_data, double *dfext)
+                             const double *params, const double *dp, double hk, double t, double dt, double h,
+                             const double *dE, double *const *dset_data, double *dfext)
 {
     bool kink = false;
     double **dbase = save_bases(S, m, dset_data);
@@ -335,9 +319,9 @@ bool schedule_tangents_apply(const ScheduleTangents *T, const srd_schedules *S, 
             continue;
         double *dd = sc->actuation >= 0 ? dset_data[m->actuations[sc->actuation].set] : NULL;
         if (sc->has_prev)
-            kink |= step_start_tangent(st, sc, m, params, k, hk, t - h, dt, dd);
-        double *rows = run_rows(st, sc, params, k, t, dt);
-        kink |= rows_switch(st, rows, sc->n, hk);
+            kink |= step_start_tangent(st, sc, m, params, dp, hk, t - h, dt, dd);
+        double *rows = run_rows(st, sc, params, dp, t, dt);
+        kink |= schedule_program_switch(st, rows, sc->n, hk);
         if (sc->actuation >= 0 && sc->base)
             write_stiffness(st, sc, m, rows, dbase[j], dE, dd);
         else if (sc->actuation >= 0)
@@ -433,7 +417,7 @@ static bool turns_frames_or_lines(const srd_model *m, const srd_motion *mo)
 }
 
 bool schedule_tangents_turn_clamps(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
-                                   const double *params, int k, double t, double dt)
+                                   const double *params, const double *dp, double t, double dt)
 {
     bool turns = false;
     for (int j = 0; j < S->n && !turns; j++) {
@@ -441,7 +425,7 @@ bool schedule_tangents_turn_clamps(const ScheduleTangents *T, const srd_schedule
         const ScheduleTangent *st = sc->motion >= 0 ? tangent_of(T, sc) : NULL;
         if (!st || !turns_frames_or_lines(m, &m->motions[sc->motion]))
             continue;
-        double *rows = run_rows(st, sc, params, k, t, dt);
+        double *rows = run_rows(st, sc, params, dp, t, dt);
         for (int i = 0; i < sc->n && !turns; i++)
             for (int c = 0; c < st->nd && !turns; c++)
                 turns = rows[(size_t)i * st->n_rows + st->nd + c] != 0; /* the angle's or its rates' tangent */
@@ -451,7 +435,7 @@ bool schedule_tangents_turn_clamps(const ScheduleTangents *T, const srd_schedule
 }
 
 bool schedule_tangents_motion(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
-                              const double *params, int k, double hk, double t, double dt,
+                              const double *params, const double *dp, double hk, double t, double dt,
                               const unsigned char *fixed, double *dq, double *dv, double *da)
 {
     size_t bytes = sizeof(double) * (size_t)m->n_dofs;
@@ -463,8 +447,8 @@ bool schedule_tangents_motion(const ScheduleTangents *T, const srd_schedules *S,
         if (!st)
             continue;
         const srd_motion *mo = &m->motions[sc->motion];
-        double *rows = run_rows(st, sc, params, k, t, dt);
-        kink |= rows_switch(st, rows, sc->n, hk);
+        double *rows = run_rows(st, sc, params, dp, t, dt);
+        kink |= schedule_program_switch(st, rows, sc->n, hk);
         if (mo->kind == SRD_MOTION_MOVE)
             move_tangent(m, mo, rows, st->n_rows, fixed, dq, dv, da);
         else

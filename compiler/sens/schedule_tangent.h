@@ -27,7 +27,8 @@ void              schedule_tangents_free(ScheduleTangents *T);
  * 1e-3 |p|, or 1e-3 of its range when p is 0. */
 double schedule_switch_step(const srd_param *p);
 
-/* What srd_schedules_apply(S, m, params, t, dt, h, ...) writes, differentiated along param k:
+/* What srd_schedules_apply(S, m, params, t, dt, h, ...) writes, differentiated along the params'
+ * tangents dp (n_params: a unit vector for one param; a controller's inputs add theirs):
  *   dset_data[j] (n * n_data per set) holds on entry the STATIC tangent of set j's data (the
  *     elaborated values' derivative, before any schedule); the columns the schedules write are
  *     overwritten with their exact derivative at t (a moving obstacle's step-start columns with
@@ -42,12 +43,12 @@ double schedule_switch_step(const srd_param *p);
  * S is the schedules srd_schedules_build made for m (the instances' positions, targets, base
  * and e0 are read from it; it is not changed). Returns true when a switch of a schedule lies
  * within reach of the param's stencil (at t, or at t - h for a step-start pose): the value is
- * not smooth in param k there. */
+ * not smooth in the param there (hk: its stencil's step). */
 bool schedule_tangents_apply(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
-                             const double *params, int k, double hk, double t, double dt, double h, const double *dE,
-                             double *const *dset_data, double *dfext);
+                             const double *params, const double *dp, double hk, double t, double dt, double h,
+                             const double *dE, double *const *dset_data, double *dfext);
 
-/* The derivative along param k of what srd_motion_impose(s, t, 1, q, v) and s->prescribed_acc give
+/* The derivative along the params' tangents dp of what srd_motion_impose(s, t, 1, q, v) and s->prescribed_acc give
  * the DOFs prescribed motion holds (dq, dv, da: n_dofs each, overwritten; zero on DOFs no motion
  * holds, and on nodes that `fixed` (per DOF, srd_sim.fixed) no longer holds). A move's
  * displacement and its time derivatives are differentiated directly; a rotation's positions
@@ -55,13 +56,13 @@ bool schedule_tangents_apply(const ScheduleTangents *T, const srd_schedules *S, 
  * DOFs) are not derived: left zero. dt is the simulation's step (`dt` in the schedules). Returns
  * true when a switch of a motion's schedule lies within reach (as schedule_tangents_apply). */
 bool schedule_tangents_motion(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
-                              const double *params, int k, double hk, double t, double dt,
+                              const double *params, const double *dp, double hk, double t, double dt,
                               const unsigned char *fixed, double *dq, double *dv, double *da);
 
-/* Whether param k moves (at time t) a rotation whose tangent above leaves part out: one that turns
+/* Whether the params' tangents dp move (at time t) a rotation whose tangent above leaves part out: one that turns
  * rod edges' frames (their twist DOFs) or a sliding clamp's line. */
 bool schedule_tangents_turn_clamps(const ScheduleTangents *T, const srd_schedules *S, const srd_model *m,
-                                   const double *params, int k, double t, double dt);
+                                   const double *params, const double *dp, double t, double dt);
 
 /* For a caller that takes the static tangent from data the schedules have already written (a
  * sim's, after srd_schedules_apply): puts back into dset_data the static tangent of the

@@ -66,6 +66,14 @@ typedef struct Sample {
     bool       ok;
 } Sample;
 
+/* The params' tangents along param k alone. */
+static double *unit_seed(const srd_model *m, int k)
+{
+    double *dp = srd_xcalloc((size_t)m->n_params + 1, sizeof(double));
+    dp[k] = 1;
+    return dp;
+}
+
 static bool sample_open(Sample *x, const char *text, const srd_kernel_table *kt, const char *override)
 {
     memset(x, 0, sizeof *x);
@@ -279,9 +287,10 @@ static void compare(Base *b, int k, Diffs *d)
     double *dfext = srd_xcalloc(n + 1, sizeof(double)), *dq = srd_xcalloc(n + 1, sizeof(double));
     double *dv = srd_xcalloc(n + 1, sizeof(double)), *da = srd_xcalloc(n + 1, sizeof(double));
     /* dfext starts at the constant forces' tangent: zero (no gravity, every load moves in time) */
-    double hk = schedule_switch_step(p);
-    bool kink = schedule_tangents_apply(b->T, &s->schedules, m, s->params, k, hk, T, DT, H, d->dE, dd, dfext);
-    kink |= schedule_tangents_motion(b->T, &s->schedules, m, s->params, k, hk, T, DT, s->fixed, dq, dv, da);
+    double hk = schedule_switch_step(p), *dp = unit_seed(m, k);
+    bool kink = schedule_tangents_apply(b->T, &s->schedules, m, s->params, dp, hk, T, DT, H, d->dE, dd, dfext);
+    kink |= schedule_tangents_motion(b->T, &s->schedules, m, s->params, dp, hk, T, DT, s->fixed, dq, dv, da);
+    free(dp);
     double worst = 0, scale;
     for (int j = 0; j < m->n_sets; j++) {
         size_t len = (size_t)m->sets[j].n * (size_t)m->sets[j].n_data;
@@ -355,9 +364,10 @@ static bool switches(Base *b, int k)
     size_t n = (size_t)m->n_dofs + 1;
     double *dfext = srd_xcalloc(n, sizeof(double)), *dq = srd_xcalloc(n, sizeof(double));
     double *dv = srd_xcalloc(n, sizeof(double)), *da = srd_xcalloc(n, sizeof(double));
-    double hk = schedule_switch_step(&m->params[k]);
-    bool kink = schedule_tangents_apply(b->T, &s->schedules, m, s->params, k, hk, T, DT, H, NULL, dd, dfext);
-    kink |= schedule_tangents_motion(b->T, &s->schedules, m, s->params, k, hk, T, DT, s->fixed, dq, dv, da);
+    double hk = schedule_switch_step(&m->params[k]), *dp = unit_seed(m, k);
+    bool kink = schedule_tangents_apply(b->T, &s->schedules, m, s->params, dp, hk, T, DT, H, NULL, dd, dfext);
+    kink |= schedule_tangents_motion(b->T, &s->schedules, m, s->params, dp, hk, T, DT, s->fixed, dq, dv, da);
+    free(dp);
     for (int j = 0; j < m->n_sets; j++)
         free(dd[j]);
     free(dd), free(dfext), free(dq), free(dv), free(da);
