@@ -6,7 +6,8 @@ derivative to 1e-6 of the probe's largest derivative, and the adjoint agrees wit
 sensitivities to 1e-10. Models: DIR/swing.srd with implicit Euler, implicit midpoint and Newmark (rod frames,
 slides, a schedule, gravity, a load), with damping set by a param, started from its static equilibrium, the earthworm
 (ground contact, Coulomb friction, mass damping, actuated rest lengths), a hinge shell, params
-in the reference geometry (shaped.srd). Then a
+in the reference geometry (shaped.srd), a PID controller's gains (controlled.srd: its samples
+differentiated, an objective of the input it sets, saturation named). Then a
 param whose schedule switches between its samples is named, not derived, and what is not
 covered is refused with the reason."""
 import csv
@@ -338,6 +339,66 @@ def each_method(label, name, params, forces=(), segment=None):
 
 each_method("prescribed motion", "moved.srd", {"squeeze": (2e-3, "m"), "w": (3, "Hz"), "E": (3e6, "Pa"), "L": (0.12, "m")},
             forces=("R",))
+
+# A control block (controlled.srd): each sample is differentiated where it ran (the probe it reads,
+# its vars, the input it sets, which the next steps read as a param), forward and by the adjoint,
+# recomputed from checkpoints; the gains, the target, E and the input's initial value. Steps by
+# measurement: E's at 1e-4 (under Newmark the closed loop's response to E bends fast: the
+# differences' truncation is 6e-5 at 1e-3, 1e-8 at 1e-4), the input's at 1e-2 (its small effect
+# on the tip's x would leave the probes' 12 digits at 1e-5 at 1e-3).
+CONTROL = {"kp": (150, "1/m^2"), "ki": (3000, "1/(m^2*s)"), "kd": (1.5, "s/m^2"), "amp": (0.01, "m"),
+           "E": (2e7, "Pa", 1e-4), "kappa": (0.1, "1/m", 1e-2)}
+control_text = each_method("a control block", "controlled.srd", CONTROL, forces=("R",), segment=7)
+controlled = os.path.join(tap.scratch("dyn_"), "controlled.srd")
+with open(controlled, "w") as f:
+    f.write(control_text.replace("METHOD", "implicit_euler"))
+
+# An objective that reads the input the controller sets (its value at each step: the control
+# effort) besides the tip: by the adjoint against differences of its values.
+effort = "integral(kp * kappa^2 * 1 m^4 + (tip.z / 1 mm)^2) / 1 s + kappa * 1 m"
+
+
+def control_objective(spec=None):
+    p = subprocess.run([srdc, "grad", controlled, "--objective", effort] + (["-p", spec] if spec else []),
+                       capture_output=True, text=True)
+    value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
+    return (float(value.group(1)) if value else math.nan), dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+
+
+_, printed = control_objective()
+for name, (value, unit, *_) in list(CONTROL.items())[:1 if SHORT else None]:
+    h = 1e-3 * value
+    f = [control_objective("%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
+    fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
+    exact = float(printed.get(name, "nan"))
+    check(abs(fd - exact) < 1e-6 * abs(exact), "an objective of the controlled input: d/d(%s) by the adjoint %.9e, "
+          "differences %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
+
+# An input that saturates at its range's end within reach of a param has no derivative there: the
+# law's first value, 4.65 /m with a cosine target, is the range's end. The forward pass names the
+# params that move it (E does not, at t = 0); the adjoint, which has no direction, names every one.
+with open(controlled) as f:
+    saturated_text = f.read().replace("in -20 /m..20 /m", "in -20 /m..4.65 /m").replace(
+        "amp * sin(", "amp * cos(").replace("0.5 * kappa + ", "").replace("var last = amp;", "var last = 0 m;")
+saturated = os.path.join(tap.scratch("dyn_"), "saturated.srd")
+with open(saturated, "w") as f:
+    f.write(saturated_text)
+for flag, named in ((None, ("kp", "ki", "kd", "amp")), ("--adjoint", ("kappa", "kp", "ki", "kd", "amp", "E"))):
+    p, derived = grad(saturated, *([flag] if flag else []))
+    said = [line.split(":")[0] for line in p.stdout.splitlines()
+            if "an input the controller sets reaching its range" in line and "(first at t = 0 s)" in line]
+    check(p.returncode == 0 and sorted(said) == sorted(named) and (flag == "--adjoint" or "E" in derived),
+          "an input saturating within reach (%s): %s named, first at t = 0 s" % (flag or "forward", said))
+
+# A controller that reads a force is refused with the reason.
+with open(controlled) as f:
+    forced = f.read().replace("let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;")
+model = os.path.join(tap.scratch("dyn_"), "forced.srd")
+with open(model, "w") as f:
+    f.write(forced)
+p, _ = grad(model)
+check(p.returncode == 1 and "reads a probe that is not a position" in p.stderr,
+      "a controller reading a force is refused with the reason: %s" % p.stderr.strip())
 
 # Params in the reference geometry (shaped.srd): the start, the elements' reference state
 # (frames, rest lengths, masses, tau0), the held DOFs and the sliding clamps' lines move with
