@@ -91,9 +91,8 @@ void control_tangents_free(ControlTangents *C)
     if (!C)
         return;
     for (int j = 0; j < C->n; j++) {
-        free(C->a[j].data), free(C->a[j].index), free(C->a[j].st.kind);
-        if (C->a[j].st.prog)
-            interp_free(C->a[j].st.prog);
+        free(C->a[j].data), free(C->a[j].index);
+        schedule_program_free(&C->a[j].st);
     }
     free(C->a);
     free(C);

@@ -27,6 +27,9 @@ typedef struct ScheduleTangent {
  * then per switch g, dg and its guard. st->n_slots is the count of slots. Adds nodes to le's DAG. */
 bool schedule_program_build(LoweredElement *le, ScheduleTangent *st, const int *slots, int w_base);
 
+/* Frees what st holds (its program, switch kinds and slot params). */
+void schedule_program_free(ScheduleTangent *st);
+
 /* Whether a switch of the rows (of n instances, st->n_rows each) lies within 2 hk |dg| of g. */
 bool schedule_program_switch(const ScheduleTangent *st, const double *rows, int n, double hk);
 

@@ -92,6 +92,15 @@ static ExprId along(ExprDag *d, const ExprId *jac, int n_slots, int n_inputs)
     return sum;
 }
 
+void schedule_program_free(ScheduleTangent *st)
+{
+    free(st->slot_param);
+    free(st->kind);
+    if (st->prog)
+        interp_free(st->prog);
+    memset(st, 0, sizeof *st);
+}
+
 bool schedule_program_build(LoweredElement *le, ScheduleTangent *st, const int *slots, int w_base)
 {
     ExprDag *d = le->dag;
@@ -169,12 +178,8 @@ void schedule_tangents_free(ScheduleTangents *T)
 {
     if (!T)
         return;
-    for (int k = 0; k < T->n; k++) {
-        free(T->a[k].slot_param);
-        free(T->a[k].kind);
-        if (T->a[k].prog)
-            interp_free(T->a[k].prog);
-    }
+    for (int k = 0; k < T->n; k++)
+        schedule_program_free(&T->a[k]);
     free(T->a);
     free(T);
 }
