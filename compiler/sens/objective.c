@@ -337,6 +337,15 @@ void objective_final_dofs(const Objective *ob, const ObjectiveRun *run, double *
     }
 }
 
+/* Whether the term's expression reads param k. */
+static bool term_reads(const ObjectiveTerm *term, int k)
+{
+    for (int i = 0; i < term->g.n_inputs; i++)
+        if (term->g.inputs[i].cls == KIN_PARAM && term->g.inputs[i].index == k)
+            return true;
+    return false;
+}
+
 double objective_param_slope(const Objective *ob, const ObjectiveRun *run, int k)
 {
     double *d = srd_xcalloc((size_t)ob->m->n_params + 1, sizeof(double));
@@ -344,6 +353,8 @@ double objective_param_slope(const Objective *ob, const ObjectiveRun *run, int k
     for (int j = 0; j < ob->n_terms; j++) {
         const srd_objective_term *spec = &ob->m->optimize.terms[j];
         const ObjectiveTerm *term = &ob->terms[j];
+        if (ob->df_dterm[j] == 0 || !term_reads(term, k))
+            continue;
         if (spec->kind == SRD_TERM_INTEGRAL)
             for (int n = 0; n <= run->n_steps; n++)
                 add_term_slopes(term, &run->slots[(size_t)n * (size_t)ob->n_slots], run->t[n], params_of(ob, run, n),

@@ -38,7 +38,8 @@ static void step_slopes(void *ctx, long step, double t, const double *q, const d
         objective_final_slopes(rc->ob, slots); /* F's on the final values: only the forces' are read below */
     }
     objective_slots_to_forces(rc->ob->m, slots, dforce);
-    objective_step_param_slopes(rc->ob, rc->run, (int)step, dparams);
+    if (rc->ob->m->control.present) /* the inputs a controller sets change over the run */
+        objective_step_param_slopes(rc->ob, rc->run, (int)step, dparams);
     free(slots);
     (void)t, (void)q, (void)v, (void)dv;
 }
