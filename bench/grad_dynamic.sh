@@ -5,8 +5,9 @@
 # objective with respect to all four params) at 12, 60 and 240 nodes: the adjoint with every
 # record kept, the adjoint recomputing segments from checkpoints (memory bounded by
 # SRD_GRAD_MEMORY), and forward sensitivities (one pass for the four params); then both with
-# stiffness-proportional damping (beta = 1 ms). The times are srdc grad's own (its "cost:" line):
-# the recorded run, and the pass after it.
+# stiffness-proportional damping (beta = 1 ms); then tests/physics/grad/controlled.srd (a PID
+# control block sampling every 5 ms) for 1,000 steps, its tip's height. The times are srdc grad's
+# own (its "cost:" line): the recorded run, and the pass after it.
 #   sh bench/grad_dynamic.sh [build dir]
 set -e
 cd "$(dirname "$0")/.."
@@ -28,3 +29,9 @@ for n in 12 60 240; do
         "$n" "$kept" "$bounded" "$forward"
     printf '  with beta damping, adjoint: %s\n  with beta damping, forward: %s\n' "$beta_adjoint" "$beta_forward"
 done
+sed -e "s/METHOD/implicit_euler/" -e "s/duration = 0.1 s;/duration = 1 s;/" -e "s/probe tip = arm.end;/probe tip_z = arm.end.z;/" \
+    -e "/probe R =/d" -e "s/tip\.z/tip_z/" tests/physics/grad/controlled.srd > "$work/controlled.srd"
+"$build/srdc" grad "$work/controlled.srd" > /dev/null
+printf 'a control block, 1,000 steps\n  adjoint, records kept:    %s\n  forward, six params:       %s\n' \
+    "$("$build/srdc" grad "$work/controlled.srd" --adjoint | grep '^cost:')" \
+    "$("$build/srdc" grad "$work/controlled.srd" | grep '^cost:')"

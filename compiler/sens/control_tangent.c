@@ -145,22 +145,25 @@ static bool near_bound(double v, double dv, double b, double hk)
 }
 
 /* Writes step j's value (rows[0 .. n)) and its tangent (rows[nd ..)) where the runtime puts it: a
- * slot, or an input clamped to its range (zero tangent while it saturates). */
+ * slot, or an input clamped to its range (zero tangent while it saturates). True when an input
+ * has no derivative there: near its saturation, or where its derivative is not defined (atan2 at
+ * the origin, a square root at 0, not saturated). */
 static bool write_step(const srd_model *m, int j, const double *rows, int nd, ControlSample *x, double *ddata,
                        double *dparams, double hk)
 {
     const srd_control_step *s = &m->control.steps[j];
     if (s->slot >= 0) {
         int first = m->control.slots[s->slot].first;
-        for (int c = 0; c < s->n; c++)
+        for (int c = 0; c < s->n; c++) /* an undefined derivative matters where it reaches an input */
             x->data[first + c] = rows[c], ddata[first + c] = rows[nd + c];
         return false;
     }
     const srd_param *p = &m->params[s->param];
     double raw = rows[0], draw = rows[nd];
+    bool inside = raw > p->lo && raw < p->hi;
     x->params[s->param] = fmin(fmax(raw, p->lo), p->hi);
-    dparams[s->param] = raw > p->lo && raw < p->hi ? draw : 0;
-    return near_bound(raw, draw, p->lo, hk) || near_bound(raw, draw, p->hi, hk);
+    dparams[s->param] = inside ? draw : 0;
+    return near_bound(raw, draw, p->lo, hk) || near_bound(raw, draw, p->hi, hk) || (inside && !isfinite(draw));
 }
 
 bool control_tangents_forward(const ControlTangents *C, const srd_model *m, ControlSample *x, const double *dq,
@@ -218,6 +221,14 @@ static void take_output(const srd_model *m, int j, const double *rows, double *l
     lparams[s->param] = 0;
 }
 
+/* Marks every param: the sample has a switch or a singular derivative whose reach only a forward
+ * pass can tell. */
+static void near_all(const srd_model *m, bool *near)
+{
+    for (int k = 0; k < m->n_params; k++)
+        near[k] = true;
+}
+
 /* A saturation within 2 hk of the input's own step marks every param; a switch of the step within
  * reach of a param it reads marks that param (rows: along the param's unit tangent). */
 static void mark_saturation(const srd_model *m, int j, const double *rows, const double *hk, bool *near)
@@ -228,20 +239,29 @@ static void mark_saturation(const srd_model *m, int j, const double *rows, const
     const srd_param *p = &m->params[s->param];
     double h = hk[s->param];
     if (near_bound(rows[0], 1, p->lo, h) || near_bound(rows[0], 1, p->hi, h))
-        for (int k = 0; k < m->n_params; k++)
-            near[k] = true;
+        near_all(m, near);
 }
 
-/* lz += J^T lout, J the step's derivative with respect to its slots, one slot at a time. */
+/* lz += J^T lout, J the step's derivative with respect to its slots, one slot at a time (a value
+ * whose adjoint is zero, a saturated input's, pulls nothing: its derivative may not exist). */
 static void pull_step(const ControlStep *cs, const srd_model *m, const ControlSample *x, const double *lout,
                       double *ldata, double *lparams, const double *hk, bool *near)
 {
+    bool any = false;
+    for (int c = 0; c < cs->st.nd; c++)
+        any |= lout[c] != 0;
+    if (!any)
+        return;
     double *w = srd_xcalloc((size_t)cs->st.n_slots + 1, sizeof(double));
     for (int i = 0; i < cs->st.n_slots; i++) {
         w[i] = 1;
         double *rows = step_rows(cs, m, x, w), sum = 0;
         for (int c = 0; c < cs->st.nd; c++)
-            sum += rows[cs->st.nd + c] * lout[c];
+            sum += lout[c] != 0 ? rows[cs->st.nd + c] * lout[c] : 0;
+        if (!isfinite(sum)) {
+            near_all(m, near);
+            sum = 0;
+        }
         if (cs->data[i])
             ldata[cs->index[i]] += sum;
         else {

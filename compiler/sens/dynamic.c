@@ -129,6 +129,7 @@ struct DynamicRun {
     ControlTangents   *control;     /* the control block's (NULL without one) */
     double           **dctl;        /* per param: the controller's values' tangents (forward pass) */
     double            *lctl;        /* their adjoint (backward pass) */
+    bool               control_near; /* the backward pass met a sample near a switch */
     double            *params_start, *params_end; /* the params before the first sample and at the end */
     DynamicOptions     opt;
 };
@@ -1340,9 +1341,14 @@ static void adjoint_sample(DynamicRun *r, const Record *x, double *adj_q, double
     ControlSample c = sample_of(r, x->sample, x->q0);
     control_tangents_adjoint(r->control, r->b->m, &c, r->lctl, grad, adj_q, hk, near);
     for (int k = 0; k < r->n_params; k++)
-        note_kink(&r->tracks[k], near[k], x->sample->t);
+        r->control_near |= near[k];
     free(c.data), free(c.params), free(hk), free(near);
 }
+
+/* The adjoint has no direction along one param: where it met a sample near a switch, a forward
+ * pass tells which params it is within reach of (their tracks' kinks, as the forward pass finds
+ * them). Returns the seconds it took. */
+static double control_kinks_by_forward(DynamicRun *r);
 
 /* Once the backward pass has crossed the first sample: the controller's initial values' share. */
 static void control_start(const DynamicRun *r, double *grad)
@@ -1467,6 +1473,21 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
     r->ends = tans; /* for the force probes (dynamic_force_probe) */
     r->pass_seconds += srd_seconds() - t0;
     return code;
+}
+
+static double control_kinks_by_forward(DynamicRun *r)
+{
+    double t0 = srd_seconds();
+    int *status = srd_xcalloc((size_t)r->n_params + 1, sizeof(int));
+    double **dq = srd_xcalloc((size_t)r->n_params + 1, sizeof *dq), **dv = srd_xcalloc((size_t)r->n_params + 1, sizeof *dv);
+    for (int k = 0; k < r->n_params; k++)
+        dq[k] = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), dv[k] = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    char why[256];
+    dynamic_forward(r, dq, dv, status, why, sizeof why); /* a singular step: the adjoint has met it too */
+    for (int k = 0; k < r->n_params; k++)
+        free(dq[k]), free(dv[k]);
+    free(dq), free(dv), free(status);
+    return srd_seconds() - t0;
 }
 
 /* ---- force probes at the end ---- */
@@ -2284,6 +2305,7 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
 {
     double t0 = srd_seconds();
     int code = 0;
+    r->control_near = false;
     for (int i = r->n_segments - 1; i >= 0 && code == 0; i--) {
         if (!segment_records(r, i)) {
             snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
@@ -2296,6 +2318,8 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
     if (code == 0 && bw->slopes)
         start_slopes(r, bw, grad, status);
     start_adjoint(r, &bw->adj, grad, status);
+    if (r->control_near)
+        t0 += control_kinks_by_forward(r);
     mark_switches(r, status);
     control_statuses(r, status);
     params_at_end(r);
