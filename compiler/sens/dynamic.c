@@ -1308,7 +1308,8 @@ static void control_reset(DynamicRun *r)
 /* The sample x as the run took it, reading configuration q (copies: a pass replays it). */
 static ControlSample sample_of(const DynamicRun *r, const Sampled *x, const double *q)
 {
-    return (ControlSample){ x->t, x->dt, q, dup(x->data, (size_t)r->b->m->control.n_data), dup(x->params, (size_t)r->n_params) };
+    size_t nd = (size_t)r->b->m->control.n_data;
+    return (ControlSample){ x->t, x->dt, q, dup(x->data, nd), dup(x->params, (size_t)r->n_params) };
 }
 
 /* Carries every derived param's tangent over the sample before record x (tans: at its start): the
@@ -1479,9 +1480,10 @@ static double control_kinks_by_forward(DynamicRun *r)
 {
     double t0 = srd_seconds();
     int *status = srd_xcalloc((size_t)r->n_params + 1, sizeof(int));
-    double **dq = srd_xcalloc((size_t)r->n_params + 1, sizeof *dq), **dv = srd_xcalloc((size_t)r->n_params + 1, sizeof *dv);
+    size_t n = (size_t)r->n_dofs + 1, np = (size_t)r->n_params + 1;
+    double **dq = srd_xcalloc(np, sizeof *dq), **dv = srd_xcalloc(np, sizeof *dv);
     for (int k = 0; k < r->n_params; k++)
-        dq[k] = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), dv[k] = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+        dq[k] = srd_xcalloc(n, sizeof(double)), dv[k] = srd_xcalloc(n, sizeof(double));
     char why[256];
     dynamic_forward(r, dq, dv, status, why, sizeof why); /* a singular step: the adjoint has met it too */
     for (int k = 0; k < r->n_params; k++)

@@ -387,7 +387,8 @@ void objective_record(ObjectiveRun *run, const Objective *ob, srd_sim *s)
         run->cap = 2 * run->cap + 16;
         run->t = srd_xrealloc(run->t, sizeof(double) * (size_t)run->cap);
         run->slots = srd_xrealloc(run->slots, sizeof(double) * (size_t)run->cap * (size_t)(ob->n_slots + 1));
-        run->params_at = srd_xrealloc(run->params_at, sizeof(double) * (size_t)run->cap * (size_t)(ob->m->n_params + 1));
+        size_t np = (size_t)ob->m->n_params + 1;
+        run->params_at = srd_xrealloc(run->params_at, sizeof(double) * (size_t)run->cap * np);
     }
     run->t[n] = s->t;
     memcpy(&run->params_at[(size_t)n * (size_t)ob->m->n_params], s->params, sizeof(double) * (size_t)ob->m->n_params);

@@ -61,7 +61,7 @@ static int simulated(StaticPoint *pt, const GradOptions *g, Objective *ob, const
         code = dynamic_adjoint(r, NULL, NULL, step_slopes, &rc, dp, status, why, why_n);
     }
     for (int k = 0; code == 0 && k < pt->m->n_params; k++)
-        if (status[k] == STATIC_DERIVED && !control_sets(pt->m, k)) /* a controlled input's: the adjoint's, step by step */
+        if (status[k] == STATIC_DERIVED && !control_sets(pt->m, k)) /* a controlled input's: the adjoint's */
             dp[k] += objective_param_slope(ob, &run, k);
         else if (status[k] != DYNAMIC_NOT_ASKED)
             snprintf(pt->why_switch[k], sizeof pt->why_switch[k], "%s", dynamic_why(status[k]));
