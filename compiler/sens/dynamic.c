@@ -911,19 +911,33 @@ static void hold_pairs(srd_sim *s, const Record *x)
         srd_pairs_hold(s, x->pairs, x->n_pairs);
 }
 
-/* The sim at record x (its start, its end, its start state) with the step's Jacobian at its end. */
-static void linearize(DynamicRun *r, const Record *x)
+/* The sim's params (n_params values: a controller's inputs change over the run). */
+static void set_params(DynamicRun *r, const double *params)
+{
+    memcpy(r->b->s.params, params, sizeof(double) * (size_t)r->n_params);
+}
+
+/* The sim at record x as its step ran: its start (q0, v0, a0, the elements' state), its end q1,
+ * its pairs, its params, its time and step. */
+static void put_record(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     hold_pairs(s, x);
     if (x->params)
-        memcpy(s->params, x->params, sizeof(double) * (size_t)r->n_params);
+        set_params(r, x->params);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = x->t;
     s->dt = x->dt;
+}
+
+/* The sim at record x with the step's Jacobian at its end. */
+static void linearize(DynamicRun *r, const Record *x)
+{
+    srd_sim *s = &r->b->s;
+    put_record(r, x);
     srd_sim_step_jacobian(s, r->method);
     srd_slides_reduce(s, 1); /* the sliding nodes' rows and columns in their lines' basis, as Newton's */
 }
@@ -1190,7 +1204,7 @@ static void at_start(DynamicRun *r, const Record *first)
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     hold_pairs(s, first); /* found at the start */
     if (first->params) /* after the first sample, as srd_step takes the acceleration */
-        memcpy(s->params, first->params, sizeof(double) * (size_t)r->n_params);
+        set_params(r, first->params);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = 0;
@@ -1372,18 +1386,13 @@ static void control_statuses(const DynamicRun *r, int *status)
     }
 }
 
-/* The sim's params as the run ended (the passes set them to the steps they linearise). */
-static void params_at_end(DynamicRun *r)
-{
-    memcpy(r->b->s.params, r->params_end, sizeof(double) * (size_t)r->n_params);
-}
 
 /* Each param's status before the passes: its samples', then its static start's. */
 static void param_status(DynamicRun *r, int *status)
 {
     open_tracks(r);
     control_reset(r);
-    memcpy(r->b->s.params, r->params_start, sizeof(double) * (size_t)r->n_params); /* the start's tangents read them */
+    set_params(r, r->params_start); /* the start's tangents read them */
     for (int k = 0; k < r->n_params; k++) {
         status[k] = r->tracks[k].status;
         if (status[k] == STATIC_DERIVED && r->from_equilibrium)
@@ -1466,7 +1475,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
             code = forward_segment(r, tans, status, &first, i == r->n_segments - 1, why, why_n);
     }
     mark_switches(r, status);
-    params_at_end(r);
+    set_params(r, r->params_end); /* as the run ended: the passes set the steps' */
     for (int k = 0; k < r->n_params; k++) {
         memcpy(dq[k], tans[k].q, sizeof(double) * (size_t)r->n_dofs);
         memcpy(dv[k], tans[k].v, sizeof(double) * (size_t)r->n_dofs);
@@ -1528,16 +1537,10 @@ static void motion_at(DynamicRun *r, double t, const double *q, const double *v)
 static Instant at_record_end(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
-    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
-    memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
-    hold_pairs(s, x);
-    if (x->params)
-        memcpy(s->params, x->params, sizeof(double) * (size_t)r->n_params);
-    for (int k = 0; k < r->n_sets; k++) {
-        memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
+    put_record(r, x);
+    for (int k = 0; k < r->n_sets; k++)
         srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, x->q0, x->q1);
-    }
-    s->t = x->t, s->dt = x->dt, s->dynamic = 1;
+    s->dynamic = 1;
     motion_at(r, x->t, x->q1, x->v1);
     return (Instant){ x->q1, x->t, x->dt };
 }
@@ -1553,7 +1556,7 @@ static Instant at_start_record(DynamicRun *r)
     memcpy(s->a0, first->a0, bytes);
     if (s->pairs)
         srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
-    memcpy(s->params, r->params_start, sizeof(double) * (size_t)r->n_params);
+    set_params(r, r->params_start);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = 0, s->dt = r->start_dt, s->dynamic = r->start_dynamic;
@@ -2315,7 +2318,7 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
         } else
             code = adjoint_segment(r, bw, grad, status, why, why_n);
     }
-    memcpy(r->b->s.params, r->params_start, sizeof(double) * (size_t)r->n_params);
+    set_params(r, r->params_start);
     control_start(r, grad);
     if (code == 0 && bw->slopes)
         start_slopes(r, bw, grad, status);
@@ -2324,7 +2327,7 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
         t0 += control_kinks_by_forward(r);
     mark_switches(r, status);
     control_statuses(r, status);
-    params_at_end(r);
+    set_params(r, r->params_end); /* as the run ended: the passes set the steps' */
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
             grad[k] += dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha +
