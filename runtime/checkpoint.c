@@ -1,9 +1,11 @@
 /* checkpoint.c — saving and restoring a simulation's complete state (see checkpoint.h).
  *
  * The file is binary in the machine's own byte order (it resumes runs on the machine, or one
- * like it, that wrote them): the magic "SRDCKPT2", the fingerprint, the counts (params, DOFs,
+ * like it, that wrote them): the magic "SRDCKPT3", the fingerprint, the counts (params, DOFs,
  * element sets), the param values, the driver's position, the time and step counters, then
- * q, v and Newmark's acceleration over every DOF, each element set's step-start state and, with a
+ * q, v, Newmark's acceleration and the last step's start q0, v0 over every DOF, that step's length
+ * and whether the element state is still at its start (sim.h: state_behind), each element set's
+ * state and, with a
  * `control` block, the controller's next sample and its values (vars, lets, probes). Rigid bodies'
  * turns, momenta and torques, rotated rod edges' frames and slides' lines follow the element state. */
 #include "checkpoint.h"
@@ -16,7 +18,7 @@
 #include "body.h"
 #include "control.h"
 
-static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '2' };
+static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '3' };
 
 /* ---- fingerprint: FNV-1a over the bytes of everything the run depends on ---- */
 
@@ -129,6 +131,9 @@ static bool write_state(FILE *f, const srd_sim *s, const Header *h, const srd_ch
     ok = ok && fwrite(counters, sizeof counters, 1, f) == 1;
     ok = ok && fwrite(s->q, sizeof(double), n, f) == n && fwrite(s->v, sizeof(double), n, f) == n &&
          fwrite(s->a0, sizeof(double), n, f) == n;
+    int64_t behind = s->state_behind;
+    ok = ok && fwrite(s->q0, sizeof(double), n, f) == n && fwrite(s->v0, sizeof(double), n, f) == n &&
+         fwrite(&s->last_dt, sizeof s->last_dt, 1, f) == 1 && fwrite(&behind, sizeof behind, 1, f) == 1;
     for (int k = 0; k < s->m->n_sets && ok; k++) {
         int64_t len = (int64_t)state_len(s, k);
         ok = fwrite(&len, sizeof len, 1, f) == 1 &&
@@ -237,6 +242,9 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
     bool ok = fread(pos, sizeof *pos, 1, f) == 1 && fread(&s->t, sizeof s->t, 1, f) == 1 &&
               fread(counters, sizeof counters, 1, f) == 1;
     ok = ok && read_doubles(f, s->q, n) && read_doubles(f, s->v, n) && read_doubles(f, s->a0, n);
+    int64_t behind = 0;
+    ok = ok && read_doubles(f, s->q0, n) && read_doubles(f, s->v0, n) && read_doubles(f, &s->last_dt, 1) &&
+         fread(&behind, sizeof behind, 1, f) == 1;
     for (int k = 0; k < s->m->n_sets && ok; k++) {
         int64_t len;
         ok = fread(&len, sizeof len, 1, f) == 1 && len == (int64_t)state_len(s, k) &&
@@ -251,8 +259,7 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
     s->steps = (long)counters[0];
     s->total_iterations = (long)counters[1];
     s->rejected = (long)counters[2];
-    memcpy(s->q0, s->q, sizeof(double) * n);
-    memcpy(s->v0, s->v, sizeof(double) * n);
+    s->state_behind = behind != 0;
     return fgetc(f) == EOF;
 }
 

@@ -726,12 +726,28 @@ static void prepare_damping(srd_sim *s, srd_method method)
     srd_system_multiply(sys, s->damping_k, s->damping_x, s->damping_kv0);
 }
 
-/* The elements' step-start state (frames, reference twist, tau0) for the next step. */
+/* The elements' step-start state (frames, reference twist, tau0) carried from q0 to q. */
 static void advance_state(srd_sim *s)
 {
     for (int k = 0; k < s->m->n_sets; k++)
         srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, s->q0, s->q);
+    s->state_behind = 0;
+}
+
+/* Before a step: the state the last step left at its start is carried to its end, where this
+ * step starts. */
+static void catch_up_state(srd_sim *s)
+{
+    if (s->state_behind)
+        advance_state(s);
+}
+
+/* After an accepted step: the state stays at its start until the next step (state_behind). */
+static void end_step(srd_sim *s)
+{
     srd_motion_commit(s, s->q);
+    s->state_behind = 1;
+    s->last_dt = s->dt;
 }
 
 /* After an implicit step: the driven DOFs' velocities and (Newmark) accelerations are the
@@ -784,6 +800,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
 {
     const srd_model *m = s->m;
     size_t bytes = sizeof(double) * (size_t)m->n_dofs;
+    catch_up_state(s);
     memcpy(s->q0, s->q, bytes);
     memcpy(s->v0, s->v, bytes);
     memcpy(s->work, s->a0, bytes);
@@ -814,7 +831,7 @@ static int implicit_substep(srd_sim *s, srd_method method)
     }
     finish_implicit(s, method);
     exact_prescribed_rates(s, method);
-    advance_state(s);
+    end_step(s);
     srd_bodies_finish(s, method);
     hook(s, SRD_SUBSTEP_DONE);
     return 0;
@@ -837,6 +854,7 @@ static int explicit_step(srd_sim *s, srd_method method)
     int n = m->n_dofs;
     double dt = s->dt;
     size_t bytes = sizeof(double) * (size_t)n;
+    catch_up_state(s);
     memcpy(s->q0, s->q, bytes);
     memcpy(s->v0, s->v, bytes);
     double *acc = s->work;
@@ -893,7 +911,7 @@ static int explicit_step(srd_sim *s, srd_method method)
         if (!isfinite(s->q[d]) || !isfinite(s->v[d]))
             code = 2;
     if (!code)
-        advance_state(s);
+        end_step(s);
     return code;
 }
 
@@ -972,6 +990,7 @@ void srd_sim_start_here(srd_sim *s)
 {
     size_t bytes = sizeof(double) * (size_t)s->m->n_dofs;
     advance_state(s); /* from q0, the reference, to q */
+    srd_motion_commit(s, s->q);
     srd_bodies_finish(s, -1);
     memset(s->bodies.momentum, 0, sizeof(double) * 3 * (size_t)s->bodies.n);
     memset(s->bodies.torque, 0, sizeof(double) * 3 * (size_t)s->bodies.n);
@@ -1529,8 +1548,13 @@ void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g)
         return;
     srd_elem_batch part = srd_batch_every_dof(&sk->batch.b, lo, hi);
     double energy = 0;
-    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, &energy, g, NULL };
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, srd_sim_view_dt(s), &energy, g, NULL };
     sk->gradient(&ctx, &part);
+}
+
+double srd_sim_view_dt(const srd_sim *s)
+{
+    return s->state_behind ? s->last_dt : s->dt;
 }
 
 void srd_sim_reactions(srd_sim *s, double *reaction)

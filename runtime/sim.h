@@ -37,6 +37,12 @@ typedef struct srd_sim {
     double           t, dt;
     double           step_dt;    /* the simulate block's time step (--dt applied): `dt` in actuations
                                   * and loads, which must not change when a step is subdivided */
+    /* Between steps the elements' state stays where the last step's kernels read it (its start,
+     * with q0) until the next step carries it to q: forces read after a step (reactions, contact
+     * and friction, energies, a controller's probes) are the step's own, and a checkpoint keeps
+     * them. last_dt is that step's length (a substep's when it was subdivided). */
+    int              state_behind;
+    double           last_dt;
     double          *res;        /* srd_system_grad_len */
     double          *res_nc, *res_nc_start; /* the forces' share of res (now: srd_system_grad_len; at the line search's start: n_free) */
     double          *dq;         /* n_free */
@@ -98,6 +104,9 @@ enum { SRD_SUBSTEP_BEGIN, SRD_SUBSTEP_DONE, SRD_SUBSTEP_FAILED };
 
 /* Adds the gradient of instances [lo, hi) of set k at the current state into g (by model DOF). */
 void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g);
+/* The step length the forces read between steps take (friction's velocity): the last step's
+ * (substep's) after a step, s->dt before the first. */
+double srd_sim_view_dt(const srd_sim *s);
 
 /* Constraints hold to this (m or rad) when Newton's method stops. */
 #define SRD_CONSTRAINT_TOLERANCE 1e-10

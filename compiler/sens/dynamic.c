@@ -918,7 +918,8 @@ static void set_params(DynamicRun *r, const double *params)
 }
 
 /* The sim at record x as its step ran: its start (q0, v0, a0, the elements' state), its end q1,
- * its pairs, its params, its time and step. */
+ * its pairs, its params, its time and step. So the runtime leaves a step: forces read at its end
+ * are the step's own (sim.h: state_behind). */
 static void put_record(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
@@ -931,6 +932,8 @@ static void put_record(DynamicRun *r, const Record *x)
         memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * set_state_len(s, k));
     s->t = x->t;
     s->dt = x->dt;
+    s->last_dt = x->dt;
+    s->state_behind = 1;
 }
 
 /* The sim at record x with the step's Jacobian at its end. */
@@ -1422,6 +1425,8 @@ static void keep_starts(DynamicRun *r, const Tan *tans, const int *status)
             continue;
         memcpy(r->last[k].q, tans[k].q, sizeof(double) * (size_t)r->n_dofs);
         memcpy(r->last[k].v, tans[k].v, sizeof(double) * (size_t)r->n_dofs);
+        for (int j = 0; j < r->n_sets; j++)
+            memcpy(r->last[k].S[j], tans[k].S[j], sizeof(double) * set_state_len(&r->b->s, j));
     }
 }
 
@@ -1532,14 +1537,12 @@ static void motion_at(DynamicRun *r, double t, const double *q, const double *v)
 }
 
 /* The sim at the end of record x's step as the probes read it there (write_probes after a step):
- * its end with its start's inputs, the elements' state carried to the end, its pairs, and the
+ * its end with its start's inputs (the elements' state still at its start), its pairs, and the
  * schedules and prescribed motion there. */
 static Instant at_record_end(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
     put_record(r, x);
-    for (int k = 0; k < r->n_sets; k++)
-        srd_batch_advance_state(&s->kernels[k].batch, s->m, k, &s->kernels[k].info, x->q0, x->q1);
     s->dynamic = 1;
     motion_at(r, x->t, x->q1, x->v1);
     return (Instant){ x->q1, x->t, x->dt };
@@ -1559,22 +1562,22 @@ static Instant at_start_record(DynamicRun *r)
     set_params(r, r->params_start);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * set_state_len(s, k));
-    s->t = 0, s->dt = r->start_dt, s->dynamic = r->start_dynamic;
+    s->t = 0, s->dt = r->start_dt, s->dynamic = r->start_dynamic, s->state_behind = 0;
     motion_at(r, 0, r->q_start, first->v0);
     return (Instant){ r->q_start, 0, r->start_dt };
 }
 
 /* Adds into g (a row per DOF, held ones too) instances [lo, hi) of set j's residual at the end
- * moved along param k: the end's configuration and state, the last step's start, the data and
- * the param itself. */
+ * moved along param k: the end's configuration, the last step's start (its q0, v0 and the state
+ * it read), the data and the param itself. */
 static void end_set_tangent(DynamicRun *r, int k, int j, int lo, int hi, double *g)
 {
     srd_sim *s = &r->b->s;
     const Track *t = &r->tracks[k];
-    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, g, NULL };
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, srd_sim_view_dt(s), NULL, g, NULL };
     srd_elem_batch part = srd_batch_every_dof(&s->kernels[j].batch.b, lo, hi);
     size_t at_data = (size_t)lo * part.n_data, at_state = (size_t)lo * part.n_state;
-    InputTangents w = { r->ends[k].q, r->last[k].q, r->last[k].v, r->ends[k].S[j] + at_state, t->dc[j] + at_data,
+    InputTangents w = { r->ends[k].q, r->last[k].q, r->last[k].v, r->last[k].S[j] + at_state, t->dc[j] + at_data,
                         t->dparams };
     if (hi > lo)
         kernel_tangent_forward(&r->b->tangents[j], &ctx, &part, &w);
@@ -2047,7 +2050,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
 /* What force probes read of a step's start (the adjoints of its q0 and v0), added when the
  * backward pass has crossed the step. */
 typedef struct EndSeed {
-    double *lq0, *lv0;
+    double *lq0, *lv0, **lS0;
 } EndSeed;
 
 typedef struct Backward {
@@ -2065,14 +2068,14 @@ typedef struct Backward {
 /* ---- force probes by the adjoint (at the run's end, or an objective's at every step) ---- */
 
 /* Adds the transpose of instances [lo, hi) of set j's residual tangent at the end (end_set_tangent)
- * with lam (a weight per DOF's row): into the end's q and state adjoints, the last step's start's
- * (seed) and the pull's data and params. */
+ * with lam (a weight per DOF's row): into the end's q adjoint, the last step's start's (seed: its
+ * q0, v0 and state) and the pull's data and params. */
 static void end_set_adjoint(DynamicRun *r, int j, int lo, int hi, const double *lam, Backward *bw, EndSeed *seed)
 {
     srd_sim *s = &r->b->s;
-    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, s->dt, NULL, NULL, NULL };
+    srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, srd_sim_view_dt(s), NULL, NULL, NULL };
     srd_elem_batch part = srd_batch_every_dof(&s->kernels[j].batch.b, lo, hi);
-    InputAdjoints out = { bw->adj.q, seed->lq0, seed->lv0, bw->adj.S[j] + (size_t)lo * part.n_state,
+    InputAdjoints out = { bw->adj.q, seed->lq0, seed->lv0, seed->lS0[j] + (size_t)lo * part.n_state,
                           bw->p.lc[j] + (size_t)lo * part.n_data, bw->p.lp };
     if (hi > lo)
         kernel_tangent_adjoint(&r->b->tangents[j], &ctx, &part, lam, r->n_dofs, &out);
@@ -2231,6 +2234,17 @@ static void step_slopes_at(DynamicRun *r, const Record *x, Backward *bw, double 
     bw->seed = &bw->pending;
 }
 
+/* lS0 (a force probe's adjoint of the state its step started from) into lS, and cleared. */
+static void add_state_seed(const DynamicRun *r, double **lS, double **lS0)
+{
+    for (int j = 0; j < r->n_sets; j++) {
+        size_t n = set_state_len(&r->b->s, j);
+        for (size_t i = 0; i < n; i++)
+            lS[j][i] += lS0[j][i];
+        memset(lS0[j], 0, sizeof(double) * n);
+    }
+}
+
 /* The step's start's share of its force probes' seeds, once the step is crossed. */
 static void add_pending(DynamicRun *r, Backward *bw)
 {
@@ -2240,6 +2254,7 @@ static void add_pending(DynamicRun *r, Backward *bw)
         bw->adj.q[d] += bw->seed->lq0[d], bw->adj.v[d] += bw->seed->lv0[d];
         bw->seed->lq0[d] = bw->seed->lv0[d] = 0;
     }
+    add_state_seed(r, bw->adj.S, bw->seed->lS0);
     bw->seed = NULL;
 }
 
@@ -2261,6 +2276,7 @@ static void start_slopes(DynamicRun *r, Backward *bw, double *grad, const int *s
         bw->adj.q[d] += shared[d], bw->adj.v[d] += bw->pending.lv0[d];
         bw->pending.lq0[d] = bw->pending.lv0[d] = 0;
     }
+    add_state_seed(r, bw->adj.S, bw->pending.lS0);
     free(shared);
 }
 
@@ -2286,7 +2302,7 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
 /* The backward pass's adjoints and scratch, the end's from wq and wv (NULL: 0). */
 static Backward backward_new(DynamicRun *r, const double *wq, const double *wv, DynamicSlopes slopes, void *ctx)
 {
-    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL, { NULL, NULL }, NULL, NULL };
+    Backward bw = { tan_new(r), tan_new(r), pull_new(r), NULL, slopes, ctx, NULL, { NULL, NULL, NULL }, NULL, NULL };
     bw.dparams = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++) {
         bw.adj.q[d] = wq ? wq[d] : 0;
@@ -2294,6 +2310,9 @@ static Backward backward_new(DynamicRun *r, const double *wq, const double *wv, 
     }
     bw.pending.lq0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     bw.pending.lv0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    bw.pending.lS0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof(double *));
+    for (int j = 0; j < r->n_sets; j++)
+        bw.pending.lS0[j] = srd_xcalloc(set_state_len(&r->b->s, j) + 1, sizeof(double));
     bw.forces = srd_xcalloc(GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes + 1, sizeof(double));
     bw.lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
     return bw;
@@ -2303,6 +2322,9 @@ static void backward_free(DynamicRun *r, Backward *bw)
 {
     tan_free(r, &bw->adj), tan_free(r, &bw->other), pull_free(r, &bw->p), free(bw->lg);
     free(bw->pending.lq0), free(bw->pending.lv0), free(bw->forces), free(bw->dparams);
+    for (int j = 0; j < r->n_sets; j++)
+        free(bw->pending.lS0[j]);
+    free(bw->pending.lS0);
 }
 
 /* The backward pass from bw's adjoints of the run's end (and its seed); frees bw's own. */

@@ -5,7 +5,9 @@
    same discrete system written out here as a recurrence (implicit Euler, and symplectic Euler
    on the general explicit path), zero-order hold between samples, to 1e-9 relative;
 2. a run stopped between samples and resumed writes the same bytes as one never interrupted
-   (the controller's vars, its next sample and the inputs it set are in the checkpoint);
+   (the controller's vars, its next sample and the inputs it set are in the checkpoint); so does
+   one stopped at a sample whose controller reads a bending rod's reaction (the last step's own
+   forces are in the checkpoint);
 3. a simulator built by `srdc build` writes the same probes as `srdc run`, and its --help lists
    the inputs apart from the params;
 4. a static analysis holds an input at its default or its -p value: the controller does not run;
@@ -86,6 +88,23 @@ c = srd("run", model, "--resume", part, "--quiet")
 check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(full, part, "probes.csv")
       and same_bytes(full, part, "energy.csv"), "stopped at 0.5375 s and resumed: the same probes.csv and "
       "energy.csv bytes %s" % (a.stderr + b.stderr + c.stderr).strip())
+
+# 2b. A controller reading a bending rod's clamp reaction, with the tip dragged on the ground with
+# friction, resumed at a sample (0.064 s): the reaction read before the first step after the resume
+# is the last step's own (its frames at its start, its friction velocity), as in the run never
+# interrupted.
+feedback = os.path.join(here, "force_feedback.srd")
+ff_full, ff_part = os.path.join(work, "ff_full"), os.path.join(work, "ff_part")
+a = srd("run", feedback, "--out", ff_full, "--quiet")
+b = srd("run", feedback, "--out", ff_part, "--quiet", "--duration", "0.064")
+c = srd("run", feedback, "--resume", ff_part, "--quiet")
+check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(ff_full, ff_part, "probes.csv"),
+      "force feedback stopped at a sample (0.064 s) and resumed: the same probes.csv bytes %s"
+      % (a.stderr + b.stderr + c.stderr).strip())
+drag = [r for r in rows(os.path.join(ff_full, "probes.csv")) if float(r["t"]) >= 0.01] if a.returncode == 0 else []
+check(drag and all(float(r["G.fz"]) > 0 for r in drag) and abs(float(drag[-1]["tip.y"])) > 0.03,
+      "the tip stays on the ground from 10 ms on and drags more than 3 cm sideways (y = %s m)"
+      % (drag[-1]["tip.y"] if drag else "?"))
 
 # 3. A built simulator samples in the runtime's step too.
 sim = os.path.join(work, "pd_sim")
