@@ -77,14 +77,25 @@ static void run_step(srd_controller *k, struct srd_sim *s, int j)
         s->params[st->param] = fmin(fmax(k->out[0], s->m->params[st->param].lo), s->m->params[st->param].hi);
 }
 
+/* The tolerance on the sample times: 1e-6 of the step (of the period when that is shorter). */
+static double sample_tolerance(const srd_controller *k, const struct srd_sim *s)
+{
+    double period = k->c->period;
+    return 1e-6 * (s->dt > 0 ? fmin(s->dt, period) : period);
+}
+
+bool srd_controller_due(const struct srd_sim *s)
+{
+    const srd_controller *k = s->controller;
+    return k && s->t >= (double)k->next * k->c->period - sample_tolerance(k, s);
+}
+
 void srd_controller_sample(struct srd_sim *s)
 {
     srd_controller *k = s->controller;
-    if (!k)
+    if (!srd_controller_due(s))
         return;
-    double period = k->c->period, tol = 1e-6 * (s->dt > 0 ? fmin(s->dt, period) : period);
-    if (s->t < (double)k->next * period - tol)
-        return;
+    double period = k->c->period, tol = sample_tolerance(k, s);
     read_probes(k, s);
     for (int j = 0; j < k->c->n_steps; j++)
         run_step(k, s, j);

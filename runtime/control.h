@@ -5,6 +5,7 @@
  * and library users all sample alike. */
 #ifndef SRD_CONTROL_H
 #define SRD_CONTROL_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "srd_kernel.h"
 #include "srd_model.h"
@@ -30,6 +31,9 @@ void srd_controller_free(srd_controller *k);
 /* Runs the sample due at the sim's time, if one is: s->t at or past next * period (relative
  * tolerance 1e-6 of the step). Several samples inside one step run once, at its start. */
 void srd_controller_sample(struct srd_sim *s);
+/* Whether a sample is due at the sim's time (srd_controller_sample would run it); false without a
+ * controller. */
+bool srd_controller_due(const struct srd_sim *s);
 
 /* The index of the control step whose expression is `expr`, or -1 (a schedule of loads). */
 int srd_control_step_of_expr(const srd_model *m, int expr);

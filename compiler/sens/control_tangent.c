@@ -8,6 +8,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "control.h"
+#include "sim.h"
 #include "sens/schedule_program.h"
 
 typedef struct ControlStep {
@@ -21,14 +22,30 @@ struct ControlTangents {
     ControlStep *a;
 };
 
+bool control_force_probe(const srd_probe *pr)
+{
+    return pr->kind == SRD_PROBE_REACTION || (pr->kind == SRD_PROBE_CONTACT && pr->target != SRD_CONTACT_PARTS);
+}
+
 const char *control_tangents_unsupported(const srd_model *m)
 {
     const srd_control *c = &m->control;
-    for (int j = 0; j < c->n_slots; j++)
-        if (c->slots[j].kind == SRD_CONTROL_PROBE && m->simulate.probes[c->slots[j].probe].kind != SRD_PROBE_STATE)
-            return "its `control` block reads a probe that is not a position (a force, a body's or a joint's): "
+    for (int j = 0; j < c->n_slots; j++) {
+        const srd_probe *pr = &m->simulate.probes[c->slots[j].probe];
+        if (c->slots[j].kind == SRD_CONTROL_PROBE && pr->kind != SRD_PROBE_STATE && !control_force_probe(pr))
+            return "its `control` block reads a body's or a joint's probe, or the parts' forces on each other: "
                    "not derived yet";
+    }
     return "";
+}
+
+bool control_reads_forces(const srd_model *m)
+{
+    const srd_control *c = &m->control;
+    for (int j = 0; c->present && j < c->n_slots; j++)
+        if (c->slots[j].kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[c->slots[j].probe]))
+            return true;
+    return false;
 }
 
 bool control_sets(const srd_model *m, int k)
@@ -123,17 +140,20 @@ static int probe_dof(const srd_model *m, const srd_probe *p, int c)
     return p->dof >= 0 ? p->dof : m->node_dof[p->node] + c;
 }
 
-/* The probes into their slots, and their tangents (dq may be NULL: values only). */
-static void read_probes(const srd_model *m, ControlSample *x, const double *dq, double *ddata)
+/* The probes into their slots, and their tangents (dq may be NULL: values only): a position's
+ * from the configuration, a force's from the caller's. */
+static void read_probes(const srd_model *m, ControlSample *x, const double *dq, const double *dforces,
+                        double *ddata)
 {
     const srd_control *c = &m->control;
     for (int j = 0; j < c->n_slots; j++) {
         const srd_control_slot *sl = &c->slots[j];
+        bool force = sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
         for (int i = 0; sl->kind == SRD_CONTROL_PROBE && i < sl->n; i++) {
-            int d = probe_dof(m, &m->simulate.probes[sl->probe], i);
-            x->data[sl->first + i] = x->q[d];
+            int at = sl->first + i, d = force ? -1 : probe_dof(m, &m->simulate.probes[sl->probe], i);
+            x->data[at] = force ? x->forces[at] : x->q[d];
             if (dq)
-                ddata[sl->first + i] = dq[d];
+                ddata[at] = force ? dforces[at] : dq[d];
         }
     }
 }
@@ -167,9 +187,9 @@ static bool write_step(const srd_model *m, int j, const double *rows, int nd, Co
 }
 
 bool control_tangents_forward(const ControlTangents *C, const srd_model *m, ControlSample *x, const double *dq,
-                              double *ddata, double *dparams, double hk)
+                              const double *dforces, double *ddata, double *dparams, double hk)
 {
-    read_probes(m, x, dq, ddata);
+    read_probes(m, x, dq, dforces, ddata);
     bool kink = false;
     for (int j = 0; j < C->n; j++) {
         const ControlStep *cs = &C->a[j];
@@ -192,7 +212,7 @@ static double *values_before_steps(const ControlTangents *C, const srd_model *m,
     size_t nd = (size_t)m->control.n_data, np = (size_t)m->n_params, w = nd + np;
     double *keep = srd_xcalloc(w * (size_t)C->n + 1, sizeof(double));
     double *dd = srd_xcalloc(nd + 1, sizeof(double)), *dp = srd_xcalloc(np + 1, sizeof(double));
-    read_probes(m, x, NULL, NULL);
+    read_probes(m, x, NULL, NULL, NULL);
     for (int j = 0; j < C->n; j++) {
         memcpy(&keep[w * (size_t)j], x->data, nd * sizeof(double));
         memcpy(&keep[w * (size_t)j + nd], x->params, np * sizeof(double));
@@ -276,7 +296,7 @@ static void pull_step(const ControlStep *cs, const srd_model *m, const ControlSa
 }
 
 void control_tangents_adjoint(const ControlTangents *C, const srd_model *m, ControlSample *x, double *ldata,
-                              double *lparams, double *lq, const double *hk, bool *near)
+                              double *lparams, double *lq, double *lforces, const double *hk, bool *near)
 {
     size_t nd = (size_t)m->control.n_data, np = (size_t)m->n_params, w = nd + np;
     double *before = values_before_steps(C, m, x), lout[9];
@@ -294,8 +314,12 @@ void control_tangents_adjoint(const ControlTangents *C, const srd_model *m, Cont
     const srd_control *c = &m->control;
     for (int j = 0; j < c->n_slots; j++) { /* the probes were read over what the slots held */
         const srd_control_slot *sl = &c->slots[j];
+        bool force = sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
         for (int i = 0; sl->kind == SRD_CONTROL_PROBE && i < sl->n; i++) {
-            lq[probe_dof(m, &m->simulate.probes[sl->probe], i)] += ldata[sl->first + i];
+            if (force)
+                lforces[sl->first + i] += ldata[sl->first + i];
+            else
+                lq[probe_dof(m, &m->simulate.probes[sl->probe], i)] += ldata[sl->first + i];
             ldata[sl->first + i] = 0;
         }
     }

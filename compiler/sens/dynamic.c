@@ -33,9 +33,18 @@
 
 /* A sample of the control block before a step: its time and step, and the controller's values
  * and the params before it (those after it are the step's). */
+/* What the forces read after a step take from it (sim.h: state_behind): its start's q0, v0 and
+ * elements' state, its length, and its contact pairs; at the run's start, the start's. */
+typedef struct View {
+    double  *q0, *v0, **S;
+    double   dt;
+    int      behind, dynamic;
+} View;
+
 typedef struct Sampled {
     double  t, dt;
     double *data, *params;
+    View   *view; /* a controller that reads forces: the step before the sample's */
 } Sampled;
 
 /* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
@@ -123,6 +132,8 @@ struct DynamicRun {
     int               *start_pairs, n_start_pairs; /* the start's, as its probes read it */
     double             start_dt;
     int                start_dynamic;
+    Tan               *before;      /* a controller that reads forces, in the forward pass: per param the
+                                     * tangents at the previous record's start */
     Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the
                                      * last step's start (force probes read both) */
     ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
@@ -148,6 +159,20 @@ static size_t set_state_len(const srd_sim *s, int k)
     return (size_t)s->kernels[k].batch.b.n * (size_t)s->kernels[k].batch.b.n_state;
 }
 
+static void sampled_free(DynamicRun *r, Sampled *x)
+{
+    if (!x)
+        return;
+    if (x->view) {
+        free(x->view->q0), free(x->view->v0);
+        for (int k = 0; k < r->n_sets; k++)
+            free(x->view->S[k]);
+        free(x->view->S), free(x->view);
+        r->bytes_now -= r->record_bytes;
+    }
+    free(x->data), free(x->params), free(x);
+}
+
 static void record_free(DynamicRun *r, Record *x)
 {
     if (!x->q0)
@@ -156,8 +181,7 @@ static void record_free(DynamicRun *r, Record *x)
     for (int k = 0; k < r->n_sets; k++)
         free(x->S0[k]);
     free(x->S0), free(x->pairs), free(x->params);
-    if (x->sample)
-        free(x->sample->data), free(x->sample->params), free(x->sample);
+    sampled_free(r, x->sample);
     r->bytes_now -= r->record_bytes + 2.0 * sizeof(int) * x->n_pairs;
     memset(x, 0, sizeof *x);
 }
@@ -231,8 +255,23 @@ static void forget_records(DynamicRun *r)
     r->n_records = 0;
 }
 
-/* What the controller holds before a step (NULL without one): the sample the step may start with. */
-static Sampled *controller_before(const DynamicRun *r, const srd_sim *s)
+/* The forces' view of the step that ended where s stands (View). */
+static View *view_of(DynamicRun *r, const srd_sim *s)
+{
+    View *v = srd_xcalloc(1, sizeof *v);
+    v->q0 = dup(s->q0, (size_t)r->n_dofs), v->v0 = dup(s->v0, (size_t)r->n_dofs);
+    v->S = srd_xcalloc((size_t)r->n_sets + 1, sizeof *v->S);
+    for (int k = 0; k < r->n_sets; k++)
+        v->S[k] = dup(s->kernels[k].batch.b.state, set_state_len(s, k));
+    v->dt = srd_sim_view_dt(s), v->behind = s->state_behind, v->dynamic = s->dynamic;
+    r->bytes_now += r->record_bytes;
+    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    return v;
+}
+
+/* What the controller holds before a step (NULL without one): the sample the step may start with,
+ * and when it reads forces, what they read. */
+static Sampled *controller_before(DynamicRun *r, const srd_sim *s)
 {
     if (!s->controller)
         return NULL;
@@ -240,13 +279,9 @@ static Sampled *controller_before(const DynamicRun *r, const srd_sim *s)
     x->t = s->t, x->dt = s->step_dt;
     x->data = dup(s->controller->data, (size_t)s->m->control.n_data);
     x->params = dup(s->params, (size_t)r->n_params);
+    if (control_reads_forces(s->m) && srd_controller_due(s))
+        x->view = view_of(r, s);
     return x;
-}
-
-static void sampled_free(Sampled *x)
-{
-    if (x)
-        free(x->data), free(x->params), free(x);
 }
 
 /* One step of the run, its substeps recorded when `recording` (the controller's sample before
@@ -267,7 +302,7 @@ static int run_step(DynamicRun *r, long step, bool recording)
         r->records[r->n_records - 1].step = step;
     if (sample && r->n_records > before && s->controller->next != next)
         r->records[before].sample = sample, sample = NULL;
-    sampled_free(sample);
+    sampled_free(r, sample);
     return code;
 }
 
@@ -301,6 +336,9 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it has joints or constraints with multipliers: not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
         return control_tangents_unsupported(m);
+    if (s->controller && s->pairs && control_reads_forces(m))
+        return "its `control` block reads forces while parts touch each other (`contact`): the pairs the forces "
+               "read are not kept across a sample; not derived yet";
     if (m->n_releases)
         return "it releases constraints during the run: not derived yet";
     if (s->n_frames)
@@ -889,6 +927,14 @@ static void tan_free(const DynamicRun *r, Tan *t)
     free(t->S);
 }
 
+static void tan_copy(const DynamicRun *r, Tan *to, const Tan *from)
+{
+    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
+    memcpy(to->q, from->q, bytes), memcpy(to->v, from->v, bytes), memcpy(to->a, from->a, bytes);
+    for (int k = 0; k < r->n_sets; k++)
+        memcpy(to->S[k], from->S[k], sizeof(double) * set_state_len(&r->b->s, k));
+}
+
 static void tan_swap(Tan *a, Tan *b)
 {
     Tan c = *a;
@@ -1322,45 +1368,54 @@ static void control_reset(DynamicRun *r)
     memset(r->lctl, 0, nd * sizeof(double));
 }
 
-/* The sample x as the run took it, reading configuration q (copies: a pass replays it). */
-static ControlSample sample_of(const DynamicRun *r, const Sampled *x, const double *q)
+/* The sample x as the run took it, reading configuration q and the force probes' values forces
+ * (copies: a pass replays it). */
+static ControlSample sample_of(const DynamicRun *r, const Sampled *x, const double *q, const double *forces)
 {
     size_t nd = (size_t)r->b->m->control.n_data;
-    return (ControlSample){ x->t, x->dt, q, dup(x->data, nd), dup(x->params, (size_t)r->n_params) };
+    return (ControlSample){ x->t, x->dt, q, forces, dup(x->data, nd), dup(x->params, (size_t)r->n_params) };
+}
+
+static double *sample_forces(DynamicRun *r, const Record *x);
+static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, const Tan *end, const Tan *start);
+static Tan start_view_tangent(const DynamicRun *r, const Tan *start);
+
+/* The force probes' tangents along param k that the sample before record x reads (NULL when it
+ * reads none): the step before it ended at x's start (tangents end), from r->before[k], or the
+ * run's start. */
+static double *forward_sample_forces(DynamicRun *r, const Record *x, int k, const Tan *end)
+{
+    const View *v = x->sample->view;
+    if (!v)
+        return NULL;
+    if (v->behind)
+        return sample_force_tangents(r, x, k, end, &r->before[k]);
+    Tan start = start_view_tangent(r, end);
+    double *d = sample_force_tangents(r, x, k, end, &start);
+    free(start.q);
+    return d;
 }
 
 /* Carries every derived param's tangent over the sample before record x (tans: at its start): the
  * controller's values' and the inputs' (the track's params' tangents). */
 static void forward_sample(DynamicRun *r, const Record *x, const Tan *tans, const int *status)
 {
-    for (int k = 0; x->sample && k < r->n_params; k++) {
+    if (!x->sample)
+        return;
+    double *forces = x->sample->view ? sample_forces(r, x) : NULL;
+    for (int k = 0; k < r->n_params; k++) {
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
-        ControlSample c = sample_of(r, x->sample, x->q0);
-        bool kink = control_tangents_forward(r->control, r->b->m, &c, tans[k].q, r->dctl[k], t->dparams, t->hk);
+        double *dforces = forward_sample_forces(r, x, k, &tans[k]);
+        ControlSample c = sample_of(r, x->sample, x->q0, forces);
+        bool kink =
+            control_tangents_forward(r->control, r->b->m, &c, tans[k].q, dforces, r->dctl[k], t->dparams, t->hk);
         note_kink(t, kink, x->sample->t);
         t->at = NAN; /* the data's tangents move with the inputs' */
-        free(c.data), free(c.params);
+        free(c.data), free(c.params), free(dforces);
     }
-}
-
-/* The transpose of the sample before record x: the controller's adjoints (r->lctl) and the params'
- * (grad; an input's holds the adjoint of its value since the sample) become those before it; the
- * probes' go into adj_q, the adjoint of x's start. */
-static void adjoint_sample(DynamicRun *r, const Record *x, double *adj_q, double *grad)
-{
-    if (!x->sample)
-        return;
-    double *hk = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
-    bool *near = srd_xcalloc((size_t)r->n_params + 1, sizeof(bool));
-    for (int k = 0; k < r->n_params; k++)
-        hk[k] = r->tracks[k].hk;
-    ControlSample c = sample_of(r, x->sample, x->q0);
-    control_tangents_adjoint(r->control, r->b->m, &c, r->lctl, grad, adj_q, hk, near);
-    for (int k = 0; k < r->n_params; k++)
-        r->control_near |= near[k];
-    free(c.data), free(c.params), free(hk), free(near);
+    free(forces);
 }
 
 /* The adjoint has no direction along one param: where it met a sample near a switch, a forward
@@ -1430,6 +1485,21 @@ static void keep_starts(DynamicRun *r, const Tan *tans, const int *status)
     }
 }
 
+/* r->before for a controller that reads forces: made (on) or released (off). */
+static void keep_befores(DynamicRun *r, bool on)
+{
+    if (on && r->control && control_reads_forces(r->b->m)) {
+        r->before = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->before);
+        for (int k = 0; k < r->n_params; k++)
+            r->before[k] = tan_new(r);
+    } else if (!on && r->before) {
+        for (int k = 0; k < r->n_params; k++)
+            tan_free(r, &r->before[k]);
+        free(r->before);
+        r->before = NULL;
+    }
+}
+
 static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, bool last, char *why, size_t why_n)
 {
     srd_sim *s = &r->b->s;
@@ -1449,6 +1519,9 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, b
         *first = false;
         if (last && i == r->n_records - 1)
             keep_starts(r, tans, status);
+        for (int k = 0; r->before && k < r->n_params; k++) /* the next sample's forces read them */
+            if (status[k] == STATIC_DERIVED)
+                tan_copy(r, &r->before[k], &tans[k]);
         linearize(r, x);
         code = forward_record(r, x, tans, status, &out, g, B);
         if (code)
@@ -1472,6 +1545,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
     }
     bool first = true;
     int code = 0;
+    keep_befores(r, true);
     for (int i = 0; i < r->n_segments && code == 0; i++) {
         if (!segment_records(r, i)) {
             snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
@@ -1479,6 +1553,7 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
         } else
             code = forward_segment(r, tans, status, &first, i == r->n_segments - 1, why, why_n);
     }
+    keep_befores(r, false);
     mark_switches(r, status);
     set_params(r, r->params_end); /* as the run ended: the passes set the steps' */
     for (int k = 0; k < r->n_params; k++) {
@@ -1570,14 +1645,15 @@ static Instant at_start_record(DynamicRun *r)
 /* Adds into g (a row per DOF, held ones too) instances [lo, hi) of set j's residual at the end
  * moved along param k: the end's configuration, the last step's start (its q0, v0 and the state
  * it read), the data and the param itself. */
-static void end_set_tangent(DynamicRun *r, int k, int j, int lo, int hi, double *g)
+static void end_set_tangent(DynamicRun *r, int k, const Tan *end, const Tan *start, int j, int lo, int hi,
+                            double *g)
 {
     srd_sim *s = &r->b->s;
     const Track *t = &r->tracks[k];
     srd_eval_ctx ctx = { s->q, s->q0, s->v0, s->params, s->t, srd_sim_view_dt(s), NULL, g, NULL };
     srd_elem_batch part = srd_batch_every_dof(&s->kernels[j].batch.b, lo, hi);
     size_t at_data = (size_t)lo * part.n_data, at_state = (size_t)lo * part.n_state;
-    InputTangents w = { r->ends[k].q, r->last[k].q, r->last[k].v, r->last[k].S[j] + at_state, t->dc[j] + at_data,
+    InputTangents w = { end->q, start->q, start->v, start->S[j] + at_state, t->dc[j] + at_data,
                         t->dparams };
     if (hi > lo)
         kernel_tangent_forward(&r->b->tangents[j], &ctx, &part, &w);
@@ -1586,7 +1662,7 @@ static void end_set_tangent(DynamicRun *r, int k, int j, int lo, int hi, double 
 /* d(every DOF's reaction at the end)/dp, as srd_sim_reactions takes them: the elements' residual
  * less the loads, a sliding node's across its line, and on held DOFs the mass times the prescribed
  * acceleration. */
-static void end_reactions_tangent(DynamicRun *r, int k, double *dr)
+static void end_reactions_tangent(DynamicRun *r, int k, const Tan *end, const Tan *start, double *dr)
 {
     srd_sim *s = &r->b->s;
     const srd_model *m = s->m;
@@ -1594,7 +1670,7 @@ static void end_reactions_tangent(DynamicRun *r, int k, double *dr)
     double *res = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     memset(dr, 0, sizeof(double) * (size_t)m->n_dofs);
     for (int j = 0; j < m->n_sets; j++) {
-        end_set_tangent(r, k, j, 0, s->kernels[j].batch.b.n, dr);
+        end_set_tangent(r, k, end, start, j, 0, s->kernels[j].batch.b.n, dr);
         srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, res);
     }
     for (int d = 0; d < m->n_dofs; d++) {
@@ -1610,13 +1686,13 @@ static void end_reactions_tangent(DynamicRun *r, int k, double *dr)
 
 /* d(the force the ground or an obstacle exerts, summed over the nodes)/dp at the end: minus
  * its contact (and friction) elements' residual moved along the param. */
-static void end_contact_tangent(DynamicRun *r, int k, int target, double *out)
+static void end_contact_tangent(DynamicRun *r, int k, const Tan *end, const Tan *start, int target, double *out)
 {
     const srd_model *m = r->b->m;
     double *g = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     for (int j = 0, lo, hi; j < m->n_sets; j++)
         if (srd_sim_contact_instances(m, j, target, &lo, &hi))
-            end_set_tangent(r, k, j, lo, hi, g);
+            end_set_tangent(r, k, end, start, j, lo, hi, g);
     out[0] = out[1] = out[2] = 0;
     for (int i = 0; i < m->n_nodes; i++)
         for (int c = 0; c < 3; c++)
@@ -1624,31 +1700,103 @@ static void end_contact_tangent(DynamicRun *r, int k, int target, double *out)
     free(g);
 }
 
-/* Whether force probe pr is one derived: a reaction, the ground's or an obstacle's force. */
-static bool derived_force(const srd_probe *pr)
+/* Force probe pr's tangent along param k (its track at the sim's time) where the sim stands: end,
+ * the tangents there; start, those at the start of the step whose forces are read. */
+static void force_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const Tan *end, const Tan *start,
+                                double *out)
 {
-    return pr->kind == SRD_PROBE_REACTION || (pr->kind == SRD_PROBE_CONTACT && pr->target != SRD_CONTACT_PARTS);
+    if (pr->kind != SRD_PROBE_REACTION) {
+        end_contact_tangent(r, k, end, start, pr->target, out);
+        return;
+    }
+    size_t n = (size_t)r->n_dofs + 1;
+    double *react = srd_xcalloc(n, sizeof(double)), *dr = srd_xcalloc(n, sizeof(double));
+    end_reactions_tangent(r, k, end, start, dr);
+    srd_sim_reactions(&r->b->s, react);
+    srd_probe_reaction_tangent(r->b->m, pr, r->b->s.q, react, end->q, dr, out);
+    free(react), free(dr);
 }
 
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
 {
-    if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED || !derived_force(pr))
+    if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED || !control_force_probe(pr))
         return false;
-    bool reaction = pr->kind == SRD_PROBE_REACTION;
     const Record *x = &r->records[r->n_records - 1];
     at_record_end(r, x);
     track_at(r, &r->tracks[k], x->t, x->dt);
-    if (!reaction) {
-        end_contact_tangent(r, k, pr->target, out);
-        return true;
-    }
-    size_t n = (size_t)r->n_dofs + 1;
-    double *react = srd_xcalloc(n, sizeof(double)), *dr = srd_xcalloc(n, sizeof(double));
-    end_reactions_tangent(r, k, dr);
-    srd_sim_reactions(&r->b->s, react);
-    srd_probe_reaction_tangent(r->b->m, pr, x->q1, react, r->ends[k].q, dr, out);
-    free(react), free(dr);
+    force_probe_tangent(r, k, pr, &r->ends[k], &r->last[k], out);
     return true;
+}
+
+/* ---- the forces a controller reads ---- */
+
+/* The sim as the force probes read before record x's sample: the step before it (its View) ending at
+ * x's start, the params before the sample, the schedules and prescribed motion at its time. */
+static Instant at_sample_view(DynamicRun *r, const Record *x)
+{
+    srd_sim *s = &r->b->s;
+    const Sampled *c = x->sample;
+    const View *v = c->view;
+    size_t bytes = sizeof(double) * (size_t)r->n_dofs;
+    memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes);
+    for (int k = 0; k < r->n_sets; k++)
+        memcpy(s->kernels[k].batch.state, v->S[k], sizeof(double) * set_state_len(s, k));
+    set_params(r, c->params);
+    s->t = c->t, s->dt = s->last_dt = v->dt, s->state_behind = v->behind, s->dynamic = v->dynamic;
+    motion_at(r, c->t, x->q0, x->v0);
+    for (int k = 0; k < r->n_params; k++) /* the data's tangents at this time, with these params */
+        r->tracks[k].at = NAN;
+    return (Instant){ x->q0, c->t, v->dt };
+}
+
+/* Whether slot j of the control block holds a force probe's values. */
+static bool force_slot(const srd_model *m, int j)
+{
+    const srd_control_slot *sl = &m->control.slots[j];
+    return sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
+}
+
+/* The force probes' values that the sample before record x read, in their slots (n_data values);
+ * the sim is left at the sample's view. */
+static double *sample_forces(DynamicRun *r, const Record *x)
+{
+    const srd_model *m = r->b->m;
+    double *f = srd_xcalloc((size_t)m->control.n_data + 1, sizeof(double));
+    at_sample_view(r, x);
+    for (int j = 0; j < m->control.n_slots; j++) {
+        const srd_control_slot *sl = &m->control.slots[j];
+        double v[6];
+        if (force_slot(m, j)) {
+            srd_probe_value_at(&r->b->s, &m->simulate.probes[sl->probe], r->b->s.q, NULL, v);
+            memcpy(&f[sl->first], v, sizeof(double) * (size_t)sl->n);
+        }
+    }
+    return f;
+}
+
+/* Their tangents along param k (the sim at the sample's view): end, the tangents at record x's
+ * start; start, at the start of the step before it. */
+static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, const Tan *end, const Tan *start)
+{
+    const srd_model *m = r->b->m;
+    double *d = srd_xcalloc((size_t)m->control.n_data + 1, sizeof(double));
+    track_at(r, &r->tracks[k], x->sample->t, x->sample->view->dt);
+    for (int j = 0; j < m->control.n_slots; j++) {
+        const srd_control_slot *sl = &m->control.slots[j];
+        double out[GRAD_FORCE_WIDTH];
+        if (force_slot(m, j)) {
+            force_probe_tangent(r, k, &m->simulate.probes[sl->probe], end, start, out);
+            memcpy(&d[sl->first], out, sizeof(double) * (size_t)sl->n);
+        }
+    }
+    return d;
+}
+
+/* The run's start as the forces read it there: its q0 is its q where no motion drives it (the q
+ * returned is the caller's to free; the rest is borrowed from start). */
+static Tan start_view_tangent(const DynamicRun *r, const Tan *start)
+{
+    return (Tan){ start_q0_share(r, start->q), start->v, start->a, start->S };
 }
 
 /* ---- adjoint ---- */
@@ -2180,7 +2328,7 @@ static void contact_seed(DynamicRun *r, const Instant *at, const srd_probe *pr, 
 static bool seed_force(DynamicRun *r, const Instant *at, const srd_probe *pr, const double *w, Backward *bw,
                        EndSeed *seed, double *grad, const int *status)
 {
-    if (!derived_force(pr))
+    if (!control_force_probe(pr))
         return false;
     pull_clear(r, &bw->p);
     if (pr->kind == SRD_PROBE_REACTION)
@@ -2280,6 +2428,58 @@ static void start_slopes(DynamicRun *r, Backward *bw, double *grad, const int *s
     free(shared);
 }
 
+/* The force probes' adjoints lforces (in their slots) that the sample before record x read, seeded
+ * at its view (the sim is there): into the adjoint of x's start, the step before it's start
+ * (pending, added once the backward pass has crossed that step; at the run's start, now) and the
+ * params' gradients (their values before the sample). */
+static void seed_sample_forces(DynamicRun *r, const Record *x, const double *lforces, Backward *bw, double *grad,
+                               const int *status)
+{
+    const srd_model *m = r->b->m;
+    Instant at = { x->q0, x->sample->t, x->sample->view->dt };
+    for (int j = 0; j < m->control.n_slots; j++) {
+        const srd_control_slot *sl = &m->control.slots[j];
+        double w[GRAD_FORCE_WIDTH] = { 0 };
+        memcpy(w, &lforces[sl->first], sizeof(double) * (size_t)(force_slot(m, j) ? sl->n : 0));
+        if (force_slot(m, j) && !all_zero_n(w, GRAD_FORCE_WIDTH))
+            seed_force(r, &at, &m->simulate.probes[sl->probe], w, bw, &bw->pending, grad, status);
+    }
+    if (x->sample->view->behind) {
+        bw->seed = &bw->pending;
+        return;
+    }
+    double *shared = start_q0_share(r, bw->pending.lq0);
+    for (int d = 0; d < r->n_dofs; d++) {
+        bw->adj.q[d] += shared[d], bw->adj.v[d] += bw->pending.lv0[d];
+        bw->pending.lq0[d] = bw->pending.lv0[d] = 0;
+    }
+    add_state_seed(r, bw->adj.S, bw->pending.lS0);
+    free(shared);
+}
+
+/* The transpose of the sample before record x: the controller's adjoints (r->lctl) and the params'
+ * (grad; an input's holds the adjoint of its value since the sample) become those before it; the
+ * position probes' go into the adjoint of x's start, the force probes' are seeded at the step
+ * before it. */
+static void adjoint_sample(DynamicRun *r, const Record *x, Backward *bw, double *grad, const int *status)
+{
+    if (!x->sample)
+        return;
+    size_t nd = (size_t)r->b->m->control.n_data;
+    double *hk = srd_xcalloc((size_t)r->n_params + 1, sizeof(double)), *lforces = srd_xcalloc(nd + 1, sizeof(double));
+    bool *near = srd_xcalloc((size_t)r->n_params + 1, sizeof(bool));
+    for (int k = 0; k < r->n_params; k++)
+        hk[k] = r->tracks[k].hk;
+    double *forces = x->sample->view ? sample_forces(r, x) : NULL;
+    ControlSample c = sample_of(r, x->sample, x->q0, forces);
+    control_tangents_adjoint(r->control, r->b->m, &c, r->lctl, grad, bw->adj.q, lforces, hk, near);
+    for (int k = 0; k < r->n_params; k++)
+        r->control_near |= near[k];
+    if (forces)
+        seed_sample_forces(r, x, lforces, bw, grad, status);
+    free(c.data), free(c.params), free(hk), free(near), free(forces), free(lforces);
+}
+
 static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
 {
     for (long i = r->n_records - 1; i >= 0; i--) {
@@ -2294,7 +2494,7 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
         add_pending(r, bw);
         if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
             start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
-        adjoint_sample(r, x, bw->adj.q, grad); /* the step's inputs were set before all of it */
+        adjoint_sample(r, x, bw, grad, status); /* the step's inputs were set before all of it */
     }
     return 0;
 }

@@ -324,12 +324,13 @@ against_differences("moving obstacle", press, {"travel": (2.5e-3, "m")}, derived
 # Prescribed motion: both ends of a rod driven (`move`), the motion's amplitude and frequency
 # and E derived, with implicit Euler and Newmark (whose driven DOFs take the motion's
 # acceleration too).
-def each_method(label, name, params, forces=(), segment=None):
-    """DIR/name with METHOD as implicit Euler and as Newmark: forward and adjoint, then differences."""
+def each_method(label, name, params, forces=(), segment=None, edit=lambda text: text):
+    """DIR/name (changed by edit) with METHOD as implicit Euler and as Newmark: forward and adjoint,
+    then differences."""
     with open(os.path.join(here, name)) as f:
-        text_of = f.read()
+        text_of = edit(f.read())
     for method in ("implicit_euler", "newmark"):
-        model = os.path.join(tap.scratch("dyn_"), method + "_" + name)
+        model = os.path.join(tap.scratch("dyn_"), method + "_" + label.replace(" ", "_") + "_" + name)
         with open(model, "w") as f:
             f.write(text_of.replace("METHOD", method))
         derived = forward_and_adjoint("%s (%s)" % (label, method), model, segment=segment)
@@ -405,15 +406,45 @@ check("duration = 30 s;" in steer_text, "snake_steer.srd runs 30 s (shortened he
 forward_and_adjoint("snake_steer (a saturating controller)", steer,
                     own={"amplitude": ("middle",), "frequency": ("middle",), "gain": ("middle",), "bias": ()})
 
-# A controller that reads a force is refused with the reason.
-with open(controlled) as f:
-    forced = f.read().replace("let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;")
-model = os.path.join(tap.scratch("dyn_"), "forced.srd")
-with open(model, "w") as f:
-    f.write(forced)
-p, _ = grad(model)
-check(p.returncode == 1 and "reads a probe that is not a position" in p.stderr,
-      "a controller reading a force is refused with the reason: %s" % p.stderr.strip())
+# A controller that also reads the clamp's reaction (force feedback): the forces a sample reads
+# are those of the step before it (its start's state, q0 and v0: runtime/sim.h, state_behind), so
+# their derivatives take that step's start tangents (forward) and seed it (adjoint); recomputed
+# from checkpoints, one of which falls on a sample (segment 5: 5 ms, the period).
+each_method("force feedback", "controlled.srd", CONTROL, forces=("R",), segment=5,
+            edit=lambda text: text.replace("let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;"))
+
+# An objective over time of the reaction the controller reads, by the adjoint (its seeds at every
+# step and the samples' at the steps before them share the pending start) against differences.
+forced = os.path.join(tap.scratch("dyn_"), "forced.srd")
+with open(forced, "w") as f:
+    f.write(control_text.replace("METHOD", "implicit_euler").replace(
+        "let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;"))
+reaction_effort = "integral((R.z / 1 N)^2 + (tip.z / 1 mm)^2) / 1 s"
+
+
+def forced_objective(spec=None):
+    p = subprocess.run([srdc, "grad", forced, "--objective", reaction_effort] + (["-p", spec] if spec else []),
+                       capture_output=True, text=True)
+    value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
+    return (float(value.group(1)) if value else math.nan), dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+
+
+_, printed = forced_objective()
+for name in ("kd", "E")[:1 if SHORT else None]:
+    value, unit = CONTROL[name][:2]
+    h = 1e-3 * value
+    f = [forced_objective("%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
+    fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
+    exact = float(printed.get(name, "nan"))
+    check(abs(fd - exact) < 1e-6 * abs(exact), "an objective of the reaction a controller reads: d/d(%s) by the "
+          "adjoint %.9e, differences %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
+
+# Force feedback with ground contact and friction (tests/physics/control/force_feedback.srd: the
+# controller reads the clamp's reaction while the tip drags on the ground), recomputed from
+# checkpoints at every sample (segment 4).
+feedback = os.path.join(here, "..", "control", "force_feedback.srd")
+derived = forward_and_adjoint("force feedback on the ground", feedback, segment=4, forces=("R", "G"))
+against_differences("force feedback on the ground", feedback, {"gain": (40, "1/(N*m^2)")}, derived, forces=("R", "G"))
 
 # Params in the reference geometry (shaped.srd): the start, the elements' reference state
 # (frames, rest lengths, masses, tau0), the held DOFs and the sliding clamps' lines move with
