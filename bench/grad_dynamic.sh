@@ -6,8 +6,10 @@
 # record kept, the adjoint recomputing segments from checkpoints (memory bounded by
 # SRD_GRAD_MEMORY), and forward sensitivities (one pass for the four params); then both with
 # stiffness-proportional damping (beta = 1 ms); then tests/physics/grad/controlled.srd (a PID
-# control block sampling every 5 ms) for 1,000 steps, its tip's height. The times are srdc grad's
-# own (its "cost:" line): the recorded run, and the pass after it.
+# control block sampling every 5 ms) for 1,000 steps, its tip's height; and the same controller
+# reading the clamp's reaction too (force feedback: the reaction is a probe, so the adjoint runs
+# seven passes, the tip's height and the reaction's six values). The times are srdc grad's own (its
+# "cost:" line): the recorded run, and the pass after it.
 #   sh bench/grad_dynamic.sh [build dir]
 set -e
 cd "$(dirname "$0")/.."
@@ -35,3 +37,9 @@ sed -e "s/METHOD/implicit_euler/" -e "s/duration = 0.1 s;/duration = 1 s;/" -e "
 printf 'a control block, 1,000 steps\n  adjoint, records kept:    %s\n  forward, six params:       %s\n' \
     "$("$build/srdc" grad "$work/controlled.srd" --adjoint | grep '^cost:')" \
     "$("$build/srdc" grad "$work/controlled.srd" | grep '^cost:')"
+sed -e "s/METHOD/implicit_euler/" -e "s/duration = 0.1 s;/duration = 1 s;/" -e "s/probe tip = arm.end;/probe tip_z = arm.end.z;/" \
+    -e "s/tip\.z;/tip_z + R.z * 1 m \/ 1 kN;/" tests/physics/grad/controlled.srd > "$work/feedback.srd"
+"$build/srdc" grad "$work/feedback.srd" > /dev/null
+printf 'force feedback, 1,000 steps\n  adjoint, seven passes:    %s\n  forward, six params:       %s\n' \
+    "$("$build/srdc" grad "$work/feedback.srd" --adjoint | grep '^cost:')" \
+    "$("$build/srdc" grad "$work/feedback.srd" | grep '^cost:')"

@@ -1,0 +1,179 @@
+/* dynamic_run.h — what the passes over a recorded simulation share (dynamic.c records the run
+ * and the params' tracks; dynamic_forward.c linearises its steps and carries the tangents forward;
+ * dynamic_adjoint.c runs the transposes backward): the records, the tracks, the tangents and the
+ * helpers each file lends the others (prefixed dyn_). Internal to compiler/sens. */
+#ifndef SRD_SENS_DYNAMIC_RUN_H
+#define SRD_SENS_DYNAMIC_RUN_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "sens/control_tangent.h"
+#include "sens/dynamic.h"
+#include "sens/schedule_tangent.h"
+#include "sens/static.h"
+
+/* A sample of the control block before a step: its time and step, and the controller's values
+ * and the params before it (those after it are the step's). */
+/* What the forces read after a step take from it (sim.h: state_behind): its start's q0, v0 and
+ * elements' state, its length, whether the state was still at its start, and whether the sim
+ * was dynamic; at the run's start, the start's. */
+typedef struct View {
+    double  *q0, *v0, **S;
+    double   dt;
+    int      behind, dynamic;
+} View;
+
+typedef struct Sampled {
+    double  t, dt;
+    double *data, *params;
+    View   *view; /* a controller that reads forces: the step before the sample's */
+} Sampled;
+
+/* One accepted implicit substep: its start, its end, and the step it ends (0 if not the last
+ * substep of its step). */
+typedef struct Record {
+    double   t, dt;   /* t: its end */
+    long     step;
+    double  *q0, *v0, *a0, *q1, *v1;
+    double **S0;      /* per set: n * n_state */
+    int     *pairs;   /* the contact pairs its solve held (srd_pairs_held: 2 parts each) */
+    int      n_pairs;
+    double  *params;  /* with a controller: the params (its inputs) the substep ran with */
+    Sampled *sample;  /* the controller's sample before it (the first substep of a step), or NULL */
+} Record;
+
+/* A stretch of the run from a checkpoint: recomputed to record it when the records of the whole
+ * run would not fit the memory allowed. */
+typedef struct Segment {
+    char  *checkpoint;
+    size_t size;
+    long   first, steps; /* steps first+1 .. first+steps */
+} Segment;
+
+/* How param k moves the model: the derivative of the data the runtime reads at a time t
+ * (columns after the schedules, external forces), of the masses and of the prescribed motion.
+ * The static part (what elaboration gives) comes from one seeded elaboration, exactly
+ * (static_point_tangent), or from four samples at nearby values when elaboration carries no
+ * derivative along the param; the schedules' part is exact, at each time dyn_asked. */
+typedef struct Track {
+    int         status;
+    int         param;
+    Stencil     st;
+    double      hk;      /* the switch test's step (schedule_switch_step) */
+    double     *dmass, *dfext, *dparams;
+    double     *dfext0;  /* the constant forces' tangent */
+    double    **dc0;     /* per set: the data's static tangent (E schedules' bases included) */
+    double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
+    double      dalpha, dbeta; /* the mass- and stiffness-proportional damping's tangents */
+    double      dpairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
+    double     *dinit;   /* the control block's data's initial values' (its vars') */
+    /* a param that moves the reference geometry: the start's configuration (every DOF; a held
+     * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */
+    bool        geometry;
+    double     *dx0, **dS0, *daxis;
+    bool        moves_anchor; /* prescribed motion moves a sliding clamp's anchor (its line with it) */
+    bool        static_kink; /* a switch of the elaborated values lies within the param's reach */
+    double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
+    double    **dc;      /* per set, at the time last dyn_asked */
+    double      at, h;   /* that time and step */
+    bool        kink;    /* a switch within the param's stencil was seen (at kink_time): no derivative */
+    double      kink_time;
+} Track;
+
+/* Values of the state and their tangents (or adjoints): q, v, a (n_dofs) and per set S. */
+typedef struct Tan {
+    double  *q, *v, *a;
+    double **S;
+} Tan;
+
+struct DynamicRun {
+    StaticPoint       *b;
+    const GradOptions *o;
+    srd_method         method;
+    long               steps;
+    int                n_sets, n_dofs, n_params;
+    /* the start: the state S_ref and configuration q_ref a static start carries from */
+    bool               from_equilibrium;
+    double            *q_ref, **S_ref, *q_start, *q0_start; /* q0_start: the sim's q0 then (a driven
+                                                              DOF's may be its reference) */
+    double           **dq_eq;       /* per param: the static start's derivative */
+    int               *eq_status;
+    Segment           *segments;
+    int                n_segments;
+    long               per_segment;
+    bool               kept;        /* the first run's records were kept (one segment) */
+    Record            *records;
+    long               n_records, cap_records;
+    Record             pending;
+    bool               have_pending;
+    double            *qT, *vT;
+    long               subdivided;
+    double             bytes_now, peak_bytes, record_bytes;
+    double             run_seconds, pass_seconds; /* the first run; the passes so far */
+    Track             *tracks;
+    int               *start_pairs, n_start_pairs; /* the start's, as its probes read it */
+    double             start_dt;
+    int                start_dynamic;
+    Tan               *before;      /* a controller that reads forces, in the forward pass: per param the
+                                     * tangents at the previous record's start */
+    Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the
+                                     * last step's start (force probes read both) */
+    ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
+    ControlTangents   *control;     /* the control block's (NULL without one) */
+    double           **dctl;        /* per param: the controller's values' tangents (forward pass) */
+    double            *lctl;        /* their adjoint (backward pass) */
+    bool               control_near; /* the backward pass met a sample near a switch */
+    double            *params_start, *params_end; /* the params before the first sample and at the end */
+    DynamicOptions     opt;
+};
+
+/* Where and when force probes are read: the positions, the time and the step. */
+typedef struct Instant {
+    const double *q;
+    double        t, dt;
+} Instant;
+
+/* The helpers one file lends the others; each is described where it is defined. */
+
+/* dynamic.c: the run, its records and segments, the params' tracks */
+size_t dyn_set_state_len(const srd_sim *s, int k);
+double *dyn_dup(const double *a, size_t n);
+bool dyn_asked(const DynamicRun *r, int k);
+bool dyn_segment_records(DynamicRun *r, int i);
+void dyn_note_kink(Track *t, bool kink, double at);
+void dyn_track_motion(DynamicRun *r, Track *t, double at);
+void dyn_track_at(DynamicRun *r, Track *t, double at, double h);
+void dyn_open_tracks(DynamicRun *r);
+
+/* dynamic_forward.c: a step linearised, the start, the samples, the forward pass, force probes */
+Tan dyn_tan_new(const DynamicRun *r);
+void dyn_tan_free(const DynamicRun *r, Tan *t);
+void dyn_tan_swap(Tan *a, Tan *b);
+double dyn_dot(const double *a, const double *b, size_t n);
+void dyn_set_params(DynamicRun *r, const double *params);
+void dyn_linearize(DynamicRun *r, const Record *x);
+int dyn_solve_step(srd_sim *s, double *g, bool transposed);
+srd_eval_ctx dyn_step_ctx(const srd_sim *s, double *g);
+void dyn_damping_constants(const DynamicRun *r, double dt, double *c1, double *c0);
+double dyn_damped_velocity(const DynamicRun *r, const Record *x, int d);
+void dyn_slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w);
+srd_eval_ctx dyn_stiffness_ctx(const srd_sim *s, const double *q, const double *q0, double *g);
+bool dyn_stiffness_set(const srd_sim *s, int k);
+void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v);
+srd_elem_batch dyn_with_direction(const srd_elem_batch *b, const double *u, const double *dc, double **data,
+                                  double **ddata);
+double *dyn_damped_velocities(const DynamicRun *r, const Record *x);
+void dyn_at_start(DynamicRun *r, const Record *first);
+double *dyn_start_q0_share(const DynamicRun *r, const double *x);
+ControlSample dyn_sample_of(const DynamicRun *r, const Sampled *x, const double *q, const double *forces);
+double *dyn_sample_forces(DynamicRun *r, const Record *x);
+double dyn_control_kinks_by_forward(DynamicRun *r);
+void dyn_control_start(const DynamicRun *r, double *grad);
+void dyn_control_statuses(const DynamicRun *r, int *status);
+void dyn_param_status(DynamicRun *r, int *status);
+void dyn_mark_switches(DynamicRun *r, int *status);
+void dyn_forget_ends(DynamicRun *r);
+Instant dyn_at_record_end(DynamicRun *r, const Record *x);
+Instant dyn_at_start_record(DynamicRun *r);
+bool dyn_force_slot(const srd_model *m, int j);
+
+#endif
