@@ -621,7 +621,20 @@ static void add_pending(DynamicRun *r, Backward *bw)
     bw->seed = NULL;
 }
 
-/* An objective's slopes at the start (record 0): the start's q0 is its q where no motion drives it. */
+/* The pending seeds of the run's start, added now: the start's q0 is its q where no motion drives
+ * it. */
+static void pending_at_start(DynamicRun *r, Backward *bw)
+{
+    double *shared = dyn_start_q0_share(r, bw->pending.lq0);
+    for (int d = 0; d < r->n_dofs; d++) {
+        bw->adj.q[d] += shared[d], bw->adj.v[d] += bw->pending.lv0[d];
+        bw->pending.lq0[d] = bw->pending.lv0[d] = 0;
+    }
+    add_state_seed(r, bw->adj.S, bw->pending.lS0);
+    free(shared);
+}
+
+/* An objective's slopes at the start (record 0). */
 static void start_slopes(DynamicRun *r, Backward *bw, double *grad, const int *status)
 {
     size_t n = GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes;
@@ -634,13 +647,7 @@ static void start_slopes(DynamicRun *r, Backward *bw, double *grad, const int *s
         return;
     Instant at = dyn_at_start_record(r);
     seed_forces(r, &at, bw, &bw->pending, grad, status);
-    double *shared = dyn_start_q0_share(r, bw->pending.lq0);
-    for (int d = 0; d < r->n_dofs; d++) {
-        bw->adj.q[d] += shared[d], bw->adj.v[d] += bw->pending.lv0[d];
-        bw->pending.lq0[d] = bw->pending.lv0[d] = 0;
-    }
-    add_state_seed(r, bw->adj.S, bw->pending.lS0);
-    free(shared);
+    pending_at_start(r, bw);
 }
 
 /* The force probes' adjoints lforces (in their slots) that the sample before record x read, seeded
@@ -663,13 +670,7 @@ static void seed_sample_forces(DynamicRun *r, const Record *x, const double *lfo
         bw->seed = &bw->pending;
         return;
     }
-    double *shared = dyn_start_q0_share(r, bw->pending.lq0);
-    for (int d = 0; d < r->n_dofs; d++) {
-        bw->adj.q[d] += shared[d], bw->adj.v[d] += bw->pending.lv0[d];
-        bw->pending.lq0[d] = bw->pending.lv0[d] = 0;
-    }
-    add_state_seed(r, bw->adj.S, bw->pending.lS0);
-    free(shared);
+    pending_at_start(r, bw);
 }
 
 /* The transpose of the sample before record x: the controller's adjoints (r->lctl) and the params'

@@ -356,24 +356,29 @@ with open(controlled, "w") as f:
 
 # An objective that reads the input the controller sets (its value at each step: the control
 # effort) besides the tip: by the adjoint against differences of its values.
-effort = "integral(kp * kappa^2 * 1 m^4 + (tip.z / 1 mm)^2) / 1 s + kappa * 1 m"
-
-
-def control_objective(spec=None):
-    p = subprocess.run([srdc, "grad", controlled, "--objective", effort] + (["-p", spec] if spec else []),
+def objective_of(model, expr, spec=None):
+    """The objective's value and its printed derivatives (by name) from srdc grad --objective."""
+    p = subprocess.run([srdc, "grad", model, "--objective", expr] + (["-p", spec] if spec else []),
                        capture_output=True, text=True)
     value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
     return (float(value.group(1)) if value else math.nan), dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
 
 
-_, printed = control_objective()
-for name, (value, unit, *_) in list(CONTROL.items())[:1 if SHORT else None]:
-    h = 1e-3 * value
-    f = [control_objective("%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
-    fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
-    exact = float(printed.get(name, "nan"))
-    check(abs(fd - exact) < 1e-6 * abs(exact), "an objective of the controlled input: d/d(%s) by the adjoint %.9e, "
-          "differences %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
+def objective_against_differences(label, model, expr, names):
+    """Each param's derivative by the adjoint against fourth-order differences of the objective."""
+    _, printed = objective_of(model, expr)
+    for name in names[:1 if SHORT else None]:
+        value, unit = CONTROL[name][:2]
+        h = 1e-3 * value
+        f = [objective_of(model, expr, "%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
+        fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
+        exact = float(printed.get(name, "nan"))
+        check(abs(fd - exact) < 1e-6 * abs(exact), "%s: d/d(%s) by the adjoint %.9e, differences %.9e: relative "
+              "%.2e (tol 1e-6)" % (label, name, exact, fd, abs(fd - exact) / abs(exact)))
+
+
+objective_against_differences("an objective of the controlled input", controlled,
+                              "integral(kp * kappa^2 * 1 m^4 + (tip.z / 1 mm)^2) / 1 s + kappa * 1 m", list(CONTROL))
 
 # An input that saturates at its range's end within reach of a param has no derivative there: the
 # law's first value, 4.65 /m with a cosine target, is the range's end. The params that move it are
@@ -419,25 +424,8 @@ forced = os.path.join(tap.scratch("dyn_"), "forced.srd")
 with open(forced, "w") as f:
     f.write(control_text.replace("METHOD", "implicit_euler").replace(
         "let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;"))
-reaction_effort = "integral((R.z / 1 N)^2 + (tip.z / 1 mm)^2) / 1 s"
-
-
-def forced_objective(spec=None):
-    p = subprocess.run([srdc, "grad", forced, "--objective", reaction_effort] + (["-p", spec] if spec else []),
-                       capture_output=True, text=True)
-    value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
-    return (float(value.group(1)) if value else math.nan), dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
-
-
-_, printed = forced_objective()
-for name in ("kd", "E")[:1 if SHORT else None]:
-    value, unit = CONTROL[name][:2]
-    h = 1e-3 * value
-    f = [forced_objective("%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
-    fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
-    exact = float(printed.get(name, "nan"))
-    check(abs(fd - exact) < 1e-6 * abs(exact), "an objective of the reaction a controller reads: d/d(%s) by the "
-          "adjoint %.9e, differences %.9e: relative %.2e (tol 1e-6)" % (name, exact, fd, abs(fd - exact) / abs(exact)))
+objective_against_differences("an objective of the reaction a controller reads", forced,
+                              "integral((R.z / 1 N)^2 + (tip.z / 1 mm)^2) / 1 s", ["kd", "E"])
 
 # Force feedback with ground contact and friction (tests/physics/control/force_feedback.srd: the
 # controller reads the clamp's reaction while the tip drags on the ground), recomputed from
