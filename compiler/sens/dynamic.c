@@ -163,7 +163,7 @@ static Sampled *controller_before(DynamicRun *r, const srd_sim *s)
     x->t = s->t, x->dt = s->step_dt;
     x->data = dyn_dup(s->controller->data, (size_t)s->m->control.n_data);
     x->params = dyn_dup(s->params, (size_t)r->n_params);
-    if (control_reads_forces(s->m) && srd_controller_due(s))
+    if (r->control_forces && srd_controller_due(s))
         x->view = view_of(r, s);
     return x;
 }
@@ -407,6 +407,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         return NULL;
     DynamicRun *r = srd_xcalloc(1, sizeof *r);
     r->control = control;
+    r->control_forces = control && control_reads_forces(m);
     r->b = b, r->o = o, r->method = method;
     if (opt)
         r->opt = *opt;
@@ -553,16 +554,9 @@ void dyn_track_at(DynamicRun *r, Track *t, double at, double h)
  * across it, move with it: t->moves_anchor); a rotation would turn the line: then true. */
 static bool turns_slide(const DynamicRun *r, Track *t)
 {
-    const srd_model *m = r->b->m;
-    for (int k = 0; k < m->n_slides; k++) {
-        const double *da = &t->dmq[m->node_dof[m->slide_anchor[k]]];
-        if (da[0] == 0 && da[1] == 0 && da[2] == 0)
-            continue;
-        if (sens_anchor_rotated(m, k))
-            return true;
-        t->moves_anchor = true;
-    }
-    return false;
+    int how = sens_anchors_moved(r->b->m, t->dmq);
+    t->moves_anchor |= how == SENS_ANCHORS_MOVED;
+    return how == SENS_ANCHORS_TURNED;
 }
 
 /* The derivative of the prescribed motion at time `at`: of the driven DOFs' positions, velocities

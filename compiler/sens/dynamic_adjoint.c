@@ -506,19 +506,15 @@ static void reaction_seed(DynamicRun *r, const Instant *at, const srd_probe *pr,
 {
     srd_sim *s = &r->b->s;
     size_t n = (size_t)r->n_dofs + 1;
-    double *react = srd_xcalloc(n, sizeof(double)), *lr = srd_xcalloc(n, sizeof(double));
-    double *lam = srd_xcalloc(n, sizeof(double)), *res = srd_xcalloc(n, sizeof(double));
-    srd_sim_reactions(s, react);
-    srd_probe_reaction_adjoint(s->m, pr, at->q, react, w, bw->adj.q, lr);
+    double *lr = srd_xcalloc(n, sizeof(double)), *lam = srd_xcalloc(n, sizeof(double));
+    Reactions rx = dyn_reactions_here(r);
+    srd_probe_reaction_adjoint(s->m, pr, at->q, rx.react, w, bw->adj.q, lr);
     reactions_to_residual(s, lr, lam);
-    for (int j = 0; j < r->n_sets; j++) {
+    for (int j = 0; j < r->n_sets; j++)
         end_set_adjoint(r, j, 0, s->kernels[j].batch.b.n, lam, bw, seed);
-        srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, res);
-    }
-    for (int d = 0; d < r->n_dofs; d++)
-        res[d] -= s->load_factor * s->fext[d];
-    end_pull(r, at, lam, lr, res, &bw->p, grad, status);
-    free(react), free(lr), free(lam), free(res);
+    end_pull(r, at, lam, lr, rx.res, &bw->p, grad, status);
+    free(lr), free(lam);
+    dyn_reactions_free(&rx);
 }
 
 /* The contact probe's seeds: w . (minus the target's elements' residual summed over the nodes). */
@@ -686,7 +682,8 @@ static void adjoint_sample(DynamicRun *r, const Record *x, Backward *bw, double 
     bool *near = srd_xcalloc((size_t)r->n_params + 1, sizeof(bool));
     for (int k = 0; k < r->n_params; k++)
         hk[k] = r->tracks[k].hk;
-    double *forces = x->sample->view ? dyn_sample_forces(r, x) : NULL;
+    Reactions rx = { NULL, NULL };
+    double *forces = x->sample->view ? dyn_sample_forces(r, x, &rx) : NULL;
     ControlSample c = dyn_sample_of(r, x->sample, x->q0, forces);
     control_tangents_adjoint(r->control, r->b->m, &c, r->lctl, grad, bw->adj.q, lforces, hk, near);
     for (int k = 0; k < r->n_params; k++)
@@ -694,6 +691,7 @@ static void adjoint_sample(DynamicRun *r, const Record *x, Backward *bw, double 
     if (forces)
         seed_sample_forces(r, x, lforces, bw, grad, status);
     free(c.data), free(c.params), free(hk), free(near), free(forces), free(lforces);
+    dyn_reactions_free(&rx);
 }
 
 static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
@@ -812,7 +810,7 @@ const char *dynamic_why(int status)
     if (status == DYNAMIC_MOVES_MOTION)
         return "it turns a clamped rod end by prescribed motion (`rotate`: its slide's line with it): not derived yet";
     if (status == DYNAMIC_NOT_ASKED)
-        return "not dyn_asked for";
+        return "not asked for";
     if (status == DYNAMIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of a schedule or of the control block, or an input the controller sets reaching its "

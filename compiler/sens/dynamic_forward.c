@@ -485,21 +485,22 @@ ControlSample dyn_sample_of(const DynamicRun *r, const Sampled *x, const double 
     return (ControlSample){ x->t, x->dt, q, forces, dyn_dup(x->data, nd), dyn_dup(x->params, (size_t)r->n_params) };
 }
 
-static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, const Tan *end, const Tan *start);
+static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, const Tan *end, const Tan *start,
+                                     const Reactions *rx);
 static Tan start_view_tangent(const DynamicRun *r, const Tan *start);
 
 /* The force probes' tangents along param k that the sample before record x reads (NULL when it
  * reads none): the step before it ended at x's start (tangents end), from r->before[k], or the
  * run's start. */
-static double *forward_sample_forces(DynamicRun *r, const Record *x, int k, const Tan *end)
+static double *forward_sample_forces(DynamicRun *r, const Record *x, int k, const Tan *end, const Reactions *rx)
 {
     const View *v = x->sample->view;
     if (!v)
         return NULL;
     if (v->behind)
-        return sample_force_tangents(r, x, k, end, &r->before[k]);
+        return sample_force_tangents(r, x, k, end, &r->before[k], rx);
     Tan start = start_view_tangent(r, end);
-    double *d = sample_force_tangents(r, x, k, end, &start);
+    double *d = sample_force_tangents(r, x, k, end, &start, rx);
     free(start.q);
     return d;
 }
@@ -510,12 +511,13 @@ static void forward_sample(DynamicRun *r, const Record *x, const Tan *tans, cons
 {
     if (!x->sample)
         return;
-    double *forces = x->sample->view ? dyn_sample_forces(r, x) : NULL;
+    Reactions rx = { NULL, NULL };
+    double *forces = x->sample->view ? dyn_sample_forces(r, x, &rx) : NULL;
     for (int k = 0; k < r->n_params; k++) {
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
-        double *dforces = forward_sample_forces(r, x, k, &tans[k]);
+        double *dforces = forward_sample_forces(r, x, k, &tans[k], &rx);
         ControlSample c = dyn_sample_of(r, x->sample, x->q0, forces);
         bool kink =
             control_tangents_forward(r->control, r->b->m, &c, tans[k].q, dforces, r->dctl[k], t->dparams, t->hk);
@@ -524,6 +526,7 @@ static void forward_sample(DynamicRun *r, const Record *x, const Tan *tans, cons
         free(c.data), free(c.params), free(dforces);
     }
     free(forces);
+    dyn_reactions_free(&rx);
 }
 
 /* The adjoint has no direction along one param: where it met a sample near a switch, a forward
@@ -595,7 +598,7 @@ static void keep_starts(DynamicRun *r, const Tan *tans, const int *status)
 /* r->before for a controller that reads forces: made (on) or released (off). */
 static void keep_befores(DynamicRun *r, bool on)
 {
-    if (on && r->control && control_reads_forces(r->b->m)) {
+    if (on && r->control_forces) {
         r->before = srd_xcalloc((size_t)r->n_params + 1, sizeof *r->before);
         for (int k = 0; k < r->n_params; k++)
             r->before[k] = dyn_tan_new(r);
@@ -760,29 +763,44 @@ static void end_set_tangent(DynamicRun *r, int k, const Tan *end, const Tan *sta
         kernel_tangent_forward(&r->b->tangents[j], &ctx, &part, &w);
 }
 
+/* The reactions where the sim stands (Reactions), once for every param's tangent or seed. */
+Reactions dyn_reactions_here(DynamicRun *r)
+{
+    srd_sim *s = &r->b->s;
+    size_t n = (size_t)r->n_dofs + 1;
+    Reactions x = { srd_xcalloc(n, sizeof(double)), srd_xcalloc(n, sizeof(double)) };
+    srd_sim_reactions(s, x.react);
+    for (int j = 0; j < r->n_sets; j++)
+        srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, x.res);
+    for (int d = 0; d < r->n_dofs; d++)
+        x.res[d] -= s->load_factor * s->fext[d];
+    return x;
+}
+
+void dyn_reactions_free(Reactions *x)
+{
+    free(x->react), free(x->res);
+    x->react = x->res = NULL;
+}
+
 /* d(every DOF's reaction at the end)/dp, as srd_sim_reactions takes them: the elements' residual
  * less the loads, a sliding node's across its line, and on held DOFs the mass times the prescribed
  * acceleration. */
-static void end_reactions_tangent(DynamicRun *r, int k, const Tan *end, const Tan *start, double *dr)
+static void end_reactions_tangent(DynamicRun *r, int k, const Tan *end, const Tan *start, const Reactions *rx,
+                                  double *dr)
 {
     srd_sim *s = &r->b->s;
     const srd_model *m = s->m;
     const Track *t = &r->tracks[k];
-    double *res = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     memset(dr, 0, sizeof(double) * (size_t)m->n_dofs);
-    for (int j = 0; j < m->n_sets; j++) {
+    for (int j = 0; j < m->n_sets; j++)
         end_set_tangent(r, k, end, start, j, 0, s->kernels[j].batch.b.n, dr);
-        srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, res);
-    }
-    for (int d = 0; d < m->n_dofs; d++) {
+    for (int d = 0; d < m->n_dofs; d++)
         dr[d] -= s->load_factor * t->dfext[d];
-        res[d] -= s->load_factor * s->fext[d];
-    }
-    sens_reactions_across(s, res, t->geometry ? t->daxis : NULL, dr);
+    sens_reactions_across(s, rx->res, t->geometry ? t->daxis : NULL, dr);
     for (int d = 0; d < m->n_dofs; d++)
         if (s->fixed[d])
             dr[d] += t->dmass[d] * s->prescribed_acc[d] + m->dof_mass[d] * t->dma[d];
-    free(res);
 }
 
 /* d(the force the ground or an obstacle exerts, summed over the nodes)/dp at the end: minus
@@ -804,18 +822,16 @@ static void end_contact_tangent(DynamicRun *r, int k, const Tan *end, const Tan 
 /* Force probe pr's tangent along param k (its track at the sim's time) where the sim stands: end,
  * the tangents there; start, those at the start of the step whose forces are read. */
 static void force_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const Tan *end, const Tan *start,
-                                double *out)
+                                const Reactions *rx, double *out)
 {
     if (pr->kind != SRD_PROBE_REACTION) {
         end_contact_tangent(r, k, end, start, pr->target, out);
         return;
     }
-    size_t n = (size_t)r->n_dofs + 1;
-    double *react = srd_xcalloc(n, sizeof(double)), *dr = srd_xcalloc(n, sizeof(double));
-    end_reactions_tangent(r, k, end, start, dr);
-    srd_sim_reactions(&r->b->s, react);
-    srd_probe_reaction_tangent(r->b->m, pr, r->b->s.q, react, end->q, dr, out);
-    free(react), free(dr);
+    double *dr = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    end_reactions_tangent(r, k, end, start, rx, dr);
+    srd_probe_reaction_tangent(r->b->m, pr, r->b->s.q, rx->react, end->q, dr, out);
+    free(dr);
 }
 
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
@@ -825,7 +841,9 @@ bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
     const Record *x = &r->records[r->n_records - 1];
     dyn_at_record_end(r, x);
     dyn_track_at(r, &r->tracks[k], x->t, x->dt);
-    force_probe_tangent(r, k, pr, &r->ends[k], &r->last[k], out);
+    Reactions rx = pr->kind == SRD_PROBE_REACTION ? dyn_reactions_here(r) : (Reactions){ NULL, NULL };
+    force_probe_tangent(r, k, pr, &r->ends[k], &r->last[k], &rx, out);
+    dyn_reactions_free(&rx);
     return true;
 }
 
@@ -858,17 +876,21 @@ bool dyn_force_slot(const srd_model *m, int j)
 }
 
 /* The force probes' values that the sample before record x read, in their slots (n_data values);
- * the sim is left at the sample's view. */
-double *dyn_sample_forces(DynamicRun *r, const Record *x)
+ * the sim is left at the sample's view, and rx (NULL arrays on entry) holds the reactions there
+ * when one is read (the caller frees them). */
+double *dyn_sample_forces(DynamicRun *r, const Record *x, Reactions *rx)
 {
     const srd_model *m = r->b->m;
     double *f = srd_xcalloc((size_t)m->control.n_data + 1, sizeof(double));
     at_sample_view(r, x);
+    for (int j = 0; j < m->control.n_slots && !rx->react; j++)
+        if (dyn_force_slot(m, j) && m->simulate.probes[m->control.slots[j].probe].kind == SRD_PROBE_REACTION)
+            *rx = dyn_reactions_here(r);
     for (int j = 0; j < m->control.n_slots; j++) {
         const srd_control_slot *sl = &m->control.slots[j];
         double v[6];
         if (dyn_force_slot(m, j)) {
-            srd_probe_value_at(&r->b->s, &m->simulate.probes[sl->probe], r->b->s.q, NULL, v);
+            srd_probe_value_at(&r->b->s, &m->simulate.probes[sl->probe], r->b->s.q, rx->react, v);
             memcpy(&f[sl->first], v, sizeof(double) * (size_t)sl->n);
         }
     }
@@ -877,7 +899,8 @@ double *dyn_sample_forces(DynamicRun *r, const Record *x)
 
 /* Their tangents along param k (the sim at the sample's view): end, the tangents at record x's
  * start; start, at the start of the step before it. */
-static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, const Tan *end, const Tan *start)
+static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, const Tan *end, const Tan *start,
+                                     const Reactions *rx)
 {
     const srd_model *m = r->b->m;
     double *d = srd_xcalloc((size_t)m->control.n_data + 1, sizeof(double));
@@ -886,7 +909,7 @@ static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, cons
         const srd_control_slot *sl = &m->control.slots[j];
         double out[GRAD_FORCE_WIDTH];
         if (dyn_force_slot(m, j)) {
-            force_probe_tangent(r, k, &m->simulate.probes[sl->probe], end, start, out);
+            force_probe_tangent(r, k, &m->simulate.probes[sl->probe], end, start, rx, out);
             memcpy(&d[sl->first], out, sizeof(double) * (size_t)sl->n);
         }
     }

@@ -53,7 +53,7 @@ typedef struct Segment {
  * (columns after the schedules, external forces), of the masses and of the prescribed motion.
  * The static part (what elaboration gives) comes from one seeded elaboration, exactly
  * (static_point_tangent), or from four samples at nearby values when elaboration carries no
- * derivative along the param; the schedules' part is exact, at each time dyn_asked. */
+ * derivative along the param; the schedules' part is exact, at each time asked. */
 typedef struct Track {
     int         status;
     int         param;
@@ -73,7 +73,7 @@ typedef struct Track {
     bool        moves_anchor; /* prescribed motion moves a sliding clamp's anchor (its line with it) */
     bool        static_kink; /* a switch of the elaborated values lies within the param's reach */
     double     *dmq, *dmv, *dma; /* the driven DOFs' prescribed position, velocity, acceleration (n_dofs) */
-    double    **dc;      /* per set, at the time last dyn_asked */
+    double    **dc;      /* per set, at the time last asked */
     double      at, h;   /* that time and step */
     bool        kink;    /* a switch within the param's stencil was seen (at kink_time): no derivative */
     double      kink_time;
@@ -119,12 +119,19 @@ struct DynamicRun {
                                      * last step's start (force probes read both) */
     ScheduleTangents  *schedules;   /* the schedules' exact tangents (NULL until the tracks open) */
     ControlTangents   *control;     /* the control block's (NULL without one) */
+    bool               control_forces; /* it reads force probes (a sample's View is recorded) */
     double           **dctl;        /* per param: the controller's values' tangents (forward pass) */
     double            *lctl;        /* their adjoint (backward pass) */
     bool               control_near; /* the backward pass met a sample near a switch */
     double            *params_start, *params_end; /* the params before the first sample and at the end */
     DynamicOptions     opt;
 };
+
+/* The reactions where the sim stands, as srd_sim_reactions gives them, and every DOF's residual
+ * less the loads (a reaction's tangent and adjoint take its part across the sliding lines). */
+typedef struct Reactions {
+    double *react, *res;
+} Reactions;
 
 /* Where and when force probes are read: the positions, the time and the step. */
 typedef struct Instant {
@@ -165,7 +172,9 @@ double *dyn_damped_velocities(const DynamicRun *r, const Record *x);
 void dyn_at_start(DynamicRun *r, const Record *first);
 double *dyn_start_q0_share(const DynamicRun *r, const double *x);
 ControlSample dyn_sample_of(const DynamicRun *r, const Sampled *x, const double *q, const double *forces);
-double *dyn_sample_forces(DynamicRun *r, const Record *x);
+double *dyn_sample_forces(DynamicRun *r, const Record *x, Reactions *rx);
+Reactions dyn_reactions_here(DynamicRun *r);
+void dyn_reactions_free(Reactions *x);
 double dyn_control_kinks_by_forward(DynamicRun *r);
 void dyn_control_start(const DynamicRun *r, double *grad);
 void dyn_control_statuses(const DynamicRun *r, int *status);

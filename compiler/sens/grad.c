@@ -737,17 +737,10 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
 static int slides_follow_anchors(const StaticPoint *b, Deriv *d, int status)
 {
     const srd_model *m = b->m;
-    bool moved = false;
-    if (d->turns_clamps)
+    int how = d->held ? sens_anchors_moved(m, d->held) : SENS_ANCHORS_STILL;
+    if (d->turns_clamps || how == SENS_ANCHORS_TURNED)
         return STATIC_TURNS_CLAMP;
-    for (int k = 0; d->held && k < m->n_slides; k++) {
-        const double *da = &d->held[m->node_dof[m->slide_anchor[k]]];
-        bool moves = da[0] != 0 || da[1] != 0 || da[2] != 0;
-        if (moves && sens_anchor_rotated(m, k))
-            return STATIC_TURNS_CLAMP;
-        moved |= moves;
-    }
-    if (!moved || d->slide)
+    if (how == SENS_ANCHORS_STILL || d->slide)
         return status;
     d->slide = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
     sens_slide_motion(&b->s, b->s.q, d->held, NULL, d->slide);

@@ -45,6 +45,20 @@ bool sens_anchor_rotated(const srd_model *m, int k)
     return false;
 }
 
+int sens_anchors_moved(const srd_model *m, const double *dheld)
+{
+    int how = SENS_ANCHORS_STILL;
+    for (int k = 0; k < m->n_slides; k++) {
+        const double *da = &dheld[m->node_dof[m->slide_anchor[k]]];
+        if (da[0] == 0 && da[1] == 0 && da[2] == 0)
+            continue;
+        if (sens_anchor_rotated(m, k))
+            return SENS_ANCHORS_TURNED;
+        how = SENS_ANCHORS_MOVED;
+    }
+    return how;
+}
+
 bool sens_anchor_held(const srd_sim *s, int k)
 {
     int anchor = s->m->node_dof[s->m->slide_anchor[k]];

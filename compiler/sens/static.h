@@ -31,6 +31,11 @@ void sens_slide_motion(const srd_sim *s, const double *q, const double *danchor,
 bool sens_anchor_held(const srd_sim *s, int k);
 /* Whether a `rotate` drives the anchor of sliding clamp k (its line turns with it). */
 bool sens_anchor_rotated(const srd_model *m, int k);
+/* How a tangent of the held DOFs (dheld: n_dofs, read at the anchors) moves the sliding clamps'
+ * anchors: not at all; some anchor moves (its line, and its node across it, move with it); an
+ * anchor a `rotate` drives moves (its line would turn). */
+enum { SENS_ANCHORS_STILL, SENS_ANCHORS_MOVED, SENS_ANCHORS_TURNED };
+int sens_anchors_moved(const srd_model *m, const double *dheld);
 
 /* The reactions' tangent as srd_sim_reactions takes them (dr: every DOF's residual's tangent, in
  * place): a sliding node keeps its part across its line, r - (a . r) a, which as the line turns
