@@ -1,13 +1,14 @@
 /* checkpoint.c — saving and restoring a simulation's complete state (see checkpoint.h).
  *
  * The file is binary in the machine's own byte order (it resumes runs on the machine, or one
- * like it, that wrote them): the magic "SRDCKPT3", the fingerprint, the counts (params, DOFs,
+ * like it, that wrote them): the magic "SRDCKPT4", the fingerprint, the counts (params, DOFs,
  * element sets), the param values, the driver's position, the time and step counters, then
  * q, v, Newmark's acceleration and the last step's start q0, v0 over every DOF, that step's length
  * and whether the element state is still at its start (sim.h: state_behind), each element set's
  * state and, with a
  * `control` block, the controller's next sample and its values (vars, lets, probes). Rigid bodies'
- * turns, momenta and torques, rotated rod edges' frames and slides' lines follow the element state. */
+ * turns, momenta and torques, rotated rod edges' frames and slides' lines follow the element state,
+ * then, with `contact` between parts, the pairs held and the margin's memory (contact/pairs.h). */
 #include "checkpoint.h"
 #include <errno.h>
 #include <stdbool.h>
@@ -17,8 +18,9 @@
 #include "alloc.h"
 #include "body.h"
 #include "control.h"
+#include "pairs.h"
 
-static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '3' };
+static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '4' };
 
 /* ---- fingerprint: FNV-1a over the bytes of everything the run depends on ---- */
 
@@ -139,7 +141,7 @@ static bool write_state(FILE *f, const srd_sim *s, const Header *h, const srd_ch
         ok = fwrite(&len, sizeof len, 1, f) == 1 &&
              fwrite(s->kernels[k].batch.state, sizeof(double), (size_t)len, f) == (size_t)len;
     }
-    ok = ok && write_turns(f, s);
+    ok = ok && write_turns(f, s) && (!s->pairs || srd_pairs_save(s->pairs, f));
     const srd_controller *c = s->controller;
     if (c && ok) /* the inputs it set are among the params above */
         ok = fwrite(&c->next, sizeof c->next, 1, f) == 1 &&
@@ -250,7 +252,7 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
         ok = fread(&len, sizeof len, 1, f) == 1 && len == (int64_t)state_len(s, k) &&
              read_doubles(f, s->kernels[k].batch.state, (size_t)len);
     }
-    ok = ok && read_turns(f, s);
+    ok = ok && read_turns(f, s) && (!s->pairs || srd_pairs_load(s, f));
     srd_controller *c = s->controller;
     if (c && ok)
         ok = fread(&c->next, sizeof c->next, 1, f) == 1 && read_doubles(f, c->data, (size_t)c->c->n_data);

@@ -1562,8 +1562,8 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
     const srd_model *m = s->m;
     apply_schedules(s, s->t);
     memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
-    for (int k = 0; k < m->n_sets; k++)
-        srd_sim_instance_gradient(s, k, 0, m->sets[k].n, reaction);
+    for (int k = 0; k < m->n_sets; k++) /* the batch's count: the pairs' sets hold this step's pairs */
+        srd_sim_instance_gradient(s, k, 0, s->kernels[k].batch.b.n, reaction);
     for (int d = 0; d < m->n_dofs; d++)
         reaction[d] -= s->load_factor * s->fext[d];
     /* A sliding node's reaction is its residual across the line (its line does not move, or

@@ -733,6 +733,47 @@ void srd_pairs_hold(srd_sim *s, const int *pairs, int n)
     fill_candidates(s, p);
 }
 
+/* ---- checkpoints ---- */
+
+/* The pairs the batches hold (the forces read after a step are the step's pairs') and the
+ * margin's memory of the last steps (the next step's candidates). */
+bool srd_pairs_save(const srd_pairs *p, FILE *f)
+{
+    int64_t n = p->filled_valid ? p->n_filled : 0;
+    double margin[3] = { p->margin, p->boost, p->last_move };
+    return fwrite(&n, sizeof n, 1, f) == 1 && fwrite(p->filled, 2 * sizeof(int), (size_t)n, f) == (size_t)n &&
+           fwrite(margin, sizeof margin, 1, f) == 1;
+}
+
+/* Whether every part index of n pairs names one of the model's parts. */
+static bool pairs_in_range(const srd_pairs *p, const int *pairs, int64_t n)
+{
+    for (int64_t k = 0; k < 2 * n; k++)
+        if (pairs[k] < 0 || pairs[k] >= p->parts.n)
+            return false;
+    return true;
+}
+
+bool srd_pairs_load(srd_sim *s, FILE *f)
+{
+    srd_pairs *p = s->pairs;
+    int64_t n;
+    double margin[3];
+    if (fread(&n, sizeof n, 1, f) != 1 || n < 0 || n > (int64_t)p->parts.n * p->parts.n)
+        return false;
+    int *pairs = srd_xcalloc(2 * (size_t)n + 1, sizeof(int));
+    bool ok = fread(pairs, 2 * sizeof(int), (size_t)n, f) == (size_t)n && fread(margin, sizeof margin, 1, f) == 1 &&
+              pairs_in_range(p, pairs, n);
+    if (ok) {
+        srd_pairs_hold(s, pairs, (int)n);
+        p->margin = margin[0];
+        p->boost = margin[1];
+        p->last_move = margin[2];
+    }
+    free(pairs);
+    return ok;
+}
+
 void srd_pairs_begin(srd_sim *s, const double *q_start, double dt)
 {
     srd_pairs *p = s->pairs;

@@ -4,6 +4,7 @@
  * and, after each step, the checks that no pair was missed or passed through another. */
 #ifndef SRD_PAIRS_H
 #define SRD_PAIRS_H
+#include <stdbool.h>
 #include <stdio.h>
 
 struct srd_sim;
@@ -36,6 +37,10 @@ int  srd_pairs_held(const srd_pairs *p, const int **pairs);
 /* Puts n pairs (as srd_pairs_held gave them) into the batches: the candidates of a step taken
  * earlier, for its Jacobian and the kernels' tangents. */
 void srd_pairs_hold(struct srd_sim *s, const int *pairs, int n);
+/* A checkpoint's part (checkpoint.c): the pairs held now and the margin's memory; load holds
+ * them again. False when a write failed, or the file is short or names parts this model lacks. */
+bool srd_pairs_save(const srd_pairs *p, FILE *f);
+bool srd_pairs_load(struct srd_sim *s, FILE *f);
 /* The sparse pattern was planned anew (a release): every coupling is to be added again. */
 void srd_pairs_forget_couplings(srd_pairs *p);
 /* Statistics of an accepted state at time t: the pairs in contact (their gap below delta, where

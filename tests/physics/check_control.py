@@ -7,7 +7,8 @@
 2. a run stopped between samples and resumed writes the same bytes as one never interrupted
    (the controller's vars, its next sample and the inputs it set are in the checkpoint); so does
    one stopped at a sample whose controller reads a bending rod's reaction (the last step's own
-   forces are in the checkpoint);
+   forces are in the checkpoint), and one whose reaction carries contact between parts (the
+   pairs held are in the checkpoint);
 3. a simulator built by `srdc build` writes the same probes as `srdc run`, and its --help lists
    the inputs apart from the params;
 4. a static analysis holds an input at its default or its -p value: the controller does not run;
@@ -105,6 +106,23 @@ drag = [r for r in rows(os.path.join(ff_full, "probes.csv")) if float(r["t"]) >=
 check(drag and all(float(r["G.fz"]) > 0 for r in drag) and abs(float(drag[-1]["tip.y"])) > 0.03,
       "the tip stays on the ground from 10 ms on and drags more than 3 cm sideways (y = %s m)"
       % (drag[-1]["tip.y"] if drag else "?"))
+
+# 2c. The same with a bar dropped across the arm over its clamped edge (contact between parts):
+# resumed at a sample (48 ms) after the bar landed, the reaction read right after the resume holds
+# the bar's contact force, from the pairs the checkpoint keeps.
+touch = os.path.join(here, "contact_feedback.srd")
+cf_full, cf_part = os.path.join(work, "cf_full"), os.path.join(work, "cf_part")
+a = srd("run", touch, "--out", cf_full, "--quiet")
+b = srd("run", touch, "--out", cf_part, "--quiet", "--duration", "0.048")
+c = srd("run", touch, "--resume", cf_part, "--quiet")
+check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(cf_full, cf_part, "probes.csv"),
+      "contact feedback stopped at a sample (48 ms) and resumed: the same probes.csv bytes %s"
+      % (a.stderr + b.stderr + c.stderr).strip())
+landed = [r for r in rows(os.path.join(cf_full, "probes.csv")) if abs(float(r["t"]) - 0.048) < 1e-9]
+arm_weight = 1100 * 3.141592653589793 * 0.002 ** 2 * 0.1 * 9.81
+check(landed and float(landed[0]["R.fz"]) > 1.2 * arm_weight,
+      "at 48 ms the bar rests on the clamped edge: the reaction %s N exceeds the arm's weight %.4g N by 20 %%"
+      % (landed[0]["R.fz"] if landed else "?", arm_weight))
 
 # 3. A built simulator samples in the runtime's step too.
 sim = os.path.join(work, "pd_sim")

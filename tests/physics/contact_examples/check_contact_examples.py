@@ -366,12 +366,31 @@ def parallel_edges(srdc, cases):
     no_crossing("parallel_edges", edges, radius, frames(os.path.join(out, "parallel.csv")), delta=0.2e-3)
 
 
+def bar_on_clamp(srdc, cases):
+    path = os.path.join(cases, "bar_on_clamp.srd")
+    r, out = run(srdc, path)
+    check(r.returncode == 0, "bar_on_clamp: runs (%s)" % (r.stderr.strip()[-200:] or "ok"))
+    if r.returncode:
+        return
+    # Both rods' weight, rho pi r^2 (L_arm + L_bar) g (radius 2 mm, 5 cm and 6 cm, 1100 kg/m^3),
+    # reaches the clamp: the bar's through contact on the clamped edge's nodes, which the
+    # reaction includes. At rest (damped for 1 s, Newton to 1e-12) within 1e-8 of it.
+    weight = 1100 * math.pi * 0.002 ** 2 * (0.05 + 0.06) * 9.81
+    last = probes(os.path.join(out, "probes.csv"))[-1]
+    check(abs(last["R.fz"] - weight) <= 1e-8 * weight,
+          "bar_on_clamp: the clamp carries both rods' weight: R.z = %.10g N against %.10g N (relative %.2g, "
+          "tolerance 1e-8)" % (last["R.fz"], weight, abs(last["R.fz"] / weight - 1)))
+    check(abs(last["B"] - 0.004) <= 0.3e-3, "bar_on_clamp: the bar rests on the arm (its middle at z = %.3f mm, the "
+          "contact thickness 4 mm, delta 0.3 mm)" % (1e3 * last["B"]))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
         sys.exit(2)
     srdc, examples, cases = sys.argv[1], sys.argv[2], sys.argv[3]
     parallel_edges(srdc, cases)
+    bar_on_clamp(srdc, cases)
     finger_press(srdc, examples)
     ply(srdc, examples)
     knot(srdc, examples)
