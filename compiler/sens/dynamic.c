@@ -51,8 +51,8 @@ static void sampled_free(DynamicRun *r, Sampled *x)
         free(x->view->q0), free(x->view->v0);
         for (int k = 0; k < r->n_sets; k++)
             free(x->view->S[k]);
-        free(x->view->S), free(x->view);
-        r->bytes_now -= r->record_bytes;
+        r->bytes_now -= r->record_bytes + 2.0 * sizeof(int) * x->view->n_pairs;
+        free(x->view->S), free(x->view->pairs), free(x->view);
     }
     free(x->data), free(x->params), free(x);
 }
@@ -148,7 +148,8 @@ static View *view_of(DynamicRun *r, const srd_sim *s)
     for (int k = 0; k < r->n_sets; k++)
         v->S[k] = dyn_dup(s->kernels[k].batch.b.state, dyn_set_state_len(s, k));
     v->dt = srd_sim_view_dt(s), v->behind = s->state_behind, v->dynamic = s->dynamic;
-    r->bytes_now += r->record_bytes;
+    v->pairs = held_pairs(s, &v->n_pairs);
+    r->bytes_now += r->record_bytes + 2.0 * sizeof(int) * v->n_pairs;
     r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
     return v;
 }
@@ -220,9 +221,6 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it has joints or constraints with multipliers: not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
         return control_tangents_unsupported(m);
-    if (s->controller && s->pairs && control_reads_forces(m))
-        return "its `control` block reads forces while parts touch each other (`contact`): the pairs the forces "
-               "read are not kept across a sample; not derived yet";
     if (m->n_releases)
         return "it releases constraints during the run: not derived yet";
     if (s->n_frames)

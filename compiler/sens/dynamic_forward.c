@@ -858,6 +858,8 @@ static Instant at_sample_view(DynamicRun *r, const Record *x)
     const View *v = c->view;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes);
+    if (s->pairs) /* before the state: the pairs' sets are sized by them */
+        srd_pairs_hold(s, v->pairs, v->n_pairs);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, v->S[k], sizeof(double) * dyn_set_state_len(s, k));
     dyn_set_params(r, c->params);

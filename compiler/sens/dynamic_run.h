@@ -14,12 +14,13 @@
 /* A sample of the control block before a step: its time and step, and the controller's values
  * and the params before it (those after it are the step's). */
 /* What the forces read after a step take from it (sim.h: state_behind): its start's q0, v0 and
- * elements' state, its length, whether the state was still at its start, and whether the sim
- * was dynamic; at the run's start, the start's. */
+ * elements' state, its length, whether the state was still at its start, whether the sim was
+ * dynamic, and the contact pairs its solve held; at the run's start, the start's. */
 typedef struct View {
     double  *q0, *v0, **S;
     double   dt;
     int      behind, dynamic;
+    int     *pairs, n_pairs; /* the contact pairs the step held (srd_pairs_held: 2 parts each) */
 } View;
 
 typedef struct Sampled {

@@ -434,6 +434,14 @@ feedback = os.path.join(here, "..", "control", "force_feedback.srd")
 derived = forward_and_adjoint("force feedback on the ground", feedback, segment=4, forces=("R", "G"))
 against_differences("force feedback on the ground", feedback, {"gain": (40, "1/(N*m^2)")}, derived, forces=("R", "G"))
 
+# Force feedback through contact between parts (tests/physics/control/contact_feedback.srd: a
+# bar lands on the arm's clamped edge, and the reaction the controller reads carries its contact
+# force), recomputed from checkpoints at every sample (segment 4): the forces at a sample read the
+# pairs of the step before it.
+touch = os.path.join(here, "..", "control", "contact_feedback.srd")
+derived = forward_and_adjoint("force feedback through contact", touch, segment=4, forces=("R",))
+against_differences("force feedback through contact", touch, {"gain": (20, "1/(N*m^2)")}, derived, forces=("R",))
+
 # Params in the reference geometry (shaped.srd): the start, the elements' reference state
 # (frames, rest lengths, masses, tau0), the held DOFs and the sliding clamps' lines move with
 # them. With implicit midpoint from the reference (every param), with Newmark from the reference
