@@ -105,6 +105,7 @@ static void allocate_free_vectors(srd_sim *s)
     if (s->m->damping_beta > 0) {
         s->damping_k = srd_xcalloc((size_t)srd_system_storage(sys) + 1, sizeof(double));
         s->damping_kv0 = srd_xcalloc(n_free, sizeof(double));
+        s->damping_held = srd_xcalloc(n_free, sizeof(double));
     }
     s->n_lambda_rows = 0;
     s->lambda_rows = srd_xcalloc((size_t)s->n_multipliers + 1, sizeof(int));
@@ -124,6 +125,7 @@ static void free_free_vectors(srd_sim *s)
     free(s->damping_y);
     free(s->damping_k);
     free(s->damping_kv0);
+    free(s->damping_held);
     free(s->lambda_rows);
     free(s->end_rows);
 }
@@ -302,7 +304,9 @@ void srd_sim_free(srd_sim *s)
 }
 
 /* Rayleigh damping in an implicit step: adds (alpha M + beta K0) (c1 (q - q0) + c0 v0) to the
- * residual and c1 (alpha M + beta K0) to the Jacobian; returns the matching potential term. */
+ * residual and c1 (alpha M + beta K0) to the Jacobian; returns the matching potential term. K0
+ * acts on every DOF's velocity: a held DOF's (prescribed motion) gives the constant damping_held,
+ * so a support carrying the model rigidly damps nothing. */
 static double add_damping(srd_sim *s, const double *q, int with_jacobian)
 {
     const srd_model *m = s->m;
@@ -323,8 +327,10 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
     if (beta > 0) {
         srd_system_multiply(sys, s->damping_k, s->damping_x, s->damping_y);
         for (int f = 0; f < sys->n_free; f++) {
-            s->res[f] += beta * (c1 * s->damping_y[f] + c0 * s->damping_kv0[f]);
-            potential += beta * (0.5 * c1 * s->damping_x[f] * s->damping_y[f] + c0 * s->damping_kv0[f] * s->damping_x[f]);
+            double held = s->damping_moving ? s->damping_held[f] : 0; /* constant over the step */
+            s->res[f] += beta * (c1 * s->damping_y[f] + c0 * s->damping_kv0[f] + held);
+            potential += beta * (0.5 * c1 * s->damping_x[f] * s->damping_y[f] +
+                                 (c0 * s->damping_kv0[f] + held) * s->damping_x[f]);
         }
         if (with_jacobian)
             srd_solver_add_scaled(&s->solver, s->damping_k, beta * c1);
@@ -616,6 +622,45 @@ static void net_force_residual(srd_sim *s, const double *q, int with_jacobian)
     s->dynamic = dynamic;
 }
 
+/* out (n_free) = K(q) u over the held DOFs' velocity u (vel, n_dofs: read on held DOFs only):
+ * the free rows of the damping their prescribed motion gives. Sets damping_moving; out is left
+ * alone when nothing held moves (the usual clamp). */
+static void held_damping(srd_sim *s, const double *q, const double *vel, double *out)
+{
+    const srd_model *m = s->m;
+    const srd_system *sys = &s->solver.sys;
+    double *u = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+    s->damping_moving = 0;
+    for (int d = 0; d < m->n_dofs; d++)
+        if (sys->free_index[d] < 0 && m->dof_kind[d] != SRD_DOF_LAMBDA) {
+            u[d] = vel[d];
+            s->damping_moving |= u[d] != 0;
+        }
+    if (s->damping_moving) {
+        double *y = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        srd_sim_stiffness_times(s, q, u, y);
+        for (int d = 0; d < m->n_dofs; d++) {
+            int f = sys->free_index[d];
+            if (f >= 0)
+                out[f] = m->dof_kind[d] == SRD_DOF_LAMBDA ? 0 : y[d];
+        }
+        free(y);
+    }
+    free(u);
+}
+
+/* The step's velocity of the held DOFs, c1 (q - q0) + c0 v0 (prescribed motion has put q at the
+ * step's end), into held_damping. */
+static void held_step_damping(srd_sim *s)
+{
+    size_t n = (size_t)s->m->n_dofs;
+    double *vel = srd_xcalloc(n + 1, sizeof(double));
+    for (size_t d = 0; d < n; d++)
+        vel[d] = s->damping_c1 * (s->q[d] - s->q0[d]) + s->damping_c0 * s->v0[d];
+    held_damping(s, s->q0, vel, s->damping_held);
+    free(vel);
+}
+
 /* acc = M^-1 (fext - grad E(q) - (alpha M + beta K(q)) v) on free DOFs (massless DOFs cannot be
  * integrated explicitly). */
 static int acceleration(srd_sim *s, double t, const double *q, const double *v, double *acc)
@@ -629,12 +674,15 @@ static int acceleration(srd_sim *s, double t, const double *q, const double *v, 
         for (int d = 0; d < m->n_dofs; d++)
             if (sys->free_index[d] >= 0)
                 s->damping_x[sys->free_index[d]] = v[d];
-        if (beta > 0)
+        if (beta > 0) {
             srd_solver_multiply(&s->solver, s->damping_x, s->damping_y);
+            held_damping(s, q, v, s->damping_held);
+        }
         for (int d = 0; d < m->n_dofs; d++) {
             int f = sys->free_index[d];
             if (f >= 0)
-                s->res[f] += alpha * m->dof_mass[d] * v[d] + (beta > 0 ? beta * s->damping_y[f] : 0);
+                s->res[f] += alpha * m->dof_mass[d] * v[d] +
+                             (beta > 0 ? beta * (s->damping_y[f] + (s->damping_moving ? s->damping_held[f] : 0)) : 0);
         }
     }
     for (int d = 0; d < m->n_dofs; d++) {
@@ -724,6 +772,7 @@ static void prepare_damping(srd_sim *s, srd_method method)
         if (sys->free_index[d] >= 0)
             s->damping_x[sys->free_index[d]] = s->v0[d];
     srd_system_multiply(sys, s->damping_k, s->damping_x, s->damping_kv0);
+    held_step_damping(s);
 }
 
 /* The elements' step-start state (frames, reference twist, tau0) carried from q0 to q. */

@@ -59,6 +59,8 @@ typedef struct srd_sim {
     double          *damping_k;  /* Jacobian storage: K at the step start (beta > 0) */
     double          *damping_kv0;/* n_free: K v0 */
     double          *damping_x, *damping_y; /* n_free scratch */
+    double          *damping_held;/* n_free: K0 times the held DOFs' step velocity (prescribed motion) */
+    int              damping_moving; /* that motion is not zero this step */
     double           damping_c1, damping_c0;
     srd_schedules    schedules;  /* actuation and time-dependent loads */
     double         **set_data;   /* per element set: the data its kernel reads */
@@ -102,6 +104,10 @@ typedef struct srd_sim {
 enum { SRD_SUBSTEP_BEGIN, SRD_SUBSTEP_DONE, SRD_SUBSTEP_FAILED };
 
 
+/* y = K(q) x over every DOF (n_dofs values each), held ones included: each element's Hessian (a
+ * force's Jacobian) at q with the sim's step start, friction and drag left out as in statics
+ * (stiffness_product.c). */
+void srd_sim_stiffness_times(srd_sim *s, const double *q, const double *x, double *y);
 /* Adds the gradient of instances [lo, hi) of set k at the current state into g (by model DOF). */
 void srd_sim_instance_gradient(srd_sim *s, int k, int lo, int hi, double *g);
 /* The step length the forces read between steps take (friction's velocity): the last step's
