@@ -181,8 +181,8 @@ static void beta_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *
     double beta = s->m->damping_beta, c1, c0, *u = dyn_damped_velocities(r, x);
     dyn_damping_constants(r, x->dt, &c1, &c0);
     beta_pull(r, x->q0, x->q0, u, lg, p->lK, start->q, start->q, start->S, p);
-    for (int d = 0; d < r->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
+    for (int d = 0; d < r->n_dofs; d++) /* a held DOF's end share goes to its motion (motion_adjoint) */
+        if (dyn_damps(r, d))
             start->q[d] -= beta * c1 * p->lK[d], start->v[d] += beta * c0 * p->lK[d];
     free(u);
 }
@@ -241,13 +241,15 @@ static void pull_params(DynamicRun *r, const Pull *p, double at, double h, doubl
 
 /* The adjoints of the driven DOFs' end position (through the states, the rates, the objective and
  * the elements' evaluation point b q1 + (1 - b) q0), velocity and Newmark's acceleration. */
-static void motion_adjoint(const DynamicRun *r, const Tan *end, const double *lq1, Pull *p)
+static void motion_adjoint(const DynamicRun *r, const Record *x, const Tan *end, const double *lq1, Pull *p)
 {
     const srd_sim *s = &r->b->s;
+    double c1, c0, beta = beta_moves(r) ? s->m->damping_beta : 0; /* p->lK is this step's only then */
+    dyn_damping_constants(r, x->dt, &c1, &c0);
     for (int d = 0; d < r->n_dofs; d++) { /* held DOFs too: a moving geometry holds them at its reference */
         if (s->solver.sys.free_index[d] >= 0)
             continue;
-        p->lmq[d] = lq1[d] + s->stiffness_b * p->lq_eval[d];
+        p->lmq[d] = lq1[d] + s->stiffness_b * p->lq_eval[d] + (dyn_damps(r, d) ? beta * c1 * p->lK[d] : 0);
         p->lmv[d] = end->v[d];
         p->lma[d] = r->method == SRD_NEWMARK ? end->a[d] : 0;
     }
@@ -299,7 +301,7 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
         lg[f] = -lg[f]; /* dq1 = -K^-1 g: the adjoint of g is -K^-T lambda_q1 */
     if (code == 0) {
         rhs_adjoint(r, x, lg, start, p);
-        motion_adjoint(r, end, lq1, p);
+        motion_adjoint(r, x, end, lq1, p);
         pull_params(r, p, x->t, x->dt, grad, status);
         slides_adjoint(r, x, lq1, lg, p, grad, status);
     }
@@ -320,11 +322,11 @@ static void beta_start_adjoint(DynamicRun *r, const Record *first, const double 
     size_t n = (size_t)r->n_dofs + 1;
     double *u = srd_xcalloc(n, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
+        if (dyn_damps(r, d))
             u[d] = first->v0[d];
     beta_pull(r, s->q, s->q0, u, lres, kt, adj->q, lq0, adj->S, p);
     for (int d = 0; d < r->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
+        if (dyn_damps(r, d))
             adj->v[d] += s->m->damping_beta * kt[d];
     free(u), free(kt);
 }
@@ -379,15 +381,19 @@ static double state_pull(const DynamicRun *r, const Track *t, double *const *lS)
 /* The start's share: a static start's dq (and the frames carried to it) along every param. */
 static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *status)
 {
+    double *dv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; k < r->n_params && !r->from_equilibrium; k++) {
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
         dyn_track_motion(r, t, 0);
         t->at = NAN;
-        grad[k] += dyn_dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dyn_dot(adj->v, t->dmv, (size_t)r->n_dofs) +
+        memcpy(dv, t->dmv, sizeof(double) * (size_t)r->n_dofs);
+        dyn_slides_start_velocity(r, dv); /* the start's velocity tangent, as start_tangent takes it */
+        grad[k] += dyn_dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dyn_dot(adj->v, dv, (size_t)r->n_dofs) +
                    state_pull(r, t, adj->S);
     }
+    free(dv);
     if (!r->from_equilibrium)
         return;
     const srd_sim *s = &r->b->s;

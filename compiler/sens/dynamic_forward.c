@@ -14,6 +14,7 @@
 #include "sens/state_tangent.h"
 #include "contact/pairs.h"
 #include "probe.h"
+#include "vec3.h"
 
 /* ---- one step, linearised ---- */
 
@@ -213,7 +214,7 @@ static void stiffness_tangent(DynamicRun *r, const srd_eval_ctx *ctx, const doub
 }
 
 /* The change of beta K u, K the stiffness at configuration q with step start q0 (where
- * dyn_stiffness_ctx puts them) and u fixed on the free DOFs: beta K du + beta dK[u] (K's inputs along
+ * dyn_stiffness_ctx puts them) and u fixed on the DOFs damping reads: beta K du + beta dK[u] (K's inputs along
  * dq, dq0, the state dS, track t's data and param) + dbeta K u. Into g (free rows, added). */
 static void beta_tangent(DynamicRun *r, const double *q, const double *q0, const double *u, const double *du,
                          const double *dq, const double *dq0, double *const *dS, const Track *t, double *g)
@@ -235,25 +236,33 @@ static void beta_tangent(DynamicRun *r, const double *q, const double *q0, const
     free(kd), free(ku);
 }
 
-/* u = c1 (q1 - q0) + c0 v0 of record x on the free DOFs (the runtime's add_damping), 0 elsewhere. */
+/* Whether stiffness-proportional damping reads DOF d's velocity: every DOF but a multiplier (the
+ * runtime's add_damping on the free ones, held_damping on the held ones' prescribed motion). */
+bool dyn_damps(const DynamicRun *r, int d)
+{
+    return r->b->s.solver.sys.free_index[d] >= 0 || r->b->m->dof_kind[d] != SRD_DOF_LAMBDA;
+}
+
+/* u = c1 (q1 - q0) + c0 v0 of record x on the DOFs damping reads, 0 elsewhere. */
 double *dyn_damped_velocities(const DynamicRun *r, const Record *x)
 {
     double *u = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
-        if (r->b->s.solver.sys.free_index[d] >= 0)
+        if (dyn_damps(r, d))
             u[d] = dyn_damped_velocity(r, x, d);
     return u;
 }
 
 /* beta K0 u's change at fixed q1, K0 the stiffness at the step start (both as the configuration
- * and as the start): du = c1 (w - dq0) + c0 dv0, w the sliding nodes' share of dq1. */
+ * and as the start): du = c1 (w - dq0) + c0 dv0, w the sliding nodes' share of dq1 (a held DOF's
+ * end: the motion's, dmq). */
 static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track *t, const double *w, double *g)
 {
     double c1, c0, *u = dyn_damped_velocities(r, x), *du = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     dyn_damping_constants(r, x->dt, &c1, &c0);
     for (int d = 0; d < r->n_dofs; d++)
-        if (r->b->s.solver.sys.free_index[d] >= 0)
-            du[d] = c1 * (w[d] - in->q[d]) + c0 * in->v[d];
+        if (dyn_damps(r, d))
+            du[d] = c1 * ((r->b->s.solver.sys.free_index[d] >= 0 ? w[d] : t->dmq[d]) - in->q[d]) + c0 * in->v[d];
     beta_tangent(r, x->q0, x->q0, u, du, in->q, in->q, in->S, t, g);
     free(u), free(du);
 }
@@ -382,7 +391,7 @@ double *dyn_start_q0_share(const DynamicRun *r, const double *x)
 }
 
 /* The start acceleration's beta K v0 (K at the start, acceleration()'s): its change (beta_tangent
- * with u = v0, du = dv0 on the free rows) into g. dq0: the start's q0 tangent. */
+ * with u = v0, du = dv0 on the DOFs damping reads) into g. dq0: the start's q0 tangent. */
 static void beta_start_tangent(DynamicRun *r, const Record *first, const Track *t, const Tan *in, const double *dq0,
                                double *g)
 {
@@ -390,7 +399,7 @@ static void beta_start_tangent(DynamicRun *r, const Record *first, const Track *
     size_t n = (size_t)r->n_dofs + 1;
     double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
-        if (s->solver.sys.free_index[d] >= 0)
+        if (dyn_damps(r, d))
             u[d] = first->v0[d], du[d] = in->v[d];
     beta_tangent(r, s->q, s->q0, u, du, in->q, dq0, in->S, t, g);
     free(u), free(du);
@@ -422,6 +431,20 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
     free(g);
 }
 
+/* A sliding node starts with its clamp's velocity across its line (srd_slides_place), and at
+ * rest along it: its velocity's tangent is the anchor's across the line. */
+void dyn_slides_start_velocity(const DynamicRun *r, double *dv)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->m->n_slides; k++) {
+        int d = s->m->node_dof[s->m->slide_node[k]];
+        const double *a = &s->slide_axis[3 * k], *anchor = &dv[s->m->node_dof[s->m->slide_anchor[k]]];
+        double along = srd_dot3(anchor, a);
+        for (int c = 0; c < 3; c++)
+            dv[d + c] = anchor[c] - along * a[c];
+    }
+}
+
 /* The start's tangent along param k: the static equilibrium's and the frames carried to it. */
 static void start_tangent(DynamicRun *r, int k, Tan *in)
 {
@@ -431,6 +454,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
         t->at = NAN;
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
         memcpy(in->v, t->dmv, sizeof(double) * (size_t)r->n_dofs);
+        dyn_slides_start_velocity(r, in->v);
         for (int j = 0; t->geometry && j < r->n_sets; j++) /* the reference state moves with a geometry */
             memcpy(in->S[j], t->dS0[j], sizeof(double) * dyn_set_state_len(&r->b->s, j));
         return;

@@ -169,6 +169,10 @@ bool dyn_stiffness_set(const srd_sim *s, int k);
 void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v);
 srd_elem_batch dyn_with_direction(const srd_elem_batch *b, const double *u, const double *dc, double **data,
                                   double **ddata);
+bool    dyn_damps(const DynamicRun *r, int d);
+/* dv (a velocity tangent at a start from the reference) with each sliding node's the anchor's
+ * across its line. */
+void    dyn_slides_start_velocity(const DynamicRun *r, double *dv);
 double *dyn_damped_velocities(const DynamicRun *r, const Record *x);
 void dyn_at_start(DynamicRun *r, const Record *first);
 double *dyn_start_q0_share(const DynamicRun *r, const double *x);

@@ -166,6 +166,19 @@ for probe in ("tip", "tw"):
     check(err < 1e-6, "stiffness-proportional damping brought in by its param (beta = 0): d(%s)/d(beta) = %s against "
           "one-sided differences %s: relative %.2e (tol 1e-6)" % (probe, exact, ["%.9e" % x for x in fd], err))
 
+# The same damping on a rod its clamp carries at a param's speed (beta_carried.srd): beta K0 u takes
+# the held DOFs' prescribed velocity in u (and its tangent, the motion's), and a Newmark start the
+# sliding node's velocity across its line, the clamp's. Each implicit method, every param.
+with open(os.path.join(here, "beta_carried.srd")) as f:
+    carried_text = f.read()
+for method, segment in (("implicit_euler", None), ("newmark", 9), ("implicit_midpoint", 7)):
+    model = os.path.join(tap.scratch("dyn_"), "beta_carried_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(carried_text.replace("method = implicit_euler", "method = " + method))
+    derived = forward_and_adjoint("damping of a carried rod (%s)" % method, model, segment=segment)
+    against_differences("damping of a carried rod (%s)" % method, model,
+                        {"beta": (2e-3, "s"), "E": (3e6, "Pa"), "speed": (0.2, "m/s")}, derived, forces=("R",))
+
 # From the static equilibrium: the start moves with the params (a static sensitivity) and the
 # rod's frames are carried to it.
 model = os.path.join(tap.scratch("dyn_"), "swing_equilibrium.srd")
