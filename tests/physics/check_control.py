@@ -94,15 +94,21 @@ check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(full, par
 # friction, resumed at a sample (0.064 s): the reaction read before the first step after the resume
 # is the last step's own (its frames at its start, its friction velocity), as in the run never
 # interrupted.
-feedback = os.path.join(here, "force_feedback.srd")
-ff_full, ff_part = os.path.join(work, "ff_full"), os.path.join(work, "ff_part")
-a = srd("run", feedback, "--out", ff_full, "--quiet")
-b = srd("run", feedback, "--out", ff_part, "--quiet", "--duration", "0.064")
-c = srd("run", feedback, "--resume", ff_part, "--quiet")
-check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(ff_full, ff_part, "probes.csv"),
-      "force feedback stopped at a sample (0.064 s) and resumed: the same probes.csv bytes %s"
-      % (a.stderr + b.stderr + c.stderr).strip())
-drag = [r for r in rows(os.path.join(ff_full, "probes.csv")) if float(r["t"]) >= 0.01] if a.returncode == 0 else []
+def resumed_at(label, name, stop):
+    """Runs tests/physics/control/NAME whole and stopped at `stop` seconds then resumed; checks
+    that both write the same probes.csv bytes. Returns the whole run's directory, or None."""
+    model, full, part = os.path.join(here, name), os.path.join(work, name + "_full"), os.path.join(work, name + "_part")
+    a = srd("run", model, "--out", full, "--quiet")
+    b = srd("run", model, "--out", part, "--quiet", "--duration", stop)
+    c = srd("run", model, "--resume", part, "--quiet")
+    check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(full, part, "probes.csv"),
+          "%s stopped at a sample (%s s) and resumed: the same probes.csv bytes %s"
+          % (label, stop, (a.stderr + b.stderr + c.stderr).strip()))
+    return full if a.returncode == 0 else None
+
+
+ff_full = resumed_at("force feedback", "force_feedback.srd", "0.064")
+drag = [r for r in rows(os.path.join(ff_full, "probes.csv")) if float(r["t"]) >= 0.01] if ff_full else []
 check(drag and all(float(r["G.fz"]) > 0 for r in drag) and abs(float(drag[-1]["tip.y"])) > 0.03,
       "the tip stays on the ground from 10 ms on and drags more than 3 cm sideways (y = %s m)"
       % (drag[-1]["tip.y"] if drag else "?"))
@@ -110,15 +116,8 @@ check(drag and all(float(r["G.fz"]) > 0 for r in drag) and abs(float(drag[-1]["t
 # 2c. The same with a bar dropped across the arm over its clamped edge (contact between parts):
 # resumed at a sample (48 ms) after the bar landed, the reaction read right after the resume holds
 # the bar's contact force, from the pairs the checkpoint keeps.
-touch = os.path.join(here, "contact_feedback.srd")
-cf_full, cf_part = os.path.join(work, "cf_full"), os.path.join(work, "cf_part")
-a = srd("run", touch, "--out", cf_full, "--quiet")
-b = srd("run", touch, "--out", cf_part, "--quiet", "--duration", "0.048")
-c = srd("run", touch, "--resume", cf_part, "--quiet")
-check(a.returncode == b.returncode == c.returncode == 0 and same_bytes(cf_full, cf_part, "probes.csv"),
-      "contact feedback stopped at a sample (48 ms) and resumed: the same probes.csv bytes %s"
-      % (a.stderr + b.stderr + c.stderr).strip())
-landed = [r for r in rows(os.path.join(cf_full, "probes.csv")) if abs(float(r["t"]) - 0.048) < 1e-9]
+cf_full = resumed_at("contact feedback", "contact_feedback.srd", "0.048")
+landed = [r for r in rows(os.path.join(cf_full, "probes.csv")) if abs(float(r["t"]) - 0.048) < 1e-9] if cf_full else []
 arm_weight = 1100 * 3.141592653589793 * 0.002 ** 2 * 0.1 * 9.81
 check(landed and float(landed[0]["R.fz"]) > 1.2 * arm_weight,
       "at 48 ms the bar rests on the clamped edge: the reaction %s N exceeds the arm's weight %.4g N by 20 %%"
