@@ -327,7 +327,7 @@ static double add_damping(srd_sim *s, const double *q, int with_jacobian)
     if (beta > 0) {
         srd_system_multiply(sys, s->damping_k, s->damping_x, s->damping_y);
         for (int f = 0; f < sys->n_free; f++) {
-            double held = s->damping_moving ? s->damping_held[f] : 0; /* constant over the step */
+            double held = s->damping_held[f]; /* constant over the step */
             s->res[f] += beta * (c1 * s->damping_y[f] + c0 * s->damping_kv0[f] + held);
             potential += beta * (0.5 * c1 * s->damping_x[f] * s->damping_y[f] +
                                  (c0 * s->damping_kv0[f] + held) * s->damping_x[f]);
@@ -623,20 +623,21 @@ static void net_force_residual(srd_sim *s, const double *q, int with_jacobian)
 }
 
 /* out (n_free) = K(q) u over the held DOFs' velocity u (vel, n_dofs: read on held DOFs only):
- * the free rows of the damping their prescribed motion gives. Sets damping_moving; out is left
- * alone when nothing held moves (the usual clamp). */
+ * the free rows of the damping their prescribed motion gives; zero when nothing held moves (the
+ * usual clamp: no Hessian is evaluated then). */
 static void held_damping(srd_sim *s, const double *q, const double *vel, double *out)
 {
     const srd_model *m = s->m;
     const srd_system *sys = &s->solver.sys;
     double *u = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    s->damping_moving = 0;
+    bool moving = false;
+    memset(out, 0, sizeof(double) * (size_t)sys->n_free);
     for (int d = 0; d < m->n_dofs; d++)
         if (sys->free_index[d] < 0 && m->dof_kind[d] != SRD_DOF_LAMBDA) {
             u[d] = vel[d];
-            s->damping_moving |= u[d] != 0;
+            moving |= u[d] != 0;
         }
-    if (s->damping_moving) {
+    if (moving) {
         double *y = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
         srd_sim_stiffness_times(s, q, u, y);
         for (int d = 0; d < m->n_dofs; d++) {
@@ -681,8 +682,7 @@ static int acceleration(srd_sim *s, double t, const double *q, const double *v, 
         for (int d = 0; d < m->n_dofs; d++) {
             int f = sys->free_index[d];
             if (f >= 0)
-                s->res[f] += alpha * m->dof_mass[d] * v[d] +
-                             (beta > 0 ? beta * (s->damping_y[f] + (s->damping_moving ? s->damping_held[f] : 0)) : 0);
+                s->res[f] += alpha * m->dof_mass[d] * v[d] + (beta > 0 ? beta * (s->damping_y[f] + s->damping_held[f]) : 0);
         }
     }
     for (int d = 0; d < m->n_dofs; d++) {

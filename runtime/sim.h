@@ -60,7 +60,6 @@ typedef struct srd_sim {
     double          *damping_kv0;/* n_free: K v0 */
     double          *damping_x, *damping_y; /* n_free scratch */
     double          *damping_held;/* n_free: K0 times the held DOFs' step velocity (prescribed motion) */
-    int              damping_moving; /* that motion is not zero this step */
     double           damping_c1, damping_c0;
     srd_schedules    schedules;  /* actuation and time-dependent loads */
     double         **set_data;   /* per element set: the data its kernel reads */

@@ -39,11 +39,16 @@ const char *control_tangents_unsupported(const srd_model *m)
     return "";
 }
 
+bool control_force_slot(const srd_model *m, int j)
+{
+    const srd_control_slot *sl = &m->control.slots[j];
+    return sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
+}
+
 bool control_reads_forces(const srd_model *m)
 {
-    const srd_control *c = &m->control;
-    for (int j = 0; c->present && j < c->n_slots; j++)
-        if (c->slots[j].kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[c->slots[j].probe]))
+    for (int j = 0; m->control.present && j < m->control.n_slots; j++)
+        if (control_force_slot(m, j))
             return true;
     return false;
 }
@@ -148,7 +153,7 @@ static void read_probes(const srd_model *m, ControlSample *x, const double *dq, 
     const srd_control *c = &m->control;
     for (int j = 0; j < c->n_slots; j++) {
         const srd_control_slot *sl = &c->slots[j];
-        bool force = sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
+        bool force = control_force_slot(m, j);
         for (int i = 0; sl->kind == SRD_CONTROL_PROBE && i < sl->n; i++) {
             int at = sl->first + i, d = force ? -1 : probe_dof(m, &m->simulate.probes[sl->probe], i);
             x->data[at] = force ? x->forces[at] : x->q[d];
@@ -314,7 +319,7 @@ void control_tangents_adjoint(const ControlTangents *C, const srd_model *m, Cont
     const srd_control *c = &m->control;
     for (int j = 0; j < c->n_slots; j++) { /* the probes were read over what the slots held */
         const srd_control_slot *sl = &c->slots[j];
-        bool force = sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
+        bool force = control_force_slot(m, j);
         for (int i = 0; sl->kind == SRD_CONTROL_PROBE && i < sl->n; i++) {
             if (force)
                 lforces[sl->first + i] += ldata[sl->first + i];

@@ -25,6 +25,9 @@ bool control_reads_forces(const srd_model *m);
  * obstacle's force. */
 bool control_force_probe(const srd_probe *pr);
 
+/* Whether slot j of the control block holds a force probe's values. */
+bool control_force_slot(const srd_model *m, int j);
+
 /* Whether the control block sets param k (an input it assigns): its value changes over the run. */
 bool control_sets(const srd_model *m, int k);
 

@@ -43,16 +43,38 @@ size_t dyn_set_state_len(const srd_sim *s, int k)
     return (size_t)s->kernels[k].batch.b.n * (size_t)s->kernels[k].batch.b.n_state;
 }
 
+/* A copy of every set's elements' state as s holds it now. */
+static double **states_copy(const DynamicRun *r, const srd_sim *s)
+{
+    double **S = srd_xcalloc((size_t)r->n_sets + 1, sizeof *S);
+    for (int k = 0; k < r->n_sets; k++)
+        S[k] = dyn_dup(s->kernels[k].batch.b.state, dyn_set_state_len(s, k));
+    return S;
+}
+
+static void states_free(const DynamicRun *r, double **S)
+{
+    for (int k = 0; S && k < r->n_sets; k++)
+        free(S[k]);
+    free(S);
+}
+
+/* bytes more held by the records, views and checkpoints (negative: released), and the peak. */
+static void count_bytes(DynamicRun *r, double bytes)
+{
+    r->bytes_now += bytes;
+    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+}
+
 static void sampled_free(DynamicRun *r, Sampled *x)
 {
     if (!x)
         return;
     if (x->view) {
         free(x->view->q0), free(x->view->v0);
-        for (int k = 0; k < r->n_sets; k++)
-            free(x->view->S[k]);
-        r->bytes_now -= r->record_bytes + 2.0 * sizeof(int) * x->view->n_pairs;
-        free(x->view->S), free(x->view->pairs), free(x->view);
+        states_free(r, x->view->S);
+        count_bytes(r, -(r->record_bytes + 2.0 * sizeof(int) * x->view->n_pairs));
+        free(x->view->pairs), free(x->view);
     }
     free(x->data), free(x->params), free(x);
 }
@@ -62,11 +84,10 @@ static void record_free(DynamicRun *r, Record *x)
     if (!x->q0)
         return;
     free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
-    for (int k = 0; k < r->n_sets; k++)
-        free(x->S0[k]);
-    free(x->S0), free(x->pairs), free(x->params);
+    states_free(r, x->S0);
+    free(x->pairs), free(x->params);
     sampled_free(r, x->sample);
-    r->bytes_now -= r->record_bytes + 2.0 * sizeof(int) * x->n_pairs;
+    count_bytes(r, -(r->record_bytes + 2.0 * sizeof(int) * x->n_pairs));
     memset(x, 0, sizeof *x);
 }
 
@@ -77,12 +98,9 @@ static void record_begin(DynamicRun *r, const srd_sim *s)
     x->dt = s->dt;
     x->step = 0;
     x->q0 = dyn_dup(s->q0, n), x->v0 = dyn_dup(s->v0, n), x->a0 = dyn_dup(s->a0, n);
-    x->S0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof *x->S0);
-    for (int k = 0; k < r->n_sets; k++)
-        x->S0[k] = dyn_dup(s->kernels[k].batch.b.state, dyn_set_state_len(s, k));
+    x->S0 = states_copy(r, s);
     x->params = s->controller ? dyn_dup(s->params, (size_t)r->n_params) : NULL;
-    r->bytes_now += r->record_bytes;
-    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    count_bytes(r, r->record_bytes);
     r->have_pending = true;
 }
 
@@ -101,8 +119,7 @@ static int *held_pairs(const srd_sim *s, int *n)
 static void record_pairs(DynamicRun *r, const srd_sim *s, Record *x)
 {
     x->pairs = held_pairs(s, &x->n_pairs);
-    r->bytes_now += 2.0 * sizeof(int) * x->n_pairs;
-    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    count_bytes(r, 2.0 * sizeof(int) * x->n_pairs);
 }
 
 static void record_done(DynamicRun *r, const srd_sim *s)
@@ -144,13 +161,10 @@ static View *view_of(DynamicRun *r, const srd_sim *s)
 {
     View *v = srd_xcalloc(1, sizeof *v);
     v->q0 = dyn_dup(s->q0, (size_t)r->n_dofs), v->v0 = dyn_dup(s->v0, (size_t)r->n_dofs);
-    v->S = srd_xcalloc((size_t)r->n_sets + 1, sizeof *v->S);
-    for (int k = 0; k < r->n_sets; k++)
-        v->S[k] = dyn_dup(s->kernels[k].batch.b.state, dyn_set_state_len(s, k));
+    v->S = states_copy(r, s);
     v->dt = srd_sim_view_dt(s), v->behind = s->state_behind, v->dynamic = s->dynamic;
     v->pairs = held_pairs(s, &v->n_pairs);
-    r->bytes_now += r->record_bytes + 2.0 * sizeof(int) * v->n_pairs;
-    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    count_bytes(r, r->record_bytes + 2.0 * sizeof(int) * v->n_pairs);
     return v;
 }
 
@@ -282,8 +296,7 @@ static bool save_checkpoint(DynamicRun *r, Segment *seg)
     bool ok = f && srd_checkpoint_save(f, &r->b->s, 0, &pos) == 0;
     if (f)
         fclose(f);
-    r->bytes_now += (double)seg->size;
-    r->peak_bytes = fmax(r->peak_bytes, r->bytes_now);
+    count_bytes(r, (double)seg->size);
     return ok;
 }
 
@@ -325,9 +338,7 @@ static int start_run(DynamicRun *r)
     srd_sim *s = &b->s;
     const srd_model *m = b->m;
     r->from_equilibrium = m->simulate.start && m->statics.present;
-    r->S_ref = srd_xcalloc((size_t)r->n_sets + 1, sizeof *r->S_ref);
-    for (int k = 0; k < r->n_sets; k++)
-        r->S_ref[k] = dyn_dup(s->kernels[k].batch.b.state, dyn_set_state_len(s, k));
+    r->S_ref = states_copy(r, s);
     if (r->from_equilibrium) {
         int code = srd_static(s, m->statics.load_steps);
         if (code)
@@ -441,9 +452,8 @@ void dynamic_run_free(DynamicRun *r)
     for (int i = 0; i < r->n_segments; i++)
         free(r->segments[i].checkpoint);
     free(r->segments);
-    for (int k = 0; r->S_ref && k < r->n_sets; k++)
-        free(r->S_ref[k]);
-    free(r->S_ref), free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
+    states_free(r, r->S_ref);
+    free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);
     free(r->dq_eq), free(r->eq_status);

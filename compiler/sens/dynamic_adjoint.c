@@ -664,8 +664,10 @@ static void seed_sample_forces(DynamicRun *r, const Record *x, const double *lfo
     for (int j = 0; j < m->control.n_slots; j++) {
         const srd_control_slot *sl = &m->control.slots[j];
         double w[GRAD_FORCE_WIDTH] = { 0 };
-        memcpy(w, &lforces[sl->first], sizeof(double) * (size_t)(dyn_force_slot(m, j) ? sl->n : 0));
-        if (dyn_force_slot(m, j) && !all_zero_n(w, GRAD_FORCE_WIDTH))
+        if (!control_force_slot(m, j))
+            continue;
+        memcpy(w, &lforces[sl->first], sizeof(double) * (size_t)sl->n);
+        if (!all_zero_n(w, GRAD_FORCE_WIDTH))
             seed_force(r, &at, &m->simulate.probes[sl->probe], w, bw, &bw->pending, grad, status);
     }
     if (x->sample->view->behind) {

@@ -894,13 +894,6 @@ static Instant at_sample_view(DynamicRun *r, const Record *x)
     return (Instant){ x->q0, c->t, v->dt };
 }
 
-/* Whether slot j of the control block holds a force probe's values. */
-bool dyn_force_slot(const srd_model *m, int j)
-{
-    const srd_control_slot *sl = &m->control.slots[j];
-    return sl->kind == SRD_CONTROL_PROBE && control_force_probe(&m->simulate.probes[sl->probe]);
-}
-
 /* The force probes' values that the sample before record x read, in their slots (n_data values);
  * the sim is left at the sample's view, and rx (NULL arrays on entry) holds the reactions there
  * when one is read (the caller frees them). */
@@ -910,12 +903,12 @@ double *dyn_sample_forces(DynamicRun *r, const Record *x, Reactions *rx)
     double *f = srd_xcalloc((size_t)m->control.n_data + 1, sizeof(double));
     at_sample_view(r, x);
     for (int j = 0; j < m->control.n_slots && !rx->react; j++)
-        if (dyn_force_slot(m, j) && m->simulate.probes[m->control.slots[j].probe].kind == SRD_PROBE_REACTION)
+        if (control_force_slot(m, j) && m->simulate.probes[m->control.slots[j].probe].kind == SRD_PROBE_REACTION)
             *rx = dyn_reactions_here(r);
     for (int j = 0; j < m->control.n_slots; j++) {
         const srd_control_slot *sl = &m->control.slots[j];
         double v[6];
-        if (dyn_force_slot(m, j)) {
+        if (control_force_slot(m, j)) {
             srd_probe_value_at(&r->b->s, &m->simulate.probes[sl->probe], r->b->s.q, rx->react, v);
             memcpy(&f[sl->first], v, sizeof(double) * (size_t)sl->n);
         }
@@ -934,7 +927,7 @@ static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, cons
     for (int j = 0; j < m->control.n_slots; j++) {
         const srd_control_slot *sl = &m->control.slots[j];
         double out[GRAD_FORCE_WIDTH];
-        if (dyn_force_slot(m, j)) {
+        if (control_force_slot(m, j)) {
             force_probe_tangent(r, k, &m->simulate.probes[sl->probe], end, start, rx, out);
             memcpy(&d[sl->first], out, sizeof(double) * (size_t)sl->n);
         }

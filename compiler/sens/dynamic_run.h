@@ -188,6 +188,5 @@ void dyn_mark_switches(DynamicRun *r, int *status);
 void dyn_forget_ends(DynamicRun *r);
 Instant dyn_at_record_end(DynamicRun *r, const Record *x);
 Instant dyn_at_start_record(DynamicRun *r);
-bool dyn_force_slot(const srd_model *m, int j);
 
 #endif
