@@ -1,8 +1,9 @@
 /* checkpoint.c — saving and restoring a simulation's complete state (see checkpoint.h).
  *
  * The file is binary in the machine's own byte order (it resumes runs on the machine, or one
- * like it, that wrote them): the magic "SRDCKPT4", the fingerprint, the counts (params, DOFs,
- * element sets), the param values, the driver's position, the time and step counters, then
+ * like it, that wrote them): the magic "SRDCKPT5", the fingerprint, the counts (params, DOFs,
+ * element sets), the param values, the driver's position, the time, step counters and the last
+ * step's method (the damping the forces read after it take is that step's), then
  * q, v, Newmark's acceleration and the last step's start q0, v0 over every DOF, that step's length
  * and whether the element state is still at its start (sim.h: state_behind), each element set's
  * state and, with a
@@ -20,7 +21,7 @@
 #include "control.h"
 #include "pairs.h"
 
-static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '4' };
+static const char magic[8] = { 'S', 'R', 'D', 'C', 'K', 'P', 'T', '5' };
 
 /* ---- fingerprint: FNV-1a over the bytes of everything the run depends on ---- */
 
@@ -126,7 +127,7 @@ static bool write_turns(FILE *f, const srd_sim *s)
 static bool write_state(FILE *f, const srd_sim *s, const Header *h, const srd_checkpoint_pos *pos)
 {
     size_t n = (size_t)s->m->n_dofs;
-    int64_t counters[3] = { s->steps, s->total_iterations, s->rejected };
+    int64_t counters[4] = { s->steps, s->total_iterations, s->rejected, s->method };
     bool ok = fwrite(h, sizeof *h, 1, f) == 1 && fwrite(s->params, sizeof(double), (size_t)h->n_params, f) ==
                                                       (size_t)h->n_params;
     ok = ok && fwrite(pos, sizeof *pos, 1, f) == 1 && fwrite(&s->t, sizeof s->t, 1, f) == 1;
@@ -240,7 +241,7 @@ static bool read_turns(FILE *f, srd_sim *s)
 static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
 {
     size_t n = (size_t)s->m->n_dofs;
-    int64_t counters[3];
+    int64_t counters[4];
     bool ok = fread(pos, sizeof *pos, 1, f) == 1 && fread(&s->t, sizeof s->t, 1, f) == 1 &&
               fread(counters, sizeof counters, 1, f) == 1;
     ok = ok && read_doubles(f, s->q, n) && read_doubles(f, s->v, n) && read_doubles(f, s->a0, n);
@@ -256,11 +257,12 @@ static bool read_state(FILE *f, srd_sim *s, srd_checkpoint_pos *pos)
     srd_controller *c = s->controller;
     if (c && ok)
         ok = fread(&c->next, sizeof c->next, 1, f) == 1 && read_doubles(f, c->data, (size_t)c->c->n_data);
-    if (!ok)
+    if (!ok || counters[3] < 0 || counters[3] > SRD_RK4)
         return false;
     s->steps = (long)counters[0];
     s->total_iterations = (long)counters[1];
     s->rejected = (long)counters[2];
+    s->method = (int)counters[3];
     s->state_behind = behind != 0;
     return fgetc(f) == EOF;
 }

@@ -1012,6 +1012,7 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
 {
     srd_controller_sample(s); /* before the step that starts at a sample: its inputs hold through it */
     s->dynamic = 1; /* reactions include inertia from here on, whatever the method */
+    s->method = method; /* the forces read after the step take its damping (srd_sim_damping_forces) */
     release_due(s);
     if (method >= SRD_SYMPLECTIC_EULER)
         return explicit_step(s, method);
@@ -1606,6 +1607,33 @@ double srd_sim_view_dt(const srd_sim *s)
     return s->state_behind ? s->last_dt : s->dt;
 }
 
+bool srd_sim_damping_of_step(const srd_sim *s)
+{
+    return s->state_behind && s->method <= SRD_NEWMARK;
+}
+
+void srd_sim_damping_forces(srd_sim *s, double *out)
+{
+    const srd_model *m = s->m;
+    size_t n = (size_t)m->n_dofs;
+    bool of_step = srd_sim_damping_of_step(s);
+    double c1, c0, *u = srd_xcalloc(n + 1, sizeof(double));
+    srd_damping_constants((srd_method)s->method, srd_sim_view_dt(s), &c1, &c0);
+    for (size_t d = 0; d < n; d++)
+        if (m->dof_kind[d] != SRD_DOF_LAMBDA)
+            u[d] = of_step ? c1 * (s->q[d] - s->q0[d]) + c0 * s->v0[d] : s->v[d];
+    for (size_t d = 0; d < n; d++)
+        out[d] += m->damping_alpha * m->dof_mass[d] * u[d];
+    if (m->damping_beta > 0) {
+        double *y = srd_xcalloc(n + 1, sizeof(double));
+        srd_sim_stiffness_times(s, of_step ? s->q0 : s->q, u, y);
+        for (size_t d = 0; d < n; d++)
+            out[d] += m->dof_kind[d] == SRD_DOF_LAMBDA ? 0 : m->damping_beta * y[d];
+        free(y);
+    }
+    free(u);
+}
+
 void srd_sim_reactions(srd_sim *s, double *reaction)
 {
     const srd_model *m = s->m;
@@ -1615,6 +1643,8 @@ void srd_sim_reactions(srd_sim *s, double *reaction)
         srd_sim_instance_gradient(s, k, 0, s->kernels[k].batch.b.n, reaction);
     for (int d = 0; d < m->n_dofs; d++)
         reaction[d] -= s->load_factor * s->fext[d];
+    if (s->dynamic && is_damped(s))
+        srd_sim_damping_forces(s, reaction);
     /* A sliding node's reaction is its residual across the line (its line does not move, or
      * moves with a clamp whose inertia the anchor's own reaction carries). */
     double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));

@@ -201,9 +201,17 @@ void srd_slides_turn(srd_sim *s, const srd_motion *mo, const double *axis, doubl
 void srd_sim_release(srd_sim *s, int k);
 
 /* The force each constraint exerts on its DOFs (n_dofs values, 0 on free DOFs): the residual
- * of the constrained rows, grad E(q) - fext, plus M a for the prescribed acceleration a in a
- * simulation. A twist entry is a moment about its edge. */
+ * of the constrained rows, grad E(q) - fext, plus, in a simulation, M a for the prescribed
+ * acceleration a and Rayleigh damping (srd_sim_damping_forces). A twist entry is a moment about
+ * its edge. */
 void srd_sim_reactions(srd_sim *s, double *reaction);
+/* Whether the damping the sim's forces read is an implicit step's own (srd_sim_damping_forces). */
+bool srd_sim_damping_of_step(const srd_sim *s);
+/* Adds Rayleigh damping's force on every DOF where the sim stands into out (n_dofs): after an
+ * implicit step, that step's own, (alpha M + beta K(q0)) (c1 (q - q0) + c0 v0) (so the reactions
+ * close the step's momentum balance; K0 with the contact pairs the step ended with); at the start
+ * and after an explicit step, (alpha M + beta K(q)) v. Multipliers take none. */
+void srd_sim_damping_forces(srd_sim *s, double *out);
 /* Adds the force that the ground (target -1) or obstacle `target` exerts on each node to
  * force (n_dofs values): contact, and friction in a simulation. target -2: all of them;
  * SRD_CONTACT_PARTS: the model's parts on each other (`contact`), over the pairs of the step. */

@@ -106,17 +106,18 @@ static bool beta_moves(const DynamicRun *r)
     return r->b->m->damping_beta > 0;
 }
 
-/* The transpose of stiffness_tangent with lambda (free rows): into lq (the configuration's), lq0
- * (the step start's), lS (per set) and the pull's data and params. */
+/* The transpose of stiffness_tangent with lambda (free rows, or every DOF's): into lq (the
+ * configuration's), lq0 (the step start's), lS (per set) and the pull's data and params. */
 static void stiffness_adjoint(DynamicRun *r, const srd_eval_ctx *ctx, const double *u, const double *lambda,
-                              double *lq, double *lq0, double **lS, Pull *p)
+                              bool every, double *lq, double *lq0, double **lS, Pull *p)
 {
     srd_sim *s = &r->b->s;
     for (int k = 0; k < r->n_sets; k++) {
         if (!dyn_stiffness_set(s, k))
             continue;
         double *data, *ddata;
-        srd_elem_batch e = dyn_with_direction(&s->kernels[k].batch.b, u, NULL, &data, &ddata);
+        srd_elem_batch b = dyn_rows_batch(s, k, every);
+        srd_elem_batch e = dyn_with_direction(&b, u, NULL, &data, &ddata);
         InputAdjoints out = { lq, lq0, NULL, lS[k], ddata, p->lp }; /* ddata: the wide data's adjoint */
         kernel_tangent_adjoint(&r->b->hessian_tangents[k], ctx, &e, lambda, r->n_dofs, &out);
         int nd0 = s->kernels[k].batch.b.n_data, w = e.n_data;
@@ -127,49 +128,49 @@ static void stiffness_adjoint(DynamicRun *r, const srd_eval_ctx *ctx, const doub
     }
 }
 
-/* Adds K^T lambda (lambda by free row) into lq (by DOF). */
-static void stiffness_transposed(DynamicRun *r, const srd_eval_ctx *ctx, const double *lambda, double *lq)
+/* Adds K^T lambda (lambda by free row, or by DOF: every) into lq (by DOF). */
+static void stiffness_transposed(DynamicRun *r, const srd_eval_ctx *ctx, const double *lambda, bool every, double *lq)
 {
     srd_sim *s = &r->b->s;
     for (int k = 0; k < r->n_sets; k++) {
         InputAdjoints out = { .lq = lq };
+        srd_elem_batch b = dyn_rows_batch(s, k, every);
         if (dyn_stiffness_set(s, k))
-            kernel_tangent_adjoint(&r->b->tangents[k], ctx, &s->kernels[k].batch.b, lambda, r->n_dofs, &out);
+            kernel_tangent_adjoint(&r->b->tangents[k], ctx, &b, lambda, r->n_dofs, &out);
     }
 }
 
-/* lambda . (K u) for lambda by free row. */
-static double along_stiffness(DynamicRun *r, const srd_eval_ctx *at, const double *u, const double *lambda)
+/* lambda . (K u) for lambda by free row (or by DOF: every). */
+static double along_stiffness(DynamicRun *r, const srd_eval_ctx *at, const double *u, const double *lambda, bool every)
 {
     srd_sim *s = &r->b->s;
-    size_t len = srd_system_grad_len(&s->solver.sys);
-    double *ku = srd_xcalloc(len, sizeof(double));
+    double *ku = srd_xcalloc(dyn_rows_len(s, every), sizeof(double));
     srd_eval_ctx ctx = *at;
     ctx.grad = ku;
-    dyn_stiffness_times(r, &ctx, u);
-    double sum = dyn_dot(lambda, ku, (size_t)s->solver.sys.n_free);
+    dyn_stiffness_times(r, &ctx, u, every);
+    double sum = dyn_dot(lambda, ku, every ? (size_t)r->n_dofs : (size_t)s->solver.sys.n_free);
     free(ku);
     return sum;
 }
 
-/* The transpose of beta_tangent with lambda (free rows), K at configuration q with step start q0:
- * K^T lambda into lK (by DOF, overwritten: the caller scales it into its du's sources), beta
- * dK[u]'s into lq, lq0, lS and the pull, lambda . K u into lbeta. */
+/* The transpose of beta_tangent with lambda (free rows, or every DOF's), K at configuration q with
+ * step start q0: K^T lambda into lK (by DOF, overwritten: the caller scales it into its du's
+ * sources), beta dK[u]'s into lq, lq0, lS and the pull, lambda . K u into lbeta. */
 static void beta_pull(DynamicRun *r, const double *q, const double *q0, const double *u, const double *lambda,
-                      double *lK, double *lq, double *lq0, double **lS, Pull *p)
+                      bool every, double *lK, double *lq, double *lq0, double **lS, Pull *p)
 {
     srd_sim *s = &r->b->s;
     double beta = s->m->damping_beta;
-    size_t len = srd_system_grad_len(&s->solver.sys);
-    double *lb = srd_xcalloc(len, sizeof(double));
-    for (int f = 0; f < s->solver.sys.n_free; f++)
-        lb[f] = beta * lambda[f];
+    size_t rows = every ? (size_t)r->n_dofs : (size_t)s->solver.sys.n_free;
+    double *lb = srd_xcalloc(dyn_rows_len(s, every), sizeof(double));
+    for (size_t i = 0; i < rows; i++)
+        lb[i] = beta * lambda[i];
     srd_eval_ctx ctx = dyn_stiffness_ctx(s, q, q0, NULL);
     memset(lK, 0, sizeof(double) * (size_t)r->n_dofs);
-    stiffness_transposed(r, &ctx, lambda, lK);
+    stiffness_transposed(r, &ctx, lambda, every, lK);
     if (beta > 0)
-        stiffness_adjoint(r, &ctx, u, lb, lq, lq0, lS, p);
-    p->lbeta += along_stiffness(r, &ctx, u, lambda);
+        stiffness_adjoint(r, &ctx, u, lb, every, lq, lq0, lS, p);
+    p->lbeta += along_stiffness(r, &ctx, u, lambda, every);
     free(lb);
 }
 
@@ -180,7 +181,7 @@ static void beta_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *
     srd_sim *s = &r->b->s;
     double beta = s->m->damping_beta, c1, c0, *u = dyn_damped_velocities(r, x);
     dyn_damping_constants(r, x->dt, &c1, &c0);
-    beta_pull(r, x->q0, x->q0, u, lg, p->lK, start->q, start->q, start->S, p);
+    beta_pull(r, x->q0, x->q0, u, lg, false, p->lK, start->q, start->q, start->S, p);
     for (int d = 0; d < r->n_dofs; d++) /* a held DOF's end share goes to its motion (motion_adjoint) */
         if (dyn_damps(r, d))
             start->q[d] -= beta * c1 * p->lK[d], start->v[d] += beta * c0 * p->lK[d];
@@ -324,7 +325,7 @@ static void beta_start_adjoint(DynamicRun *r, const Record *first, const double 
     for (int d = 0; d < r->n_dofs; d++)
         if (dyn_damps(r, d))
             u[d] = first->v0[d];
-    beta_pull(r, s->q, s->q0, u, lres, kt, adj->q, lq0, adj->S, p);
+    beta_pull(r, s->q, s->q0, u, lres, false, kt, adj->q, lq0, adj->S, p);
     for (int d = 0; d < r->n_dofs; d++)
         if (dyn_damps(r, d))
             adj->v[d] += s->m->damping_beta * kt[d];
@@ -506,6 +507,40 @@ static void end_pull(DynamicRun *r, const Instant *at, const double *lam, const 
     }
 }
 
+/* The transpose of view_damping_tangent (dynamic_forward.c) with lam (a weight per DOF's row):
+ * into the adjoints of the view's configuration or velocity (bw->adj), of its step's start (seed),
+ * and the run's damping, masses, data and params (bw->p). */
+static void view_damping_adjoint(DynamicRun *r, const double *lam, Backward *bw, EndSeed *seed)
+{
+    srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    size_t n = (size_t)r->n_dofs + 1;
+    double *u = srd_xcalloc(n, sizeof(double)), *lu = srd_xcalloc(n, sizeof(double)), c[2];
+    bool of_step = dyn_view_damped_velocity(r, NULL, NULL, u, NULL, c);
+    for (int d = 0; d < r->n_dofs; d++) {
+        lu[d] = m->damping_alpha * m->dof_mass[d] * lam[d];
+        bw->p.lM[d] += m->damping_alpha * u[d] * lam[d];
+        bw->p.lalpha += m->dof_mass[d] * u[d] * lam[d];
+    }
+    if (beta_moves(r)) {
+        double *lK = srd_xcalloc(n, sizeof(double));
+        beta_pull(r, of_step ? s->q0 : s->q, s->q0, u, lam, true, lK, of_step ? seed->lq0 : bw->adj.q, seed->lq0,
+                  seed->lS0, &bw->p);
+        for (int d = 0; d < r->n_dofs; d++)
+            lu[d] += m->damping_beta * lK[d];
+        free(lK);
+    }
+    for (int d = 0; d < r->n_dofs; d++) {
+        if (m->dof_kind[d] == SRD_DOF_LAMBDA)
+            continue;
+        if (of_step)
+            bw->adj.q[d] += c[0] * lu[d], seed->lq0[d] -= c[0] * lu[d], seed->lv0[d] += c[1] * lu[d];
+        else
+            bw->adj.v[d] += lu[d];
+    }
+    free(u), free(lu);
+}
+
 /* The reaction probe's seeds: w . its values through the reactions to every set's residual. */
 static void reaction_seed(DynamicRun *r, const Instant *at, const srd_probe *pr, const double *w, Backward *bw,
                           EndSeed *seed, double *grad, const int *status)
@@ -518,6 +553,8 @@ static void reaction_seed(DynamicRun *r, const Instant *at, const srd_probe *pr,
     reactions_to_residual(s, lr, lam);
     for (int j = 0; j < r->n_sets; j++)
         end_set_adjoint(r, j, 0, s->kernels[j].batch.b.n, lam, bw, seed);
+    if (dyn_view_damped(r, NULL))
+        view_damping_adjoint(r, lam, bw, seed);
     end_pull(r, at, lam, lr, rx.res, &bw->p, grad, status);
     free(lr), free(lam);
     dyn_reactions_free(&rx);

@@ -81,6 +81,8 @@ static void put_record(DynamicRun *r, const Record *x)
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
+    memcpy(s->v, x->v1, bytes);
+    s->method = r->method;
     hold_pairs(s, x);
     if (x->params)
         dyn_set_params(r, x->params);
@@ -165,14 +167,28 @@ srd_eval_ctx dyn_stiffness_ctx(const srd_sim *s, const double *q, const double *
 
 bool dyn_stiffness_set(const srd_sim *s, int k) { return !s->kernels[k].info.needs_time_step; }
 
-/* Adds K v (every set's Jacobian along v, by DOF) into ctx's grad (free rows). */
-void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v)
+/* Set k's batch with its rows by the solver's free rows, or by DOF (every: held ones too). */
+srd_elem_batch dyn_rows_batch(const srd_sim *s, int k, bool every)
+{
+    const srd_elem_batch *b = &s->kernels[k].batch.b;
+    return every ? srd_batch_every_dof(b, 0, b->n) : *b;
+}
+
+/* The length of a gradient by those rows (dyn_rows_batch). */
+size_t dyn_rows_len(const srd_sim *s, bool every)
+{
+    return every ? (size_t)s->m->n_dofs + SRD_SCRATCH : srd_system_grad_len(&s->solver.sys);
+}
+
+/* Adds K v (every set's Jacobian along v, by DOF) into ctx's grad (free rows, or every DOF's). */
+void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v, bool every)
 {
     srd_sim *s = &r->b->s;
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents w = { .dq = v };
+        srd_elem_batch b = dyn_rows_batch(s, k, every);
         if (dyn_stiffness_set(s, k))
-            kernel_tangent_forward(&r->b->tangents[k], ctx, &s->kernels[k].batch.b, &w);
+            kernel_tangent_forward(&r->b->tangents[k], ctx, &b, &w);
     }
 }
 
@@ -196,17 +212,19 @@ srd_elem_batch dyn_with_direction(const srd_elem_batch *b, const double *u, cons
     return e;
 }
 
-/* Adds d(K u) at fixed u into ctx's grad: K's inputs moved along dq (the configuration), dq0 (the
- * step start), the state dS, param track t's data and the param itself. */
+/* Adds d(K u) at fixed u into ctx's grad (free rows, or every DOF's): K's inputs moved along dq
+ * (the configuration), dq0 (the step start), the state dS, param track t's data and the param
+ * itself. */
 static void stiffness_tangent(DynamicRun *r, const srd_eval_ctx *ctx, const double *u, const double *dq,
-                              const double *dq0, double *const *dS, const Track *t)
+                              const double *dq0, double *const *dS, const Track *t, bool every)
 {
     srd_sim *s = &r->b->s;
     for (int k = 0; k < r->n_sets; k++) {
         if (!dyn_stiffness_set(s, k))
             continue;
         double *data, *ddata;
-        srd_elem_batch e = dyn_with_direction(&s->kernels[k].batch.b, u, t->dc[k], &data, &ddata);
+        srd_elem_batch b = dyn_rows_batch(s, k, every);
+        srd_elem_batch e = dyn_with_direction(&b, u, t->dc[k], &data, &ddata);
         InputTangents w = { dq, dq0, NULL, dS[k], ddata, t->dparams };
         kernel_tangent_forward(&r->b->hessian_tangents[k], ctx, &e, &w);
         free(data), free(ddata);
@@ -215,24 +233,25 @@ static void stiffness_tangent(DynamicRun *r, const srd_eval_ctx *ctx, const doub
 
 /* The change of beta K u, K the stiffness at configuration q with step start q0 (where
  * dyn_stiffness_ctx puts them) and u fixed on the DOFs damping reads: beta K du + beta dK[u] (K's inputs along
- * dq, dq0, the state dS, track t's data and param) + dbeta K u. Into g (free rows, added). */
+ * dq, dq0, the state dS, track t's data and param) + dbeta K u. Into g (free rows, or every DOF's:
+ * added). */
 static void beta_tangent(DynamicRun *r, const double *q, const double *q0, const double *u, const double *du,
-                         const double *dq, const double *dq0, double *const *dS, const Track *t, double *g)
+                         const double *dq, const double *dq0, double *const *dS, const Track *t, bool every, double *g)
 {
     srd_sim *s = &r->b->s;
     double beta = s->m->damping_beta;
-    size_t len = srd_system_grad_len(&s->solver.sys);
+    size_t len = dyn_rows_len(s, every), rows = every ? (size_t)r->n_dofs : (size_t)s->solver.sys.n_free;
     double *kd = srd_xcalloc(len, sizeof(double)), *ku = srd_xcalloc(len, sizeof(double));
     srd_eval_ctx ctx = dyn_stiffness_ctx(s, q, q0, kd);
     if (beta > 0) {
-        dyn_stiffness_times(r, &ctx, du);
-        stiffness_tangent(r, &ctx, u, dq, dq0, dS, t);
+        dyn_stiffness_times(r, &ctx, du, every);
+        stiffness_tangent(r, &ctx, u, dq, dq0, dS, t, every);
     }
     ctx.grad = ku;
     if (t->dbeta != 0)
-        dyn_stiffness_times(r, &ctx, u);
-    for (int f = 0; f < s->solver.sys.n_free; f++)
-        g[f] += beta * kd[f] + t->dbeta * ku[f];
+        dyn_stiffness_times(r, &ctx, u, every);
+    for (size_t i = 0; i < rows; i++)
+        g[i] += beta * kd[i] + t->dbeta * ku[i];
     free(kd), free(ku);
 }
 
@@ -263,7 +282,7 @@ static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track 
     for (int d = 0; d < r->n_dofs; d++)
         if (dyn_damps(r, d))
             du[d] = c1 * ((r->b->s.solver.sys.free_index[d] >= 0 ? w[d] : t->dmq[d]) - in->q[d]) + c0 * in->v[d];
-    beta_tangent(r, x->q0, x->q0, u, du, in->q, in->q, in->S, t, g);
+    beta_tangent(r, x->q0, x->q0, u, du, in->q, in->q, in->S, t, false, g);
     free(u), free(du);
 }
 
@@ -401,7 +420,7 @@ static void beta_start_tangent(DynamicRun *r, const Record *first, const Track *
     for (int d = 0; d < r->n_dofs; d++)
         if (dyn_damps(r, d))
             u[d] = first->v0[d], du[d] = in->v[d];
-    beta_tangent(r, s->q, s->q0, u, du, in->q, dq0, in->S, t, g);
+    beta_tangent(r, s->q, s->q0, u, du, in->q, dq0, in->S, t, false, g);
     free(u), free(du);
 }
 
@@ -759,7 +778,8 @@ Instant dyn_at_start_record(DynamicRun *r)
     const Record *first = &r->records[0];
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
-    memcpy(s->a0, first->a0, bytes);
+    memcpy(s->v, first->v0, bytes), memcpy(s->a0, first->a0, bytes);
+    s->method = r->method;
     if (s->pairs)
         srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
     dyn_set_params(r, r->params_start);
@@ -798,6 +818,8 @@ Reactions dyn_reactions_here(DynamicRun *r)
         srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, x.res);
     for (int d = 0; d < r->n_dofs; d++)
         x.res[d] -= s->load_factor * s->fext[d];
+    if (s->dynamic && (s->m->damping_alpha > 0 || s->m->damping_beta > 0)) /* as srd_sim_reactions */
+        srd_sim_damping_forces(s, x.res);
     return x;
 }
 
@@ -807,9 +829,57 @@ void dyn_reactions_free(Reactions *x)
     x->react = x->res = NULL;
 }
 
+/* Whether the sim's forces where it stands read damping: a simulation's, with a damping the
+ * model has or param track t moves (NULL: any track). */
+bool dyn_view_damped(const DynamicRun *r, const Track *t)
+{
+    const srd_sim *s = &r->b->s;
+    bool moved = false;
+    for (int k = 0; k < r->n_params && r->tracks; k++)
+        if (!t || t == &r->tracks[k])
+            moved |= r->tracks[k].dalpha != 0 || r->tracks[k].dbeta != 0;
+    return s->dynamic && (s->m->damping_alpha > 0 || s->m->damping_beta > 0 || moved);
+}
+
+/* The velocity the damping force where the sim stands damps (srd_sim_damping_forces), on every DOF
+ * (a multiplier none), into u, and its tangent du (when not NULL) from the tangents at the view
+ * (end) and at its step's start (start). True when that damping is the step's own: K at q0, u
+ * c1 (q - q0) + c0 v0 (their constants into c, 2 values); else K at q, u = v. */
+bool dyn_view_damped_velocity(const DynamicRun *r, const Tan *end, const Tan *start, double *u, double *du, double *c)
+{
+    const srd_sim *s = &r->b->s;
+    bool of_step = srd_sim_damping_of_step(s);
+    srd_damping_constants((srd_method)s->method, srd_sim_view_dt(s), &c[0], &c[1]);
+    for (int d = 0; d < r->n_dofs; d++) {
+        bool damps = s->m->dof_kind[d] != SRD_DOF_LAMBDA;
+        u[d] = !damps ? 0 : of_step ? c[0] * (s->q[d] - s->q0[d]) + c[1] * s->v0[d] : s->v[d];
+        if (du)
+            du[d] = !damps ? 0 : of_step ? c[0] * (end->q[d] - start->q[d]) + c[1] * start->v[d] : end->v[d];
+    }
+    return of_step;
+}
+
+/* d(the damping force on every DOF where the sim stands)/dp along track t, into dr (added):
+ * (dalpha M + alpha dM) u + alpha M du + beta_tangent's by DOF. */
+static void view_damping_tangent(DynamicRun *r, const Track *t, const Tan *end, const Tan *start, double *dr)
+{
+    srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    size_t n = (size_t)r->n_dofs + 1;
+    double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double)), c[2];
+    bool of_step = dyn_view_damped_velocity(r, end, start, u, du, c);
+    for (int d = 0; d < r->n_dofs; d++)
+        dr[d] += (t->dalpha * m->dof_mass[d] + m->damping_alpha * t->dmass[d]) * u[d] +
+                 m->damping_alpha * m->dof_mass[d] * du[d];
+    if (m->damping_beta > 0 || t->dbeta != 0)
+        beta_tangent(r, of_step ? s->q0 : s->q, s->q0, u, du, of_step ? start->q : end->q, start->q, start->S, t, true,
+                     dr);
+    free(u), free(du);
+}
+
 /* d(every DOF's reaction at the end)/dp, as srd_sim_reactions takes them: the elements' residual
- * less the loads, a sliding node's across its line, and on held DOFs the mass times the prescribed
- * acceleration. */
+ * less the loads and with the damping, a sliding node's across its line, and on held DOFs the
+ * mass times the prescribed acceleration. */
 static void end_reactions_tangent(DynamicRun *r, int k, const Tan *end, const Tan *start, const Reactions *rx,
                                   double *dr)
 {
@@ -821,6 +891,8 @@ static void end_reactions_tangent(DynamicRun *r, int k, const Tan *end, const Ta
         end_set_tangent(r, k, end, start, j, 0, s->kernels[j].batch.b.n, dr);
     for (int d = 0; d < m->n_dofs; d++)
         dr[d] -= s->load_factor * t->dfext[d];
+    if (dyn_view_damped(r, t))
+        view_damping_tangent(r, t, end, start, dr);
     sens_reactions_across(s, rx->res, t->geometry ? t->daxis : NULL, dr);
     for (int d = 0; d < m->n_dofs; d++)
         if (s->fixed[d])
@@ -881,7 +953,8 @@ static Instant at_sample_view(DynamicRun *r, const Record *x)
     const Sampled *c = x->sample;
     const View *v = c->view;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
-    memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes);
+    memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes), memcpy(s->v, x->v0, bytes);
+    s->method = r->method;
     if (s->pairs) /* before the state: the pairs' sets are sized by them */
         srd_pairs_hold(s, v->pairs, v->n_pairs);
     for (int k = 0; k < r->n_sets; k++)

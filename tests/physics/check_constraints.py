@@ -120,7 +120,8 @@ if rows:
 
 # 3. An anchor moved harmonically drives a damped oscillator (anchor_driven.srd): the bob's
 # steady state against the closed form, and the anchor's reaction against the spring force
-# plus the anchor's inertia (exact: the reaction is the residual of the anchor's rows).
+# plus the anchor's inertia and its mass-proportional damping alpha m u (exact: the reaction is
+# the residual of the anchor's rows; u is the velocity the step damped, anchor_damped_velocity).
 # Tolerances by method: the transient (0.1 m e^{-t/2} at t >= 25 s) is 2.3e-7 of X; implicit
 # Euler damps numerically (order w dt = 0.013: 1e-2); symplectic Euler and Verlet evaluate
 # the damping at the step's start velocity (first order: 3e-3); midpoint, Newmark and RK4
@@ -132,6 +133,19 @@ X = k_s * amp / math.sqrt((k_s - mass * w_f ** 2) ** 2 + (c_d * w_f) ** 2)
 phi = math.atan2(c_d * w_f, k_s - mass * w_f ** 2)
 tolerances = {"implicit_euler": 1e-2, "implicit_midpoint": 5e-5, "newmark": 5e-5, "euler": 3e-3, "verlet": 3e-3,
               "rk4": 5e-5}
+
+
+def anchor_damped_velocity(method, t, dt=2e-3):
+    """The anchor's velocity the damping of the step ending at t took: an implicit step's
+    c1 (x1 - x0) + c0 v0, an explicit one's end velocity (and the start's own at t = 0)."""
+    x, v = (lambda s: amp * math.sin(w_f * s)), (lambda s: amp * w_f * math.cos(w_f * s))
+    if t == 0 or method in ("euler", "verlet", "rk4"):
+        return v(t)
+    if method == "newmark":
+        return 2 * (x(t) - x(t - dt)) / dt - v(t - dt)
+    return (x(t) - x(t - dt)) / dt
+
+
 for method, tol in tolerances.items():
     code, rows, _, _ = run("anchor_%s.srd" % method, template.replace("implicit_midpoint", method))
     check(code == 0 and rows, "%s: driven anchor runs" % method)
@@ -148,9 +162,10 @@ for method, tol in tolerances.items():
     for r in rows:
         t, xa, xb = float(r["t"]), float(r["xa"]), float(r["x"])
         expected = -k_s * (xb - xa - 0.1) + 1e-3 * (-amp * w_f ** 2 * math.sin(w_f * t))
+        expected += 1.0 * 1e-3 * anchor_damped_velocity(method, t)  # alpha m u, about 4e-5 N
         rerr = max(rerr, abs(float(r["R.fx"]) - expected))
-    check(rerr <= 1e-9, "%s: anchor reaction = spring force + anchor inertia to %.1e N (tol 1e-9 N: Newton)" %
-          (method, rerr))
+    check(rerr <= 1e-9, "%s: anchor reaction = spring force + anchor inertia and damping to %.1e N (tol 1e-9 N: "
+          "Newton)" % (method, rerr))
 
 # 4. A rod pulled slowly at one end (2 Hz against a first axial mode near 160 Hz): the fixed
 # end's reaction is the quasi-static tension EA u / L. The rod's own inertia and the mode
@@ -252,6 +267,44 @@ if rows:
     acc = [[(cm[j + 1][c] - 2 * cm[j][c] + cm[j - 1][c]) / h ** 2 for c in range(3)] for j in range(1, len(cm) - 1)]
     err = max(max(abs(a[0]), abs(a[1]), abs(a[2] + g)) for a in acc) / g
     check(err <= 1e-9, "release: the rod's centre of mass accelerates at -g to %.1e (tol 1e-9)" % err)
+
+# 7b. A cantilever released under gravity with Rayleigh damping (damped_reaction.srd): summed over
+# the rod, the clamp's reaction closes each step's momentum balance over the free DOFs (node 1
+# slides along the clamp's axis: free in x), R = sum m a + alpha sum m u + M |g| (vertical). beta
+# K u sums to zero over the rod, so its share on the free nodes is the clamp's; without it (and
+# the held nodes' alpha m u) the balance missed by 4 % of the weight. Implicit Euler: a =
+# (x1 - 2 x0 + x-1)/dt^2, u = (x1 - x0)/dt. Newmark's trapezoidal rule, x1 - x0 = dt (v0 + v1)/2,
+# turns the mean of its balances at three step ends into (R1 + 2 R0 + R-1)/4 against
+# (x1 - 2 x0 + x-1)/dt^2 and u = (x1 - x-1)/(2 dt). (Midpoint evaluates the elastic forces at the
+# step's middle but reactions at its end: no exact balance.) Tolerance 1e-9 N (7e-8 of the
+# weight): the frames' 12 digits put 1e-13 m in a position, 1e-7 m/s^2 in a second difference at
+# dt = 1 ms, 1e-10 N over the rod.
+def damped_balance(method):
+    text = open(os.path.join(here, "damped_reaction.srd")).read().replace("implicit_euler", method)
+    code, rows, _, out = run("damped_%s.srd" % method, text)
+    frames = os.path.join(out, "shape.csv")
+    if code or not rows or not os.path.exists(frames):
+        return None
+    n, dt, alpha, m_total = 11, 1e-3, 2.0, 1100.0 * math.pi * 2e-3 ** 2 * 0.1
+    mass = [m_total / (n - 1) * (0.5 if i in (0, n - 1) else 1.0) for i in range(n)]
+    x = [[float(v) for v in list(r.values())[1:]] for r in csv.DictReader(open(frames))]
+    reaction = [[float(r["R.f" + c]) for c in "xyz"] for r in rows]
+    newmark, worst = method == "newmark", 0.0
+    for k in range(2, len(x)):
+        for c in range(3):
+            nodes = range(1, n) if c == 0 else range(2, n)
+            a = sum(mass[i] * (x[k][3 * i + c] - 2 * x[k - 1][3 * i + c] + x[k - 2][3 * i + c]) for i in nodes) / dt ** 2
+            back = k - 2 if newmark else k - 1
+            u = sum(mass[i] * (x[k][3 * i + c] - x[back][3 * i + c]) for i in nodes) / ((k - back) * dt)
+            got = (reaction[k][c] + 2 * reaction[k - 1][c] + reaction[k - 2][c]) / 4 if newmark else reaction[k][c]
+            worst = max(worst, abs(got - a - alpha * u - (m_total * 9.81 if c == 2 else 0)))
+    return worst
+
+
+for method in ("implicit_euler", "newmark"):
+    worst = damped_balance(method)
+    check(worst is not None and worst <= 1e-9, "%s: a damped cantilever's clamp reaction closes the momentum "
+          "balance to %s N (tol 1e-9 N)" % (method, "%.1e" % worst if worst is not None else "?"))
 
 # 8. A built simulator gives the same numbers as `srdc run` for prescribed motion and
 # reactions (the motion's schedule kernel, with its time derivatives, is compiled ahead).

@@ -179,6 +179,21 @@ for method, segment in (("implicit_euler", None), ("newmark", 9), ("implicit_mid
     against_differences("damping of a carried rod (%s)" % method, model,
                         {"beta": (2e-3, "s"), "E": (3e6, "Pa"), "speed": (0.2, "m/s")}, derived, forces=("R",))
 
+# The carried rod's reaction read through damping of both kinds (runtime/sim.h,
+# srd_sim_damping_forces: each step's own (alpha M + beta K0) u on every DOF, the held ones' u the
+# clamp's motion): an objective of it over time, by the adjoint (the damping's seeds into the
+# step's end and start), against differences, each implicit method.
+for method in ("implicit_euler", "newmark", "implicit_midpoint"):
+    model = os.path.join(tap.scratch("dyn_"), "damped_carried_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(carried_text.replace("method = implicit_euler", "method = " + method)
+                .replace("damping { beta = beta; }", "param zeta = 3 /s in 0 /s..20 /s;\n"
+                         "damping { alpha = zeta; beta = beta; }"))
+    objective_against_differences("a carried rod's damped reaction (%s)" % method, model,
+                                  "integral((R.y / 1 mN)^2 + (R.z / 1 mN)^2) / 1 s + R.x / 1 mN",
+                                  ["zeta", "beta", "speed", "E"],
+                                  {"zeta": (3, "/s"), "beta": (2e-3, "s"), "speed": (0.2, "m/s"), "E": (3e6, "Pa")})
+
 # From the static equilibrium: the start moves with the params (a static sensitivity) and the
 # rod's frames are carried to it.
 model = os.path.join(tap.scratch("dyn_"), "swing_equilibrium.srd")
@@ -377,11 +392,12 @@ def objective_of(model, expr, spec=None):
     return (float(value.group(1)) if value else math.nan), dict(re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
 
 
-def objective_against_differences(label, model, expr, names):
-    """Each param's derivative by the adjoint against fourth-order differences of the objective."""
+def objective_against_differences(label, model, expr, names, values=None):
+    """Each param's derivative by the adjoint against fourth-order differences of the objective
+    (the params' values and units from `values`, CONTROL's by default)."""
     _, printed = objective_of(model, expr)
     for name in names[:1 if SHORT else None]:
-        value, unit = CONTROL[name][:2]
+        value, unit = (values or CONTROL)[name][:2]
         h = 1e-3 * value
         f = [objective_of(model, expr, "%s=%.17g %s" % (name, value + k * h, unit))[0] for k in (-2, -1, 1, 2)]
         fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h)
