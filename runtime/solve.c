@@ -284,18 +284,25 @@ int srd_solver_solve(srd_solver *s, double *b)
     return info;
 }
 
+/* One sparse factorisation for all nrhs right-hand sides (an unsymmetric system takes LU then,
+ * where one right-hand side would try Cholesky of its symmetric part first). */
+static int solve_sparse_many(srd_solver *s, double *b, int nrhs)
+{
+    double factor = 0;
+    int info = srd_sparse_factor(s->sparse, &s->sys, s->jac, &s->used_lu, &s->singular_col, &factor);
+    for (int k = 0; k < nrhs && info == 0; k++)
+        info = srd_sparse_solve_factored(s->sparse, &s->sys, s->jac, b + (size_t)k * (size_t)s->sys.n_free);
+    return info;
+}
+
 int srd_solver_solve_many(srd_solver *s, double *b, int nrhs)
 {
-    if (s->sys.layout == SRD_JAC_CSC || nrhs == 1 || s->sys.n_free == 0) {
-        int info = 0; /* the sparse path factorises per right-hand side: no sharing there yet */
-        for (int k = 0; k < nrhs && info == 0; k++)
-            info = srd_solver_solve(s, b + (size_t)k * (size_t)s->sys.n_free);
-        return info;
-    }
+    if (nrhs == 1 || s->sys.n_free == 0)
+        return nrhs == 1 ? srd_solver_solve(s, b) : 0;
     s->used_lu = 0;
     s->singular_col = -1;
     double t0 = srd_seconds();
-    int info = solve_lapack(s, b, nrhs);
+    int info = s->sys.layout == SRD_JAC_CSC ? solve_sparse_many(s, b, nrhs) : solve_lapack(s, b, nrhs);
     s->time_factor += srd_seconds() - t0;
     s->last_info = info;
     return info;

@@ -52,7 +52,7 @@ void srd_solver_add_diagonal(srd_solver *s, int i, double value);
 /* Solves J x = b in place (b has n_free entries). Returns 0, or LAPACK's info (> 0: singular). */
 int  srd_solver_solve(srd_solver *s, double *b);
 /* Solves J X = B in place for nrhs right-hand sides (B's columns, n_free each) with one
- * factorisation (the dense and band layouts; the sparse one factorises per column). */
+ * factorisation. */
 int  srd_solver_solve_many(srd_solver *s, double *b, int nrhs);
 /* Solves J^T x = b in place (adjoint sensitivities); the plain solve when J is symmetric. */
 int  srd_solver_solve_transposed(srd_solver *s, double *b);

@@ -179,20 +179,23 @@ for method, segment in (("implicit_euler", None), ("newmark", 9), ("implicit_mid
     against_differences("damping of a carried rod (%s)" % method, model,
                         {"beta": (2e-3, "s"), "E": (3e6, "Pa"), "speed": (0.2, "m/s")}, derived, forces=("R",))
 
-# The carried rod's reaction read through damping of both kinds (runtime/sim.h,
-# srd_sim_damping_forces: each step's own (alpha M + beta K0) u on every DOF, the held ones' u the
-# clamp's motion): an objective of it over time, by the adjoint (the damping's seeds into the
-# step's end and start), against differences, each implicit method.
-for method in ("implicit_euler", "newmark", "implicit_midpoint"):
-    model = os.path.join(tap.scratch("dyn_"), "damped_carried_%s.srd" % method)
-    with open(model, "w") as f:
-        f.write(carried_text.replace("method = implicit_euler", "method = " + method)
-                .replace("damping { beta = beta; }", "param zeta = 3 /s in 0 /s..20 /s;\n"
-                         "damping { alpha = zeta; beta = beta; }"))
-    objective_against_differences("a carried rod's damped reaction (%s)" % method, model,
-                                  "integral((R.y / 1 mN)^2 + (R.z / 1 mN)^2) / 1 s + R.x / 1 mN",
-                                  ["zeta", "beta", "speed", "E"],
-                                  {"zeta": (3, "/s"), "beta": (2e-3, "s"), "speed": (0.2, "m/s"), "E": (3e6, "Pa")})
+# The sparse solver (solver = sparse) takes one factorisation of each step's Jacobian for every
+# param's forward tangent (srd_solver_solve_many), as the dense path does: its forward and adjoint
+# passes agree, and its derivatives are the dense solver's to 1e-9 (the factorisations' rounding).
+dense = os.path.join(tap.scratch("dyn_"), "carried_dense.srd")
+with open(dense, "w") as f:
+    f.write(carried_text)
+sparse = os.path.join(tap.scratch("dyn_"), "carried_sparse.srd")
+with open(sparse, "w") as f:
+    f.write(carried_text.replace("method = implicit_euler;", "method = implicit_euler; solver = sparse;"))
+check("solver = sparse" in open(sparse).read(), "carried rod: the sparse solver asked")
+by_dense = grad(dense)[1]
+by_sparse = forward_and_adjoint("damping of a carried rod (sparse solver)", sparse, forces=("R",))
+worst = max((abs(a - b) / max(abs(v) for v in by_dense[name][probe])
+             for name in by_dense for probe in by_dense[name]
+             for a, b in zip(by_sparse.get(name, {}).get(probe, [math.nan]), by_dense[name][probe])), default=math.nan)
+check(set(by_sparse) == set(by_dense) and worst < 1e-9, "carried rod: the sparse solver's forward derivatives are the "
+      "dense solver's to %.1e (tol 1e-9)" % worst)
 
 # From the static equilibrium: the start moves with the params (a static sensitivity) and the
 # rod's frames are carried to it.
@@ -408,6 +411,21 @@ def objective_against_differences(label, model, expr, names, values=None):
 
 objective_against_differences("an objective of the controlled input", controlled,
                               "integral(kp * kappa^2 * 1 m^4 + (tip.z / 1 mm)^2) / 1 s + kappa * 1 m", list(CONTROL))
+
+# The carried rod's reaction read through damping of both kinds (runtime/sim.h,
+# srd_sim_damping_forces: each step's own (alpha M + beta K0) u on every DOF, the held ones' u the
+# clamp's motion): an objective of it over time, by the adjoint (the damping's seeds into the
+# step's end and start), against differences, each implicit method.
+for method in ("implicit_euler", "newmark", "implicit_midpoint"):
+    model = os.path.join(tap.scratch("dyn_"), "damped_carried_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(carried_text.replace("method = implicit_euler", "method = " + method)
+                .replace("damping { beta = beta; }", "param zeta = 3 /s in 0 /s..20 /s;\n"
+                         "damping { alpha = zeta; beta = beta; }"))
+    objective_against_differences("a carried rod's damped reaction (%s)" % method, model,
+                                  "integral((R.y / 1 mN)^2 + (R.z / 1 mN)^2) / 1 s + R.x / 1 mN",
+                                  ["zeta", "beta", "speed", "E"],
+                                  {"zeta": (3, "/s"), "beta": (2e-3, "s"), "speed": (0.2, "m/s"), "E": (3e6, "Pa")})
 
 # An input that saturates at its range's end within reach of a param has no derivative there: the
 # law's first value, 4.65 /m with a cosine target, is the range's end. The params that move it are
