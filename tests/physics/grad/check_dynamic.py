@@ -415,8 +415,9 @@ objective_against_differences("an objective of the controlled input", controlled
 # The carried rod's reaction read through damping of both kinds (runtime/sim.h,
 # srd_sim_damping_forces: each step's own (alpha M + beta K0) u on every DOF, the held ones' u the
 # clamp's motion): an objective of it over time, by the adjoint (the damping's seeds into the
-# step's end and start), against differences, each implicit method.
-for method in ("implicit_euler", "newmark", "implicit_midpoint"):
+# step's end and start), against differences, each implicit method (sanitized: Newmark alone, the
+# one whose damped velocity reads v0 too).
+for method in ("newmark",) if SHORT else ("implicit_euler", "newmark", "implicit_midpoint"):
     model = os.path.join(tap.scratch("dyn_"), "damped_carried_%s.srd" % method)
     with open(model, "w") as f:
         f.write(carried_text.replace("method = implicit_euler", "method = " + method)
