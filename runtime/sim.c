@@ -1634,30 +1634,37 @@ void srd_sim_damping_forces(srd_sim *s, double *out)
     free(u);
 }
 
-void srd_sim_reactions(srd_sim *s, double *reaction)
+void srd_sim_reaction_residual(srd_sim *s, double *res)
 {
     const srd_model *m = s->m;
     apply_schedules(s, s->t);
-    memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
+    memset(res, 0, sizeof(double) * (size_t)m->n_dofs);
     for (int k = 0; k < m->n_sets; k++) /* the batch's count: the pairs' sets hold this step's pairs */
-        srd_sim_instance_gradient(s, k, 0, s->kernels[k].batch.b.n, reaction);
+        srd_sim_instance_gradient(s, k, 0, s->kernels[k].batch.b.n, res);
     for (int d = 0; d < m->n_dofs; d++)
-        reaction[d] -= s->load_factor * s->fext[d];
+        res[d] -= s->load_factor * s->fext[d];
     if (s->dynamic && is_damped(s))
-        srd_sim_damping_forces(s, reaction);
+        srd_sim_damping_forces(s, res);
+}
+
+void srd_sim_reactions_of_residual(const srd_sim *s, const double *res, double *reaction)
+{
+    const srd_model *m = s->m;
     /* A sliding node's reaction is its residual across the line (its line does not move, or
-     * moves with a clamp whose inertia the anchor's own reaction carries). */
-    double *across = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-    srd_slides_across_part(s, reaction, across);
-    for (int d = 0; d < m->n_dofs; d++) {
-        if (!s->fixed[d]) {
-            reaction[d] = across[d];
-            continue;
-        }
-        if (s->dynamic)
-            reaction[d] += m->dof_mass[d] * s->prescribed_acc[d];
-    }
-    free(across);
+     * moves with a clamp whose inertia the anchor's own reaction carries); other free DOFs have none. */
+    memset(reaction, 0, sizeof(double) * (size_t)m->n_dofs);
+    srd_slides_across_part(s, res, reaction);
+    for (int d = 0; d < m->n_dofs; d++)
+        if (s->fixed[d])
+            reaction[d] = res[d] + (s->dynamic ? m->dof_mass[d] * s->prescribed_acc[d] : 0);
+}
+
+void srd_sim_reactions(srd_sim *s, double *reaction)
+{
+    double *res = srd_xcalloc((size_t)s->m->n_dofs + 1, sizeof(double));
+    srd_sim_reaction_residual(s, res);
+    srd_sim_reactions_of_residual(s, res, reaction);
+    free(res);
 }
 
 /* The contact sets of the ground (target -1) or of obstacle `target`: the kinds, and which

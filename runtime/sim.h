@@ -205,6 +205,10 @@ void srd_sim_release(srd_sim *s, int k);
  * acceleration a and Rayleigh damping (srd_sim_damping_forces). A twist entry is a moment about
  * its edge. */
 void srd_sim_reactions(srd_sim *s, double *reaction);
+/* srd_sim_reactions in two halves: every DOF's residual as the reactions take it (the elements'
+ * gradient less the loads, with the damping in a simulation), then the reactions from it. */
+void srd_sim_reaction_residual(srd_sim *s, double *res);
+void srd_sim_reactions_of_residual(const srd_sim *s, const double *res, double *reaction);
 /* Whether the damping the sim's forces read is an implicit step's own (srd_sim_damping_forces). */
 bool srd_sim_damping_of_step(const srd_sim *s);
 /* Adds Rayleigh damping's force on every DOF where the sim stands into out (n_dofs): after an

@@ -116,8 +116,7 @@ static void stiffness_adjoint(DynamicRun *r, const srd_eval_ctx *ctx, const doub
         if (!dyn_stiffness_set(s, k))
             continue;
         double *data, *ddata;
-        srd_elem_batch b = dyn_rows_batch(s, k, every);
-        srd_elem_batch e = dyn_with_direction(&b, u, NULL, &data, &ddata);
+        srd_elem_batch e = dyn_with_direction(s, k, every, u, NULL, &data, &ddata);
         InputAdjoints out = { lq, lq0, NULL, lS[k], ddata, p->lp }; /* ddata: the wide data's adjoint */
         kernel_tangent_adjoint(&r->b->hessian_tangents[k], ctx, &e, lambda, r->n_dofs, &out);
         int nd0 = s->kernels[k].batch.b.n_data, w = e.n_data;

@@ -192,11 +192,14 @@ void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v
     }
 }
 
-/* Set k's batch with u at its stencil DOFs as nd more data columns (the hessian kernels' z), and
- * a data tangent of that stride holding dc (may be NULL) and zeros for z. */
-srd_elem_batch dyn_with_direction(const srd_elem_batch *b, const double *u, const double *dc, double **data,
-                                     double **ddata)
+/* Set k's batch (its rows as dyn_rows_batch's) with u at its stencil DOFs as nd more data columns
+ * (the hessian kernels' z), and a data tangent of that stride holding dc (may be NULL) and zeros
+ * for z. */
+srd_elem_batch dyn_with_direction(const srd_sim *s, int k, bool every, const double *u, const double *dc,
+                                  double **data, double **ddata)
 {
+    srd_elem_batch rows = dyn_rows_batch(s, k, every);
+    const srd_elem_batch *b = &rows;
     int n = b->n, nd0 = b->n_data, w = nd0 + b->n_dofs;
     *data = srd_xcalloc((size_t)n * (size_t)w + 1, sizeof(double));
     *ddata = srd_xcalloc((size_t)n * (size_t)w + 1, sizeof(double));
@@ -223,8 +226,7 @@ static void stiffness_tangent(DynamicRun *r, const srd_eval_ctx *ctx, const doub
         if (!dyn_stiffness_set(s, k))
             continue;
         double *data, *ddata;
-        srd_elem_batch b = dyn_rows_batch(s, k, every);
-        srd_elem_batch e = dyn_with_direction(&b, u, t->dc[k], &data, &ddata);
+        srd_elem_batch e = dyn_with_direction(s, k, every, u, t->dc[k], &data, &ddata);
         InputTangents w = { dq, dq0, NULL, dS[k], ddata, t->dparams };
         kernel_tangent_forward(&r->b->hessian_tangents[k], ctx, &e, &w);
         free(data), free(ddata);
@@ -813,13 +815,8 @@ Reactions dyn_reactions_here(DynamicRun *r)
     srd_sim *s = &r->b->s;
     size_t n = (size_t)r->n_dofs + 1;
     Reactions x = { srd_xcalloc(n, sizeof(double)), srd_xcalloc(n, sizeof(double)) };
-    srd_sim_reactions(s, x.react);
-    for (int j = 0; j < r->n_sets; j++)
-        srd_sim_instance_gradient(s, j, 0, s->kernels[j].batch.b.n, x.res);
-    for (int d = 0; d < r->n_dofs; d++)
-        x.res[d] -= s->load_factor * s->fext[d];
-    if (s->dynamic && (s->m->damping_alpha > 0 || s->m->damping_beta > 0)) /* as srd_sim_reactions */
-        srd_sim_damping_forces(s, x.res);
+    srd_sim_reaction_residual(s, x.res);
+    srd_sim_reactions_of_residual(s, x.res, x.react);
     return x;
 }
 
@@ -834,10 +831,9 @@ void dyn_reactions_free(Reactions *x)
 bool dyn_view_damped(const DynamicRun *r, const Track *t)
 {
     const srd_sim *s = &r->b->s;
-    bool moved = false;
-    for (int k = 0; k < r->n_params && r->tracks; k++)
-        if (!t || t == &r->tracks[k])
-            moved |= r->tracks[k].dalpha != 0 || r->tracks[k].dbeta != 0;
+    bool moved = t && (t->dalpha != 0 || t->dbeta != 0);
+    for (int k = 0; !t && r->tracks && k < r->n_params; k++)
+        moved |= r->tracks[k].dalpha != 0 || r->tracks[k].dbeta != 0;
     return s->dynamic && (s->m->damping_alpha > 0 || s->m->damping_beta > 0 || moved);
 }
 

@@ -129,7 +129,8 @@ struct DynamicRun {
 };
 
 /* The reactions where the sim stands, as srd_sim_reactions gives them, and every DOF's residual
- * less the loads (a reaction's tangent and adjoint take its part across the sliding lines). */
+ * they come from (srd_sim_reaction_residual: a reaction's tangent and adjoint take its part across
+ * the sliding lines). */
 typedef struct Reactions {
     double *react, *res;
 } Reactions;
@@ -169,8 +170,8 @@ bool dyn_stiffness_set(const srd_sim *s, int k);
 srd_elem_batch dyn_rows_batch(const srd_sim *s, int k, bool every);
 size_t dyn_rows_len(const srd_sim *s, bool every);
 void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v, bool every);
-srd_elem_batch dyn_with_direction(const srd_elem_batch *b, const double *u, const double *dc, double **data,
-                                  double **ddata);
+srd_elem_batch dyn_with_direction(const srd_sim *s, int k, bool every, const double *u, const double *dc,
+                                  double **data, double **ddata);
 bool    dyn_damps(const DynamicRun *r, int d);
 /* dv (a velocity tangent at a start from the reference) with each sliding node's the anchor's
  * across its line. */
