@@ -298,6 +298,7 @@ void srd_sim_free(srd_sim *s)
     free(s->fext);
     free_free_vectors(s);
     free(s->params);
+    free(s->factor_key);
     srd_bodies_free(&s->bodies);
     srd_pairs_free(s->pairs);
     memset(s, 0, sizeof *s);
@@ -1058,16 +1059,51 @@ void srd_sim_stiffness(srd_sim *s)
     net_force_residual(s, s->q, 1);
 }
 
+/* Writes the state the stiffness depends on (q, params, time, load factor) into key. */
+static size_t factor_key_of(const srd_sim *s, double *key)
+{
+    size_t nd = (size_t)s->m->n_dofs, np = (size_t)s->m->n_params;
+    if (key) {
+        memcpy(key, s->q, sizeof(double) * nd);
+        memcpy(key + nd, s->params, sizeof(double) * np);
+        key[nd + np] = s->t;
+        key[nd + np + 1] = s->load_factor;
+    }
+    return nd + np + 2;
+}
+
+/* The static stiffness at the current state, factorised once for every right-hand side that
+ * follows: a new assembly or solve anywhere drops the solver's factor, and a changed state
+ * shows in the key. Returns 0, or the solver's code when the stiffness is singular. */
+static int static_stiffness_factor(srd_sim *s)
+{
+    size_t n = factor_key_of(s, NULL);
+    if (!s->factor_key)
+        s->factor_key = srd_xcalloc(n, sizeof(double));
+    double *key = srd_xcalloc(n, sizeof(double));
+    factor_key_of(s, key);
+    bool current = s->solver.factored != SRD_FACTOR_NONE && memcmp(key, s->factor_key, sizeof(double) * n) == 0;
+    free(key);
+    if (current)
+        return 0;
+    net_force_residual(s, s->q, 1); /* the stiffness at the equilibrium */
+    srd_slides_reduce(s, 1);        /* sliding nodes' rows in their lines' basis, as Newton's */
+    int code = srd_solver_factor(&s->solver);
+    factor_key_of(s, s->factor_key);
+    return code;
+}
+
 int srd_sim_static_sensitivity(srd_sim *s, const double *g, double *dq)
 {
     const srd_model *m = s->m;
     const srd_system *sys = &s->solver.sys;
-    net_force_residual(s, s->q, 1); /* the stiffness at the equilibrium */
+    if (static_stiffness_factor(s))
+        return 1;
     memcpy(s->res, g, sizeof(double) * (size_t)sys->n_free);
-    srd_slides_reduce(s, 1); /* sliding nodes' rows in their lines' basis, as Newton's */
+    srd_slides_reduce(s, 0);
     for (int f = 0; f < sys->n_free; f++)
         s->dq[f] = -s->res[f];
-    if (srd_solver_solve(&s->solver, s->dq))
+    if (srd_solver_solve_factored(&s->solver, s->dq))
         return 1;
     srd_slides_expand(s, s->dq);
     for (int d = 0; d < m->n_dofs; d++)

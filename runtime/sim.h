@@ -98,6 +98,8 @@ typedef struct srd_sim {
      * accepted one (q, v, a0 its end; t its end); FAILED after one that failed (state restored). */
     void           (*substep_hook)(struct srd_sim *s, int phase, void *ctx);
     void            *substep_ctx;
+    /* The state srd_sim_static_sensitivity's kept factor belongs to: q, params, t, load factor. */
+    double          *factor_key;
 } srd_sim;
 
 enum { SRD_SUBSTEP_BEGIN, SRD_SUBSTEP_DONE, SRD_SUBSTEP_FAILED };
@@ -240,7 +242,8 @@ void srd_damping_constants(srd_method method, double dt, double *c1, double *c0)
 /* The change of a static equilibrium with a param: dq = -K^-1 g, K the stiffness at the current
  * configuration (an equilibrium) and g the derivative of the residual with respect to the param
  * (n_free rows, in the residual's numbering, at q). dq has n_dofs entries, 0 on held DOFs.
- * Returns 0, or 1 when K is singular. The residual and the Jacobian storage are overwritten. */
+ * Returns 0, or 1 when K is singular. The residual is overwritten. K is assembled and factorised
+ * once for the calls that follow at the same state (one per param: each is then one solve). */
 int srd_sim_static_sensitivity(srd_sim *s, const double *g, double *dq);
 
 /* Kinetic energy 1/2 v.M v and the potential E(q) - fext.q at the current state. */

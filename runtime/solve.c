@@ -7,6 +7,7 @@
 #include "sparse.h"
 #include "pattern.h"
 #include <lapacke.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,12 +184,14 @@ void srd_solver_free(srd_solver *s)
 
 void srd_solver_zero(srd_solver *s)
 {
+    s->factored = SRD_FACTOR_NONE;
     memset(s->jac, 0, sizeof(double) * srd_system_jac_len(&s->sys));
 }
 
 void srd_solver_add_diagonal(srd_solver *s, int i, double value)
 {
     long long pos = srd_system_position(&s->sys, i, i);
+    s->factored = SRD_FACTOR_NONE;
     if (i < s->sys.n_free && pos >= 0)
         s->jac[pos] += value;
 }
@@ -269,6 +272,7 @@ static int solve_lapack(srd_solver *s, double *b, int nrhs)
 
 int srd_solver_solve(srd_solver *s, double *b)
 {
+    s->factored = SRD_FACTOR_NONE;
     s->used_lu = 0;
     s->singular_col = -1;
     if (s->sys.n_free == 0) {
@@ -299,12 +303,111 @@ int srd_solver_solve_many(srd_solver *s, double *b, int nrhs)
 {
     if (nrhs == 1 || s->sys.n_free == 0)
         return nrhs == 1 ? srd_solver_solve(s, b) : 0;
+    s->factored = SRD_FACTOR_NONE;
     s->used_lu = 0;
     s->singular_col = -1;
     double t0 = srd_seconds();
     int info = s->sys.layout == SRD_JAC_CSC ? solve_sparse_many(s, b, nrhs) : solve_lapack(s, b, nrhs);
     s->time_factor += srd_seconds() - t0;
     s->last_info = info;
+    return info;
+}
+
+/* ---- One factorisation kept for right-hand sides that come one at a time ---- */
+
+/* LU of a copy of the Jacobian into work and ipiv (general band storage for symmetric bands). */
+static int factor_lu(srd_solver *s)
+{
+    const srd_system *sys = &s->sys;
+    int n = sys->n_free;
+    switch (sys->layout) {
+    case SRD_JAC_DENSE:
+        memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
+        return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, s->work, n, s->ipiv);
+    case SRD_JAC_BAND:
+        memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
+        return LAPACKE_dgbtrf_work(LAPACK_COL_MAJOR, n, n, sys->kl, sys->ku, s->work, (int)sys->ldab, s->ipiv);
+    case SRD_JAC_BAND_SYM:
+        expand_symmetric_band(sys, s->jac, s->work);
+        return LAPACKE_dgbtrf_work(LAPACK_COL_MAJOR, n, n, sys->ku, sys->ku, s->work, (int)general_ldab(sys),
+                                   s->ipiv);
+    case SRD_JAC_CSC: break;
+    }
+    return -1;
+}
+
+/* Cholesky of a copy of the upper triangle into work; info > 0 when not positive definite. */
+static int factor_spd(srd_solver *s)
+{
+    const srd_system *sys = &s->sys;
+    int n = sys->n_free;
+    memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
+    if (sys->layout == SRD_JAC_BAND_SYM)
+        return LAPACKE_dpbtrf_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, s->work, (int)sys->ldab);
+    return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, s->work, n);
+}
+
+/* The LAPACK factorisation: Cholesky first when symmetric, LU when not or when it fails. */
+static int factor_lapack(srd_solver *s)
+{
+    int info = s->symmetric ? factor_spd(s) : 1;
+    if (info == 0) {
+        s->factored = SRD_FACTOR_CHOLESKY;
+        return 0;
+    }
+    s->used_lu = s->symmetric; /* a fallback from Cholesky */
+    info = factor_lu(s);
+    if (info > 0)
+        s->singular_col = info - 1;
+    if (info == 0)
+        s->factored = SRD_FACTOR_LU;
+    return info;
+}
+
+int srd_solver_factor(srd_solver *s)
+{
+    s->factored = SRD_FACTOR_NONE;
+    s->used_lu = 0;
+    s->singular_col = -1;
+    double t0 = srd_seconds(), factor = 0;
+    int info = 0;
+    if (s->sys.n_free == 0)
+        s->factored = SRD_FACTOR_CHOLESKY;
+    else if (s->sys.layout != SRD_JAC_CSC)
+        info = factor_lapack(s);
+    else if ((info = srd_sparse_factor(s->sparse, &s->sys, s->jac, &s->used_lu, &s->singular_col, &factor)) == 0)
+        s->factored = s->used_lu || !s->symmetric ? SRD_FACTOR_LU : SRD_FACTOR_CHOLESKY;
+    s->time_factor += srd_seconds() - t0;
+    s->last_info = info;
+    return info;
+}
+
+/* The triangular solves with the LAPACK factor in work. */
+static int solve_lapack_factored(srd_solver *s, double *b)
+{
+    const srd_system *sys = &s->sys;
+    int n = sys->n_free;
+    bool band = sys->layout != SRD_JAC_DENSE;
+    if (s->factored == SRD_FACTOR_CHOLESKY)
+        return band ? LAPACKE_dpbtrs_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, 1, s->work, (int)sys->ldab, b, n)
+                    : LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, 1, s->work, n, b, n);
+    if (!band)
+        return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, s->work, n, s->ipiv, b, n);
+    bool sym = sys->layout == SRD_JAC_BAND_SYM;
+    int kl = sym ? sys->ku : sys->kl, ldab = sym ? (int)general_ldab(sys) : (int)sys->ldab;
+    return LAPACKE_dgbtrs_work(LAPACK_COL_MAJOR, 'N', n, kl, sys->ku, 1, s->work, ldab, s->ipiv, b, n);
+}
+
+int srd_solver_solve_factored(srd_solver *s, double *b)
+{
+    if (s->factored == SRD_FACTOR_NONE)
+        return -1;
+    if (s->sys.n_free == 0)
+        return 0;
+    double t0 = srd_seconds();
+    int info = s->sys.layout == SRD_JAC_CSC ? srd_sparse_solve_factored(s->sparse, &s->sys, s->jac, b)
+                                             : solve_lapack_factored(s, b);
+    s->time_factor += srd_seconds() - t0;
     return info;
 }
 
@@ -330,6 +433,7 @@ int srd_solver_solve_transposed(srd_solver *s, double *b)
     if (s->symmetric || sys->layout == SRD_JAC_BAND_SYM || sys->n_free == 0)
         return srd_solver_solve(s, b); /* J^T = J */
     double t0 = srd_seconds(), factor = 0;
+    s->factored = SRD_FACTOR_NONE;
     s->used_lu = 1;
     s->singular_col = -1;
     int info = sys->layout == SRD_JAC_CSC ? srd_sparse_solve_transposed(s->sparse, sys, s->jac, b, &s->singular_col,
@@ -389,6 +493,7 @@ void srd_system_multiply(const srd_system *sys, const double *a, const double *x
 
 void srd_solver_scale(srd_solver *s, double factor)
 {
+    s->factored = SRD_FACTOR_NONE;
     long long n = srd_system_storage(&s->sys);
     for (long long k = 0; k < n; k++)
         s->jac[k] *= factor;
@@ -396,6 +501,7 @@ void srd_solver_scale(srd_solver *s, double factor)
 
 void srd_solver_add_scaled(srd_solver *s, const double *a, double factor)
 {
+    s->factored = SRD_FACTOR_NONE;
     long long n = srd_system_storage(&s->sys);
     for (long long k = 0; k < n; k++)
         s->jac[k] += factor * a[k];
@@ -468,6 +574,7 @@ long long srd_solver_add_couplings(srd_solver *s, int n_pairs, const int *pairs)
     long long added = srd_pattern_add(&s->sys, n_pairs, pairs);
     if (added == 0)
         return 0;
+    s->factored = SRD_FACTOR_NONE;
     free(s->jac);
     s->jac = srd_xcalloc(srd_system_jac_len(&s->sys), sizeof(double));
     srd_sparse_free(s->sparse);

@@ -26,6 +26,8 @@ typedef struct srd_solver {
     int             singular_col; /* after a singular solve: the free index of a zero pivot, or -1 */
     struct srd_sparse *sparse;  /* the sparse factorisation (symbolic analysis kept per pattern) */
     double          time_factor; /* seconds spent factorising and solving, summed over solves */
+    /* What srd_solver_factor kept (0: nothing; any change to jac or another solve drops it). */
+    enum { SRD_FACTOR_NONE, SRD_FACTOR_CHOLESKY, SRD_FACTOR_LU } factored;
     /* The automatic choice: predicted seconds of one factorisation per layout (0: not predicted). */
     double          predicted[4];
 } srd_solver;
@@ -54,6 +56,12 @@ int  srd_solver_solve(srd_solver *s, double *b);
 /* Solves J X = B in place for nrhs right-hand sides (B's columns, n_free each) with one
  * factorisation. */
 int  srd_solver_solve_many(srd_solver *s, double *b, int nrhs);
+/* srd_solver_solve in two halves, for right-hand sides that arrive one at a time (static
+ * sensitivities, one param after another): factorises J and keeps the factor until jac changes
+ * (srd_solver_zero, _scale, _add_diagonal, _add_scaled) or another solve runs. Returns as
+ * srd_solver_solve; srd_solver_solve_factored returns -1 when no factor is kept. */
+int  srd_solver_factor(srd_solver *s);
+int  srd_solver_solve_factored(srd_solver *s, double *b);
 /* Solves J^T x = b in place (adjoint sensitivities); the plain solve when J is symmetric. */
 int  srd_solver_solve_transposed(srd_solver *s, double *b);
 /* y = J x with the current Jacobian (for tests and residual checks). */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "clock.h"
 #include "diag.h"
 #include "elab.h"
 #include "elab_tangent.h"
@@ -1044,6 +1045,27 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq,
     free(dr), free(dc);
 }
 
+/* Every param's derivatives of the static block's probes at the equilibrium just found, and
+ * what they cost beside the solve (the stiffness is factorised once for all of them). */
+static void print_static_derivatives(StaticPoint *b, const GradOptions *o, double solve_seconds)
+{
+    if (!o->quiet)
+        printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file, b->s.last.residual);
+    double t0 = srd_seconds();
+    double *dq = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double)), *r = NULL;
+    if (grad_has_probe(&b->m->statics, SRD_PROBE_REACTION)) {
+        r = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
+        srd_sim_reactions(&b->s, r);
+    }
+    for (int k = 0; k < b->m->n_params; k++)
+        print_param(b, o, k, dq, r);
+    free(dq), free(r);
+    double seconds = srd_seconds() - t0;
+    if (!o->quiet && b->m->n_params)
+        printf("cost: the static solve %.4f s, the derivatives %.4f s (%.2f ms per param, %.2f times the solve)\n",
+               solve_seconds, seconds, 1e3 * seconds / b->m->n_params, seconds / fmax(solve_seconds, 1e-9));
+}
+
 void point_simulation_settings(StaticPoint *b)
 {
     srd_sim *s = &b->s;
@@ -1109,23 +1131,13 @@ int grad_model(const GradOptions *o)
     if (status == SRD_EXIT_OK && !b.m->statics.n_probes && !modes)
         status = fail(o, "srdc: error: the static block of %s has no probe to differentiate\n"
                       "hint: add one, for example `probe tip = arm.end;`\n", o->file);
+    double t0 = srd_seconds();
     if (status == SRD_EXIT_OK && b.m->statics.present && srd_static(&b.s, b.m->statics.load_steps) != 0) {
         fprintf(messages(o), "srdc: error: the static equilibrium of %s was not found\n", o->file);
         status = SRD_EXIT_NUMERIC;
     }
-    if (status == SRD_EXIT_OK && b.m->statics.n_probes) {
-        if (!o->quiet)
-            printf("static equilibrium of %s: residual %.3e N; derivatives of its probes:\n", o->file,
-                   b.s.last.residual);
-        double *dq = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double)), *r = NULL;
-        if (grad_has_probe(&b.m->statics, SRD_PROBE_REACTION)) {
-            r = srd_xcalloc((size_t)b.m->n_dofs + 1, sizeof(double));
-            srd_sim_reactions(&b.s, r);
-        }
-        for (int k = 0; k < b.m->n_params; k++)
-            print_param(&b, o, k, dq, r);
-        free(dq), free(r);
-    }
+    if (status == SRD_EXIT_OK && b.m->statics.n_probes)
+        print_static_derivatives(&b, o, srd_seconds() - t0);
     if (status == SRD_EXIT_OK && modes)
         status = modal_grad(&b, o);
     static_point_close(&b);

@@ -138,6 +138,7 @@ int srd_sparse_modes(srd_solver *s, const double *mass, int count, double *lambd
 {
     int n = s->sys.n_free, used_lu, pivot;
     double sigma = choose_shift(s, mass), seconds = 0;
+    s->factored = SRD_FACTOR_NONE; /* its own factor of K - sigma M replaces any kept one */
     for (int i = 0; i < n; i++)
         s->jac[srd_system_position(&s->sys, i, i)] -= sigma * mass[i];
     if (srd_sparse_factor(s->sparse, &s->sys, s->jac, &used_lu, &pivot, &seconds) != 0) {

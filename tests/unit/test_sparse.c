@@ -2,8 +2,9 @@
  * LAPACK on element-assembled systems: the pattern holds every stencil pair, SPD systems take
  * Cholesky, unsymmetric ones LU, indefinite symmetric ones fall back to LU, a new set of fixed
  * DOFs gives a new pattern, couplings that appear later merge into it, nearly symmetric ones are solved by refining on the Cholesky
- * factor of their symmetric part, singular systems name the column with no pivot, and the automatic
- * choice takes sparse where the band is as wide as the system. */
+ * factor of their symmetric part, singular systems name the column with no pivot, a factorisation
+ * kept for right-hand sides one at a time (srd_solver_factor) agrees with the solve in every layout,
+ * and the automatic choice takes sparse where the band is as wide as the system. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -401,6 +402,93 @@ static void test_singular(void)
     unload(&l);
 }
 
+/* ---- srd_solver_factor: one factorisation kept for right-hand sides that come one at a time ---- */
+
+typedef struct Kept {
+    int    info, solves, used_lu, ref_lu, dropped_by_solve, dropped_by_zero, singular_col;
+    double diff, residual;
+} Kept;
+
+/* Solves two right-hand sides with srd_solver_solve, then with one srd_solver_factor and two
+ * srd_solver_solve_factored; then checks that another solve and a new assembly drop the factor. */
+static Kept kept_factor(const srd_model *m, srd_solver_kind kind, int symmetric, const Problem *p)
+{
+    Kept k = { 0 };
+    srd_solver s;
+    srd_solver_plan_fixed(&s, m, m->dof_fixed, kind, symmetric);
+    srd_solver_allocate(&s);
+    int n = s.sys.n_free;
+    double *R = calloc((size_t)n * (size_t)n + 1, sizeof(double)), *b[2], *x[2], *y[2];
+    assemble(&s, m, R, p);
+    for (int r = 0; r < 2; r++) {
+        b[r] = random_vector(n, p->seed + 5 + (uint64_t)r);
+        x[r] = malloc(sizeof(double) * (size_t)n + 1);
+        y[r] = malloc(sizeof(double) * (size_t)n + 1);
+        memcpy(x[r], b[r], sizeof(double) * (size_t)n);
+        memcpy(y[r], b[r], sizeof(double) * (size_t)n);
+        srd_solver_solve(&s, x[r]);
+    }
+    k.ref_lu = s.used_lu;
+    k.info = srd_solver_factor(&s);
+    k.used_lu = s.used_lu;
+    k.singular_col = s.singular_col;
+    for (int r = 0; r < 2; r++) {
+        k.solves |= srd_solver_solve_factored(&s, y[r]);
+        k.diff = fmax(k.diff, k.solves ? INFINITY : max_diff(y[r], x[r], n));
+        k.residual = fmax(k.residual, k.solves ? INFINITY : residual(R, y[r], b[r], n));
+    }
+    srd_solver_solve(&s, x[0]);
+    k.dropped_by_solve = srd_solver_solve_factored(&s, y[0]) == -1;
+    srd_solver_factor(&s);
+    srd_solver_zero(&s);
+    k.dropped_by_zero = srd_solver_solve_factored(&s, y[0]) == -1;
+    for (int r = 0; r < 2; r++)
+        free(b[r]), free(x[r]), free(y[r]);
+    free(R);
+    srd_solver_free(&s);
+    return k;
+}
+
+static void test_kept_factor(void)
+{
+    Loaded l;
+    if (!load_rod(&l, 40, true)) {
+        check(&tally, 0, "clamped 40-node rod elaborates");
+        return;
+    }
+    static const struct {
+        const char     *name;
+        srd_solver_kind kind;
+    } layouts[] = { { "sparse", SRD_SOLVER_SPARSE }, { "dense", SRD_SOLVER_DENSE }, { "banded", SRD_SOLVER_BANDED } };
+    static const struct {
+        const char *name;
+        Problem     p;
+        int         symmetric, lu;
+    } systems[] = { { "SPD (Cholesky)", { SYS_SPD, 41, -1 }, 1, 0 },
+                    { "indefinite symmetric (LU after Cholesky)", { SYS_INDEFINITE, 42, -1 }, 1, 1 },
+                    { "unsymmetric (LU)", { SYS_UNSYMMETRIC, 43, -1 }, 0, 0 } };
+    for (int a = 0; a < 3; a++)
+        for (int c = 0; c < 3; c++) {
+            Kept k = kept_factor(l.m, layouts[a].kind, systems[c].symmetric, &systems[c].p);
+            check(&tally, k.info == 0 && k.solves == 0 && k.used_lu == systems[c].lu && k.ref_lu == k.used_lu &&
+                              k.diff <= 1e-12 && k.residual <= 1e-12 && k.dropped_by_solve && k.dropped_by_zero,
+                  "kept factor, %s, %s: factor info %d, used_lu %d (solve's %d), two right-hand sides: |Rx-b|/|b| "
+                  "%.1e, differ from srd_solver_solve by %.1e (tol 1e-12); dropped by a solve %d, by srd_solver_zero %d",
+                  layouts[a].name, systems[c].name, k.info, k.used_lu, k.ref_lu, k.residual, k.diff,
+                  k.dropped_by_solve, k.dropped_by_zero);
+        }
+    for (int a = 0; a < 3; a++) {
+        Problem p = { SYS_SINGULAR, 44, 13 };
+        Kept k = kept_factor(l.m, layouts[a].kind, 1, &p);
+        bool named = layouts[a].kind != SRD_SOLVER_SPARSE || k.singular_col == p.zero_free;
+        check(&tally, k.info > 0 && k.solves == -1 && named,
+              "kept factor, %s, singular (free DOF %d held by nothing): factor info %d, zero pivot at %d, "
+              "solves with no factor return %d",
+              layouts[a].name, p.zero_free, k.info, k.singular_col, k.solves);
+    }
+    unload(&l);
+}
+
 /* The ring has a band as wide as the system but 3 neighbours per node: auto predicts the
  * sparse factorisation far cheaper than dense. A rod (narrow band) stays banded. */
 static void test_auto(void)
@@ -438,6 +526,7 @@ int main(void)
     test_added_couplings();
     test_sim_couplings();
     test_singular();
+    test_kept_factor();
     test_auto();
     printf("%d passed, %d failed\n", tally.run - tally.failed, tally.failed);
     return tally.failed != 0;
