@@ -74,14 +74,17 @@ static bool block_mentions(const Stmt *s, const char *name)
     return false;
 }
 
-/* What probe p gives the controller: components and dimension; false for a motor's torque,
- * whose dimension depends on the joint. A reaction gives its force (the first three values). */
+/* The values of probe p a controller's or an objective's slots hold: a reaction's force and
+ * moment, a contact probe's force, a node's position, a DOF's value. */
 int elab_objective_probe_width(const srd_probe *p)
 {
     if (p->kind == SRD_PROBE_STATE)
         return p->dof >= 0 ? 1 : 3;
-    return p->kind == SRD_PROBE_REACTION || p->kind == SRD_PROBE_CONTACT ? 3 : 0;
+    return p->kind == SRD_PROBE_REACTION ? 6 : p->kind == SRD_PROBE_CONTACT ? 3 : 0;
 }
+
+/* What probe p gives the controller: components and dimension; false for a motor's torque,
+ * whose dimension depends on the joint. A reaction's value is its force (the first three). */
 
 bool elab_probe_type(const srd_probe *p, int *n, Dims *d)
 {
@@ -102,6 +105,26 @@ bool elab_probe_type(const srd_probe *p, int *n, Dims *d)
         return p->component != SRD_JOINT_MOTOR;
     }
     return false;
+}
+
+bool elab_bind_probe(Elab *e, const srd_probe *p, SrcLoc loc)
+{
+    int n;
+    Dims d;
+    if (!elab_probe_type(p, &n, &d))
+        return false;
+    Value v = value_num(NAN, d);
+    v.n = n;
+    v.known = false;
+    v.param = p->name;
+    scope_bind(e, p->name, v, loc, BIND_LET);
+    if (p->kind == SRD_PROBE_REACTION) {
+        Value *moment = arena_alloc(e->arena, sizeof *moment);
+        *moment = v;
+        moment->dims = dims_mul(d, dims_of(1, 0, 0, 0)); /* N*m */
+        e->scope->moment = moment;
+    }
+    return true;
 }
 
 static int add_slot(srd_control *c, const char *name, int kind, int n, int probe)
@@ -134,18 +157,14 @@ static void bind_probes(Elab *e, const Stmt *s, srd_control *c)
         int n;
         Dims d;
         SrcLoc loc = i < 256 ? e->probe_locs[0][i] : s->loc;
-        if (!elab_probe_type(p, &n, &d)) {
+        if (!elab_bind_probe(e, p, loc)) {
             Diag *dg = diag_error(loc, "the controller reads probe `%s`, but a motor probe's dimension depends "
                                        "on its joint", p->name);
             diag_hint(dg, "read the joint's angle or position with a probe of its bodies instead");
             continue;
         }
-        Value v = value_num(NAN, d);
-        v.n = n;
-        v.known = false;
-        v.param = p->name;
-        scope_bind(e, p->name, v, loc, BIND_LET);
-        add_slot(c, p->name, SRD_CONTROL_PROBE, n, i);
+        elab_probe_type(p, &n, &d);
+        add_slot(c, p->name, SRD_CONTROL_PROBE, p->kind == SRD_PROBE_REACTION ? 6 : n, i);
     }
 }
 

@@ -58,6 +58,7 @@ struct Binding {
     Value       val;
     SrcLoc      loc;
     int         kind;     /* BIND_* */
+    const Value *moment;  /* a reaction probe's moment (its `.mx`, `.my`, `.mz`); NULL otherwise */
     Binding    *next;
 };
 enum { BIND_LET, BIND_PARAM, BIND_LOOP, BIND_ARG, BIND_BUILTIN };
@@ -371,6 +372,9 @@ void *elab_grow(void *p, size_t size);
  * components (1, or a node's 3), a reaction or a contact force its force (3; a reaction's
  * moment is not read), a body's or a joint's none. The slots follow the probes' order. */
 int elab_objective_probe_width(const srd_probe *p);
+/* A reaction probe's member in a controller or an objective: 0-2 for fx, fy, fz, 3-5 for mx, my,
+ * mz (its moment, the last three of its six values); -1 for any other name. */
+int elab_reaction_member(const char *m);
 
 /* Builds the model from a parsed program; NULL after reporting errors. */
 srd_model *elab_program(Program *prog, Arena *arena, const char *source);

@@ -151,6 +151,7 @@ void scope_bind(Elab *e, const char *name, Value v, SrcLoc loc, int kind)
     b->val = v;
     b->loc = loc;
     b->kind = kind;
+    b->moment = NULL;
     b->next = e->scope;
     e->scope = b;
 }
@@ -1298,18 +1299,65 @@ static Value stencil_member(Elab *e, Value base, Expr *x)
     return value_error();
 }
 
+/* Member m of a reaction probe: 0-2 for fx, fy, fz (its force, as x, y, z), 3-5 for mx, my, mz
+ * (its moment); -1 for any other name. */
+int elab_reaction_member(const char *m)
+{
+    static const char *const names[6] = { "fx", "fy", "fz", "mx", "my", "mz" };
+    for (int c = 0; c < 6; c++)
+        if (!strcmp(m, names[c]))
+            return c;
+    return -1;
+}
+
+/* `R.fx` ... `R.mz` with R a reaction probe bound by name (elab_bind_probe). */
+static bool reaction_member(Elab *e, Expr *x, Value *out)
+{
+    int c = elab_reaction_member(x->str);
+    Binding *b = c >= 0 && !x->has_args && x->a->kind == EX_NAME ? scope_lookup(e, x->a->str) : NULL;
+    if (!b || !b->moment)
+        return false;
+    *out = c < 3 ? b->val : *b->moment;
+    out->n = 1;
+    out->v[0] = out->v[c % 3];
+    out->dv[0] = out->dv[c % 3];
+    return true;
+}
+
+/* A number's member that is none of x, y, z: named with what the reaction probes have. */
+static void member_error(Elab *e, Expr *x)
+{
+    const char *name = x->a->kind == EX_NAME ? x->a->str : NULL;
+    Binding *b = name ? scope_lookup(e, name) : NULL;
+    static const char *members = "a reaction probe `R` (`probe R = reaction(arm.start);`) has its force as `R.fx`, "
+                                 "`R.fy`, `R.fz` (or `R.x`, `R.y`, `R.z`) and its moment as `R.mx`, `R.my`, `R.mz`";
+    Diag *d;
+    if (b && b->moment)
+        d = diag_error(x->loc, "the reaction probe `%s` has no member `%s`", name, x->str);
+    else if (name && elab_reaction_member(x->str) >= 0)
+        d = diag_error(x->loc, "`%s` is not a reaction probe: it has no member `%s`", name, x->str);
+    else {
+        diag_error(x->loc, "a number has no member `%s`", x->str);
+        return;
+    }
+    diag_hint(d, "%s", members);
+}
+
 static Value eval_member(Elab *e, Expr *x)
 {
+    Value r;
+    if (reaction_member(e, x, &r))
+        return r;
     Value base = eval_expr(e, x->a);
     if (base.kind == V_ERR)
         return base;
     if (base.kind == V_NUM && !x->has_args) {
         int c = !strcmp(x->str, "x") ? 0 : !strcmp(x->str, "y") ? 1 : !strcmp(x->str, "z") ? 2 : -1;
         if (c < 0 || c >= base.n || base.n == 1 || base.n == 9) {
-            diag_error(x->loc, "a number has no member `%s`", x->str);
+            member_error(e, x);
             return value_error();
         }
-        Value r = base;
+        r = base;
         r.n = 1;
         r.v[0] = base.v[c];
         r.dv[0] = base.dv[c];

@@ -31,6 +31,8 @@ struct SymBind {
     const Expr *src;    /* a body let's expression: prev(name) lowers it again at the step start */
     const Expr *lazy;   /* a global let, lowered on first use */
     bool        busy;
+    bool        reaction; /* a reaction probe's: v its force, moment its moment (`.mx`) */
+    Sym         moment;
     SymBind    *next;
 };
 
@@ -693,6 +695,21 @@ static Sym stencil_member(Lower *L, Sym base, const Expr *x)
     return r;
 }
 
+/* `R.fx` ... `R.mz` with R a reaction probe bound by name (bind_probe_data). */
+static bool reaction_member(Lower *L, const Expr *x, Sym *out)
+{
+    int c = elab_reaction_member(x->str);
+    if (c < 0 || x->a->kind != EX_NAME)
+        return false;
+    SymBind *b = L->scope;
+    while (b && strcmp(b->name, x->a->str))
+        b = b->next;
+    if (!b || !b->reaction)
+        return false;
+    *out = sym_scalar(c < 3 ? b->v.c[c] : b->moment.c[c - 3]);
+    return true;
+}
+
 static Sym lookup(Lower *L, const char *name)
 {
     for (SymBind *b = L->scope; b; b = b->next) {
@@ -804,6 +821,8 @@ static Sym lower_node(Lower *L, const Expr *x)
     }
     case EX_CALL: return lower_call(L, x);
     case EX_MEMBER:
+        if (reaction_member(L, x, &a))
+            return a;
         a = lower_expr(L, x->a);
         if (a.kind == SY_NODE || a.kind == SY_EDGE)
             return stencil_member(L, a, x);
@@ -1383,6 +1402,25 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
     return value_kernel(&L, kind, r, rates ? 3 * n_value : n_value, out);
 }
 
+/* Binds probe p by name to data slots first, first + 1, ... (elab_objective_probe_width of
+ * them): a reaction's force, its moment for `.mx`, `.my`, `.mz`. */
+static void bind_probe_data(Lower *L, const srd_probe *p, int first)
+{
+    bool reaction = p->kind == SRD_PROBE_REACTION;
+    Sym v = sym_err();
+    v.kind = SY_NUM;
+    v.n = reaction ? 3 : elab_objective_probe_width(p);
+    for (int j = 0; j < v.n; j++)
+        v.c[j] = input(L, KIN_DATA, first + j);
+    bind(L, p->name, v, NULL);
+    if (!reaction)
+        return;
+    L->scope->reaction = true;
+    L->scope->moment = v;
+    for (int j = 0; j < 3; j++)
+        L->scope->moment.c[j] = input(L, KIN_DATA, first + 3 + j);
+}
+
 bool lower_control_step(const Program *prog, const srd_model *model, const char *kind, int step, LoweredElement *out,
                         char *err, size_t err_n)
 {
@@ -1395,6 +1433,10 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
     bind_globals(&L);
     bind_captured(&L, run->captured, run->n_captured);
     for (int k = 0; k < c->n_slots; k++) {
+        if (c->slots[k].kind == SRD_CONTROL_PROBE) {
+            bind_probe_data(&L, &model->simulate.probes[c->slots[k].probe], c->slots[k].first);
+            continue;
+        }
         Sym v = sym_err();
         v.kind = SY_NUM;
         v.n = c->slots[k].n;
@@ -1409,7 +1451,7 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
 }
 
 /* Binds the probes of the objective's analysis to data slots 0, 1, ... (a node probe's three
- * components in a row, a force probe's force); returns the number of slots. */
+ * components in a row, a reaction's force and moment); returns the number of slots. */
 static int bind_probe_slots(Lower *L)
 {
     const srd_analysis *a = srd_objective_analysis(L->model);
@@ -1418,13 +1460,8 @@ static int bind_probe_slots(Lower *L)
         const srd_probe *p = &a->probes[i];
         if (!elab_objective_probe_width(p))
             continue;
-        Sym v = sym_err();
-        v.kind = SY_NUM;
-        v.n = elab_objective_probe_width(p);
-        for (int j = 0; j < v.n; j++)
-            v.c[j] = input(L, KIN_DATA, first + j);
-        first += v.n;
-        bind(L, p->name, v, NULL);
+        bind_probe_data(L, p, first);
+        first += elab_objective_probe_width(p);
     }
     return first;
 }

@@ -79,17 +79,9 @@ static bool bind_static_probes(Elab *e, const Stmt *s)
         diag_hint(d, "add `static { probe tip = arm.end; }` and minimise an expression of `tip`");
         return false;
     }
-    for (int i = 0; i < a->n_probes; i++) {
-        int n;
-        Dims dims;
-        if (!elab_objective_probe_width(&a->probes[i]) || !elab_probe_type(&a->probes[i], &n, &dims))
-            continue; /* a body's or a joint's probes have no derivative yet: unknown names in the objective */
-        Value v = value_num(NAN, dims);
-        v.n = n;
-        v.known = false;
-        v.param = a->probes[i].name;
-        scope_bind(e, a->probes[i].name, v, s->loc, BIND_LET);
-    }
+    for (int i = 0; i < a->n_probes; i++)
+        if (elab_objective_probe_width(&a->probes[i])) /* a body's or a joint's probes have no derivative yet */
+            elab_bind_probe(e, &a->probes[i], s->loc);
     return true;
 }
 

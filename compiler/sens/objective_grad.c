@@ -86,7 +86,7 @@ static double forces_share(const StaticPoint *pt, const double *weights, const d
             srd_probe_reaction_tangent(pt->m, pr, pt->s.q, r, dq, dr, dfm);
         else if (pr->kind == SRD_PROBE_CONTACT)
             memcpy(dfm, &dc[3 * i], 3 * sizeof(double));
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < 6; c++) /* a reaction's force and moment */
             sum += w[c] * dfm[c];
     }
     return sum;

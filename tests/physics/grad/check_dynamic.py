@@ -475,6 +475,16 @@ with open(forced, "w") as f:
 objective_against_differences("an objective of the reaction a controller reads", forced,
                               "integral((R.z / 1 N)^2 + (tip.z / 1 mm)^2) / 1 s", ["kd", "E"])
 
+# The reaction's moment by its members (`R.my`, N*m; the force's as `R.fz`), read by the
+# controller and by the objective over time: the moment's seeds (about the clamped node, where
+# it is) against differences.
+moment_fed = os.path.join(tap.scratch("dyn_"), "moment_fed.srd")
+with open(moment_fed, "w") as f:
+    f.write(control_text.replace("METHOD", "implicit_euler").replace(
+        "let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.my / 1 kN;"))
+objective_against_differences("an objective of the reaction's moment a controller reads", moment_fed,
+                              "integral((R.my / (1 mN*m))^2 + (tip.z / 1 mm)^2) / 1 s + R.fz / 1 mN", ["kd", "E"])
+
 # Force feedback with ground contact and friction (tests/physics/control/force_feedback.srd: the
 # controller reads the clamp's reaction while the tip drags on the ground), recomputed from
 # checkpoints at every sample (segment 4).

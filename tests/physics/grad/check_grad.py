@@ -261,6 +261,22 @@ for name in ("F", "rho"):
 check(abs(got.get("E", math.nan)) < 1e-9 * J / 1e6, "srdc grad --objective of a reaction's force: d/d(E) = %s, zero up "
       "to rounding" % got.get("E"))
 
+# An objective of the reaction's moment and force by their members, J = (R.mz / 1 uN*m)^2 +
+# R.my / 1 uN*m + R.fx / 1 mN: by the chain rule over the derivatives printed above (moment: the
+# last three), tolerance 1e-8 as above.
+p = subprocess.run([srdc, "grad", react, "--objective", "(R.mz / (1 uN*m))^2 + R.my / (1 uN*m) + R.fx / 1 mN"],
+                   capture_output=True, text=True)
+got = dict((k, float(v)) for k, v in re.findall(r"  d\(objective\)/d\((\w+)\) = (\S+) per", p.stdout))
+value = re.search(r"objective \(--objective\) = (\S+);", p.stdout)
+J = (R0[5] / 1e-6) ** 2 + R0[4] / 1e-6 + R0[0] / 1e-3
+check(value is not None and abs(float(value.group(1)) / J - 1) < 1e-9, "the objective of R.mz, R.my, R.fx is %s, "
+      "from the probe file's columns %.9e (tol 1e-9 relative)" % (value and value.group(1), J))
+for name in ("E", "F", "rho"):
+    d = printed.get(name, [math.nan] * 6)
+    expected = 2 * R0[5] / 1e-12 * d[5] + d[4] / 1e-6 + d[0] / 1e-3
+    check(abs(got.get(name, math.nan) / expected - 1) < 1e-8, "srdc grad --objective of a reaction's moment "
+          "(R.mz, R.my, R.fx): d(objective)/d(%s) = %s, the chain rule %.9e" % (name, got.get(name), expected))
+
 # Contact probes: the forces the ground and a sphere exert on a rod sagging onto both, derived
 # with respect to their stiffnesses, the sphere's radius (its centre moves with it) and the rod's
 # density, against fourth-order central differences of static runs; tolerance 1e-5 of the
