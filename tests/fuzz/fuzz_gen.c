@@ -1,6 +1,7 @@
 /* fuzz_gen.c — libFuzzer entry whose bytes steer gen.c: the generated program goes through the
  * front end, and the user energies and forces of a model that elaborates are lowered and
- * differentiated (no code generation: that needs LLVM's time, not the fuzzer's). */
+ * differentiated, as are its control block's steps and its objective with its terms (no code
+ * generation: that needs LLVM's time, not the fuzzer's). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,23 @@ static void lower_defined(const Program *prog, const srd_model *m)
     }
 }
 
+/* The control block's steps, the objective and its terms (a rod's tracked curve has none). */
+static void lower_run_expressions(const Program *prog, const srd_model *m)
+{
+    LoweredElement le;
+    char err[512];
+    for (int k = 0; k < m->control.n_steps; k++)
+        if (lower_control_step(prog, m, "control_step", k, &le, err, sizeof err))
+            lowered_free(&le);
+    if (!m->optimize.present)
+        return;
+    if (lower_objective(prog, m, &le, err, sizeof err))
+        lowered_free(&le);
+    for (int k = 0; k < m->optimize.n_terms; k++)
+        if (m->optimize.terms[k].kind != SRD_TERM_TRACK_CURVE && lower_objective_term(prog, m, k, &le, err, sizeof err))
+            lowered_free(&le);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     elab_set_work_limit(FUZZ_WORK_LIMIT);
@@ -38,8 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Program prog = { 0 };
     if (parse_program_text(&arena, "gen.srd", text, len, parse_stdlib_dir(), &prog)) {
         srd_model *m = elab_program(&prog, &arena, "gen.srd");
-        if (m)
+        if (m) {
             lower_defined(&prog, m);
+            lower_run_expressions(&prog, m);
+        }
         srd_model_free(m);
     }
     fuzz_discard_diagnostics();

@@ -21,7 +21,7 @@ typedef struct Gen {
     int            depth;                  /* expression nesting of the current production */
     int            loop_depth;             /* for loops around the current statement */
     int            n_vals, n_params, n_fns, n_mats, n_rods, n_bodies, n_shells, n_elems, n_indexed;
-    int            has_simulate;
+    int            has_simulate, n_inputs, has_control, has_optimize;
     int            fn_arity[MAX_NAMES];
     int            elem_nodes[MAX_NAMES];  /* stencil size of energy/force e<k> */
     int            elem_params[MAX_NAMES]; /* value parameters k0.. of e<k> */
@@ -454,6 +454,10 @@ static void analysis_item(Gen *g)
             expr(g);
         }
         emit(g, ";\n");
+    } else if (c == 2 && pick(g, 3) == 2) {
+        emit(g, "  probe R = reaction(");
+        selection(g);
+        emit(g, ");\n");
     } else if (c == 2) {
         emit(g, "  probe q%u = ", pick(g, 4));
         selection(g);
@@ -618,6 +622,100 @@ static void let_or_param(Gen *g, int top)
     g->n_vals++;
 }
 
+static void input_decl(Gen *g)
+{
+    emit(g, "input u%d = ", g->n_inputs++);
+    expr(g);
+    if (pick(g, 3)) {
+        emit(g, " in ");
+        expr(g);
+        emit(g, "..");
+        expr(g);
+    }
+    emit(g, ";\n");
+}
+
+/* One statement of a control block: a var, a let or an assignment to anything. */
+static void control_item(Gen *g)
+{
+    unsigned c = pick(g, 4);
+    if (c == 0 || c == 1)
+        emit(g, "  %s %s%u = ", c ? "let" : "var", c ? "e" : "c", pick(g, 3));
+    else
+        emit(g, "  %s = ", ONE_OF(g, "c0", "e0", "u0", "p0", "v0", "tip", "t", "period", "nope"));
+    expr(g);
+    emit(g, ";\n");
+}
+
+static void control_block(Gen *g)
+{
+    emit(g, "control ");
+    if (pick(g, 4)) {
+        emit(g, "every ");
+        expr(g);
+        emit(g, " ");
+    }
+    emit(g, "{\n");
+    int n = (int)pick(g, 8);
+    for (int k = 0; k < n; k++)
+        control_item(g);
+    emit(g, "}\n");
+}
+
+/* minimize with the objective's terms (integral, track) and reaction members in reach. */
+static void objective_expr(Gen *g)
+{
+    switch (pick(g, 5)) {
+    case 1: emit(g, "integral("); expr(g); emit(g, ")"); break;
+    case 2: emit(g, "track("); expr(g); emit(g, ", \"%s\")", ONE_OF(g, "m.csv", "", "/nope.csv")); break;
+    case 3: emit(g, "%s.%s", ONE_OF(g, "R", "tip", "q0", "r0"), ONE_OF(g, "mx", "fz", "my", "x", "z", "mq")); break;
+    default: expr(g); break;
+    }
+    if (pick(g, 2)) {
+        emit(g, " %s ", ONE_OF(g, "+", "*", "-", "/"));
+        objective_expr(g);
+    }
+}
+
+static void optimize_block(Gen *g)
+{
+    emit(g, "optimize {\n");
+    int n = (int)pick(g, 6);
+    for (int k = 0; k < n; k++)
+        switch (pick(g, 4)) {
+        case 0: emit(g, "  minimize = "); objective_expr(g); emit(g, ";\n"); break;
+        case 1: emit(g, "  vary %s;\n", ONE_OF(g, "p0", "p0, p1", "u0", "E", "nope", "p0, p0")); break;
+        case 2: prop(g, ONE_OF(g, "method", "tolerance", "max_evaluations", "nope"),
+                     ONE_OF(g, "lbfgs", "mma", "slsqp", "bobyqa", "1e-10", "200", "0", "-1")); break;
+        default: emit(g, "  %s", pick(g, 2) ? "probe q = r0.end;\n" : "minimize = 1;\n"); break;
+        }
+    emit(g, "}\n");
+}
+
+/* An input the curvature follows and a controller that sets it from its own state. */
+static void tame_control(Gen *g)
+{
+    if (g->has_control++)
+        return;
+    int u = g->n_inputs++;
+    emit(g, "input u%d = 0.1 in -1..1;\nactuate r0.curvature = (u%d * 1 /m, 0);\n", u, u);
+    emit(g, "control every %s {\n  var acc = 0;\n  let err = ", ONE_OF(g, "5 ms", "1 ms", "2.5 ms"));
+    tame_expr(g);
+    emit(g, ";\n  acc = 0.5 * acc + err;\n  u%d = %s;\n}\n", u, ONE_OF(g, "acc", "sin(acc)", "acc * period / 1 ms"));
+}
+
+/* An objective of the final static block's probes (gen_program writes them) over a param of its
+ * own. */
+static void tame_optimize(Gen *g)
+{
+    if (g->has_optimize++)
+        return;
+    emit(g, "param w0 = 1 in 0.5..2;\noptimize {\n  minimize = ((tip.z - 1 cm) / 1 mm)^2 + (R.my / (1 mN*m))^2 + "
+            "R.fz / 1 N + w0 * ");
+    tame_expr(g);
+    emit(g, ";\n  vary w0;\n  method = %s;\n}\n", ONE_OF(g, "lbfgs", "bobyqa", "mma", "slsqp"));
+}
+
 static void boundary(Gen *g)
 {
     unsigned c = pick(g, 6);
@@ -745,7 +843,7 @@ static void tame_loop(Gen *g)
 
 static void tame_stmt(Gen *g)
 {
-    switch (pick(g, 12)) {
+    switch (pick(g, 14)) {
     case 0: emit(g, "let v%d = ", g->n_vals); tame_expr(g); emit(g, ";\n"); g->n_vals++; break;
     case 1: emit(g, "param p%d = 0.5 in 0 .. 1;\n", g->n_params++); break;
     case 2: fn_decl(g); break;
@@ -763,6 +861,8 @@ static void tame_stmt(Gen *g)
     case 9: fn_tower(g); break;
     case 10: emit(g, "use std.springs;\napply spring(r0.start, r0.end; k = "); scaled(g, "1 N/m");
              emit(g, ", l0 = 1 cm);\n"); break;
+    case 12: tame_control(g); break;
+    case 13: tame_optimize(g); break;
     default:
         emit(g, "let v%d = ", g->n_vals++);
         if (pick(g, 2))
@@ -780,7 +880,7 @@ static void stmt(Gen *g, int top)
         tame_stmt(g);
         return;
     }
-    switch (pick(g, 16)) {
+    switch (pick(g, 19)) {
     case 0: let_or_param(g, top); break;
     case 1: object(g); break;
     case 2: boundary(g); break;
@@ -796,6 +896,9 @@ static void stmt(Gen *g, int top)
     case 12: emit(g, "use std.%s;\n", ONE_OF(g, "rods", "springs", "shells", "loads", "contact", "nope")); break;
     case 13: emit(g, "planar;\n"); break;
     case 14: emit(g, "let v%d = ", g->n_vals++); chain(g); emit(g, ";\n"); break;
+    case 15: input_decl(g); break;
+    case 16: control_block(g); break;
+    case 17: optimize_block(g); break;
     default: emit(g, "let v%d = ", g->n_vals++); nesting(g); emit(g, ";\n"); break;
     }
 }
@@ -823,7 +926,7 @@ char *gen_program(const uint8_t *data, size_t size, size_t *len)
     for (int k = 0; k < n; k++)
         stmt(&g, 1);
     if (g.tame || pick(&g, 3) != 2)
-        emit(&g, "static { load_steps = 2; probe tip = r0.end; }\n");
+        emit(&g, "static { load_steps = 2; probe tip = r0.end; probe R = reaction(r0.start); }\n");
     *len = g.len;
     return g.buf;
 }
