@@ -239,9 +239,6 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it releases constraints during the run: not derived yet";
     if (s->n_frames)
         return "it turns a clamped rod end (a turning motion): not derived yet";
-    if (s->pairs && m->damping_beta > 0)
-        return "its stiffness-proportional damping takes the stiffness before the step's contact pairs are found: "
-               "not derived yet";
     if (!pair_states_none(s))
         return "its contact pairs carry rigid bodies' frames in their state: not derived yet";
     if (!states_supported(s))
