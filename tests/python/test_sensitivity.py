@@ -13,6 +13,7 @@ from conftest import ROOT, srdc_env
 
 ARM = os.path.join(ROOT, "tests", "physics", "grad", "arm.srd")
 SWING = os.path.join(ROOT, "tests", "physics", "grad", "swing.srd")
+REACT = os.path.join(ROOT, "tests", "physics", "grad", "react.srd")
 
 
 def test_same_as_srdc_grad(srdc):
@@ -128,3 +129,17 @@ def test_objective_same_as_srdc_grad(srdc):
         srd.objective_gradient(SWING, "tipz / 1 cm")
     with pytest.raises(srd.ModelError, match="no objective"):
         srd.objective_gradient(SWING)
+
+
+def test_objective_of_a_reaction_moment(srdc):
+    """A reaction probe's moment and force by their members, as srdc grad derives them."""
+    expr = "(R.mz / (1 uN*m))^2 + R.my / (1 uN*m) + R.fx / 1 mN"
+    value, grads, why = srd.objective_gradient(REACT, expr)
+    assert why == {} and set(grads) == {"E", "F", "rho"}
+    printed = subprocess.run([srdc, "grad", REACT, "--objective", expr], capture_output=True, text=True, check=True,
+                             env=srdc_env()).stdout
+    assert np.isclose(value, float(re.search(r"objective \(--objective\) = (\S+);", printed).group(1)), rtol=1e-12)
+    for param, d in re.findall(r"d\(objective\)/d\((\w+)\) = (\S+) per", printed):
+        assert np.isclose(grads[param], float(d), rtol=1e-10), param
+    with pytest.raises(srd.ModelError, match="`tip` is not a reaction probe"):
+        srd.objective_gradient(REACT, "tip.mx / (1 N*m)")
