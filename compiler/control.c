@@ -85,7 +85,6 @@ int elab_objective_probe_width(const srd_probe *p)
 
 /* What probe p gives the controller: components and dimension; false for a motor's torque,
  * whose dimension depends on the joint. A reaction's value is its force (the first three). */
-
 bool elab_probe_type(const srd_probe *p, int *n, Dims *d)
 {
     *n = 3;

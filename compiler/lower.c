@@ -1402,14 +1402,14 @@ bool lower_schedule(const Program *prog, const srd_model *model, const char *kin
     return value_kernel(&L, kind, r, rates ? 3 * n_value : n_value, out);
 }
 
-/* Binds probe p by name to data slots first, first + 1, ... (elab_objective_probe_width of
- * them): a reaction's force, its moment for `.mx`, `.my`, `.mz`. */
-static void bind_probe_data(Lower *L, const srd_probe *p, int first)
+/* Binds probe p by name to its n values in data slots first, first + 1, ...: a reaction's force
+ * (n = 6: its moment after it, for `.mx`, `.my`, `.mz`). */
+static void bind_probe_data(Lower *L, const srd_probe *p, int first, int n)
 {
     bool reaction = p->kind == SRD_PROBE_REACTION;
     Sym v = sym_err();
     v.kind = SY_NUM;
-    v.n = reaction ? 3 : elab_objective_probe_width(p);
+    v.n = reaction ? 3 : n;
     for (int j = 0; j < v.n; j++)
         v.c[j] = input(L, KIN_DATA, first + j);
     bind(L, p->name, v, NULL);
@@ -1434,7 +1434,7 @@ bool lower_control_step(const Program *prog, const srd_model *model, const char 
     bind_captured(&L, run->captured, run->n_captured);
     for (int k = 0; k < c->n_slots; k++) {
         if (c->slots[k].kind == SRD_CONTROL_PROBE) {
-            bind_probe_data(&L, &model->simulate.probes[c->slots[k].probe], c->slots[k].first);
+            bind_probe_data(&L, &model->simulate.probes[c->slots[k].probe], c->slots[k].first, c->slots[k].n);
             continue;
         }
         Sym v = sym_err();
@@ -1460,7 +1460,7 @@ static int bind_probe_slots(Lower *L)
         const srd_probe *p = &a->probes[i];
         if (!elab_objective_probe_width(p))
             continue;
-        bind_probe_data(L, p, first);
+        bind_probe_data(L, p, first, elab_objective_probe_width(p));
         first += elab_objective_probe_width(p);
     }
     return first;

@@ -176,4 +176,15 @@ far, msg0 = closest_approach("-p", "gain=0/m")
 check(near < 0.02 and far > 0.09, "snake_steer: the middle node passes %.1f mm from the goal (< 20 mm); "
       "without gain %.1f mm (> 90 mm) %s" % (1e3 * near, 1e3 * far, msg + msg0))
 
+# 7. A controller reading a rigid body's probe (its angular velocity, a 3-vector): the pushing force
+# it sets, 2 N, moves the body as implicit Euler's closed form says (tolerance 1e-12 m: the probe
+# file's 12 digits of 2 cm).
+out = os.path.join(work, "body_feedback")
+p = srd("run", os.path.join(here, "body_feedback.srd"), "--out", out, "--quiet")
+last = rows(os.path.join(out, "probes.csv"))[-1] if p.returncode == 0 else {}
+expected = 2.0 / 0.5 * 1e-6 * 100 * 101 / 2
+check(p.returncode == 0 and abs(float(last.get("p.x", "nan")) - expected) < 1e-12,
+      "a controller reading a body's angular velocity: x(0.1 s) = %s m, closed form %.12g m %s"
+      % (last.get("p.x"), expected, p.stderr.strip()))
+
 tap.finish()

@@ -466,24 +466,26 @@ forward_and_adjoint("snake_steer (a saturating controller)", steer,
 each_method("force feedback", "controlled.srd", CONTROL, forces=("R",), segment=5,
             edit=lambda text: text.replace("let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;"))
 
+def fed_objective(label, name, feedback, expr):
+    """controlled.srd (implicit Euler) whose law adds `feedback` to its error, and an objective
+    of its run by the adjoint against differences."""
+    model = os.path.join(tap.scratch("dyn_"), name)
+    with open(model, "w") as f:
+        f.write(control_text.replace("METHOD", "implicit_euler").replace(
+            "let e = target(t) - tip.z;", "let e = target(t) - tip.z + %s;" % feedback))
+    objective_against_differences(label, model, expr, ["kd", "E"])
+
+
 # An objective over time of the reaction the controller reads, by the adjoint (its seeds at every
 # step and the samples' at the steps before them share the pending start) against differences.
-forced = os.path.join(tap.scratch("dyn_"), "forced.srd")
-with open(forced, "w") as f:
-    f.write(control_text.replace("METHOD", "implicit_euler").replace(
-        "let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.z * 1 m / 1 kN;"))
-objective_against_differences("an objective of the reaction a controller reads", forced,
-                              "integral((R.z / 1 N)^2 + (tip.z / 1 mm)^2) / 1 s", ["kd", "E"])
+fed_objective("an objective of the reaction a controller reads", "forced.srd", "R.z * 1 m / 1 kN",
+              "integral((R.z / 1 N)^2 + (tip.z / 1 mm)^2) / 1 s")
 
 # The reaction's moment by its members (`R.my`, N*m; the force's as `R.fz`), read by the
 # controller and by the objective over time: the moment's seeds (about the clamped node, where
 # it is) against differences.
-moment_fed = os.path.join(tap.scratch("dyn_"), "moment_fed.srd")
-with open(moment_fed, "w") as f:
-    f.write(control_text.replace("METHOD", "implicit_euler").replace(
-        "let e = target(t) - tip.z;", "let e = target(t) - tip.z + R.my / 1 kN;"))
-objective_against_differences("an objective of the reaction's moment a controller reads", moment_fed,
-                              "integral((R.my / (1 mN*m))^2 + (tip.z / 1 mm)^2) / 1 s + R.fz / 1 mN", ["kd", "E"])
+fed_objective("an objective of the reaction's moment a controller reads", "moment_fed.srd", "R.my / 1 kN",
+              "integral((R.my / (1 mN*m))^2 + (tip.z / 1 mm)^2) / 1 s + R.fz / 1 mN")
 
 # Force feedback with ground contact and friction (tests/physics/control/force_feedback.srd: the
 # controller reads the clamp's reaction while the tip drags on the ground), recomputed from
