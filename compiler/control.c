@@ -106,12 +106,12 @@ bool elab_probe_type(const srd_probe *p, int *n, Dims *d)
     return false;
 }
 
-bool elab_bind_probe(Elab *e, const srd_probe *p, SrcLoc loc)
+int elab_bind_probe(Elab *e, const srd_probe *p, SrcLoc loc)
 {
     int n;
     Dims d;
     if (!elab_probe_type(p, &n, &d))
-        return false;
+        return 0;
     Value v = value_num(NAN, d);
     v.n = n;
     v.known = false;
@@ -122,8 +122,9 @@ bool elab_bind_probe(Elab *e, const srd_probe *p, SrcLoc loc)
         *moment = v;
         moment->dims = dims_mul(d, dims_of(1, 0, 0, 0)); /* N*m */
         e->scope->moment = moment;
+        return 6;
     }
-    return true;
+    return n;
 }
 
 static int add_slot(srd_control *c, const char *name, int kind, int n, int probe)
@@ -153,17 +154,15 @@ static void bind_probes(Elab *e, const Stmt *s, srd_control *c)
         const srd_probe *p = &a->probes[i];
         if (!block_mentions(s, p->name))
             continue;
-        int n;
-        Dims d;
         SrcLoc loc = i < 256 ? e->probe_locs[0][i] : s->loc;
-        if (!elab_bind_probe(e, p, loc)) {
+        int n = elab_bind_probe(e, p, loc);
+        if (!n) {
             Diag *dg = diag_error(loc, "the controller reads probe `%s`, but a motor probe's dimension depends "
                                        "on its joint", p->name);
             diag_hint(dg, "read the joint's angle or position with a probe of its bodies instead");
             continue;
         }
-        elab_probe_type(p, &n, &d);
-        add_slot(c, p->name, SRD_CONTROL_PROBE, p->kind == SRD_PROBE_REACTION ? 6 : n, i);
+        add_slot(c, p->name, SRD_CONTROL_PROBE, n, i);
     }
 }
 

@@ -320,10 +320,9 @@ typedef struct Elab {
     int         objs_indexed, mats_indexed, decls_indexed;
     /* The local bindings above global_top (a loop body's lets), indexed in local_names when
      * they are many: local_head and local_base are the scope and global_top it was made for,
-     * local_len their count, locals_reach_top whether that chain passes global_top. */
+     * locals_reach_top whether that chain passes global_top. */
     NameTable   local_names;
     Binding    *local_head, *local_base;
-    int         local_len;
     bool        locals_reach_top;
 
     /* Derivatives along one param (Value.dv, dual.h): `seed` names it (NULL: none), and a

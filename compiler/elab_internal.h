@@ -124,8 +124,9 @@ void elab_control(Elab *e);
  * depends on the joint). */
 bool elab_probe_type(const srd_probe *p, int *n, Dims *d);
 /* Binds probe p by name as an unknown value of its type for a controller or an objective to
- * read (a reaction's force, with its moment for `.mx`, `.my`, `.mz`); false for a motor probe. */
-bool elab_bind_probe(Elab *e, const srd_probe *p, SrcLoc loc);
+ * read (a reaction's force, with its moment for `.mx`, `.my`, `.mz`). Returns the values a slot
+ * of it holds (a reaction's 6), or 0 for a motor probe. */
+int elab_bind_probe(Elab *e, const srd_probe *p, SrcLoc loc);
 
 /* The `optimize` block (optimize.c): the same, once the static block's probes are known. */
 void elab_optimize_declared(Elab *e, Stmt *s);

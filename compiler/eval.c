@@ -104,8 +104,21 @@ static bool require_num(Elab *e, Value v, Expr *x);
 
 /* ---- scopes ---- */
 
-/* Brings global_names up to date with e->globals: the new bindings since global_top are added
- * oldest first, so that the newest of a name wins; if globals left that chain, it is rebuilt. */
+/* Puts the n bindings from `from` down into t, oldest first, so that the newest of a name wins. */
+static void put_oldest_first(NameTable *t, Binding *from, int n)
+{
+    Binding **chain = malloc(sizeof *chain * (size_t)(n + 1));
+    if (!chain)
+        abort();
+    for (int k = 0; k < n; k++, from = from->next)
+        chain[k] = from;
+    while (n > 0)
+        n--, names_put(t, chain[n]->name, chain[n], false);
+    free(chain);
+}
+
+/* Brings global_names up to date with e->globals: the new bindings since global_top are added;
+ * if globals left that chain, it is rebuilt. */
 static void index_globals(Elab *e)
 {
     if (e->global_top == e->globals)
@@ -116,52 +129,13 @@ static void index_globals(Elab *e)
         n++;
     if (!b) /* not an extension of the indexed chain: start over */
         names_clear(&e->global_names);
-    Binding **fresh = malloc(sizeof *fresh * (size_t)(n + 1));
-    if (!fresh)
-        abort();
-    n = 0;
-    for (Binding *c = e->globals; c != b; c = c->next)
-        fresh[n++] = c;
-    while (n > 0) {
-        n--;
-        names_put(&e->global_names, fresh[n]->name, fresh[n], false);
-    }
-    free(fresh);
+    put_oldest_first(&e->global_names, e->globals, n);
     e->global_top = e->globals;
 }
 
 /* From this many local bindings on, they are found by hash too: a loop body of 20,000 lets
  * repeated 30 times took 10 s searching them in order. */
 enum { LOCALS_INDEXED_FROM = 64 };
-
-/* Indexes every local binding, oldest first (so that the newest of a name wins). */
-static void index_all_locals(Elab *e)
-{
-    names_clear(&e->local_names);
-    Binding **all = malloc(sizeof *all * (size_t)(e->local_len + 1));
-    if (!all)
-        abort();
-    int n = 0;
-    for (Binding *b = e->scope; b && b != e->global_top && n < e->local_len; b = b->next)
-        all[n++] = b;
-    while (n > 0)
-        n--, names_put(&e->local_names, all[n]->name, all[n], false);
-    free(all);
-}
-
-/* Adds the n newest local bindings to the index, oldest first. */
-static void index_new_locals(Elab *e, int n)
-{
-    Binding **fresh = malloc(sizeof *fresh * (size_t)(n + 1));
-    if (!fresh)
-        abort();
-    int k = 0;
-    for (Binding *b = e->scope; k < n; b = b->next)
-        fresh[k++] = b;
-    while (k > 0)
-        k--, names_put(&e->local_names, fresh[k]->name, fresh[k], false);
-    free(fresh);
-}
 
 /* Whether lookups take the locals' index (true when the locals are many), brought up to date:
  * the bindings since local_head are added when the chain extends the indexed one, else a long
@@ -174,16 +148,15 @@ static bool index_locals(Elab *e)
     for (; b && b != e->local_head && b != e->global_top && n <= LOCALS_INDEXED_FROM; b = b->next)
         n++;
     if (e->local_head && b == e->local_head && e->global_top == e->local_base) {
-        index_new_locals(e, n);
-        e->local_len += n;
+        put_oldest_first(&e->local_names, e->scope, n);
     } else if (!b || b == e->global_top) {
         return false; /* few: searched in order */
     } else {
         for (; b && b != e->global_top; b = b->next)
             n++;
-        e->local_len = n;
         e->locals_reach_top = b != NULL;
-        index_all_locals(e);
+        names_clear(&e->local_names);
+        put_oldest_first(&e->local_names, e->scope, n);
     }
     e->local_head = e->scope;
     e->local_base = e->global_top;

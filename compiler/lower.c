@@ -31,8 +31,7 @@ struct SymBind {
     const Expr *src;    /* a body let's expression: prev(name) lowers it again at the step start */
     const Expr *lazy;   /* a global let, lowered on first use */
     bool        busy;
-    bool        reaction; /* a reaction probe's: v its force, moment its moment (`.mx`) */
-    Sym         moment;
+    Sym         moment;   /* a reaction probe's moment (`.mx`; v its force), else SY_ERR */
     SymBind    *next;
 };
 
@@ -704,7 +703,7 @@ static bool reaction_member(Lower *L, const Expr *x, Sym *out)
     SymBind *b = L->scope;
     while (b && strcmp(b->name, x->a->str))
         b = b->next;
-    if (!b || !b->reaction)
+    if (!b || b->moment.kind != SY_NUM)
         return false;
     *out = sym_scalar(c < 3 ? b->v.c[c] : b->moment.c[c - 3]);
     return true;
@@ -1415,7 +1414,6 @@ static void bind_probe_data(Lower *L, const srd_probe *p, int first, int n)
     bind(L, p->name, v, NULL);
     if (!reaction)
         return;
-    L->scope->reaction = true;
     L->scope->moment = v;
     for (int j = 0; j < 3; j++)
         L->scope->moment.c[j] = input(L, KIN_DATA, first + 3 + j);

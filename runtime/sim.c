@@ -1648,16 +1648,24 @@ bool srd_sim_damping_of_step(const srd_sim *s)
     return s->state_behind && s->method <= SRD_NEWMARK;
 }
 
+bool srd_sim_damped_velocity(const srd_sim *s, double *u, double c[2])
+{
+    const srd_model *m = s->m;
+    bool of_step = srd_sim_damping_of_step(s);
+    srd_damping_constants((srd_method)s->method, srd_sim_view_dt(s), &c[0], &c[1]);
+    for (int d = 0; d < m->n_dofs; d++)
+        u[d] = m->dof_kind[d] == SRD_DOF_LAMBDA ? 0
+             : of_step                          ? c[0] * (s->q[d] - s->q0[d]) + c[1] * s->v0[d]
+                                                : s->v[d];
+    return of_step;
+}
+
 void srd_sim_damping_forces(srd_sim *s, double *out)
 {
     const srd_model *m = s->m;
     size_t n = (size_t)m->n_dofs;
-    bool of_step = srd_sim_damping_of_step(s);
-    double c1, c0, *u = srd_xcalloc(n + 1, sizeof(double));
-    srd_damping_constants((srd_method)s->method, srd_sim_view_dt(s), &c1, &c0);
-    for (size_t d = 0; d < n; d++)
-        if (m->dof_kind[d] != SRD_DOF_LAMBDA)
-            u[d] = of_step ? c1 * (s->q[d] - s->q0[d]) + c0 * s->v0[d] : s->v[d];
+    double c[2], *u = srd_xcalloc(n + 1, sizeof(double));
+    bool of_step = srd_sim_damped_velocity(s, u, c);
     for (size_t d = 0; d < n; d++)
         out[d] += m->damping_alpha * m->dof_mass[d] * u[d];
     if (m->damping_beta > 0) {

@@ -213,6 +213,9 @@ void srd_sim_reaction_residual(srd_sim *s, double *res);
 void srd_sim_reactions_of_residual(const srd_sim *s, const double *res, double *reaction);
 /* Whether the damping the sim's forces read is an implicit step's own (srd_sim_damping_forces). */
 bool srd_sim_damping_of_step(const srd_sim *s);
+/* The velocity that damping damps where the sim stands, on every DOF (n_dofs; a multiplier none),
+ * into u: after an implicit step c1 (q - q0) + c0 v0 (true; its constants into c), else v. */
+bool srd_sim_damped_velocity(const srd_sim *s, double *u, double c[2]);
 /* Adds Rayleigh damping's force on every DOF where the sim stands into out (n_dofs): after an
  * implicit step, that step's own, (alpha M + beta K(q0)) (c1 (q - q0) + c0 v0) (so the reactions
  * close the step's momentum balance; K0 with the contact pairs the step ended with); at the start

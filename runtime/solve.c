@@ -59,8 +59,8 @@ static double band_flops(double n, double b, int symmetric)
 /* Leading dimension of the general band matrix the LU fallback rebuilds from symmetric storage. */
 static long long general_ldab(const srd_system *sys) { return 3LL * sys->ku + 1; }
 
-/* Doubles of the factorisation copy: the matrix (room for the general band when a symmetric band
- * may need LU) plus n for a copy of the right-hand side, restored before the LU fallback. */
+/* Doubles of the factorisation copy: the matrix, with room for the general band when a symmetric
+ * band may need LU. */
 static size_t work_size(const srd_system *sys)
 {
     if (sys->layout == SRD_JAC_CSC)
@@ -68,7 +68,7 @@ static size_t work_size(const srd_system *sys)
     long long matrix = srd_system_storage(sys);
     if (sys->layout == SRD_JAC_BAND_SYM)
         matrix = (long long)sys->n_free * general_ldab(sys);
-    return (size_t)matrix + (size_t)sys->n_free;
+    return (size_t)matrix;
 }
 
 void srd_solver_plan(srd_solver *s, const srd_model *m, srd_solver_kind kind, int symmetric)
@@ -211,109 +211,7 @@ static void expand_symmetric_band(const srd_system *sys, const double *sym, doub
         }
 }
 
-/* LU with partial pivoting of a copy of the Jacobian, for nrhs right-hand sides (columns of b). */
-static int solve_lu(srd_solver *s, double *b, int nrhs)
-{
-    const srd_system *sys = &s->sys;
-    int n = sys->n_free;
-    size_t storage = (size_t)srd_system_storage(sys);
-    switch (sys->layout) {
-    case SRD_JAC_DENSE:
-        memcpy(s->work, s->jac, sizeof(double) * storage);
-        return LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, nrhs, s->work, n, s->ipiv, b, n);
-    case SRD_JAC_BAND:
-        memcpy(s->work, s->jac, sizeof(double) * storage);
-        return LAPACKE_dgbsv_work(LAPACK_COL_MAJOR, n, sys->kl, sys->ku, nrhs, s->work, (int)sys->ldab, s->ipiv, b, n);
-    case SRD_JAC_BAND_SYM:
-        expand_symmetric_band(sys, s->jac, s->work);
-        return LAPACKE_dgbsv_work(LAPACK_COL_MAJOR, n, sys->ku, sys->ku, nrhs, s->work, (int)general_ldab(sys),
-                                  s->ipiv, b, n);
-    case SRD_JAC_CSC: break;
-    }
-    return -1;
-}
-
-/* Cholesky of a copy of the upper triangle; info > 0 when the matrix is not positive definite. */
-static int solve_spd(srd_solver *s, double *b, int nrhs)
-{
-    const srd_system *sys = &s->sys;
-    int n = sys->n_free;
-    memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
-    if (sys->layout == SRD_JAC_BAND_SYM)
-        return LAPACKE_dpbsv_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, nrhs, s->work, (int)sys->ldab, b, n);
-    return LAPACKE_dposv_work(LAPACK_COL_MAJOR, 'U', n, nrhs, s->work, n, b, n);
-}
-
-/* The LAPACK paths: U(info, info) is zero after LU with row pivoting, so column info - 1 is the
- * one without a pivot. */
-static int solve_lapack(srd_solver *s, double *b, int nrhs)
-{
-    int n = s->sys.n_free, info = 0;
-    if (!s->symmetric) {
-        info = solve_lu(s, b, nrhs);
-    } else {
-        /* LAPACK leaves b alone when Cholesky fails, but the fallback must not depend on it. */
-        size_t bytes = sizeof(double) * (size_t)n * (size_t)nrhs;
-        double *saved_b = nrhs == 1 ? s->work + work_size(&s->sys) - n : srd_xcalloc(bytes + 1, 1);
-        memcpy(saved_b, b, bytes);
-        info = solve_spd(s, b, nrhs);
-        if (info > 0) {
-            memcpy(b, saved_b, bytes);
-            info = solve_lu(s, b, nrhs);
-            s->used_lu = 1;
-        }
-        if (nrhs > 1)
-            free(saved_b);
-    }
-    if (info > 0)
-        s->singular_col = info - 1;
-    return info;
-}
-
-int srd_solver_solve(srd_solver *s, double *b)
-{
-    s->factored = SRD_FACTOR_NONE;
-    s->used_lu = 0;
-    s->singular_col = -1;
-    if (s->sys.n_free == 0) {
-        s->last_info = 0;
-        return 0;
-    }
-    double t0 = srd_seconds(), factor = 0;
-    int info = s->sys.layout == SRD_JAC_CSC
-                   ? srd_sparse_solve(s->sparse, &s->sys, s->jac, b, &s->used_lu, &s->singular_col, &factor)
-                   : solve_lapack(s, b, 1);
-    s->time_factor += srd_seconds() - t0;
-    s->last_info = info;
-    return info;
-}
-
-/* One sparse factorisation for all nrhs right-hand sides (an unsymmetric system takes LU then,
- * where one right-hand side would try Cholesky of its symmetric part first). */
-static int solve_sparse_many(srd_solver *s, double *b, int nrhs)
-{
-    double factor = 0;
-    int info = srd_sparse_factor(s->sparse, &s->sys, s->jac, &s->used_lu, &s->singular_col, &factor);
-    for (int k = 0; k < nrhs && info == 0; k++)
-        info = srd_sparse_solve_factored(s->sparse, &s->sys, s->jac, b + (size_t)k * (size_t)s->sys.n_free);
-    return info;
-}
-
-int srd_solver_solve_many(srd_solver *s, double *b, int nrhs)
-{
-    if (nrhs == 1 || s->sys.n_free == 0)
-        return nrhs == 1 ? srd_solver_solve(s, b) : 0;
-    s->factored = SRD_FACTOR_NONE;
-    s->used_lu = 0;
-    s->singular_col = -1;
-    double t0 = srd_seconds();
-    int info = s->sys.layout == SRD_JAC_CSC ? solve_sparse_many(s, b, nrhs) : solve_lapack(s, b, nrhs);
-    s->time_factor += srd_seconds() - t0;
-    s->last_info = info;
-    return info;
-}
-
-/* ---- One factorisation kept for right-hand sides that come one at a time ---- */
+/* ---- LAPACK: a factorisation of a copy of the Jacobian in work, then triangular solves ---- */
 
 /* LU of a copy of the Jacobian into work and ipiv (general band storage for symmetric bands). */
 static int factor_lu(srd_solver *s)
@@ -347,7 +245,8 @@ static int factor_spd(srd_solver *s)
     return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, s->work, n);
 }
 
-/* The LAPACK factorisation: Cholesky first when symmetric, LU when not or when it fails. */
+/* The LAPACK factorisation: Cholesky first when symmetric, LU when not or when it fails. U(info,
+ * info) is zero after LU with row pivoting, so column info - 1 is the one without a pivot. */
 static int factor_lapack(srd_solver *s)
 {
     int info = s->symmetric ? factor_spd(s) : 1;
@@ -361,6 +260,76 @@ static int factor_lapack(srd_solver *s)
         s->singular_col = info - 1;
     if (info == 0)
         s->factored = SRD_FACTOR_LU;
+    return info;
+}
+
+/* The triangular solves with the factor in work for nrhs right-hand sides (columns of b): with J,
+ * or with its transpose (trans 'T', an LU factor). */
+static int solve_lapack_factored(srd_solver *s, char trans, double *b, int nrhs)
+{
+    const srd_system *sys = &s->sys;
+    int n = sys->n_free;
+    bool band = sys->layout != SRD_JAC_DENSE;
+    if (s->factored == SRD_FACTOR_CHOLESKY)
+        return band ? LAPACKE_dpbtrs_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, nrhs, s->work, (int)sys->ldab, b, n)
+                    : LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, nrhs, s->work, n, b, n);
+    if (!band)
+        return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, trans, n, nrhs, s->work, n, s->ipiv, b, n);
+    bool sym = sys->layout == SRD_JAC_BAND_SYM;
+    int kl = sym ? sys->ku : sys->kl, ldab = sym ? (int)general_ldab(sys) : (int)sys->ldab;
+    return LAPACKE_dgbtrs_work(LAPACK_COL_MAJOR, trans, n, kl, sys->ku, nrhs, s->work, ldab, s->ipiv, b, n);
+}
+
+/* The LAPACK solve: the factorisation (Cholesky first when symmetric), then the solves; b is
+ * untouched when the factorisation fails. */
+static int solve_lapack(srd_solver *s, double *b, int nrhs)
+{
+    int info = factor_lapack(s);
+    return info ? info : solve_lapack_factored(s, 'N', b, nrhs);
+}
+
+int srd_solver_solve(srd_solver *s, double *b)
+{
+    s->factored = SRD_FACTOR_NONE; /* a solve keeps no factor (srd_solver_factor does) */
+    s->used_lu = 0;
+    s->singular_col = -1;
+    if (s->sys.n_free == 0) {
+        s->last_info = 0;
+        return 0;
+    }
+    double t0 = srd_seconds(), factor = 0;
+    int info = s->sys.layout == SRD_JAC_CSC
+                   ? srd_sparse_solve(s->sparse, &s->sys, s->jac, b, &s->used_lu, &s->singular_col, &factor)
+                   : solve_lapack(s, b, 1);
+    s->factored = SRD_FACTOR_NONE;
+    s->time_factor += srd_seconds() - t0;
+    s->last_info = info;
+    return info;
+}
+
+/* One sparse factorisation for all nrhs right-hand sides (an unsymmetric system takes LU then,
+ * where one right-hand side would try Cholesky of its symmetric part first). */
+static int solve_sparse_many(srd_solver *s, double *b, int nrhs)
+{
+    double factor = 0;
+    int info = srd_sparse_factor(s->sparse, &s->sys, s->jac, &s->used_lu, &s->singular_col, &factor);
+    for (int k = 0; k < nrhs && info == 0; k++)
+        info = srd_sparse_solve_factored(s->sparse, &s->sys, s->jac, b + (size_t)k * (size_t)s->sys.n_free);
+    return info;
+}
+
+int srd_solver_solve_many(srd_solver *s, double *b, int nrhs)
+{
+    if (nrhs == 1 || s->sys.n_free == 0)
+        return nrhs == 1 ? srd_solver_solve(s, b) : 0;
+    s->factored = SRD_FACTOR_NONE;
+    s->used_lu = 0;
+    s->singular_col = -1;
+    double t0 = srd_seconds();
+    int info = s->sys.layout == SRD_JAC_CSC ? solve_sparse_many(s, b, nrhs) : solve_lapack(s, b, nrhs);
+    s->factored = SRD_FACTOR_NONE;
+    s->time_factor += srd_seconds() - t0;
+    s->last_info = info;
     return info;
 }
 
@@ -382,22 +351,6 @@ int srd_solver_factor(srd_solver *s)
     return info;
 }
 
-/* The triangular solves with the LAPACK factor in work. */
-static int solve_lapack_factored(srd_solver *s, double *b)
-{
-    const srd_system *sys = &s->sys;
-    int n = sys->n_free;
-    bool band = sys->layout != SRD_JAC_DENSE;
-    if (s->factored == SRD_FACTOR_CHOLESKY)
-        return band ? LAPACKE_dpbtrs_work(LAPACK_COL_MAJOR, 'U', n, sys->ku, 1, s->work, (int)sys->ldab, b, n)
-                    : LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, 1, s->work, n, b, n);
-    if (!band)
-        return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, s->work, n, s->ipiv, b, n);
-    bool sym = sys->layout == SRD_JAC_BAND_SYM;
-    int kl = sym ? sys->ku : sys->kl, ldab = sym ? (int)general_ldab(sys) : (int)sys->ldab;
-    return LAPACKE_dgbtrs_work(LAPACK_COL_MAJOR, 'N', n, kl, sys->ku, 1, s->work, ldab, s->ipiv, b, n);
-}
-
 int srd_solver_solve_factored(srd_solver *s, double *b)
 {
     if (s->factored == SRD_FACTOR_NONE)
@@ -406,7 +359,7 @@ int srd_solver_solve_factored(srd_solver *s, double *b)
         return 0;
     double t0 = srd_seconds();
     int info = s->sys.layout == SRD_JAC_CSC ? srd_sparse_solve_factored(s->sparse, &s->sys, s->jac, b)
-                                             : solve_lapack_factored(s, b);
+                                             : solve_lapack_factored(s, 'N', b, 1);
     s->time_factor += srd_seconds() - t0;
     return info;
 }
@@ -414,17 +367,9 @@ int srd_solver_solve_factored(srd_solver *s, double *b)
 /* LU of a copy of an unsymmetric dense or band Jacobian, then the solve with its transpose. */
 static int solve_lu_transposed(srd_solver *s, double *b)
 {
-    const srd_system *sys = &s->sys;
-    int n = sys->n_free, info;
-    memcpy(s->work, s->jac, sizeof(double) * (size_t)srd_system_storage(sys));
-    if (sys->layout == SRD_JAC_DENSE) {
-        info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, s->work, n, s->ipiv);
-        return info ? info : LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, s->work, n, s->ipiv, b, n);
-    }
-    info = LAPACKE_dgbtrf_work(LAPACK_COL_MAJOR, n, n, sys->kl, sys->ku, s->work, (int)sys->ldab, s->ipiv);
-    return info ? info
-                : LAPACKE_dgbtrs_work(LAPACK_COL_MAJOR, 'T', n, sys->kl, sys->ku, 1, s->work, (int)sys->ldab, s->ipiv,
-                                      b, n);
+    int info = factor_lu(s);
+    s->factored = SRD_FACTOR_LU;
+    return info ? info : solve_lapack_factored(s, 'T', b, 1);
 }
 
 int srd_solver_solve_transposed(srd_solver *s, double *b)
@@ -439,6 +384,7 @@ int srd_solver_solve_transposed(srd_solver *s, double *b)
     int info = sys->layout == SRD_JAC_CSC ? srd_sparse_solve_transposed(s->sparse, sys, s->jac, b, &s->singular_col,
                                                                         &factor)
                                           : solve_lu_transposed(s, b);
+    s->factored = SRD_FACTOR_NONE;
     s->time_factor += srd_seconds() - t0;
     s->last_info = info;
     return info;

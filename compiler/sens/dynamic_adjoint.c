@@ -515,7 +515,7 @@ static void view_damping_adjoint(DynamicRun *r, const double *lam, Backward *bw,
     const srd_model *m = s->m;
     size_t n = (size_t)r->n_dofs + 1;
     double *u = srd_xcalloc(n, sizeof(double)), *lu = srd_xcalloc(n, sizeof(double)), c[2];
-    bool of_step = dyn_view_damped_velocity(r, NULL, NULL, u, NULL, c);
+    bool of_step = srd_sim_damped_velocity(s, u, c);
     for (int d = 0; d < r->n_dofs; d++) {
         lu[d] = m->damping_alpha * m->dof_mass[d] * lam[d];
         bw->p.lM[d] += m->damping_alpha * u[d] * lam[d];

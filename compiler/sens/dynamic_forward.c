@@ -837,21 +837,17 @@ bool dyn_view_damped(const DynamicRun *r, const Track *t)
     return s->dynamic && (s->m->damping_alpha > 0 || s->m->damping_beta > 0 || moved);
 }
 
-/* The velocity the damping force where the sim stands damps (srd_sim_damping_forces), on every DOF
- * (a multiplier none), into u, and its tangent du (when not NULL) from the tangents at the view
- * (end) and at its step's start (start). True when that damping is the step's own: K at q0, u
- * c1 (q - q0) + c0 v0 (their constants into c, 2 values); else K at q, u = v. */
-bool dyn_view_damped_velocity(const DynamicRun *r, const Tan *end, const Tan *start, double *u, double *du, double *c)
+/* srd_sim_damped_velocity (u, c; true when the damping is the step's own: K at q0), and its
+ * tangent du from the tangents at the view (end) and at its step's start (start). */
+static bool view_damped_velocity(const DynamicRun *r, const Tan *end, const Tan *start, double *u, double *du,
+                                 double *c)
 {
     const srd_sim *s = &r->b->s;
-    bool of_step = srd_sim_damping_of_step(s);
-    srd_damping_constants((srd_method)s->method, srd_sim_view_dt(s), &c[0], &c[1]);
-    for (int d = 0; d < r->n_dofs; d++) {
-        bool damps = s->m->dof_kind[d] != SRD_DOF_LAMBDA;
-        u[d] = !damps ? 0 : of_step ? c[0] * (s->q[d] - s->q0[d]) + c[1] * s->v0[d] : s->v[d];
-        if (du)
-            du[d] = !damps ? 0 : of_step ? c[0] * (end->q[d] - start->q[d]) + c[1] * start->v[d] : end->v[d];
-    }
+    bool of_step = srd_sim_damped_velocity(s, u, c);
+    for (int d = 0; d < r->n_dofs; d++)
+        du[d] = s->m->dof_kind[d] == SRD_DOF_LAMBDA ? 0
+              : of_step ? c[0] * (end->q[d] - start->q[d]) + c[1] * start->v[d]
+                        : end->v[d];
     return of_step;
 }
 
@@ -863,7 +859,7 @@ static void view_damping_tangent(DynamicRun *r, const Track *t, const Tan *end, 
     const srd_model *m = s->m;
     size_t n = (size_t)r->n_dofs + 1;
     double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double)), c[2];
-    bool of_step = dyn_view_damped_velocity(r, end, start, u, du, c);
+    bool of_step = view_damped_velocity(r, end, start, u, du, c);
     for (int d = 0; d < r->n_dofs; d++)
         dr[d] += (t->dalpha * m->dof_mass[d] + m->damping_alpha * t->dmass[d]) * u[d] +
                  m->damping_alpha * m->dof_mass[d] * du[d];

@@ -183,7 +183,6 @@ ControlSample dyn_sample_of(const DynamicRun *r, const Sampled *x, const double 
 double *dyn_sample_forces(DynamicRun *r, const Record *x, Reactions *rx);
 Reactions dyn_reactions_here(DynamicRun *r);
 bool dyn_view_damped(const DynamicRun *r, const Track *t);
-bool dyn_view_damped_velocity(const DynamicRun *r, const Tan *end, const Tan *start, double *u, double *du, double *c);
 void dyn_reactions_free(Reactions *x);
 double dyn_control_kinks_by_forward(DynamicRun *r);
 void dyn_control_start(const DynamicRun *r, double *grad);
