@@ -1232,7 +1232,7 @@ static void exec_release(Elab *e, Stmt *s)
         diag_hint(d, "for example `release arm.start at 0.5 s;`");
         return;
     }
-    PendingRelease r = { select_nodes(e, sel), v.v[0], s->loc };
+    PendingRelease r = { select_nodes(e, sel), v.v[0], value_dual(&v, 0).d, s->loc };
     DPUSH(e->releases, r);
 }
 

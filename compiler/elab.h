@@ -206,6 +206,7 @@ typedef struct PendingMotion {
 typedef struct PendingRelease {
     Sel   *nodes;
     double time;
+    double dtime; /* along the seeded param (elab_tangent.h) */
     SrcLoc loc;
 } PendingRelease;
 

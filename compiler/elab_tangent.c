@@ -143,6 +143,8 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     memset(out->control_init, 0, sizeof(double) * ((size_t)m->control.n_data + 1));
     if (e->control_dinit_n)
         memcpy(out->control_init, e->control_dinit, sizeof(double) * (size_t)e->control_dinit_n);
+    for (int i = 0; i < e->releases.n; i++)
+        out->moves_release |= e->releases.a[i].dtime != 0;
     out->switched = e->tan_switch;
     out->lost = e->tan_lost;
 }

@@ -25,6 +25,7 @@ typedef struct ElabTangent {
     double   pairs[5];       /* contact between parts: delta, stiffness, friction, slip velocity and the
                               * contact radius given (the pairs' data, made at run time) */
     bool     moves_pairs;    /* it moves the parts' own contact radii (no radius given in `contact`) */
+    bool     moves_release;  /* it moves the time of a `release` */
     double  *control_init;   /* the control block's data's initial values (its vars') */
 } ElabTangent;
 

@@ -965,13 +965,21 @@ static int explicit_step(srd_sim *s, srd_method method)
     return code;
 }
 
-void srd_sim_release(srd_sim *s, int k)
+/* The constrained DOFs as the release flags leave them: the model's, less every released region's. */
+static void fixed_from_released(srd_sim *s)
 {
     const srd_model *m = s->m;
-    const srd_release *r = &m->releases[k];
-    s->released[k] = 1;
-    for (int i = 0; i < r->n_dofs; i++)
-        s->fixed[r->dofs[i]] = 0;
+    memcpy(s->fixed, m->dof_fixed, (size_t)m->n_dofs);
+    for (int k = 0; k < m->n_releases; k++)
+        for (int i = 0; s->released[k] && i < m->releases[k].n_dofs; i++)
+            s->fixed[m->releases[k].dofs[i]] = 0;
+}
+
+/* The Newton system for the constrained DOFs s->fixed now holds: the solver, the element batches'
+ * maps and the assembly buffers are rebuilt; state and data stay. */
+static void plan_free_set(srd_sim *s)
+{
+    const srd_model *m = s->m;
     srd_solver_kind kind = s->solver.kind;
     int symmetric = s->solver.symmetric;
     srd_assembler_free(s->assembler);
@@ -984,6 +992,23 @@ void srd_sim_release(srd_sim *s, int k)
     free_free_vectors(s);
     allocate_free_vectors(s);
     s->assembler = srd_assembler_new(s, srd_assembly_threads());
+}
+
+void srd_sim_release(srd_sim *s, int k)
+{
+    s->released[k] = 1;
+    fixed_from_released(s);
+    plan_free_set(s);
+}
+
+void srd_sim_set_released(srd_sim *s, const unsigned char *released)
+{
+    size_t n = (size_t)s->m->n_releases;
+    if (!n || !memcmp(s->released, released, n))
+        return;
+    memcpy(s->released, released, n);
+    fixed_from_released(s);
+    plan_free_set(s);
 }
 
 long long srd_sim_add_couplings(srd_sim *s, int n_pairs, const int *pairs)

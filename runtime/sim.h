@@ -201,6 +201,10 @@ void srd_slides_turn(srd_sim *s, const srd_motion *mo, const double *axis, doubl
 /* Frees the model's release k: its DOFs join the Newton system from now on (the solver, the
  * element batches' maps and the assembly buffers are rebuilt; state and data stay). */
 void srd_sim_release(srd_sim *s, int k);
+/* Sets every release's flag (n_releases values, 1: released) and the constraints with them: a
+ * sim put back to an earlier time (a checkpoint, a recorded step) holds what it held then. The
+ * system is planned again only when a flag changes. */
+void srd_sim_set_released(srd_sim *s, const unsigned char *released);
 
 /* The force each constraint exerts on its DOFs (n_dofs values, 0 on free DOFs): the residual
  * of the constrained rows, grad E(q) - fext, plus, in a simulation, M a for the prescribed

@@ -59,6 +59,37 @@ static void states_free(const DynamicRun *r, double **S)
     free(S);
 }
 
+/* A copy of the release flags s holds now (NULL when the model releases nothing). */
+static unsigned char *released_copy(const srd_sim *s)
+{
+    size_t n = (size_t)s->m->n_releases;
+    if (!n)
+        return NULL;
+    unsigned char *c = srd_xcalloc(n, 1);
+    memcpy(c, s->released, n);
+    return c;
+}
+
+/* Room for a right-hand side over the free DOFs whichever releases are done (and the kernels'
+ * scratch): a pass's buffers outlast the steps it crosses. */
+size_t dyn_grad_room(const DynamicRun *r)
+{
+    return (size_t)r->n_dofs + SRD_SCRATCH + 1;
+}
+
+/* The sim with the releases done that `released` says (NULL: none, as at the run's start): the
+ * constraints a recorded step, a view or a checkpoint ran with. */
+void dyn_release_as(DynamicRun *r, const unsigned char *released)
+{
+    srd_sim *s = &r->b->s;
+    size_t n = (size_t)s->m->n_releases;
+    if (!n)
+        return;
+    unsigned char *none = released ? NULL : srd_xcalloc(n, 1);
+    srd_sim_set_released(s, released ? released : none);
+    free(none);
+}
+
 /* bytes more held by the records, views and checkpoints (negative: released), and the peak. */
 static void count_bytes(DynamicRun *r, double bytes)
 {
@@ -74,7 +105,7 @@ static void sampled_free(DynamicRun *r, Sampled *x)
         free(x->view->q0), free(x->view->v0);
         states_free(r, x->view->S);
         count_bytes(r, -(r->record_bytes + 2.0 * sizeof(int) * x->view->n_pairs));
-        free(x->view->pairs), free(x->view);
+        free(x->view->pairs), free(x->view->released), free(x->view);
     }
     free(x->data), free(x->params), free(x);
 }
@@ -85,7 +116,7 @@ static void record_free(DynamicRun *r, Record *x)
         return;
     free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
     states_free(r, x->S0);
-    free(x->pairs), free(x->params);
+    free(x->pairs), free(x->params), free(x->released);
     sampled_free(r, x->sample);
     count_bytes(r, -(r->record_bytes + 2.0 * sizeof(int) * x->n_pairs));
     memset(x, 0, sizeof *x);
@@ -100,6 +131,7 @@ static void record_begin(DynamicRun *r, const srd_sim *s)
     x->q0 = dyn_dup(s->q0, n), x->v0 = dyn_dup(s->v0, n), x->a0 = dyn_dup(s->a0, n);
     x->S0 = states_copy(r, s);
     x->params = s->controller ? dyn_dup(s->params, (size_t)r->n_params) : NULL;
+    x->released = released_copy(s); /* after the step's releases: srd_step does them first */
     count_bytes(r, r->record_bytes);
     r->have_pending = true;
 }
@@ -164,6 +196,7 @@ static View *view_of(DynamicRun *r, const srd_sim *s)
     v->S = states_copy(r, s);
     v->dt = srd_sim_view_dt(s), v->behind = s->state_behind, v->dynamic = s->dynamic;
     v->pairs = held_pairs(s, &v->n_pairs);
+    v->released = released_copy(s);
     count_bytes(r, r->record_bytes + 2.0 * sizeof(int) * v->n_pairs);
     return v;
 }
@@ -235,8 +268,6 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it has joints or constraints with multipliers: not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
         return control_tangents_unsupported(m);
-    if (m->n_releases)
-        return "it releases constraints during the run: not derived yet";
     if (s->n_frames)
         return "it turns a clamped rod end (a turning motion): not derived yet";
     if (!pair_states_none(s))
@@ -288,6 +319,7 @@ static long segment_length(DynamicRun *r)
 
 static bool save_checkpoint(DynamicRun *r, Segment *seg)
 {
+    seg->released = released_copy(&r->b->s);
     FILE *f = open_memstream(&seg->checkpoint, &seg->size);
     srd_checkpoint_pos pos = { 0 };
     bool ok = f && srd_checkpoint_save(f, &r->b->s, 0, &pos) == 0;
@@ -299,6 +331,7 @@ static bool save_checkpoint(DynamicRun *r, Segment *seg)
 
 static bool load_checkpoint(DynamicRun *r, const Segment *seg)
 {
+    dyn_release_as(r, seg->released); /* first: the pairs the checkpoint holds couple in its system */
     FILE *f = fmemopen(seg->checkpoint, seg->size, "rb");
     srd_checkpoint_pos pos;
     char err[256];
@@ -419,7 +452,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         r->opt = *opt;
     r->n_sets = m->n_sets, r->n_dofs = m->n_dofs, r->n_params = m->n_params;
     r->steps = (long)ceil(m->simulate.duration / m->simulate.dt - 1e-9);
-    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s)) + sizeof(Record);
+    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s)) + sizeof(Record) + (double)m->n_releases;
     r->per_segment = segment_length(r);
     int code = start_run(r);
     double t0 = srd_seconds();
@@ -447,7 +480,7 @@ void dynamic_run_free(DynamicRun *r)
     record_free(r, &r->pending);
     free(r->records);
     for (int i = 0; i < r->n_segments; i++)
-        free(r->segments[i].checkpoint);
+        free(r->segments[i].checkpoint), free(r->segments[i].released);
     free(r->segments);
     states_free(r, r->S_ref);
     free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
@@ -598,7 +631,7 @@ static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
     t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E, t->dinit = st->dinit;
     t->dalpha = st->alpha, t->dbeta = st->beta;
     memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
-    t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : STATIC_DERIVED;
+    t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : st->moves_release ? DYNAMIC_MOVES_RELEASE : STATIC_DERIVED;
     t->static_kink = st->switched;
     memset(st, 0, sizeof *st);
     track_room(r, k, t);
@@ -637,6 +670,16 @@ static bool motions_follow_reference(const DynamicRun *r)
     return true;
 }
 
+/* Whether the samples' models release at other times than m. */
+static bool releases_move(const srd_model *m, const srd_model *const *models)
+{
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < m->n_releases; j++)
+            if (models[i]->n_releases != m->n_releases || models[i]->releases[j].time != m->releases[j].time)
+                return true;
+    return false;
+}
+
 static void track_open(DynamicRun *r, int k, Track *t)
 {
     const srd_param *p = &r->b->m->params[k];
@@ -668,6 +711,7 @@ static void track_open(DynamicRun *r, int k, Track *t)
     bool pairs = ok && point_pairs_of_samples(r->b->m, models, &t->st, t->dpairs); /* made at run time */
     t->geometry = ok && moves_geometry(r, x);
     t->status = !ok ? STATIC_NOT_SAMPLED : r->b->s.pairs && !pairs ? STATIC_MOVES_PAIRS
+              : releases_move(r->b->m, models) ? DYNAMIC_MOVES_RELEASE
               : t->geometry && !motions_follow_reference(r) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
         track_allocate(r, k, t, x);

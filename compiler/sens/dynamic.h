@@ -78,11 +78,11 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
 int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
                           size_t why_n);
 
-/* Reasons beyond static_point_why's: a param that moves a prescribed motion, and one whose
- * effect on the model's values has a switch (a kink or a jump) within reach of its difference
- * stencil (a schedule's switch, schedule_tangent.h, or one between the samples of its elaborated
- * values), first at the time dynamic_switch_time gives. */
-enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH, DYNAMIC_NOT_ASKED };
+/* Reasons beyond static_point_why's: a param that moves a prescribed motion, one whose effect on
+ * the model's values has a switch (a kink or a jump) within reach of its difference stencil (a
+ * schedule's switch, schedule_tangent.h, or one between the samples of its elaborated values),
+ * first at the time dynamic_switch_time gives, and one that moves the time of a `release`. */
+enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH, DYNAMIC_NOT_ASKED, DYNAMIC_MOVES_RELEASE };
 const char *dynamic_why(int status);
 double      dynamic_switch_time(const DynamicRun *r, int k);
 

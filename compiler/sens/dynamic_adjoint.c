@@ -386,6 +386,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
+        dyn_release_as(r, NULL); /* as start_tangent: the start holds every constraint */
         dyn_track_motion(r, t, 0);
         t->at = NAN;
         memcpy(dv, t->dmv, sizeof(double) * (size_t)r->n_dofs);
@@ -772,7 +773,7 @@ static Backward backward_new(DynamicRun *r, const double *wq, const double *wv, 
     for (int j = 0; j < r->n_sets; j++)
         bw.pending.lS0[j] = srd_xcalloc(dyn_set_state_len(&r->b->s, j) + 1, sizeof(double));
     bw.forces = srd_xcalloc(GRAD_FORCE_WIDTH * (size_t)r->b->m->simulate.n_probes + 1, sizeof(double));
-    bw.lg = srd_xcalloc(srd_system_grad_len(&r->b->s.solver.sys) + 1, sizeof(double));
+    bw.lg = srd_xcalloc(dyn_grad_room(r), sizeof(double)); /* a release may free more DOFs */
     return bw;
 }
 
@@ -855,6 +856,9 @@ const char *dynamic_why(int status)
         return "it turns a clamped rod end by prescribed motion (`rotate`: its slide's line with it): not derived yet";
     if (status == DYNAMIC_NOT_ASKED)
         return "not asked for";
+    if (status == DYNAMIC_MOVES_RELEASE)
+        return "it moves the time of a `release`: a run frees the constraints at the first step from that time, so "
+               "it changes by jumps in it: no derivative";
     if (status == DYNAMIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of a schedule or of the control block, or an input the controller sets reaching its "

@@ -83,6 +83,7 @@ static void put_record(DynamicRun *r, const Record *x)
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     memcpy(s->v, x->v1, bytes);
     s->method = r->method;
+    dyn_release_as(r, x->released); /* before the pairs: they couple in the step's system */
     hold_pairs(s, x);
     if (x->params)
         dyn_set_params(r, x->params);
@@ -390,6 +391,7 @@ void dyn_at_start(DynamicRun *r, const Record *first)
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
+    dyn_release_as(r, first->released); /* srd_step releases before it takes the acceleration */
     hold_pairs(s, first); /* found at the start */
     if (first->params) /* after the first sample, as srd_step takes the acceleration */
         dyn_set_params(r, first->params);
@@ -471,6 +473,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
 {
     if (!r->from_equilibrium) { /* the reference, but where prescribed motion puts the driven DOFs */
         Track *t = &r->tracks[k];
+        dyn_release_as(r, NULL); /* what the start holds: nothing is released before the first step */
         dyn_track_motion(r, t, 0); /* the motion alone: the base sim's data are not at t = 0 here */
         t->at = NAN;
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
@@ -657,9 +660,8 @@ static void keep_befores(DynamicRun *r, bool on)
 
 static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, bool last, char *why, size_t why_n)
 {
-    srd_sim *s = &r->b->s;
-    double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
-    double *B = srd_xcalloc((size_t)s->solver.sys.n_free * (size_t)r->n_params + 1, sizeof(double));
+    double *g = srd_xcalloc(dyn_grad_room(r), sizeof(double)); /* a release may free more DOFs */
+    double *B = srd_xcalloc((size_t)r->n_dofs * (size_t)r->n_params + 1, sizeof(double));
     Tan out = dyn_tan_new(r);
     int code = 0;
     for (long i = 0; i < r->n_records && code == 0; i++) {
@@ -782,6 +784,7 @@ Instant dyn_at_start_record(DynamicRun *r)
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     memcpy(s->v, first->v0, bytes), memcpy(s->a0, first->a0, bytes);
     s->method = r->method;
+    dyn_release_as(r, NULL);
     if (s->pairs)
         srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
     dyn_set_params(r, r->params_start);
@@ -947,6 +950,7 @@ static Instant at_sample_view(DynamicRun *r, const Record *x)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes), memcpy(s->v, x->v0, bytes);
     s->method = r->method;
+    dyn_release_as(r, v->released);
     if (s->pairs) /* before the state: the pairs' sets are sized by them */
         srd_pairs_hold(s, v->pairs, v->n_pairs);
     for (int k = 0; k < r->n_sets; k++)

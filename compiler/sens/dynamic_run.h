@@ -21,6 +21,7 @@ typedef struct View {
     double   dt;
     int      behind, dynamic;
     int     *pairs, n_pairs; /* the contact pairs the step held (srd_pairs_held: 2 parts each) */
+    unsigned char *released; /* the releases done then (srd_sim.released; NULL without releases) */
 } View;
 
 typedef struct Sampled {
@@ -39,6 +40,7 @@ typedef struct Record {
     int     *pairs;   /* the contact pairs its solve held (srd_pairs_held: 2 parts each) */
     int      n_pairs;
     double  *params;  /* with a controller: the params (its inputs) the substep ran with */
+    unsigned char *released; /* the releases done when it ran (NULL without releases) */
     Sampled *sample;  /* the controller's sample before it (the first substep of a step), or NULL */
 } Record;
 
@@ -48,6 +50,7 @@ typedef struct Segment {
     char  *checkpoint;
     size_t size;
     long   first, steps; /* steps first+1 .. first+steps */
+    unsigned char *released; /* the releases done at its start (the checkpoint keeps none) */
 } Segment;
 
 /* How param k moves the model: the derivative of the data the runtime reads at a time t
@@ -148,6 +151,8 @@ size_t dyn_set_state_len(const srd_sim *s, int k);
 double *dyn_dup(const double *a, size_t n);
 bool dyn_asked(const DynamicRun *r, int k);
 bool dyn_segment_records(DynamicRun *r, int i);
+void dyn_release_as(DynamicRun *r, const unsigned char *released);
+size_t dyn_grad_room(const DynamicRun *r);
 void dyn_note_kink(Track *t, bool kink, double at);
 void dyn_track_motion(DynamicRun *r, Track *t, double at);
 void dyn_track_at(DynamicRun *r, Track *t, double at, double h);

@@ -637,6 +637,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
     t->beta = e->damping_beta;
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;
+    t->moves_release = e->moves_release;
     memcpy(t->pairs, e->pairs, sizeof t->pairs);
     t->dinit = copy_of(e->control_init, (size_t)m->control.n_data);
 }
