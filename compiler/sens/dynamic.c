@@ -12,8 +12,9 @@
  * schedule_tangent.h). A param in the reference geometry moves the start (q, S), the held DOFs
  * and the sliding nodes' lines too. A `control` block's samples are differentiated where they
  * ran (control_tangent.h): the inputs they set carry their tangents into the steps that follow,
- * as the params do. The adjoint runs the transposes of the same pieces backward: mu = K^-T
- * lambda_q1 per step. */
+ * as the params do. Each step is linearised with the constraints it ran with (a `release` frees
+ * DOFs during the run) and the sliding clamps' lines where it held them (a `rotate` turns them).
+ * The adjoint runs the transposes of the same pieces backward: mu = K^-T lambda_q1 per step. */
 #include "sens/dynamic_run.h"
 #include <math.h>
 #include <stdio.h>
@@ -116,7 +117,7 @@ static void record_free(DynamicRun *r, Record *x)
         return;
     free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
     states_free(r, x->S0);
-    free(x->pairs), free(x->params), free(x->released);
+    free(x->pairs), free(x->params), free(x->released), free(x->axes);
     sampled_free(r, x->sample);
     count_bytes(r, -(r->record_bytes + 2.0 * sizeof(int) * x->n_pairs));
     memset(x, 0, sizeof *x);
@@ -154,10 +155,21 @@ static void record_pairs(DynamicRun *r, const srd_sim *s, Record *x)
     count_bytes(r, 2.0 * sizeof(int) * x->n_pairs);
 }
 
+/* The sliding clamps' lines where s stands, when a rotation turns them (NULL when none does: they
+ * keep the model's). */
+static double *turned_axes(const srd_sim *s)
+{
+    for (int k = 0; k < s->m->n_slides; k++)
+        if (sens_anchor_rotated(s->m, k))
+            return dyn_dup(s->slide_axis, 3 * (size_t)s->m->n_slides);
+    return NULL;
+}
+
 static void record_done(DynamicRun *r, const srd_sim *s)
 {
     Record *x = &r->pending;
     x->t = s->t;
+    x->axes = turned_axes(s); /* the step's own: Newton held its sliding nodes on them */
     x->q1 = dyn_dup(s->q, (size_t)r->n_dofs), x->v1 = dyn_dup(s->v, (size_t)r->n_dofs);
     record_pairs(r, s, x);
     if (r->n_records == r->cap_records) {
@@ -268,8 +280,6 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
         return "it has joints or constraints with multipliers: not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
         return control_tangents_unsupported(m);
-    if (s->n_frames)
-        return "it turns a clamped rod end (a turning motion): not derived yet";
     if (!pair_states_none(s))
         return "its contact pairs carry rigid bodies' frames in their state: not derived yet";
     if (!states_supported(s))
@@ -390,6 +400,7 @@ static void keep_start(DynamicRun *r, const srd_sim *s)
     r->start_pairs = held_pairs(s, &r->n_start_pairs);
     r->start_dt = s->dt;
     r->start_dynamic = s->dynamic;
+    r->start_axes = dyn_dup(s->slide_axis, 3 * (size_t)s->m->n_slides);
 }
 
 /* Steps the whole run, saving a checkpoint at each segment's start; records it when it is one
@@ -452,7 +463,8 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         r->opt = *opt;
     r->n_sets = m->n_sets, r->n_dofs = m->n_dofs, r->n_params = m->n_params;
     r->steps = (long)ceil(m->simulate.duration / m->simulate.dt - 1e-9);
-    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s)) + sizeof(Record) + (double)m->n_releases;
+    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s) + 3.0 * m->n_slides) + sizeof(Record) +
+                      (double)m->n_releases;
     r->per_segment = segment_length(r);
     int code = start_run(r);
     double t0 = srd_seconds();
@@ -484,6 +496,7 @@ void dynamic_run_free(DynamicRun *r)
     free(r->segments);
     states_free(r, r->S_ref);
     free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
+    free(r->start_axes);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);
     free(r->dq_eq), free(r->eq_status);
@@ -614,7 +627,9 @@ void dyn_track_motion(DynamicRun *r, Track *t, double at)
         if (s->solver.sys.free_index[d] >= 0)
             t->dmq[d] = t->dmv[d] = t->dma[d] = 0;
     dyn_note_kink(t, kink, at);
-    if (t->status == STATIC_DERIVED && turns_slide(r, t))
+    bool turns = schedule_tangents_turn_clamps(r->schedules, &s->schedules, s->m, s->params, t->dparams, at,
+                                               r->b->m->simulate.dt); /* the lines and the frames a rotation carries */
+    if (t->status == STATIC_DERIVED && (turns || turns_slide(r, t)))
         t->status = DYNAMIC_MOVES_MOTION;
     for (int d = 0; t->geometry && d < r->n_dofs; d++) /* a move holds its nodes at x0 + u */
         if (s->solver.sys.free_index[d] < 0)

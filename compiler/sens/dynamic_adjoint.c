@@ -291,6 +291,7 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
         memset(start->S[k], 0, dyn_set_state_len(s, k) * sizeof(double));
         srd_state_adjoint(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, end->S[k], start->S[k], start->q, lq1);
     }
+    dyn_slides_project_velocity_adjoint(r, end->v); /* the runtime's last word on v (rates_tangent) */
     rates_adjoint(r, x->dt, end, lq1, start);
     memset(lg, 0, len * sizeof(double));
     for (size_t d = 0; d < n; d++)

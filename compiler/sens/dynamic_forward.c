@@ -84,6 +84,8 @@ static void put_record(DynamicRun *r, const Record *x)
     memcpy(s->v, x->v1, bytes);
     s->method = r->method;
     dyn_release_as(r, x->released); /* before the pairs: they couple in the step's system */
+    if (x->axes) /* a rotation turns the lines: where the step's end held them */
+        memcpy(s->slide_axis, x->axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, x);
     if (x->params)
         dyn_set_params(r, x->params);
@@ -323,6 +325,45 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     free(w);
 }
 
+/* After an implicit step of a model with prescribed motion, the runtime gives each sliding node its
+ * clamp's velocity across the line (exact_prescribed_rates, srd_slides_place): v <- va + P (v - va),
+ * P = a a^T at the step's end. Its tangent at fixed lines (a param that turns none: dyn_track_motion)
+ * takes the same projection, in place on the velocity tangents v. */
+void dyn_slides_project_velocity(const DynamicRun *r, double *v)
+{
+    const srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    for (int k = 0; m->n_motions && k < m->n_slides; k++) {
+        if (!sens_anchor_held(s, k))
+            continue;
+        double *vn = &v[m->node_dof[m->slide_node[k]]], rel[3];
+        const double *va = &v[m->node_dof[m->slide_anchor[k]]], *a = &s->slide_axis[3 * k];
+        srd_sub3(vn, va, rel);
+        double along = srd_dot3(a, rel);
+        for (int c = 0; c < 3; c++)
+            vn[c] = va[c] + along * a[c];
+    }
+}
+
+/* Its transpose, in place on the velocity adjoints lv: the node's keeps P lv, its anchor gains
+ * (I - P) lv. */
+void dyn_slides_project_velocity_adjoint(const DynamicRun *r, double *lv)
+{
+    const srd_sim *s = &r->b->s;
+    const srd_model *m = s->m;
+    for (int k = 0; m->n_motions && k < m->n_slides; k++) {
+        if (!sens_anchor_held(s, k))
+            continue;
+        double *ln = &lv[m->node_dof[m->slide_node[k]]], *la = &lv[m->node_dof[m->slide_anchor[k]]];
+        const double *a = &s->slide_axis[3 * k];
+        double along = srd_dot3(a, ln);
+        for (int c = 0; c < 3; c++) {
+            la[c] += ln[c] - along * a[c];
+            ln[c] = along * a[c];
+        }
+    }
+}
+
 /* The scheme's velocity and acceleration tangents from the positions' (held DOFs: the motion's). */
 static void rates_tangent(const DynamicRun *r, const Track *t, double dt, const Tan *in, Tan *out)
 {
@@ -340,6 +381,7 @@ static void rates_tangent(const DynamicRun *r, const Track *t, double dt, const 
             out->v[d] = in->v[d] + 0.5 * dt * (in->a[d] + out->a[d]);
         }
     }
+    dyn_slides_project_velocity(r, out->v);
 }
 
 /* Carries a tangent over linearised record x given dq1's solution x1 (free rows, in the lines'
@@ -392,6 +434,7 @@ void dyn_at_start(DynamicRun *r, const Record *first)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     dyn_release_as(r, first->released); /* srd_step releases before it takes the acceleration */
+    memcpy(s->slide_axis, r->start_axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, first); /* found at the start */
     if (first->params) /* after the first sample, as srd_step takes the acceleration */
         dyn_set_params(r, first->params);

@@ -41,6 +41,7 @@ typedef struct Record {
     int      n_pairs;
     double  *params;  /* with a controller: the params (its inputs) the substep ran with */
     unsigned char *released; /* the releases done when it ran (NULL without releases) */
+    double  *axes;    /* the sliding clamps' lines at its end, when a rotation turns them (else NULL) */
     Sampled *sample;  /* the controller's sample before it (the first substep of a step), or NULL */
 } Record;
 
@@ -117,6 +118,7 @@ struct DynamicRun {
     int               *start_pairs, n_start_pairs; /* the start's, as its probes read it */
     double             start_dt;
     int                start_dynamic;
+    double            *start_axes;  /* the sliding clamps' lines at the start (3 per slide) */
     Tan               *before;      /* a controller that reads forces, in the forward pass: per param the
                                      * tangents at the previous record's start */
     Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the
@@ -170,6 +172,8 @@ srd_eval_ctx dyn_step_ctx(const srd_sim *s, double *g);
 void dyn_damping_constants(const DynamicRun *r, double dt, double *c1, double *c0);
 double dyn_damped_velocity(const DynamicRun *r, const Record *x, int d);
 void dyn_slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w);
+void dyn_slides_project_velocity(const DynamicRun *r, double *v);
+void dyn_slides_project_velocity_adjoint(const DynamicRun *r, double *lv);
 srd_eval_ctx dyn_stiffness_ctx(const srd_sim *s, const double *q, const double *q0, double *g);
 bool dyn_stiffness_set(const srd_sim *s, int k);
 srd_elem_batch dyn_rows_batch(const srd_sim *s, int k, bool every);
