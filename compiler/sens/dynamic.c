@@ -466,6 +466,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
     r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s) + 3.0 * m->n_slides) + sizeof(Record) +
                       (double)m->n_releases;
     r->per_segment = segment_length(r);
+    r->slide_res = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     int code = start_run(r);
     double t0 = srd_seconds();
     if (code)
@@ -496,7 +497,7 @@ void dynamic_run_free(DynamicRun *r)
     free(r->segments);
     states_free(r, r->S_ref);
     free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
-    free(r->start_axes);
+    free(r->start_axes), free(r->slide_res);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);
     free(r->dq_eq), free(r->eq_status);

@@ -264,11 +264,17 @@ static void slides_adjoint(DynamicRun *r, const Record *x, const double *lq1, co
     double c1, c0, a = s->inertia_a, alpha = s->m->damping_alpha;
     dyn_damping_constants(r, x->dt, &c1, &c0);
     double *w = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    double *turn = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; k < r->n_params && s->m->n_slides; k++) {
         const Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED || !(t->geometry || t->moves_anchor))
             continue;
         dyn_slide_tangent(r, t, x->q1, w);
+        if (t->geometry) { /* sens_slides_turn_rows' transpose: the row along a turning line */
+            memset(turn, 0, sizeof(double) * (size_t)s->solver.sys.n_free);
+            sens_slides_turn_rows(s, r->slide_res, t->daxis, turn);
+            grad[k] += dyn_dot(lg, turn, (size_t)s->solver.sys.n_free);
+        }
         for (int d = 0; d < r->n_dofs; d++) {
             int f = s->solver.sys.free_index[d];
             if (f >= 0 && w[d] != 0)
@@ -276,7 +282,7 @@ static void slides_adjoint(DynamicRun *r, const Record *x, const double *lq1, co
                                    s->m->damping_beta * c1 * p->lK[d]);
         }
     }
-    free(w);
+    free(w), free(turn);
 }
 
 /* Carries the adjoint `end` (of the state after linearised record x) to the state before it. */

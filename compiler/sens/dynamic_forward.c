@@ -103,6 +103,11 @@ void dyn_linearize(DynamicRun *r, const Record *x)
     srd_sim *s = &r->b->s;
     put_record(r, x);
     srd_sim_step_jacobian(s, r->method);
+    for (int k = 0; k < s->m->n_slides; k++) /* before the reduction keeps only their rows along the lines */
+        for (int c = 0, node = s->m->node_dof[s->m->slide_node[k]]; c < 3; c++) {
+            int f = s->solver.sys.free_index[node + c];
+            r->slide_res[node + c] = f >= 0 ? s->res[f] : 0;
+        }
     srd_slides_reduce(s, 1); /* the sliding nodes' rows and columns in their lines' basis, as Newton's */
 }
 
@@ -322,6 +327,8 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     }
     if (m->damping_beta > 0 || t->dbeta != 0)
         beta_rhs(r, x, in, t, w, g);
+    if (t->geometry) /* a line the geometry turns turns its node's row too */
+        sens_slides_turn_rows(s, r->slide_res, t->daxis, g);
     free(w);
 }
 

@@ -119,6 +119,8 @@ struct DynamicRun {
     double             start_dt;
     int                start_dynamic;
     double            *start_axes;  /* the sliding clamps' lines at the start (3 per slide) */
+    double            *slide_res;   /* the linearised step's residual at its sliding nodes (n_dofs; the
+                                     * part a turning line adds to their rows, sens_slides_turn_rows) */
     Tan               *before;      /* a controller that reads forces, in the forward pass: per param the
                                      * tangents at the previous record's start */
     Tan               *ends, *last; /* after a forward pass, per param: the tangents at the end, and at the

@@ -785,6 +785,12 @@ static void residual_derivative(StaticPoint *b, int k, const Deriv *dd, double *
         if (r >= 0)
             g[r] -= dd->fext[d];
     }
+    if (dd->axis && m->n_slides) { /* a turning line: the sliding node's row along it turns too */
+        double *res = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
+        srd_sim_reactions(&b->s, res);
+        sens_slides_turn_rows(&b->s, res, dd->axis, g);
+        free(res);
+    }
 }
 
 /* Adds into g (n_dofs, a row for every DOF, held ones included) the residual's change along

@@ -86,6 +86,22 @@ void sens_reactions_across(const srd_sim *s, const double *res, const double *da
     }
 }
 
+void sens_slides_turn_rows(const srd_sim *s, const double *res, const double *daxis, double *g)
+{
+    const srd_model *m = s->m;
+    for (int k = 0; daxis && k < m->n_slides; k++) {
+        if (!sens_anchor_held(s, k))
+            continue;
+        int node = m->node_dof[m->slide_node[k]];
+        double turn = srd_dot3(&daxis[3 * k], &res[node]);
+        for (int c = 0; c < 3; c++) {
+            int f = s->solver.sys.free_index[node + c];
+            if (f >= 0)
+                g[f] += turn * s->slide_axis[3 * k + c];
+        }
+    }
+}
+
 /* One pair set's rows: each instance's contact columns along dpairs (sens_pair_columns). */
 static void pair_rows(const srd_elemset *set, int n, const double dpairs[5], double *rows)
 {

@@ -42,6 +42,11 @@ int sens_anchors_moved(const srd_model *m, const double *dheld);
  * (daxis: 3 per slide, NULL when none does) moves by -(da . r) a - (a . r) da more (res: the
  * residual there, or the reactions). */
 void sens_reactions_across(const srd_sim *s, const double *res, const double *daxis, double *dr);
+/* A turning line's share of the equation a . R = 0 that holds a sliding node along its line: as a
+ * turns by da, (da . R) joins the node's row along the line. Adds (da . R) a into the node's free
+ * rows of g (before the solve's reduction takes a . g there); res: n_dofs, R at the node (its
+ * residual, or the reactions, which keep it across the line). */
+void sens_slides_turn_rows(const srd_sim *s, const double *res, const double *daxis, double *g);
 
 /* The contact pairs' data tangents for the pairs s's batches hold now: every instance of each
  * pair set (m->self_contact.set) takes its `kc`, `delta`, `h`, `mu` and `slip_velocity` from the

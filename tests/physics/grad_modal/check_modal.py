@@ -121,6 +121,7 @@ with open(os.path.join(here, "..", "grad", "shaped.srd")) as f:
     shaped_text = f.read()
 shaped_text = shaped_text[:shaped_text.index("static {")].replace(" bending = midedge;", "")
 no_arm = re.sub(r"rod arm \{[^}]*\}\n", "", shaped_text).replace("clamp arm.start;\n", "")
+no_arm = re.sub(r"load arm\.end[^\n]*\n", "", no_arm)
 shaped_ref = os.path.join(tap.scratch("modal_"), "shaped_reference.srd")
 with open(shaped_ref, "w") as f:
     f.write(no_arm + "modes { count = 5; }\n")
