@@ -401,6 +401,7 @@ static void keep_start(DynamicRun *r, const srd_sim *s)
     r->start_dt = s->dt;
     r->start_dynamic = s->dynamic;
     r->start_axes = dyn_dup(s->slide_axis, 3 * (size_t)s->m->n_slides);
+    r->v_start = dyn_dup(s->v, (size_t)r->n_dofs);
 }
 
 /* Steps the whole run, saving a checkpoint at each segment's start; records it when it is one
@@ -497,7 +498,7 @@ void dynamic_run_free(DynamicRun *r)
     free(r->segments);
     states_free(r, r->S_ref);
     free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
-    free(r->start_axes), free(r->slide_res);
+    free(r->start_axes), free(r->slide_res), free(r->v_start);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);
     free(r->dq_eq), free(r->eq_status);

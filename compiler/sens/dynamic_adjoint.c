@@ -297,7 +297,7 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
         memset(start->S[k], 0, dyn_set_state_len(s, k) * sizeof(double));
         srd_state_adjoint(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, end->S[k], start->S[k], start->q, lq1);
     }
-    dyn_slides_project_velocity_adjoint(r, end->v); /* the runtime's last word on v (rates_tangent) */
+    dyn_slides_project_velocity_adjoint(r, x, end->v, grad, status); /* the runtime's last word on v */
     rates_adjoint(r, x->dt, end, lq1, start);
     memset(lg, 0, len * sizeof(double));
     for (size_t d = 0; d < n; d++)
@@ -397,7 +397,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
         dyn_track_motion(r, t, 0);
         t->at = NAN;
         memcpy(dv, t->dmv, sizeof(double) * (size_t)r->n_dofs);
-        dyn_slides_start_velocity(r, dv); /* the start's velocity tangent, as start_tangent takes it */
+        dyn_slides_start_velocity(r, t, dv); /* the start's velocity tangent, as start_tangent takes it */
         grad[k] += dyn_dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dyn_dot(adj->v, dv, (size_t)r->n_dofs) +
                    state_pull(r, t, adj->S);
     }

@@ -332,36 +332,65 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     free(w);
 }
 
+/* The velocity the scheme gives DOF d over record x, before the runtime's last word on it. */
+static double scheme_velocity(const DynamicRun *r, const Record *x, int d)
+{
+    double dq = x->q1[d] - x->q0[d], dt = x->dt;
+    if (r->method == SRD_IMPLICIT_EULER)
+        return dq / dt;
+    if (r->method == SRD_IMPLICIT_MIDPOINT)
+        return 2 * dq / dt - x->v0[d];
+    double a1 = 4 * (dq - dt * x->v0[d]) / (dt * dt) - x->a0[d];
+    return x->v0[d] + 0.5 * dt * (x->a0[d] + a1);
+}
+
 /* After an implicit step of a model with prescribed motion, the runtime gives each sliding node its
  * clamp's velocity across the line (exact_prescribed_rates, srd_slides_place): v <- va + P (v - va),
- * P = a a^T at the step's end. Its tangent at fixed lines (a param that turns none: dyn_track_motion)
- * takes the same projection, in place on the velocity tangents v. */
-void dyn_slides_project_velocity(const DynamicRun *r, double *v)
+ * P = a a^T at the step's end. Its tangent: dva + P (dv - dva) + dP (v - va), dP = da a^T + a da^T
+ * as a line the geometry turns turns (t->daxis; a param that turns a line by a rotation is not
+ * derived, dyn_track_motion). Slide k's share, in place on the velocity tangents v. */
+static void project_slide(const DynamicRun *r, const Record *x, const Track *t, int k, double *v)
+{
+    const srd_model *m = r->b->m;
+    int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
+    const double *a = &r->b->s.slide_axis[3 * k], *da = t->geometry ? &t->daxis[3 * k] : NULL;
+    double rel[3], was[3];
+    for (int c = 0; c < 3; c++)
+        rel[c] = v[node + c] - v[anchor + c], was[c] = scheme_velocity(r, x, node + c) - x->v1[anchor + c];
+    double along = srd_dot3(a, rel), turn_along = da ? srd_dot3(a, was) : 0, turn_across = da ? srd_dot3(da, was) : 0;
+    for (int c = 0; c < 3; c++)
+        v[node + c] = v[anchor + c] + along * a[c] + (da ? da[c] * turn_along + a[c] * turn_across : 0);
+}
+
+void dyn_slides_project_velocity(const DynamicRun *r, const Record *x, const Track *t, double *v)
 {
     const srd_sim *s = &r->b->s;
-    const srd_model *m = s->m;
-    for (int k = 0; m->n_motions && k < m->n_slides; k++) {
-        if (!sens_anchor_held(s, k))
-            continue;
-        double *vn = &v[m->node_dof[m->slide_node[k]]], rel[3];
-        const double *va = &v[m->node_dof[m->slide_anchor[k]]], *a = &s->slide_axis[3 * k];
-        srd_sub3(vn, va, rel);
-        double along = srd_dot3(a, rel);
-        for (int c = 0; c < 3; c++)
-            vn[c] = va[c] + along * a[c];
-    }
+    for (int k = 0; s->m->n_motions && k < s->m->n_slides; k++)
+        if (sens_anchor_held(s, k))
+            project_slide(r, x, t, k, v);
 }
 
 /* Its transpose, in place on the velocity adjoints lv: the node's keeps P lv, its anchor gains
- * (I - P) lv. */
-void dyn_slides_project_velocity_adjoint(const DynamicRun *r, double *lv)
+ * (I - P) lv, and each param whose geometry turns the lines gains lv . dP (v - va) (status[k]
+ * STATIC_DERIVED) into grad. */
+void dyn_slides_project_velocity_adjoint(const DynamicRun *r, const Record *x, double *lv, double *grad,
+                                         const int *status)
 {
     const srd_sim *s = &r->b->s;
     const srd_model *m = s->m;
+    double *turned = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; m->n_motions && k < m->n_slides; k++) {
         if (!sens_anchor_held(s, k))
             continue;
         double *ln = &lv[m->node_dof[m->slide_node[k]]], *la = &lv[m->node_dof[m->slide_anchor[k]]];
+        for (int j = 0; j < r->n_params; j++) { /* dP (v - va): the tangent with dv = 0 */
+            const Track *t = &r->tracks[j];
+            if (status[j] != STATIC_DERIVED || !t->geometry)
+                continue;
+            memset(turned, 0, sizeof(double) * (size_t)r->n_dofs);
+            project_slide(r, x, t, k, turned);
+            grad[j] += srd_dot3(ln, &turned[m->node_dof[m->slide_node[k]]]);
+        }
         const double *a = &s->slide_axis[3 * k];
         double along = srd_dot3(a, ln);
         for (int c = 0; c < 3; c++) {
@@ -369,11 +398,13 @@ void dyn_slides_project_velocity_adjoint(const DynamicRun *r, double *lv)
             ln[c] = along * a[c];
         }
     }
+    free(turned);
 }
 
 /* The scheme's velocity and acceleration tangents from the positions' (held DOFs: the motion's). */
-static void rates_tangent(const DynamicRun *r, const Track *t, double dt, const Tan *in, Tan *out)
+static void rates_tangent(const DynamicRun *r, const Track *t, const Record *x, const Tan *in, Tan *out)
 {
+    double dt = x->dt;
     const srd_system *sys = &r->b->s.solver.sys;
     for (int d = 0; d < r->n_dofs; d++) {
         double dq = out->q[d] - in->q[d];
@@ -388,7 +419,7 @@ static void rates_tangent(const DynamicRun *r, const Track *t, double dt, const 
             out->v[d] = in->v[d] + 0.5 * dt * (in->a[d] + out->a[d]);
         }
     }
-    dyn_slides_project_velocity(r, out->v);
+    dyn_slides_project_velocity(r, x, t, out->v);
 }
 
 /* Carries a tangent over linearised record x given dq1's solution x1 (free rows, in the lines'
@@ -402,7 +433,7 @@ static void forward_finish(DynamicRun *r, const Record *x, const Track *t, Tan *
         int f = s->solver.sys.free_index[d];
         out->q[d] = f >= 0 ? -x1[f] + out->v[d] : t->dmq[d];
     }
-    rates_tangent(r, t, x->dt, in, out);
+    rates_tangent(r, t, x, in, out);
     for (int k = 0; k < r->n_sets; k++)
         srd_state_tangent(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, in->S[k], in->q, out->q, out->S[k]);
     dyn_tan_swap(in, out);
@@ -505,16 +536,19 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
 }
 
 /* A sliding node starts with its clamp's velocity across its line (srd_slides_place), and at
- * rest along it: its velocity's tangent is the anchor's across the line. */
-void dyn_slides_start_velocity(const DynamicRun *r, double *dv)
+ * rest along it: v = va - (a . va) a. Its velocity's tangent is the anchor's across the line, and
+ * as a line the geometry turns (t->daxis) -(da . va) a - (a . va) da more (va: the anchor's start
+ * velocity). */
+void dyn_slides_start_velocity(const DynamicRun *r, const Track *t, double *dv)
 {
     const srd_sim *s = &r->b->s;
+    const double *v0 = r->v_start;
     for (int k = 0; k < s->m->n_slides; k++) {
-        int d = s->m->node_dof[s->m->slide_node[k]];
-        const double *a = &s->slide_axis[3 * k], *anchor = &dv[s->m->node_dof[s->m->slide_anchor[k]]];
-        double along = srd_dot3(anchor, a);
+        int d = s->m->node_dof[s->m->slide_node[k]], anchor = s->m->node_dof[s->m->slide_anchor[k]];
+        const double *a = &s->slide_axis[3 * k], *va = &v0[anchor], *da = t->geometry ? &t->daxis[3 * k] : NULL;
+        double along = srd_dot3(&dv[anchor], a), turn = da ? srd_dot3(da, va) : 0, va_along = srd_dot3(a, va);
         for (int c = 0; c < 3; c++)
-            dv[d + c] = anchor[c] - along * a[c];
+            dv[d + c] = dv[anchor + c] - along * a[c] - (da ? turn * a[c] + va_along * da[c] : 0);
     }
 }
 
@@ -528,7 +562,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
         t->at = NAN;
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
         memcpy(in->v, t->dmv, sizeof(double) * (size_t)r->n_dofs);
-        dyn_slides_start_velocity(r, in->v);
+        dyn_slides_start_velocity(r, t, in->v);
         for (int j = 0; t->geometry && j < r->n_sets; j++) /* the reference state moves with a geometry */
             memcpy(in->S[j], t->dS0[j], sizeof(double) * dyn_set_state_len(&r->b->s, j));
         return;

@@ -119,6 +119,7 @@ struct DynamicRun {
     double             start_dt;
     int                start_dynamic;
     double            *start_axes;  /* the sliding clamps' lines at the start (3 per slide) */
+    double            *v_start;     /* the velocities at the start */
     double            *slide_res;   /* the linearised step's residual at its sliding nodes (n_dofs; the
                                      * part a turning line adds to their rows, sens_slides_turn_rows) */
     Tan               *before;      /* a controller that reads forces, in the forward pass: per param the
@@ -174,8 +175,9 @@ srd_eval_ctx dyn_step_ctx(const srd_sim *s, double *g);
 void dyn_damping_constants(const DynamicRun *r, double dt, double *c1, double *c0);
 double dyn_damped_velocity(const DynamicRun *r, const Record *x, int d);
 void dyn_slide_tangent(const DynamicRun *r, const Track *t, const double *q, double *w);
-void dyn_slides_project_velocity(const DynamicRun *r, double *v);
-void dyn_slides_project_velocity_adjoint(const DynamicRun *r, double *lv);
+void dyn_slides_project_velocity(const DynamicRun *r, const Record *x, const Track *t, double *v);
+void dyn_slides_project_velocity_adjoint(const DynamicRun *r, const Record *x, double *lv, double *grad,
+                                         const int *status);
 srd_eval_ctx dyn_stiffness_ctx(const srd_sim *s, const double *q, const double *q0, double *g);
 bool dyn_stiffness_set(const srd_sim *s, int k);
 srd_elem_batch dyn_rows_batch(const srd_sim *s, int k, bool every);
@@ -186,7 +188,7 @@ srd_elem_batch dyn_with_direction(const srd_sim *s, int k, bool every, const dou
 bool    dyn_damps(const DynamicRun *r, int d);
 /* dv (a velocity tangent at a start from the reference) with each sliding node's the anchor's
  * across its line. */
-void    dyn_slides_start_velocity(const DynamicRun *r, double *dv);
+void    dyn_slides_start_velocity(const DynamicRun *r, const Track *t, double *dv);
 double *dyn_damped_velocities(const DynamicRun *r, const Record *x);
 void dyn_at_start(DynamicRun *r, const Record *first);
 double *dyn_start_q0_share(const DynamicRun *r, const double *x);

@@ -8,7 +8,8 @@ slides, a schedule, gravity, a load), with damping set by a param, started from 
 (ground contact, Coulomb friction, mass damping, actuated rest lengths), a hinge shell, params
 in the reference geometry (shaped.srd), a PID controller's gains (controlled.srd: its samples
 differentiated, an objective of the input it sets, saturation named), a clamp released during the
-run (released.srd). Then a
+run (released.srd), a clamp turned by `rotate`, and a line the geometry turns under a moving
+clamp (line_turned.srd). Then a
 param whose schedule switches between its samples is named, not derived, and what is not
 covered is refused with the reason."""
 import csv
@@ -576,6 +577,19 @@ against_differences("contact between parts with beta damping", model,
 # its line with the anchor, in the step, its inertia and damping, and the adjoint.
 clamp_text = each_method("a moved clamp", "clamp_moved.srd", {"squeeze": (2e-3, "m"), "w": (3, "Hz")}, forces=("R",),
                          segment=11)
+# A line the geometry turns, its clamp carried by a `move` (line_turned.srd): the sliding node's
+# row turns with the line, and the velocity the runtime gives it across the line (its clamp's, at
+# the start and after each step: srd_slides_place) turns too. With each implicit method.
+with open(os.path.join(here, "line_turned.srd")) as f:
+    line_text = f.read()
+for method, segment in (("implicit_euler", 7), ("implicit_midpoint", None), ("newmark", 9)):
+    model = os.path.join(tap.scratch("dyn_"), "line_turned_%s.srd" % method)
+    with open(model, "w") as f:
+        f.write(line_text.replace("METHOD", method))
+    derived = forward_and_adjoint("a turned line carried by a move (%s)" % method, model, segment=segment, forces=("R",))
+    against_differences("a turned line carried by a move (%s)" % method, model, {"a": (0.3, "")}, derived,
+                        forces=("R",))
+
 # A clamped end turned by prescribed motion (`rotate`, a flapping base): the lines its sliding
 # node runs on turn (each record is linearised on its own, and the runtime's projection of the
 # node's velocity across its line onto the clamp's, srd_slides_place, is carried too), and the
