@@ -346,51 +346,55 @@ static double scheme_velocity(const DynamicRun *r, const Record *x, int d)
 
 /* After an implicit step of a model with prescribed motion, the runtime gives each sliding node its
  * clamp's velocity across the line (exact_prescribed_rates, srd_slides_place): v <- va + P (v - va),
- * P = a a^T at the step's end. Its tangent: dva + P (dv - dva) + dP (v - va), dP = da a^T + a da^T
+ * P = a a^T at the step's end. Its tangent is dva + P (dv - dva) + dP (v - va), dP = da a^T + a da^T
  * as a line the geometry turns turns (t->daxis; a param that turns a line by a rotation is not
- * derived, dyn_track_motion). Slide k's share, in place on the velocity tangents v. */
-static void project_slide(const DynamicRun *r, const Record *x, const Track *t, int k, double *v)
+ * derived, dyn_track_motion). Slide k's dP (v - va) into out (3 values; zero when it does not turn). */
+static void slide_turn_term(const DynamicRun *r, const Record *x, const Track *t, int k, double *out)
 {
     const srd_model *m = r->b->m;
     int node = m->node_dof[m->slide_node[k]], anchor = m->node_dof[m->slide_anchor[k]];
     const double *a = &r->b->s.slide_axis[3 * k], *da = t->geometry ? &t->daxis[3 * k] : NULL;
-    double rel[3], was[3];
+    double was[3] = { 0, 0, 0 };
+    for (int c = 0; da && c < 3; c++)
+        was[c] = scheme_velocity(r, x, node + c) - x->v1[anchor + c];
+    double along = srd_dot3(a, was), across = da ? srd_dot3(da, was) : 0;
     for (int c = 0; c < 3; c++)
-        rel[c] = v[node + c] - v[anchor + c], was[c] = scheme_velocity(r, x, node + c) - x->v1[anchor + c];
-    double along = srd_dot3(a, rel), turn_along = da ? srd_dot3(a, was) : 0, turn_across = da ? srd_dot3(da, was) : 0;
-    for (int c = 0; c < 3; c++)
-        v[node + c] = v[anchor + c] + along * a[c] + (da ? da[c] * turn_along + a[c] * turn_across : 0);
+        out[c] = da ? da[c] * along + a[c] * across : 0;
 }
 
 void dyn_slides_project_velocity(const DynamicRun *r, const Record *x, const Track *t, double *v)
 {
     const srd_sim *s = &r->b->s;
-    for (int k = 0; s->m->n_motions && k < s->m->n_slides; k++)
-        if (sens_anchor_held(s, k))
-            project_slide(r, x, t, k, v);
+    const srd_model *m = s->m;
+    for (int k = 0; m->n_motions && k < m->n_slides; k++) {
+        if (!sens_anchor_held(s, k))
+            continue;
+        double *vn = &v[m->node_dof[m->slide_node[k]]], turn[3];
+        const double *va = &v[m->node_dof[m->slide_anchor[k]]], *a = &s->slide_axis[3 * k];
+        slide_turn_term(r, x, t, k, turn);
+        double along = srd_dot3(a, vn) - srd_dot3(a, va);
+        for (int c = 0; c < 3; c++)
+            vn[c] = va[c] + along * a[c] + turn[c];
+    }
 }
 
 /* Its transpose, in place on the velocity adjoints lv: the node's keeps P lv, its anchor gains
- * (I - P) lv, and each param whose geometry turns the lines gains lv . dP (v - va) (status[k]
- * STATIC_DERIVED) into grad. */
+ * (I - P) lv, and each param whose geometry turns the lines gains lv . dP (v - va) into grad
+ * (status[j] STATIC_DERIVED). */
 void dyn_slides_project_velocity_adjoint(const DynamicRun *r, const Record *x, double *lv, double *grad,
                                          const int *status)
 {
     const srd_sim *s = &r->b->s;
     const srd_model *m = s->m;
-    double *turned = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; m->n_motions && k < m->n_slides; k++) {
         if (!sens_anchor_held(s, k))
             continue;
-        double *ln = &lv[m->node_dof[m->slide_node[k]]], *la = &lv[m->node_dof[m->slide_anchor[k]]];
-        for (int j = 0; j < r->n_params; j++) { /* dP (v - va): the tangent with dv = 0 */
-            const Track *t = &r->tracks[j];
-            if (status[j] != STATIC_DERIVED || !t->geometry)
-                continue;
-            memset(turned, 0, sizeof(double) * (size_t)r->n_dofs);
-            project_slide(r, x, t, k, turned);
-            grad[j] += srd_dot3(ln, &turned[m->node_dof[m->slide_node[k]]]);
-        }
+        double *ln = &lv[m->node_dof[m->slide_node[k]]], *la = &lv[m->node_dof[m->slide_anchor[k]]], turn[3];
+        for (int j = 0; j < r->n_params; j++)
+            if (status[j] == STATIC_DERIVED && r->tracks[j].geometry) {
+                slide_turn_term(r, x, &r->tracks[j], k, turn);
+                grad[j] += srd_dot3(ln, turn);
+            }
         const double *a = &s->slide_axis[3 * k];
         double along = srd_dot3(a, ln);
         for (int c = 0; c < 3; c++) {
@@ -398,7 +402,6 @@ void dyn_slides_project_velocity_adjoint(const DynamicRun *r, const Record *x, d
             ln[c] = along * a[c];
         }
     }
-    free(turned);
 }
 
 /* The scheme's velocity and acceleration tangents from the positions' (held DOFs: the motion's). */

@@ -586,9 +586,9 @@ for method, segment in (("implicit_euler", 7), ("implicit_midpoint", None), ("ne
     model = os.path.join(tap.scratch("dyn_"), "line_turned_%s.srd" % method)
     with open(model, "w") as f:
         f.write(line_text.replace("METHOD", method))
-    derived = forward_and_adjoint("a turned line carried by a move (%s)" % method, model, segment=segment, forces=("R",))
-    against_differences("a turned line carried by a move (%s)" % method, model, {"a": (0.3, "")}, derived,
-                        forces=("R",))
+    label = "a turned line carried by a move (%s)" % method
+    derived = forward_and_adjoint(label, model, segment=segment, forces=("R",))
+    against_differences(label, model, {"a": (0.3, "")}, derived, forces=("R",))
 
 # A clamped end turned by prescribed motion (`rotate`, a flapping base): the lines its sliding
 # node runs on turn (each record is linearised on its own, and the runtime's projection of the
