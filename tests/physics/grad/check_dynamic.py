@@ -577,18 +577,28 @@ against_differences("contact between parts with beta damping", model,
 # its line with the anchor, in the step, its inertia and damping, and the adjoint.
 clamp_text = each_method("a moved clamp", "clamp_moved.srd", {"squeeze": (2e-3, "m"), "w": (3, "Hz")}, forces=("R",),
                          segment=11)
+
+
+def each_implicit(label, name, params, forces=()):
+    """DIR/name with METHOD as each implicit method (recomputed from checkpoints every 7 steps under
+    implicit Euler, 9 under Newmark): forward and adjoint, then differences. Returns its text
+    (METHOD in it) and {method: the model written}."""
+    with open(os.path.join(here, name)) as f:
+        text_of = f.read()
+    models = {}
+    for method, segment in (("implicit_euler", 7), ("implicit_midpoint", None), ("newmark", 9)):
+        models[method] = os.path.join(tap.scratch("dyn_"), method + "_" + name)
+        with open(models[method], "w") as f:
+            f.write(text_of.replace("METHOD", method))
+        derived = forward_and_adjoint("%s (%s)" % (label, method), models[method], segment=segment, forces=forces)
+        against_differences("%s (%s)" % (label, method), models[method], params, derived, forces=forces)
+    return text_of, models
+
+
 # A line the geometry turns, its clamp carried by a `move` (line_turned.srd): the sliding node's
 # row turns with the line, and the velocity the runtime gives it across the line (its clamp's, at
 # the start and after each step: srd_slides_place) turns too. With each implicit method.
-with open(os.path.join(here, "line_turned.srd")) as f:
-    line_text = f.read()
-for method, segment in (("implicit_euler", 7), ("implicit_midpoint", None), ("newmark", 9)):
-    model = os.path.join(tap.scratch("dyn_"), "line_turned_%s.srd" % method)
-    with open(model, "w") as f:
-        f.write(line_text.replace("METHOD", method))
-    label = "a turned line carried by a move (%s)" % method
-    derived = forward_and_adjoint(label, model, segment=segment, forces=("R",))
-    against_differences(label, model, {"a": (0.3, "")}, derived, forces=("R",))
+each_implicit("a turned line carried by a move", "line_turned.srd", {"a": (0.3, "")}, forces=("R",))
 
 # A clamped end turned by prescribed motion (`rotate`, a flapping base): the lines its sliding
 # node runs on turn (each record is linearised on its own, and the runtime's projection of the
@@ -633,14 +643,8 @@ check(p.returncode == 0 and re.search(r"^L: it moves the reference geometry", p.
 # geometry, by samples) at 3e-4: the swinging end's reaction bends fast in it, and its
 # differences converge as h^4 (1.7e-6 off at 1e-3, 1.3e-8 at 3e-4, 7e-10 at 1e-4).
 RELEASE = {"E": (3e6, "Pa"), "rho": (1100, "kg/m^3"), "kappa0": (5, "/m"), "F": (4e-3, "N"), "L": (0.12, "m", 3e-4)}
-with open(os.path.join(here, "released.srd")) as f:
-    released_text = f.read()
-for method, segment in (("implicit_euler", 7), ("implicit_midpoint", None), ("newmark", 9)):
-    model = os.path.join(tap.scratch("dyn_"), "released_%s.srd" % method)
-    with open(model, "w") as f:
-        f.write(released_text.replace("METHOD", method))
-    derived = forward_and_adjoint("a released clamp (%s)" % method, model, segment=segment)
-    against_differences("a released clamp (%s)" % method, model, RELEASE, derived, forces=("R",))
+released_text, released_models = each_implicit("a released clamp", "released.srd", RELEASE, forces=("R",))
+for method, model in released_models.items():
     end = final_probes(model, None)
     check(end and end["tip"][2] < -3e-3, "a released clamp (%s): the freed end fell (z = %.4g m at the end; held: 0)"
           % (method, end["tip"][2] if end else math.nan))
