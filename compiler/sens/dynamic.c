@@ -654,19 +654,61 @@ static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
     track_room(r, k, t);
 }
 
-/* Whether schedule kernel le's values read an instance's reference coordinates (s, x, y, z). */
-static bool reads_coordinates(const LoweredElement *le)
+/* Which reference coordinates (s, x, y, z: bit c for data column c) schedule kernel le's values
+ * read. */
+static unsigned coordinates_read(const LoweredElement *le)
 {
     int32_t count = 0, limit = 0;
     ExprId *order = dag_reachable(le->dag, le->res, le->nd, &count, &limit);
-    bool reads = false;
-    for (int32_t i = 0; i < count && !reads; i++) {
+    unsigned read = 0;
+    for (int32_t i = 0; i < count; i++) {
         const ExprNode *x = dag_node(le->dag, order[i]);
-        reads = x->op == XO_INPUT && x->index < le->n_inputs && le->inputs[x->index].cls == KIN_DATA &&
-                le->inputs[x->index].index < SCHEDULE_N_DATA;
+        if (x->op == XO_INPUT && x->index < le->n_inputs && le->inputs[x->index].cls == KIN_DATA &&
+            le->inputs[x->index].index < SCHEDULE_N_DATA)
+            read |= 1u << le->inputs[x->index].index;
     }
     free(order);
-    return reads;
+    return read;
+}
+
+static bool reads_coordinates(const LoweredElement *le) { return coordinates_read(le) != 0; }
+
+/* Whether coordinate column c of schedule j's rows moves between the samples and the base by more
+ * than rounding (1e-9 of the column's largest value: the samples lie 1e-3 of the param apart, so a
+ * coordinate that moves with it moves by about that much; the normalised arc length s of a line
+ * whose length changes keeps its values but for their last digits). */
+static bool coordinate_moves(const srd_schedule *sc, const PointSample *x, int j, int c)
+{
+    double scale = 0, moved = 0;
+    for (int row = 0; row < sc->n; row++)
+        scale = fmax(scale, fabs(sc->data[row * SCHEDULE_N_DATA + c]));
+    for (int i = 0; i < 4; i++)
+        for (int row = 0; row < sc->n; row++) {
+            const double *at = &x[i].s.schedules.a[j].data[row * SCHEDULE_N_DATA];
+            moved = fmax(moved, fabs(at[c] - sc->data[row * SCHEDULE_N_DATA + c]));
+        }
+    return moved > 1e-9 * scale;
+}
+
+/* Whether an actuation or load schedule reads a reference coordinate that moves with the param:
+ * its tangent at a time is taken along the params only, so the coordinates' share would be lost
+ * (a geometry param under a travelling wave in x). */
+static bool schedules_read_moving_coordinates(const DynamicRun *r, const PointSample *x)
+{
+    const ModelKernels *mk = &r->b->mk;
+    const srd_schedules *S = &r->b->s.schedules;
+    for (int j = 0; j < S->n; j++) {
+        const srd_schedule *sc = &S->a[j];
+        unsigned read = 0;
+        for (int k = 0; sc->motion < 0 && k < mk->n_schedules; k++)
+            if (mk->schedules[k].lowered.kind && mk->schedules[k].actuation == sc->actuation &&
+                (sc->actuation >= 0 || mk->schedules[k].expr == sc->expr))
+                read |= coordinates_read(&mk->schedules[k].lowered);
+        for (int c = 0; c < SCHEDULE_N_DATA; c++)
+            if ((read >> c & 1u) && coordinate_moves(sc, x, j, c))
+                return true;
+    }
+    return false;
 }
 
 /* Whether the prescribed motion moves with the reference geometry by the reference's own change:
@@ -729,7 +771,8 @@ static void track_open(DynamicRun *r, int k, Track *t)
     t->geometry = ok && moves_geometry(r, x);
     t->status = !ok ? STATIC_NOT_SAMPLED : r->b->s.pairs && !pairs ? STATIC_MOVES_PAIRS
               : releases_move(r->b->m, models) ? DYNAMIC_MOVES_RELEASE
-              : t->geometry && !motions_follow_reference(r) ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
+              : t->geometry && (!motions_follow_reference(r) || schedules_read_moving_coordinates(r, x))
+                  ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
         track_allocate(r, k, t, x);
     if (t->status == STATIC_DERIVED && t->geometry)

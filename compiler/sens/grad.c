@@ -989,8 +989,9 @@ const char *static_point_why(int status)
     static const char *const why[] = {
         "",
         "the stiffness is singular",
-        ("it moves the reference geometry: derived, but not yet with rigid bodies, in a simulation with a `rotate` or "
-         "a `move` that reads the nodes' coordinates, or for natural frequencies under prescribed motion"),
+        ("it moves the reference geometry: derived, but not yet with rigid bodies, in a simulation with a `rotate`, "
+         "a `move` that reads the nodes' coordinates or an actuation or load that reads coordinates it moves, or for "
+         "natural frequencies under prescribed motion"),
         "its range is too narrow to sample around its value",
         "the model could not be built at nearby values",
     };

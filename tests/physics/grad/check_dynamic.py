@@ -678,6 +678,24 @@ held_derived = dict((name, dict((k, v) for k, v in probes.items() if k in held))
 against_differences("force feedback from a released clamp", model, {"gain": (500, "1/(N*m)"), "E": (3e6, "Pa")},
                     held_derived, forces=("R",))
 
+# A geometry param under a travelling wave (wave_length.srd): along the normalised arc length s,
+# which the rod's length leaves alone, L is derived; along x, which it moves, L is named (the
+# wave's tangent at a time is taken along the params alone: the coordinates' share would be lost).
+with open(os.path.join(here, "wave_length.srd")) as f:
+    wave_text = f.read()
+for wave, derives in (("s", True), ("x / (0.1 m)", False)):
+    model = os.path.join(tap.scratch("dyn_"), "wave_length.srd")
+    with open(model, "w") as f:
+        f.write(wave_text.replace("WAVE", wave))
+    if derives:
+        derived = forward_and_adjoint("a wave along s", model)
+        against_differences("a wave along s", model, {"L": (0.12, "m")}, derived)
+    else:
+        p, derived = grad(model)
+        check(p.returncode == 0 and re.search(r"^L: it moves the reference geometry.*an actuation or load that reads "
+                                               r"coordinates it moves", p.stdout, re.M) and not derived,
+              "a wave along x: L named (%s)" % p.stdout.splitlines()[1:2])
+
 # A param that moves a release's time moves the run by jumps (it frees at a step): named, by
 # elaboration's tangent (T) and by the samples' models (a time that follows the geometry's L).
 for label, old, new, name in (("its own param", "release arm.end at 40 ms;",
