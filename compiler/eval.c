@@ -1229,13 +1229,16 @@ static Value eval_call(Elab *e, Expr *x)
     Diag *dg = diag_error(x->loc, "unknown function `%s`", x->str);
     if (!dg) /* reported already, from an earlier turn of a loop: the hint costs more than the call */
         return value_error();
-    const char *names[128];
+    /* every name a call can reach: the builtins, the geometry functions, the declarations, `table` */
+    size_t cap = sizeof builtins / sizeof builtins[0] + sizeof geometry_fns / sizeof geometry_fns[0] +
+                 (size_t)e->decls.n + 1;
+    const char **names = arena_alloc(e->arena, cap * sizeof *names);
     int n = 0;
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
         names[n++] = builtins[i].name;
     for (size_t i = 0; i < sizeof geometry_fns / sizeof geometry_fns[0]; i++)
         names[n++] = geometry_fns[i];
-    for (int i = 0; i < e->decls.n && n < 128; i++)
+    for (int i = 0; i < e->decls.n; i++)
         names[n++] = e->decls.a[i].stmt->name;
     names[n++] = "table";
     const char *close = diag_closest(x->str, names, n);
