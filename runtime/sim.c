@@ -717,23 +717,23 @@ static void prepare_implicit(srd_sim *s, srd_method method)
     }
 }
 
+void srd_scheme_rates(srd_method method, double dt, double dq, double v0, double a0, double *v1, double *a1)
+{
+    *a1 = a0;
+    if (method == SRD_IMPLICIT_EULER)
+        *v1 = dq / dt;
+    else if (method == SRD_IMPLICIT_MIDPOINT)
+        *v1 = 2 * dq / dt - v0;
+    else { /* Newmark, average acceleration: q1 = q0 + dt v0 + dt^2/4 (a0 + a1) */
+        *a1 = 4 * (dq - dt * v0) / (dt * dt) - a0;
+        *v1 = v0 + 0.5 * dt * (a0 + *a1);
+    }
+}
+
 static void finish_implicit(srd_sim *s, srd_method method)
 {
-    const srd_model *m = s->m;
-    double dt = s->dt;
-    for (int d = 0; d < m->n_dofs; d++) {
-        double dq = s->q[d] - s->q0[d];
-        if (method == SRD_IMPLICIT_EULER)
-            s->v[d] = dq / dt;
-        else if (method == SRD_IMPLICIT_MIDPOINT)
-            s->v[d] = 2 * dq / dt - s->v0[d];
-        else {
-            /* Newmark, average acceleration: q1 = q0 + dt v0 + dt^2/4 (a0 + a1) */
-            double a1 = 4 * (s->q[d] - s->q0[d] - dt * s->v0[d]) / (dt * dt) - s->a0[d];
-            s->v[d] = s->v0[d] + 0.5 * dt * (s->a0[d] + a1);
-            s->a0[d] = a1;
-        }
-    }
+    for (int d = 0; d < s->m->n_dofs; d++)
+        srd_scheme_rates(method, s->dt, s->q[d] - s->q0[d], s->v0[d], s->a0[d], &s->v[d], &s->a0[d]);
 }
 
 /* Rayleigh damping's stiffness is that of the body: the multipliers' rows and columns (the
@@ -1004,9 +1004,13 @@ void srd_sim_release(srd_sim *s, int k)
 void srd_sim_set_released(srd_sim *s, const unsigned char *released)
 {
     size_t n = (size_t)s->m->n_releases;
-    if (!n || !memcmp(s->released, released, n))
+    bool same = true;
+    for (size_t k = 0; k < n; k++)
+        same &= s->released[k] == (released ? released[k] : 0);
+    if (same)
         return;
-    memcpy(s->released, released, n);
+    for (size_t k = 0; k < n; k++)
+        s->released[k] = released ? released[k] : 0;
     fixed_from_released(s);
     plan_free_set(s);
 }

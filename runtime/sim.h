@@ -201,9 +201,9 @@ void srd_slides_turn(srd_sim *s, const srd_motion *mo, const double *axis, doubl
 /* Frees the model's release k: its DOFs join the Newton system from now on (the solver, the
  * element batches' maps and the assembly buffers are rebuilt; state and data stay). */
 void srd_sim_release(srd_sim *s, int k);
-/* Sets every release's flag (n_releases values, 1: released) and the constraints with them: a
- * sim put back to an earlier time (a checkpoint, a recorded step) holds what it held then. The
- * system is planned again only when a flag changes. */
+/* Sets every release's flag (n_releases values, 1: released; NULL: none, as at the start) and the
+ * constraints with them: a sim put back to an earlier time (a checkpoint, a recorded step) holds
+ * what it held then. The system is planned again only when a flag changes. */
 void srd_sim_set_released(srd_sim *s, const unsigned char *released);
 
 /* The force each constraint exerts on its DOFs (n_dofs values, 0 on free DOFs): the residual
@@ -245,6 +245,11 @@ void srd_sim_stiffness(srd_sim *s);
 /* Rayleigh damping's velocity over a step of method and length dt: c1 (q - q0) + c0 v0 (implicit
  * Euler's end velocity, midpoint's mean velocity, Newmark's end velocity). */
 void srd_damping_constants(srd_method method, double dt, double *c1, double *c0);
+
+/* An implicit step's end velocity and acceleration from a DOF's displacement dq over it and its
+ * start's v0 and a0 (implicit Euler and midpoint keep a0). Linear in (dq, v0, a0), so it serves
+ * their tangents too. */
+void srd_scheme_rates(srd_method method, double dt, double dq, double v0, double a0, double *v1, double *a1);
 
 /* The change of a static equilibrium with a param: dq = -K^-1 g, K the stiffness at the current
  * configuration (an equilibrium) and g the derivative of the residual with respect to the param

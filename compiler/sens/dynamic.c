@@ -78,19 +78,6 @@ size_t dyn_grad_room(const DynamicRun *r)
     return (size_t)r->n_dofs + SRD_SCRATCH + 1;
 }
 
-/* The sim with the releases done that `released` says (NULL: none, as at the run's start): the
- * constraints a recorded step, a view or a checkpoint ran with. */
-void dyn_release_as(DynamicRun *r, const unsigned char *released)
-{
-    srd_sim *s = &r->b->s;
-    size_t n = (size_t)s->m->n_releases;
-    if (!n)
-        return;
-    unsigned char *none = released ? NULL : srd_xcalloc(n, 1);
-    srd_sim_set_released(s, released ? released : none);
-    free(none);
-}
-
 /* bytes more held by the records, views and checkpoints (negative: released), and the peak. */
 static void count_bytes(DynamicRun *r, double bytes)
 {
@@ -155,21 +142,21 @@ static void record_pairs(DynamicRun *r, const srd_sim *s, Record *x)
     count_bytes(r, 2.0 * sizeof(int) * x->n_pairs);
 }
 
-/* The sliding clamps' lines where s stands, when a rotation turns them (NULL when none does: they
- * keep the model's). */
-static double *turned_axes(const srd_sim *s)
+/* Whether a rotation turns a sliding clamp's line (the records keep where the lines stood). */
+static bool lines_turn(const srd_model *m)
 {
-    for (int k = 0; k < s->m->n_slides; k++)
-        if (sens_anchor_rotated(s->m, k))
-            return dyn_dup(s->slide_axis, 3 * (size_t)s->m->n_slides);
-    return NULL;
+    for (int k = 0; k < m->n_slides; k++)
+        if (sens_anchor_rotated(m, k))
+            return true;
+    return false;
 }
 
 static void record_done(DynamicRun *r, const srd_sim *s)
 {
     Record *x = &r->pending;
     x->t = s->t;
-    x->axes = turned_axes(s); /* the step's own: Newton held its sliding nodes on them */
+    if (r->lines_turn) /* the step's own: Newton held its sliding nodes on them */
+        x->axes = dyn_dup(s->slide_axis, 3 * (size_t)s->m->n_slides);
     x->q1 = dyn_dup(s->q, (size_t)r->n_dofs), x->v1 = dyn_dup(s->v, (size_t)r->n_dofs);
     record_pairs(r, s, x);
     if (r->n_records == r->cap_records) {
@@ -341,7 +328,7 @@ static bool save_checkpoint(DynamicRun *r, Segment *seg)
 
 static bool load_checkpoint(DynamicRun *r, const Segment *seg)
 {
-    dyn_release_as(r, seg->released); /* first: the pairs the checkpoint holds couple in its system */
+    srd_sim_set_released(&r->b->s, seg->released); /* first: the checkpoint's pairs couple in its system */
     FILE *f = fmemopen(seg->checkpoint, seg->size, "rb");
     srd_checkpoint_pos pos;
     char err[256];
@@ -468,6 +455,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
                       (double)m->n_releases;
     r->per_segment = segment_length(r);
     r->slide_res = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    r->lines_turn = lines_turn(m);
     int code = start_run(r);
     double t0 = srd_seconds();
     if (code)

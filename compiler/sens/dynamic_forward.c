@@ -83,7 +83,7 @@ static void put_record(DynamicRun *r, const Record *x)
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     memcpy(s->v, x->v1, bytes);
     s->method = r->method;
-    dyn_release_as(r, x->released); /* before the pairs: they couple in the step's system */
+    srd_sim_set_released(s, x->released); /* before the pairs: they couple in the step's system */
     if (x->axes) /* a rotation turns the lines: where the step's end held them */
         memcpy(s->slide_axis, x->axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, x);
@@ -335,13 +335,9 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
 /* The velocity the scheme gives DOF d over record x, before the runtime's last word on it. */
 static double scheme_velocity(const DynamicRun *r, const Record *x, int d)
 {
-    double dq = x->q1[d] - x->q0[d], dt = x->dt;
-    if (r->method == SRD_IMPLICIT_EULER)
-        return dq / dt;
-    if (r->method == SRD_IMPLICIT_MIDPOINT)
-        return 2 * dq / dt - x->v0[d];
-    double a1 = 4 * (dq - dt * x->v0[d]) / (dt * dt) - x->a0[d];
-    return x->v0[d] + 0.5 * dt * (x->a0[d] + a1);
+    double v1, a1;
+    srd_scheme_rates(r->method, x->dt, x->q1[d] - x->q0[d], x->v0[d], x->a0[d], &v1, &a1);
+    return v1;
 }
 
 /* After an implicit step of a model with prescribed motion, the runtime gives each sliding node its
@@ -410,17 +406,10 @@ static void rates_tangent(const DynamicRun *r, const Track *t, const Record *x, 
     double dt = x->dt;
     const srd_system *sys = &r->b->s.solver.sys;
     for (int d = 0; d < r->n_dofs; d++) {
-        double dq = out->q[d] - in->q[d];
         if (sys->free_index[d] < 0)
             out->v[d] = t->dmv[d], out->a[d] = r->method == SRD_NEWMARK ? t->dma[d] : in->a[d];
-        else if (r->method == SRD_IMPLICIT_EULER)
-            out->v[d] = dq / dt, out->a[d] = in->a[d];
-        else if (r->method == SRD_IMPLICIT_MIDPOINT)
-            out->v[d] = 2 * dq / dt - in->v[d], out->a[d] = in->a[d];
-        else {
-            out->a[d] = 4 * (dq - dt * in->v[d]) / (dt * dt) - in->a[d];
-            out->v[d] = in->v[d] + 0.5 * dt * (in->a[d] + out->a[d]);
-        }
+        else
+            srd_scheme_rates(r->method, dt, out->q[d] - in->q[d], in->v[d], in->a[d], &out->v[d], &out->a[d]);
     }
     dyn_slides_project_velocity(r, x, t, out->v);
 }
@@ -474,7 +463,7 @@ void dyn_at_start(DynamicRun *r, const Record *first)
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
-    dyn_release_as(r, first->released); /* srd_step releases before it takes the acceleration */
+    srd_sim_set_released(s, first->released); /* srd_step releases before it takes the acceleration */
     memcpy(s->slide_axis, r->start_axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, first); /* found at the start */
     if (first->params) /* after the first sample, as srd_step takes the acceleration */
@@ -560,7 +549,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
 {
     if (!r->from_equilibrium) { /* the reference, but where prescribed motion puts the driven DOFs */
         Track *t = &r->tracks[k];
-        dyn_release_as(r, NULL); /* what the start holds: nothing is released before the first step */
+        srd_sim_set_released(&r->b->s, NULL); /* the start: nothing is released before the first step */
         dyn_track_motion(r, t, 0); /* the motion alone: the base sim's data are not at t = 0 here */
         t->at = NAN;
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
@@ -871,7 +860,7 @@ Instant dyn_at_start_record(DynamicRun *r)
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     memcpy(s->v, first->v0, bytes), memcpy(s->a0, first->a0, bytes);
     s->method = r->method;
-    dyn_release_as(r, NULL);
+    srd_sim_set_released(s, NULL);
     if (s->pairs)
         srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
     dyn_set_params(r, r->params_start);
@@ -1037,7 +1026,7 @@ static Instant at_sample_view(DynamicRun *r, const Record *x)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes), memcpy(s->v, x->v0, bytes);
     s->method = r->method;
-    dyn_release_as(r, v->released);
+    srd_sim_set_released(s, v->released);
     if (s->pairs) /* before the state: the pairs' sets are sized by them */
         srd_pairs_hold(s, v->pairs, v->n_pairs);
     for (int k = 0; k < r->n_sets; k++)

@@ -120,6 +120,7 @@ struct DynamicRun {
     int                start_dynamic;
     double            *start_axes;  /* the sliding clamps' lines at the start (3 per slide) */
     double            *v_start;     /* the velocities at the start */
+    bool               lines_turn;  /* a rotation turns sliding clamps' lines (Record.axes kept) */
     double            *slide_res;   /* the linearised step's residual at its sliding nodes (n_dofs; the
                                      * part a turning line adds to their rows, sens_slides_turn_rows) */
     Tan               *before;      /* a controller that reads forces, in the forward pass: per param the
@@ -156,7 +157,6 @@ size_t dyn_set_state_len(const srd_sim *s, int k);
 double *dyn_dup(const double *a, size_t n);
 bool dyn_asked(const DynamicRun *r, int k);
 bool dyn_segment_records(DynamicRun *r, int i);
-void dyn_release_as(DynamicRun *r, const unsigned char *released);
 size_t dyn_grad_room(const DynamicRun *r);
 void dyn_note_kink(Track *t, bool kink, double at);
 void dyn_track_motion(DynamicRun *r, Track *t, double at);
