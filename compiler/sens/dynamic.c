@@ -104,7 +104,7 @@ static void record_free(DynamicRun *r, Record *x)
         return;
     free(x->q0), free(x->v0), free(x->a0), free(x->q1), free(x->v1);
     states_free(r, x->S0);
-    free(x->pairs), free(x->params), free(x->released), free(x->axes);
+    free(x->pairs), free(x->params), free(x->released), free(x->axes), free(x->bodies0);
     sampled_free(r, x->sample);
     count_bytes(r, -(r->record_bytes + 2.0 * sizeof(int) * x->n_pairs));
     memset(x, 0, sizeof *x);
@@ -120,6 +120,7 @@ static void record_begin(DynamicRun *r, const srd_sim *s)
     x->S0 = states_copy(r, s);
     x->params = s->controller ? dyn_dup(s->params, (size_t)r->n_params) : NULL;
     x->released = released_copy(s); /* after the step's releases: srd_step does them first */
+    x->bodies0 = dyn_bodies_save(s);
     count_bytes(r, r->record_bytes);
     r->have_pending = true;
 }
@@ -158,6 +159,7 @@ static void record_done(DynamicRun *r, const srd_sim *s)
     if (r->lines_turn) /* the step's own: Newton held its sliding nodes on them */
         x->axes = dyn_dup(s->slide_axis, 3 * (size_t)s->m->n_slides);
     x->q1 = dyn_dup(s->q, (size_t)r->n_dofs), x->v1 = dyn_dup(s->v, (size_t)r->n_dofs);
+    dyn_bodies_turn(s, x->q1); /* the turns the step solved for: it is linearised there */
     record_pairs(r, s, x);
     if (r->n_records == r->cap_records) {
         r->cap_records = r->cap_records ? 2 * r->cap_records : 64;
@@ -261,10 +263,14 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
 {
     if ((int)method < 0 || method > SRD_NEWMARK)
         return "its method is explicit: derivatives are taken of implicit_euler, implicit_midpoint and newmark runs";
-    if (m->n_bodies)
-        return "it has rigid bodies: their rotations' derivatives are not derived yet";
-    if (s->n_multipliers)
-        return "it has joints or constraints with multipliers: not derived yet";
+    if (s->n_multipliers && method == SRD_IMPLICIT_MIDPOINT)
+        return "it has joints or constraints with multipliers, whose step Jacobian under implicit_midpoint is "
+               "approximate (the constraints hold at the step's end, their forces act at its middle): derivatives "
+               "are taken of implicit_euler and newmark runs of it";
+    if (m->n_bodies && s->controller && control_reads_forces(m))
+        return "its `control` block reads force probes of a model with rigid bodies: not derived yet";
+    if (m->n_bodies && m->simulate.start && m->statics.present)
+        return "it starts from a static equilibrium of rigid bodies (their turns there): not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
         return control_tangents_unsupported(m);
     if (!pair_states_none(s))
@@ -451,7 +457,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         r->opt = *opt;
     r->n_sets = m->n_sets, r->n_dofs = m->n_dofs, r->n_params = m->n_params;
     r->steps = (long)ceil(m->simulate.duration / m->simulate.dt - 1e-9);
-    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s) + 3.0 * m->n_slides) + sizeof(Record) +
+    r->record_bytes = sizeof(double) * (5.0 * r->n_dofs + state_bytes(s) + 3.0 * m->n_slides + 15.0 * m->n_bodies) + sizeof(Record) +
                       (double)m->n_releases;
     r->per_segment = segment_length(r);
     r->slide_res = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
@@ -630,10 +636,25 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
 static void track_room(DynamicRun *r, int k, Track *t);
 static void track_geometry(DynamicRun *r, Track *t, const PointSample *x);
 
+/* The rigid bodies' principal moments' tangents out of dmass, which holds them at the rotation DOFs
+ * (what modal_dof_mass reads; the runtime's masses are zero there). */
+static double *moments_of(const srd_model *m, double *dmass)
+{
+    double *dJ = srd_xcalloc(3 * (size_t)m->n_bodies + 1, sizeof(double));
+    for (int k = 0; k < m->n_bodies; k++)
+        for (int c = 0; c < 3; c++) {
+            int d = m->node_dof[m->bodies[k].node] + 3 + c;
+            dJ[3 * k + c] = dmass[d];
+            dmass[d] = 0;
+        }
+    return dJ;
+}
+
 /* A track whose static part elaboration gave exactly. */
 static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
 {
     t->dc0 = st->data, t->dfext0 = st->fext, t->dmass = st->mass, t->dE = st->E, t->dinit = st->dinit;
+    t->dinertia = moments_of(r->b->m, t->dmass);
     t->dalpha = st->alpha, t->dbeta = st->beta;
     memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
     t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : st->moves_release ? DYNAMIC_MOVES_RELEASE : STATIC_DERIVED;
@@ -759,7 +780,8 @@ static void track_open(DynamicRun *r, int k, Track *t)
     t->geometry = ok && moves_geometry(r, x);
     t->status = !ok ? STATIC_NOT_SAMPLED : r->b->s.pairs && !pairs ? STATIC_MOVES_PAIRS
               : releases_move(r->b->m, models) ? DYNAMIC_MOVES_RELEASE
-              : t->geometry && (!motions_follow_reference(r) || schedules_read_moving_coordinates(r, x))
+              : t->geometry && (r->b->m->n_bodies || !motions_follow_reference(r) ||
+                                schedules_read_moving_coordinates(r, x))
                   ? STATIC_MOVES_GEOMETRY : STATIC_DERIVED;
     if (t->status == STATIC_DERIVED)
         track_allocate(r, k, t, x);
@@ -792,6 +814,22 @@ static void static_data(DynamicRun *r, Track *t, const PointSample *x)
     free(delab);
 }
 
+/* The rigid bodies' principal moments' tangents from the samples (their initial velocities and
+ * axes are known when the model is built: no param moves them). */
+static void track_bodies(Track *t, const PointSample *x)
+{
+    int n = x[0].m->n_bodies;
+    double *f[4];
+    for (int i = 0; i < 4; i++) {
+        f[i] = srd_xcalloc(3 * (size_t)n + 1, sizeof(double));
+        for (int k = 0; k < n; k++)
+            memcpy(&f[i][3 * k], x[i].m->bodies[k].inertia, 3 * sizeof(double));
+    }
+    t->dinertia = combined(t, (const double *const *)f, 3 * (size_t)n);
+    for (int i = 0; i < 4; i++)
+        free(f[i]);
+}
+
 /* A derived param's derivatives: the static ones from its samples (data, constant forces,
  * materials' E, masses) and its own; room for the data's, loads' and motion's at a time. */
 static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
@@ -816,6 +854,7 @@ static void track_allocate(DynamicRun *r, int k, Track *t, const PointSample *x)
     for (int i = 0; i < 4; i++)
         f[i] = x[i].m->control.init;
     t->dinit = combined(t, f, (size_t)m->control.n_data);
+    track_bodies(t, x);
     track_room(r, k, t);
 }
 
@@ -862,7 +901,7 @@ static void track_free(DynamicRun *r, Track *t)
     for (int j = 0; t->dc && j < r->n_sets; j++)
         free(t->dc[j]), free(t->dc0[j]);
     free(t->dc), free(t->dc0), free(t->dfext), free(t->dfext0), free(t->dE), free(t->dmass), free(t->dparams);
-    free(t->dinit);
+    free(t->dinit), free(t->dinertia);
     free(t->dmq), free(t->dmv), free(t->dma);
 }
 

@@ -11,6 +11,7 @@
 #include "sens/control_tangent.h"
 #include "sens/static.h"
 #include "sens/state_tangent.h"
+#include "sens/body_tangent.h"
 #include "probe.h"
 #include "vec3.h"
 
@@ -23,6 +24,7 @@ typedef struct Pull {
     double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
     double   lalpha, lbeta;   /* the dampings' (the run's, as lM's) */
     double  *lK;              /* beta's share: K0^T lambda by DOF (rhs_adjoint), for the slides' */
+    double  *lJ;              /* the rigid bodies' principal moments' (3 per body; the run's, as lM's) */
 } Pull;
 
 static Pull pull_new(const DynamicRun *r)
@@ -40,6 +42,7 @@ static Pull pull_new(const DynamicRun *r)
     p.lmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lma = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lJ = srd_xcalloc(3 * (size_t)r->b->m->n_bodies + 1, sizeof(double));
     return p;
 }
 
@@ -70,7 +73,7 @@ static void pull_free(const DynamicRun *r, Pull *p)
     for (int k = 0; k < r->n_sets; k++)
         free(p->lc[k]);
     free(p->lc), free(p->lp), free(p->lfext), free(p->lM), free(p->lq_eval);
-    free(p->lmq), free(p->lmv), free(p->lma), free(p->lK);
+    free(p->lmq), free(p->lmv), free(p->lma), free(p->lK), free(p->lJ);
 }
 
 /* The transpose of rates_tangent: from the adjoints of v1, a1 into those of q1 and the start. */
@@ -161,16 +164,18 @@ static void beta_pull(DynamicRun *r, const double *q, const double *q0, const do
     srd_sim *s = &r->b->s;
     double beta = s->m->damping_beta;
     size_t rows = every ? (size_t)r->n_dofs : (size_t)s->solver.sys.n_free;
-    double *lb = srd_xcalloc(dyn_rows_len(s, every), sizeof(double));
+    double *lb = srd_xcalloc(dyn_rows_len(s, every), sizeof(double)), *l = srd_xcalloc(dyn_rows_len(s, every), sizeof(double));
+    memcpy(l, lambda, rows * sizeof(double));
+    dyn_drop_multiplier_rows(r, l, every); /* the damping stiffness has none */
     for (size_t i = 0; i < rows; i++)
-        lb[i] = beta * lambda[i];
+        lb[i] = beta * l[i];
     srd_eval_ctx ctx = dyn_stiffness_ctx(s, q, q0, NULL);
     memset(lK, 0, sizeof(double) * (size_t)r->n_dofs);
-    stiffness_transposed(r, &ctx, lambda, every, lK);
+    stiffness_transposed(r, &ctx, l, every, lK);
     if (beta > 0)
         stiffness_adjoint(r, &ctx, u, lb, every, lq, lq0, lS, p);
-    p->lbeta += along_stiffness(r, &ctx, u, lambda, every);
-    free(lb);
+    p->lbeta += along_stiffness(r, &ctx, u, l, every);
+    free(lb), free(l);
 }
 
 /* The transpose of beta_rhs with lambda lg: K0^T lambda (kept in p->lK for the slides) into the
@@ -217,6 +222,7 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
     }
     if (beta_moves(r))
         beta_adjoint(r, x, lg, start, p);
+    dyn_bodies_rows_adjoint(r, x, lg, start, p->lJ);
 }
 
 /* grad[k] += what the record's data, loads and params' own reads contribute (at time at). */
@@ -293,10 +299,12 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
     size_t n = (size_t)r->n_dofs, len = srd_system_grad_len(&s->solver.sys);
     double *lq1 = dyn_dup(end->q, n);
     memset(start->q, 0, n * sizeof(double)), memset(start->v, 0, n * sizeof(double)), memset(start->a, 0, n * sizeof(double));
+    memset(start->B, 0, sizeof(double) * SRD_BODY_TAN * (size_t)s->m->n_bodies);
     for (int k = 0; k < r->n_sets; k++) {
         memset(start->S[k], 0, dyn_set_state_len(s, k) * sizeof(double));
         srd_state_adjoint(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, end->S[k], start->S[k], start->q, lq1);
     }
+    dyn_bodies_finish_adjoint(r, x, end, lq1, start, p->lJ);
     dyn_slides_project_velocity_adjoint(r, x, end->v, grad, status); /* the runtime's last word on v */
     rates_adjoint(r, x->dt, end, lq1, start);
     memset(lg, 0, len * sizeof(double));
@@ -312,6 +320,8 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
         pull_params(r, p, x->t, x->dt, grad, status);
         slides_adjoint(r, x, lq1, lg, p, grad, status);
     }
+    dyn_bodies_frames_adjoint(r, x, start); /* the frames the step's elements read: the axes' turn */
+    dyn_bodies_settle(s, start->q); /* the rotation DOFs start at zero (bodies_at_start) */
     free(lq1);
     if (code)
         return -1;
@@ -358,6 +368,7 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
         adj->v[d] += s->m->damping_alpha * M * lres[f];
         p->lfext[d] = -s->load_factor * lres[f];
     }
+    dyn_bodies_start_torque_adjoint(r, adj, lres, p->lfext);
     srd_eval_ctx ctx = dyn_step_ctx(s, NULL);
     double *lq0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int k = 0; k < r->n_sets; k++) {
@@ -399,7 +410,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
         memcpy(dv, t->dmv, sizeof(double) * (size_t)r->n_dofs);
         dyn_slides_start_velocity(r, t, dv); /* the start's velocity tangent, as start_tangent takes it */
         grad[k] += dyn_dot(adj->q, t->geometry ? t->dx0 : t->dmq, (size_t)r->n_dofs) + dyn_dot(adj->v, dv, (size_t)r->n_dofs) +
-                   state_pull(r, t, adj->S);
+                   state_pull(r, t, adj->S) + dyn_bodies_start_pull(r, t, adj);
     }
     free(dv);
     if (!r->from_equilibrium)
@@ -654,8 +665,8 @@ static void add_state_seed(const DynamicRun *r, double **lS, double **lS0)
     }
 }
 
-/* The step's start's share of its force probes' seeds, once the step is crossed. */
-static void add_pending(DynamicRun *r, Backward *bw)
+/* The start's share of the force probes' seeds at record x's end, once x is crossed. */
+static void add_pending(DynamicRun *r, const Record *x, Backward *bw)
 {
     if (!bw->seed)
         return;
@@ -664,6 +675,8 @@ static void add_pending(DynamicRun *r, Backward *bw)
         bw->seed->lq0[d] = bw->seed->lv0[d] = 0;
     }
     add_state_seed(r, bw->adj.S, bw->seed->lS0);
+    dyn_bodies_frames_adjoint(r, x, &bw->adj); /* the frames the forces read: the axes' turn */
+    dyn_bodies_settle(&r->b->s, bw->adj.q);
     bw->seed = NULL;
 }
 
@@ -757,7 +770,7 @@ static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *statu
             snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
             return -1;
         }
-        add_pending(r, bw);
+        add_pending(r, x, bw);
         if (i == 0 && x->t - x->dt <= 0 && r->method == SRD_NEWMARK)
             start_acceleration_adjoint(r, x, &bw->adj, &bw->p, grad, status);
         adjoint_sample(r, x, bw, grad, status); /* the step's inputs were set before all of it */
@@ -793,6 +806,12 @@ static void backward_free(DynamicRun *r, Backward *bw)
     free(bw->pending.lS0);
 }
 
+/* lJ . dJ: the bodies' principal moments' share (a track without their tangents: none). */
+static double moments_pull(const DynamicRun *r, const Track *t, const double *lJ)
+{
+    return t->dinertia ? dyn_dot(lJ, t->dinertia, 3 * (size_t)r->b->m->n_bodies) : 0;
+}
+
 /* The backward pass from bw's adjoints of the run's end (and its seed); frees bw's own. */
 static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
 {
@@ -819,7 +838,7 @@ static int backward(DynamicRun *r, Backward *bw, double *grad, int *status, char
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
             grad[k] += dyn_dot(bw->p.lM, r->tracks[k].dmass, (size_t)r->n_dofs) + bw->p.lalpha * r->tracks[k].dalpha +
-                       bw->p.lbeta * r->tracks[k].dbeta;
+                       bw->p.lbeta * r->tracks[k].dbeta + moments_pull(r, &r->tracks[k], bw->p.lJ);
         else
             grad[k] = 0;
     backward_free(r, bw);

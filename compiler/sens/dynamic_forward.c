@@ -12,6 +12,7 @@
 #include "control.h"
 #include "sens/control_tangent.h"
 #include "sens/state_tangent.h"
+#include "sens/body_tangent.h"
 #include "contact/pairs.h"
 #include "probe.h"
 #include "vec3.h"
@@ -26,6 +27,7 @@ Tan dyn_tan_new(const DynamicRun *r)
     t.S = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t.S);
     for (int k = 0; k < r->n_sets; k++)
         t.S[k] = srd_xcalloc(dyn_set_state_len(&r->b->s, k) + 1, sizeof(double));
+    t.B = srd_xcalloc((size_t)r->b->m->n_bodies * SRD_BODY_TAN + 1, sizeof(double));
     return t;
 }
 
@@ -34,7 +36,7 @@ void dyn_tan_free(const DynamicRun *r, Tan *t)
     free(t->q), free(t->v), free(t->a);
     for (int k = 0; k < r->n_sets; k++)
         free(t->S[k]);
-    free(t->S);
+    free(t->S), free(t->B);
 }
 
 static void tan_copy(const DynamicRun *r, Tan *to, const Tan *from)
@@ -43,6 +45,7 @@ static void tan_copy(const DynamicRun *r, Tan *to, const Tan *from)
     memcpy(to->q, from->q, bytes), memcpy(to->v, from->v, bytes), memcpy(to->a, from->a, bytes);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(to->S[k], from->S[k], sizeof(double) * dyn_set_state_len(&r->b->s, k));
+    memcpy(to->B, from->B, sizeof(double) * SRD_BODY_TAN * (size_t)r->b->m->n_bodies);
 }
 
 void dyn_tan_swap(Tan *a, Tan *b)
@@ -89,6 +92,7 @@ static void put_record(DynamicRun *r, const Record *x)
     hold_pairs(s, x);
     if (x->params)
         dyn_set_params(r, x->params);
+    dyn_bodies_put(s, x->bodies0); /* the elements' frames are in S0 */
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, x->S0[k], sizeof(double) * dyn_set_state_len(s, k));
     s->t = x->t;
@@ -260,16 +264,29 @@ static void beta_tangent(DynamicRun *r, const double *q, const double *q0, const
     ctx.grad = ku;
     if (t->dbeta != 0)
         dyn_stiffness_times(r, &ctx, u, every);
+    dyn_drop_multiplier_rows(r, kd, every);
+    dyn_drop_multiplier_rows(r, ku, every);
     for (size_t i = 0; i < rows; i++)
         g[i] += beta * kd[i] + t->dbeta * ku[i];
     free(kd), free(ku);
 }
 
 /* Whether stiffness-proportional damping reads DOF d's velocity: every DOF but a multiplier (the
- * runtime's add_damping on the free ones, held_damping on the held ones' prescribed motion). */
+ * runtime's add_damping on the free ones, held_damping on the held ones' prescribed motion; its
+ * damping stiffness drops the multipliers' rows and columns, drop_multiplier_couplings). */
 bool dyn_damps(const DynamicRun *r, int d)
 {
-    return r->b->s.solver.sys.free_index[d] >= 0 || r->b->m->dof_kind[d] != SRD_DOF_LAMBDA;
+    return r->b->m->dof_kind[d] != SRD_DOF_LAMBDA;
+}
+
+void dyn_drop_multiplier_rows(const DynamicRun *r, double *g, bool every)
+{
+    const srd_sim *s = &r->b->s;
+    for (int d = 0; every && d < r->n_dofs; d++)
+        if (!dyn_damps(r, d))
+            g[d] = 0;
+    for (int k = 0; !every && k < s->n_lambda_rows; k++)
+        g[s->lambda_rows[k]] = 0;
 }
 
 /* u = c1 (q1 - q0) + c0 v0 of record x on the DOFs damping reads, 0 elsewhere. */
@@ -329,6 +346,7 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
         beta_rhs(r, x, in, t, w, g);
     if (t->geometry) /* a line the geometry turns turns its node's row too */
         sens_slides_turn_rows(s, r->slide_res, t->daxis, g);
+    dyn_bodies_rows(r, x, in, t, g);
     free(w);
 }
 
@@ -426,6 +444,7 @@ static void forward_finish(DynamicRun *r, const Record *x, const Track *t, Tan *
         out->q[d] = f >= 0 ? -x1[f] + out->v[d] : t->dmq[d];
     }
     rates_tangent(r, t, x, in, out);
+    dyn_bodies_finish(r, x, t, in, out);
     for (int k = 0; k < r->n_sets; k++)
         srd_state_tangent(s->m, k, &s->kernels[k].info, x->S0[k], x->q0, x->q1, in->S[k], in->q, out->q, out->S[k]);
     dyn_tan_swap(in, out);
@@ -468,6 +487,7 @@ void dyn_at_start(DynamicRun *r, const Record *first)
     hold_pairs(s, first); /* found at the start */
     if (first->params) /* after the first sample, as srd_step takes the acceleration */
         dyn_set_params(r, first->params);
+    dyn_bodies_put(s, first->bodies0);
     for (int k = 0; k < r->n_sets; k++)
         memcpy(s->kernels[k].batch.state, first->S0[k], sizeof(double) * dyn_set_state_len(s, k));
     s->t = 0;
@@ -523,6 +543,7 @@ static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track
         double M = s->m->dof_mass[d], damping = (alpha * t->dmass[d] + t->dalpha * M) * first->v0[d] + alpha * M * in->v[d];
         in->a[d] = f >= 0 && M > 0 ? -(g[f] + damping - s->load_factor * t->dfext[d] + first->a0[d] * t->dmass[d]) / M : 0;
     }
+    dyn_bodies_start_torque(r, t, g, in);
     srd_slides_along(s, in->a); /* a sliding node accelerates along its line (a projection) */
     free(g);
 }
@@ -555,6 +576,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
         memcpy(in->v, t->dmv, sizeof(double) * (size_t)r->n_dofs);
         dyn_slides_start_velocity(r, t, in->v);
+        dyn_bodies_start(r, t, in);
         for (int j = 0; t->geometry && j < r->n_sets; j++) /* the reference state moves with a geometry */
             memcpy(in->S[j], t->dS0[j], sizeof(double) * dyn_set_state_len(&r->b->s, j));
         return;
@@ -734,6 +756,17 @@ static void keep_befores(DynamicRun *r, bool on)
     }
 }
 
+/* The tangents at record x's start in the bodies' axes there: the previous step's turns went into
+ * the axes (the rotation DOFs start at zero), and the frames the elements read follow the axes'. */
+static void bodies_at_start(DynamicRun *r, const Record *x, Tan *tans, const int *status)
+{
+    for (int k = 0; r->b->m->n_bodies && k < r->n_params; k++)
+        if (status[k] == STATIC_DERIVED) {
+            dyn_bodies_settle(&r->b->s, tans[k].q);
+            dyn_bodies_frames(r, x, &tans[k]);
+        }
+}
+
 static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, bool last, char *why, size_t why_n)
 {
     double *g = srd_xcalloc(dyn_grad_room(r), sizeof(double)); /* a release may free more DOFs */
@@ -742,6 +775,7 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, b
     int code = 0;
     for (long i = 0; i < r->n_records && code == 0; i++) {
         const Record *x = &r->records[i];
+        bodies_at_start(r, x, tans, status);
         forward_sample(r, x, tans, status);
         if (*first && r->method == SRD_NEWMARK) {
             dyn_at_start(r, x);
@@ -1084,5 +1118,5 @@ static double *sample_force_tangents(DynamicRun *r, const Record *x, int k, cons
  * returned is the caller's to free; the rest is borrowed from start). */
 static Tan start_view_tangent(const DynamicRun *r, const Tan *start)
 {
-    return (Tan){ dyn_start_q0_share(r, start->q), start->v, start->a, start->S };
+    return (Tan){ dyn_start_q0_share(r, start->q), start->v, start->a, start->S, start->B };
 }

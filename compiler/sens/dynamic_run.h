@@ -43,6 +43,7 @@ typedef struct Record {
     unsigned char *released; /* the releases done when it ran (NULL without releases) */
     double  *axes;    /* the sliding clamps' lines at its end, when a rotation turns them (else NULL) */
     Sampled *sample;  /* the controller's sample before it (the first substep of a step), or NULL */
+    double  *bodies0; /* rigid bodies at its start: axes, momentum and torque (15 each; NULL without) */
 } Record;
 
 /* A stretch of the run from a checkpoint: recomputed to record it when the records of the whole
@@ -82,12 +83,14 @@ typedef struct Track {
     double      at, h;   /* that time and step */
     bool        kink;    /* a switch within the param's stencil was seen (at kink_time): no derivative */
     double      kink_time;
+    double     *dinertia; /* the rigid bodies' principal moments' (3 per body) */
 } Track;
 
 /* Values of the state and their tangents (or adjoints): q, v, a (n_dofs) and per set S. */
 typedef struct Tan {
     double  *q, *v, *a;
     double **S;
+    double  *B;  /* per rigid body: its axes' turn, its momentum's and its torque's (SRD_BODY_TAN) */
 } Tan;
 
 struct DynamicRun {
@@ -186,6 +189,8 @@ void dyn_stiffness_times(DynamicRun *r, const srd_eval_ctx *ctx, const double *v
 srd_elem_batch dyn_with_direction(const srd_sim *s, int k, bool every, const double *u, const double *dc,
                                   double **data, double **ddata);
 bool    dyn_damps(const DynamicRun *r, int d);
+/* Zeroes the multipliers' rows of g (free rows, or every DOF's): damping has none. */
+void    dyn_drop_multiplier_rows(const DynamicRun *r, double *g, bool every);
 /* dv (a velocity tangent at a start from the reference) with each sliding node's the anchor's
  * across its line. */
 void    dyn_slides_start_velocity(const DynamicRun *r, const Track *t, double *dv);
@@ -205,5 +210,31 @@ void dyn_mark_switches(DynamicRun *r, int *status);
 void dyn_forget_ends(DynamicRun *r);
 Instant dyn_at_record_end(DynamicRun *r, const Record *x);
 Instant dyn_at_start_record(DynamicRun *r);
+
+/* dynamic_bodies.c: rigid bodies' records and their share of a step, forward and transposed */
+double *dyn_bodies_save(const srd_sim *s);
+void    dyn_bodies_put(srd_sim *s, const double *saved);
+/* The turn each body took in the step that just ended (the runtime has folded it into its axes). */
+void    dyn_bodies_turn(const srd_sim *s, double *q1);
+/* The elements' frame state's tangents (or adjoints: into t->B, cleared) at record x's start. */
+void    dyn_bodies_frames(const DynamicRun *r, const Record *x, const Tan *t);
+void    dyn_bodies_frames_adjoint(const DynamicRun *r, const Record *x, Tan *t);
+/* The bodies' rows of step_rhs (into g, free rows), and their transpose (into start->B and lJ). */
+void    dyn_bodies_rows(const DynamicRun *r, const Record *x, const Tan *in, const Track *t, double *g);
+void    dyn_bodies_rows_adjoint(const DynamicRun *r, const Record *x, const double *lg, Tan *start, double *lJ);
+/* After record x's solve (out->q holds each turn's tangent): out->B and the rotations' velocities;
+ * the transpose from end's adjoints into start->B, lq1 (the turns') and lJ (3 per body). */
+void    dyn_bodies_finish(const DynamicRun *r, const Record *x, const Track *t, const Tan *in, Tan *out);
+void    dyn_bodies_finish_adjoint(const DynamicRun *r, const Record *x, Tan *end, double *lq1, Tan *start,
+                                  double *lJ);
+/* The rotation DOFs back to zero, as srd_bodies_finish leaves them. */
+void    dyn_bodies_settle(const srd_sim *s, double *q);
+/* The start's tangent along t (the momenta: J w0), and an adjoint's pull on it. */
+void    dyn_bodies_start(const DynamicRun *r, const Track *t, Tan *in);
+double  dyn_bodies_start_pull(const DynamicRun *r, const Track *t, const Tan *adj);
+/* Newmark's start torque -(residual) from the start residual's tangent g (free rows); its
+ * transpose into lres and lfext. */
+void    dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in);
+void    dyn_bodies_start_torque_adjoint(const DynamicRun *r, Tan *adj, double *lres, double *lfext);
 
 #endif

@@ -974,7 +974,9 @@ void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *
 {
     char unit[128];
     unit_of(m, pr, p, unit, sizeof unit);
-    if (pr->kind != SRD_PROBE_STATE)
+    if (pr->kind == SRD_PROBE_BODY || pr->kind == SRD_PROBE_JOINT)
+        printf("  d(%s)/d(%s): not derived (a body's or a joint's probe)\n", pr->name, p->name);
+    else if (pr->kind != SRD_PROBE_STATE)
         printf("  d(%s)/d(%s): not derived (a force probe)\n", pr->name, p->name);
     else if (pr->dof >= 0)
         printf("  d(%s)/d(%s) = %.12e %s\n", pr->name, p->name, dq[pr->dof], unit);

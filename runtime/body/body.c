@@ -44,7 +44,7 @@ void srd_cayley(const double *theta, double *R)
 
 /* C(-theta) p = cay(theta)^T p = p + c (-theta x p + theta x (theta x p) / 2), c = 4 / (4 + |theta|^2),
  * and its derivative in theta (dout, row-major). */
-static void turn_back(const double *th, const double *p, double *out, double *dout)
+void srd_body_turn_back(const double *th, const double *p, double *out, double *dout)
 {
     double c = 4 / (4 + srd_dot3(th, th)), tp[3], ttp[3], g[3];
     srd_cross3(th, p, tp);
@@ -70,8 +70,8 @@ static void turn_back(const double *th, const double *p, double *out, double *do
  *   midpoint:        (Pi1 - Pi0) / h + theta x J theta / h^2,  Pi1 = 2 J theta / h - Pi0
  *   Newmark:         2 (Pi1 - cay^T Pi0) / h - cay^T tau0,     Pi1 = 2 J theta / h - cay^T Pi0
  * Each equals the torque (Newmark's: trapezoidal, so X is the torque at the step end). */
-static void euler_equation(const double *J, const double *Pi0, const double *tau0, const double *th, double h,
-                           int method, double *X, double *dX)
+void srd_body_euler_equation(const double *J, const double *Pi0, const double *tau0, const double *th, double h,
+                             int method, double *X, double *dX)
 {
     double Jt[3], back[3], dback[9];
     for (int i = 0; i < 3; i++)
@@ -89,7 +89,7 @@ static void euler_equation(const double *J, const double *Pi0, const double *tau
         }
         return;
     }
-    turn_back(th, Pi0, back, dback);
+    srd_body_turn_back(th, Pi0, back, dback);
     double w = method == EULER ? 1 : 4;
     for (int i = 0; i < 3; i++) {
         X[i] = w * (Jt[i] / h - back[i]) / h;
@@ -98,7 +98,7 @@ static void euler_equation(const double *J, const double *Pi0, const double *tau
     }
     if (method == NEWMARK) {
         double tb[3], dtb[9];
-        turn_back(th, tau0, tb, dtb);
+        srd_body_turn_back(th, tau0, tb, dtb);
         for (int i = 0; i < 3; i++) {
             X[i] -= tb[i];
             for (int j = 0; j < 3; j++)
@@ -113,7 +113,7 @@ void srd_body_euler_rows(const double *J, const double *Pi0, const double *tau0,
                          double h, int method, double *rows, double *jac)
 {
     double X[3], dX[9], phi[3], PX[3], XH[9], PH[9];
-    euler_equation(J, Pi0, tau0, theta, h, method, X, dX);
+    srd_body_euler_equation(J, Pi0, tau0, theta, h, method, X, dX);
     for (int i = 0; i < 3; i++)
         phi[i] = b * theta[i];
     double s = 4 / (4 + srd_dot3(phi, phi));
@@ -250,18 +250,26 @@ static void turn_axes(srd_sim *s, int k)
     }
 }
 
+void srd_body_end_state(const double *J, const double *Pi0, const double *tau0, const double *theta, double h,
+                        int method, double *Pi1, double *tau1)
+{
+    double back[3], X[3], dX[9], Pi[3];
+    srd_body_turn_back(theta, Pi0, back, NULL);
+    for (int c = 0; c < 3; c++)
+        Pi[c] = method == EULER ? J[c] * theta[c] / h
+              : method == MIDPOINT ? 2 * J[c] * theta[c] / h - Pi0[c] : 2 * J[c] * theta[c] / h - back[c];
+    if (method == NEWMARK)
+        srd_body_euler_equation(J, Pi0, tau0, theta, h, method, X, dX);
+    else
+        memcpy(X, tau0, sizeof X);
+    memcpy(Pi1, Pi, sizeof Pi);
+    memcpy(tau1, X, sizeof X);
+}
+
 static void end_momentum(srd_sim *s, int k, int method)
 {
-    const double *J = s->m->bodies[k].inertia, *th = &s->q[rot_dof(s, k)];
-    double *Pi = &s->bodies.momentum[3 * k], back[3], X[3], dX[9];
-    if (method == NEWMARK) {
-        euler_equation(J, Pi, &s->bodies.torque[3 * k], th, s->dt, method, X, dX);
-        memcpy(&s->bodies.torque[3 * k], X, sizeof X);
-    }
-    turn_back(th, Pi, back, NULL);
-    for (int c = 0; c < 3; c++)
-        Pi[c] = method == EULER ? J[c] * th[c] / s->dt
-              : method == MIDPOINT ? 2 * J[c] * th[c] / s->dt - Pi[c] : 2 * J[c] * th[c] / s->dt - back[c];
+    double *Pi = &s->bodies.momentum[3 * k], *tau = &s->bodies.torque[3 * k];
+    srd_body_end_state(s->m->bodies[k].inertia, Pi, tau, &s->q[rot_dof(s, k)], s->dt, method, Pi, tau);
 }
 
 void srd_bodies_finish(srd_sim *s, int method)
@@ -297,7 +305,7 @@ static void free_turn(const double *J, const double *Pi, double dt, double *th)
         th[c] = dt * Pi[c] / J[c];
     for (int it = 0; it < 50; it++) {
         double X[3], dX[9];
-        euler_equation(J, Pi, zero, th, dt, MIDPOINT, X, dX);
+        srd_body_euler_equation(J, Pi, zero, th, dt, MIDPOINT, X, dX);
         double A[9], x[3];
         memcpy(A, dX, sizeof A);
         /* solve A dth = -X by Cramer's rule */

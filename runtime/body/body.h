@@ -59,9 +59,18 @@ void   srd_body_world_momentum(const struct srd_sim *s, int k, double *L);
 /* Axis c of body k now (the world direction of its principal axis c). */
 void   srd_body_axis(const struct srd_sim *s, int k, int c, double *out);
 
-/* The Cayley rotation of theta (row-major 3x3), and B(phi)^T X with its derivatives: exposed
- * for the unit tests. */
+/* The Cayley rotation of theta (row-major 3x3), cay(theta)^T p (with its derivative in theta,
+ * row-major, when dout is not NULL), the discrete Euler equation X(theta) of `method` (a torque in
+ * body axes, see body.c) with dX/dtheta, and B(phi)^T X with its derivatives: exposed for the
+ * unit tests and the sensitivities (runtime/sens/body_tangent.h). */
 void srd_cayley(const double *theta, double *R);
+void srd_body_turn_back(const double *theta, const double *p, double *out, double *dout);
+void srd_body_euler_equation(const double *J, const double *Pi0, const double *tau0, const double *theta, double h,
+                             int method, double *X, double *dX);
+/* What a step of `method` that turned by theta leaves: the momentum Pi1 and Newmark's torque tau1
+ * (other methods keep tau0); Pi1 and tau1 may be Pi0 and tau0. */
+void srd_body_end_state(const double *J, const double *Pi0, const double *tau0, const double *theta, double h,
+                        int method, double *Pi1, double *tau1);
 void srd_body_euler_rows(const double *J, const double *Pi0, const double *tau0, const double *theta, double b,
                          double h, int method, double *rows, double *jac);
 

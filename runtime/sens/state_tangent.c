@@ -328,9 +328,6 @@ static void instance_derivative(const Update *u, int i, const double *st, const 
 
 bool srd_state_tangent_supported(const srd_kernel_info *info)
 {
-    for (int k = 0; k < info->n_state; k++)
-        if (info->state_kind[k] == SRD_STATE_FRAME)
-            return false;
     return info->n_params <= 64;
 }
 

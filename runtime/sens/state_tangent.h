@@ -7,8 +7,9 @@
 #include <stdbool.h>
 #include "batch.h"
 
-/* Whether the update of set k's state has a derivative here: false for the mid-edge normals of
- * shells (tau0), whose average over the triangles of an edge is not derived, and bodies' frames. */
+/* Whether the update of set k's state has a derivative here. The bodies' frames (SRD_STATE_FRAME)
+ * are kept as they were by these functions: their tangents come from the bodies' own
+ * (body_tangent.h). */
 bool srd_state_tangent_supported(const srd_kernel_info *info);
 
 /* dS1 of set k's instances given their state before the step (S0, n * n_state values), the

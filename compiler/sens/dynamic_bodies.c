@@ -1,0 +1,232 @@
+/* dynamic_bodies.c — rigid bodies in the sensitivities of a simulation: what each record keeps of
+ * the bodies (their axes, momenta and Newmark torques at its start, the turn it solved for), and
+ * the bodies' share of a linearised step, forward and transposed (runtime/sens/body_tangent.h
+ * holds the formulas). A tangent (Tan.B) carries per body the turn of its axes (phi), its
+ * momentum's and its torque's; the elements' frame state follows from phi at each step's start. */
+#include "sens/dynamic_run.h"
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "sens/body_tangent.h"
+
+enum { SAVED = 15 }; /* a body's axes (9), momentum (3) and torque (3) */
+
+static int rot_dof(const srd_model *m, int k) { return m->node_dof[m->bodies[k].node] + 3; }
+
+/* Whether body k turns in the step (its rotation DOFs are free). */
+static bool turns(const srd_sim *s, int k) { return s->solver.sys.free_index[rot_dof(s->m, k)] >= 0; }
+
+double *dyn_bodies_save(const srd_sim *s)
+{
+    int n = s->bodies.n;
+    if (!n)
+        return NULL;
+    double *c = srd_xcalloc((size_t)n * SAVED, sizeof(double));
+    for (int k = 0; k < n; k++) {
+        memcpy(&c[SAVED * k], &s->bodies.axes[9 * k], 9 * sizeof(double));
+        memcpy(&c[SAVED * k + 9], &s->bodies.momentum[3 * k], 3 * sizeof(double));
+        memcpy(&c[SAVED * k + 12], &s->bodies.torque[3 * k], 3 * sizeof(double));
+    }
+    return c;
+}
+
+void dyn_bodies_put(srd_sim *s, const double *saved)
+{
+    for (int k = 0; saved && k < s->bodies.n; k++) {
+        memcpy(&s->bodies.axes[9 * k], &saved[SAVED * k], 9 * sizeof(double));
+        memcpy(&s->bodies.momentum[3 * k], &saved[SAVED * k + 9], 3 * sizeof(double));
+        memcpy(&s->bodies.torque[3 * k], &saved[SAVED * k + 12], 3 * sizeof(double));
+    }
+}
+
+void dyn_bodies_turn(const srd_sim *s, double *q1)
+{
+    for (int k = 0; k < s->bodies.n; k++)
+        for (int c = 0; c < 3; c++)
+            q1[rot_dof(s->m, k) + c] = -s->q0[rot_dof(s->m, k) + c]; /* srd_bodies_finish left q0 = -theta */
+}
+
+/* The axes of every body at record x's start (9 per body, as srd_bodies.axes). */
+static double *start_axes(const DynamicRun *r, const Record *x)
+{
+    int n = r->b->m->n_bodies;
+    double *a = srd_xcalloc((size_t)n * 9 + 1, sizeof(double));
+    for (int k = 0; k < n; k++)
+        memcpy(&a[9 * k], &x->bodies0[SAVED * k], 9 * sizeof(double));
+    return a;
+}
+
+void dyn_bodies_frames(const DynamicRun *r, const Record *x, const Tan *t)
+{
+    const srd_sim *s = &r->b->s;
+    if (!s->bodies.n)
+        return;
+    double *axes = start_axes(r, x);
+    for (int k = 0; k < r->n_sets; k++)
+        srd_body_frames_tangent(s->m, k, &s->kernels[k].info, axes, t->B, t->S[k]);
+    free(axes);
+}
+
+void dyn_bodies_frames_adjoint(const DynamicRun *r, const Record *x, Tan *t)
+{
+    const srd_sim *s = &r->b->s;
+    if (!s->bodies.n)
+        return;
+    double *axes = start_axes(r, x);
+    for (int k = 0; k < r->n_sets; k++)
+        srd_body_frames_adjoint(s->m, k, &s->kernels[k].info, axes, t->S[k], t->B);
+    free(axes);
+}
+
+/* Body k's principal moments' tangent along track t (zero without one). */
+static void moments_tangent(const Track *t, int k, double *dJ)
+{
+    for (int c = 0; c < 3; c++)
+        dJ[c] = t && t->dinertia ? t->dinertia[3 * k + c] : 0;
+}
+
+void dyn_bodies_rows(const DynamicRun *r, const Record *x, const Tan *in, const Track *t, double *g)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->bodies.n; k++) {
+        if (!turns(s, k))
+            continue;
+        int d = rot_dof(s->m, k);
+        double dJ[3], rows[3];
+        moments_tangent(t, k, dJ);
+        srd_body_rows_tangent(dJ, &in->B[SRD_BODY_TAN * k], &x->q1[d], s->stiffness_b, x->dt, (int)r->method, rows);
+        for (int c = 0; c < 3; c++)
+            g[s->solver.sys.free_index[d + c]] += rows[c];
+    }
+}
+
+void dyn_bodies_rows_adjoint(const DynamicRun *r, const Record *x, const double *lg, Tan *start, double *lJ)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->bodies.n; k++) {
+        if (!turns(s, k))
+            continue;
+        int d = rot_dof(s->m, k);
+        double l[3];
+        for (int c = 0; c < 3; c++)
+            l[c] = lg[s->solver.sys.free_index[d + c]];
+        srd_body_rows_adjoint(l, &x->q1[d], s->stiffness_b, x->dt, (int)r->method, &start->B[SRD_BODY_TAN * k],
+                              &lJ[3 * k]);
+    }
+}
+
+/* Body k's step over record x, as srd_bodies_finish took it. */
+static srd_body_step body_step(const DynamicRun *r, const Record *x, int k)
+{
+    const srd_model *m = r->b->m;
+    return (srd_body_step){ m->bodies[k].inertia, &x->bodies0[SAVED * k + 9], &x->bodies0[SAVED * k + 12],
+                            &x->q1[rot_dof(m, k)], x->dt, (int)r->method };
+}
+
+void dyn_bodies_finish(const DynamicRun *r, const Record *x, const Track *t, const Tan *in, Tan *out)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->bodies.n; k++) {
+        double *B = &out->B[SRD_BODY_TAN * k];
+        int d = rot_dof(s->m, k);
+        if (!turns(s, k)) { /* a held body keeps its axes and momentum */
+            memcpy(B, &in->B[SRD_BODY_TAN * k], SRD_BODY_TAN * sizeof(double));
+            continue;
+        }
+        double dJ[3];
+        const double *J = s->m->bodies[k].inertia;
+        moments_tangent(t, k, dJ);
+        srd_body_step st = body_step(r, x, k);
+        srd_body_finish_tangent(&st, &in->B[SRD_BODY_TAN * k], &out->q[d], dJ, B);
+        for (int c = 0; c < 3; c++) /* the velocity is J^-1 Pi */
+            out->v[d + c] = (B[3 + c] - x->v1[d + c] * dJ[c]) / J[c];
+    }
+}
+
+void dyn_bodies_finish_adjoint(const DynamicRun *r, const Record *x, Tan *end, double *lq1, Tan *start, double *lJ)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->bodies.n; k++) {
+        double *lB = &end->B[SRD_BODY_TAN * k];
+        int d = rot_dof(s->m, k);
+        if (!turns(s, k)) {
+            for (int i = 0; i < SRD_BODY_TAN; i++)
+                start->B[SRD_BODY_TAN * k + i] += lB[i];
+            continue;
+        }
+        const double *J = s->m->bodies[k].inertia;
+        for (int c = 0; c < 3; c++) {
+            lB[3 + c] += end->v[d + c] / J[c];
+            lJ[3 * k + c] -= x->v1[d + c] * end->v[d + c] / J[c];
+            end->v[d + c] = 0; /* the scheme's velocity there was overwritten */
+        }
+        srd_body_step st = body_step(r, x, k);
+        srd_body_finish_adjoint(&st, lB, &start->B[SRD_BODY_TAN * k], &lq1[d], &lJ[3 * k]);
+    }
+}
+
+void dyn_bodies_settle(const srd_sim *s, double *q)
+{
+    for (int k = 0; k < s->bodies.n; k++)
+        for (int c = 0; c < 3; c++)
+            q[rot_dof(s->m, k) + c] = 0;
+}
+
+/* Body k's angular velocity at the start in its axes: R0^T omega0 (no param moves it; its
+ * momentum J w moves with the moments). */
+static void start_spin(const srd_model *m, int k, double *w)
+{
+    const srd_body *b = &m->bodies[k];
+    for (int c = 0; c < 3; c++)
+        w[c] = b->axes[3 * c] * b->omega0[0] + b->axes[3 * c + 1] * b->omega0[1] + b->axes[3 * c + 2] * b->omega0[2];
+}
+
+void dyn_bodies_start(const DynamicRun *r, const Track *t, Tan *in)
+{
+    const srd_model *m = r->b->m;
+    for (int k = 0; k < m->n_bodies; k++) {
+        double w[3], dJ[3], *B = &in->B[SRD_BODY_TAN * k];
+        start_spin(m, k, w);
+        moments_tangent(t, k, dJ);
+        memset(B, 0, SRD_BODY_TAN * sizeof(double)); /* a param that turns a body's axes moves the geometry */
+        for (int c = 0; c < 3; c++)
+            B[3 + c] = dJ[c] * w[c];
+    }
+}
+
+double dyn_bodies_start_pull(const DynamicRun *r, const Track *t, const Tan *adj)
+{
+    const srd_model *m = r->b->m;
+    double sum = 0;
+    for (int k = 0; k < m->n_bodies; k++) {
+        double w[3], dJ[3];
+        start_spin(m, k, w);
+        moments_tangent(t, k, dJ);
+        for (int c = 0; c < 3; c++)
+            sum += adj->B[SRD_BODY_TAN * k + 3 + c] * dJ[c] * w[c];
+    }
+    return sum;
+}
+
+void dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->bodies.n; k++)
+        for (int c = 0; c < 3 && turns(s, k); c++) {
+            int d = rot_dof(s->m, k) + c;
+            in->B[SRD_BODY_TAN * k + 6 + c] = -(g[s->solver.sys.free_index[d]] - s->load_factor * t->dfext[d]);
+        }
+}
+
+void dyn_bodies_start_torque_adjoint(const DynamicRun *r, Tan *adj, double *lres, double *lfext)
+{
+    const srd_sim *s = &r->b->s;
+    for (int k = 0; k < s->bodies.n; k++)
+        for (int c = 0; c < 3 && turns(s, k); c++) {
+            int d = rot_dof(s->m, k) + c;
+            double *l = &adj->B[SRD_BODY_TAN * k + 6 + c];
+            lres[s->solver.sys.free_index[d]] -= *l;
+            lfext[d] += s->load_factor * *l;
+            *l = 0;
+        }
+}
