@@ -27,7 +27,7 @@ struct srd_instance {
     srd_sim                s;
     srd_method             method;
     double                 dt;          /* the step srd_set_dt chose, or the model's */
-    double                *start_q;     /* the static equilibrium a simulation starts from, or NULL */
+    srd_start_state        start;       /* the static equilibrium a simulation starts from (q NULL: none) */
     double                *x, *xdot;    /* n_nodes x 3: the node views of q and v */
     double                *x_synced, *xdot_synced; /* the views as last filled from q and v */
     bool                   failed;      /* a step failed: stepping is refused until a reset */

@@ -166,10 +166,9 @@ static srd_status find_equilibrium(srd_instance *inst)
     srd_status status = init_sim(inst, &st, &m->statics);
     if (status == SRD_OK) {
         int code = srd_static(&st, m->statics.load_steps);
-        if (code == 0) {
-            inst->start_q = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-            memcpy(inst->start_q, st.q, sizeof(double) * (size_t)m->n_dofs);
-        } else {
+        if (code == 0)
+            srd_start_state_save(&st, &inst->start);
+        else {
             char *buf;
             size_t len;
             FILE *f = api_stream_open(&buf, &len);
@@ -211,10 +210,8 @@ srd_status api_start(srd_instance *inst)
     }
     if (q)
         keep_vectors(&inst->s, q, v);
-    if (inst->start_q) {
-        memcpy(inst->s.q, inst->start_q, sizeof(double) * (size_t)inst->m->n_dofs);
-        srd_sim_start_here(&inst->s);
-    }
+    if (inst->start.q)
+        srd_sim_start_at(&inst->s, &inst->start);
     inst->s.dynamic = 1;
     inst->failed = false;
     api_views_from_state(inst);
@@ -254,12 +251,12 @@ void api_unbuild(srd_instance *inst)
     inst->m = NULL;
     arena_free(&inst->arena);
     memset(&inst->prog, 0, sizeof inst->prog);
-    free(inst->start_q);
+    srd_start_state_free(&inst->start);
     free(inst->x);
     free(inst->xdot);
     free(inst->x_synced);
     free(inst->xdot_synced);
-    inst->start_q = inst->x = inst->xdot = inst->x_synced = inst->xdot_synced = NULL;
+    inst->x = inst->xdot = inst->x_synced = inst->xdot_synced = NULL;
     inst->table = NULL;
 }
 

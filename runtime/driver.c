@@ -1019,7 +1019,7 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
      * static result too. */
     const srd_analysis *order[3] = { &m->statics, &m->modes, &m->simulate };
     int status = write_units(m, o, order);
-    double *equilibrium = NULL;
+    srd_start_state equilibrium = { NULL, NULL };
     strain_warned = false;
     srd_sim s;
     memset(&s, 0, sizeof s);
@@ -1034,18 +1034,14 @@ int srd_run(const srd_model *m, const srd_kernel_table *kt, const srd_run_option
             if ((status = init_sim(&s, m, kt, a, o)) != SRD_EXIT_OK)
                 break;
         }
-        if (a == &m->simulate && equilibrium) {
-            memcpy(s.q, equilibrium, sizeof(double) * (size_t)m->n_dofs);
-            srd_sim_start_here(&s);
-        }
+        if (a == &m->simulate && equilibrium.q)
+            srd_sim_start_at(&s, &equilibrium);
         s.log = o->verbose ? stdout : NULL;
         status = run_analysis(&s, m, a, o, kt->ground_height);
-        if (a == &m->statics && m->simulate.start && status == SRD_EXIT_OK) {
-            equilibrium = srd_xcalloc((size_t)m->n_dofs + 1, sizeof(double));
-            memcpy(equilibrium, s.q, sizeof(double) * (size_t)m->n_dofs);
-        }
+        if (a == &m->statics && m->simulate.start && status == SRD_EXIT_OK)
+            srd_start_state_save(&s, &equilibrium);
     }
-    free(equilibrium);
+    srd_start_state_free(&equilibrium);
     if (s.m)
         srd_sim_free(&s);
     print_written(o);

@@ -887,6 +887,59 @@ static int implicit_substep(srd_sim *s, srd_method method)
     return 0;
 }
 
+/* Which entries of the Jacobian the constraint sets write, by kind: 1 a constraint's row (c at the
+ * step's end), 2 a force row's multiplier column, 3 a force row's configuration column (0: none,
+ * or a scratch slot). */
+static unsigned char *constraint_entries(const srd_sim *s)
+{
+    long long storage = srd_system_storage(&s->solver.sys);
+    unsigned char *kind = srd_xcalloc((size_t)storage + 1, 1);
+    for (int k = 0; k < s->m->n_sets; k++) {
+        const srd_elem_batch *b = &s->kernels[k].batch.b;
+        int nd = b->n_dofs;
+        for (long long i = 0; s->m->sets[k].n_lambda && i < b->n; i++)
+            for (int r = 0; r < nd; r++)
+                for (int c = 0; c < nd; c++) {
+                    long long pos = b->jac_pos[(i * nd + r) * nd + c];
+                    bool row = s->m->dof_kind[b->dofs[i * nd + r]] == SRD_DOF_LAMBDA;
+                    bool col = s->m->dof_kind[b->dofs[i * nd + c]] == SRD_DOF_LAMBDA;
+                    if (pos < storage)
+                        kind[pos] = row ? 1 : col ? 2 : 3;
+                }
+    }
+    return kind;
+}
+
+/* The constraint sets' Jacobian at configuration q into jac (zeroed first). */
+static void constraint_jacobian(srd_sim *s, const double *q, double *jac, double *grad)
+{
+    double energy = 0;
+    memset(jac, 0, sizeof(double) * srd_system_jac_len(&s->solver.sys));
+    srd_eval_ctx ctx = { q, s->q0, s->v0, s->params, s->t, s->dt, &energy, grad, jac };
+    s->kernel_pass = 2;
+    srd_sim_run_kernels(s, &ctx, &ctx, true, 0, 1);
+    s->kernel_pass = 0;
+}
+
+/* A split step's exact Jacobian (assemble's takes the constraint sets' at the evaluation point,
+ * unscaled: constraints_at_end): their force rows' configuration columns scaled by b, their
+ * multiplier columns as they are, and the constraints' rows at the step's end. */
+static void exact_split_jacobian(srd_sim *s)
+{
+    size_t n = srd_system_jac_len(&s->solver.sys);
+    double *at_eval = srd_xcalloc(n, sizeof(double)), *at_end = srd_xcalloc(n, sizeof(double));
+    double *grad = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
+    constraint_jacobian(s, s->qeval, at_eval, grad);
+    constraint_jacobian(s, s->q, at_end, grad);
+    unsigned char *kind = constraint_entries(s);
+    double b = s->stiffness_b;
+    for (long long pos = 0; pos < srd_system_storage(&s->solver.sys); pos++)
+        if (kind[pos])
+            s->solver.jac[pos] += (kind[pos] == 1 ? at_end[pos] : kind[pos] == 2 ? at_eval[pos] : b * at_eval[pos]) -
+                                  at_eval[pos];
+    free(at_eval), free(at_end), free(grad), free(kind);
+}
+
 void srd_sim_step_jacobian(srd_sim *s, srd_method method)
 {
     s->method = method;
@@ -896,6 +949,8 @@ void srd_sim_step_jacobian(srd_sim *s, srd_method method)
     if (is_damped(s))
         prepare_damping(s, method);
     assemble(s, s->q, 1);
+    if (s->stiffness_b != 1 && s->n_multipliers)
+        exact_split_jacobian(s);
 }
 
 static int explicit_step(srd_sim *s, srd_method method)
@@ -1081,6 +1136,29 @@ void srd_sim_start_here(srd_sim *s)
     s->t = 0;
     s->steps = 0; /* Newmark then computes the initial acceleration, about zero here */
     s->load_factor = 1;
+}
+
+void srd_start_state_save(const srd_sim *s, srd_start_state *out)
+{
+    size_t n = (size_t)s->m->n_dofs, nb = 9 * (size_t)s->bodies.n;
+    out->q = srd_xcalloc(n + 1, sizeof(double));
+    out->axes = srd_xcalloc(nb + 1, sizeof(double));
+    memcpy(out->q, s->q, n * sizeof(double));
+    memcpy(out->axes, s->bodies.axes, nb * sizeof(double));
+}
+
+void srd_start_state_free(srd_start_state *st)
+{
+    free(st->q), free(st->axes);
+    st->q = st->axes = NULL;
+}
+
+void srd_sim_start_at(srd_sim *s, const srd_start_state *st)
+{
+    memcpy(s->q, st->q, sizeof(double) * (size_t)s->m->n_dofs);
+    for (int k = 0; k < s->bodies.n; k++)
+        srd_body_set_turn(s, k, &st->axes[9 * k], NULL);
+    srd_sim_start_here(s);
 }
 
 void srd_sim_stiffness(srd_sim *s)

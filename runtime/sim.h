@@ -158,7 +158,9 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings);
 
 /* The Jacobian (into the solver's storage) and residual of the implicit step of `method` that
  * ends at time s->t after s->dt: s->q0, s->v0 and s->a0 hold its start (a0: Newmark's start
- * acceleration), s->q its end and the batches their state at its start. */
+ * acceleration), s->q its end and the batches their state at its start. Exact, where Newton's
+ * method makes do with an approximation: with constraints under the midpoint rule (their rows
+ * hold at the step's end, their forces act at its middle). */
 void srd_sim_step_jacobian(srd_sim *s, srd_method method);
 
 /* Makes the current configuration (a static equilibrium) the start of a simulation at t = 0,
@@ -166,6 +168,17 @@ void srd_sim_step_jacobian(srd_sim *s, srd_method method);
  * from the reference to it as one step would carry it, so that the energies the static solve
  * balanced are the ones the first step sees. */
 void srd_sim_start_here(srd_sim *s);
+
+/* A static equilibrium kept for a new sim of the model to start from (`start = equilibrium`): its
+ * DOFs and the rigid bodies' axes, into which srd_static folded their turns (the rotation DOFs
+ * are zero after it). */
+typedef struct srd_start_state {
+    double *q, *axes;
+} srd_start_state;
+void srd_start_state_save(const srd_sim *s, srd_start_state *out);
+void srd_start_state_free(srd_start_state *st);
+/* Puts s at st (its DOFs and bodies' axes) and makes it the start, at rest (srd_sim_start_here). */
+void srd_sim_start_at(srd_sim *s, const srd_start_state *st);
 
 /* Net force on every DOF at the current configuration: external minus elastic (zero on
  * constrained DOFs, whose forces srd_sim_reactions gives). force has n_dofs entries. */

@@ -263,14 +263,8 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
 {
     if ((int)method < 0 || method > SRD_NEWMARK)
         return "its method is explicit: derivatives are taken of implicit_euler, implicit_midpoint and newmark runs";
-    if (s->n_multipliers && method == SRD_IMPLICIT_MIDPOINT)
-        return "it has joints or constraints with multipliers, whose step Jacobian under implicit_midpoint is "
-               "approximate (the constraints hold at the step's end, their forces act at its middle): derivatives "
-               "are taken of implicit_euler and newmark runs of it";
     if (m->n_bodies && s->controller && control_reads_forces(m))
         return "its `control` block reads force probes of a model with rigid bodies: not derived yet";
-    if (m->n_bodies && m->simulate.start && m->statics.present)
-        return "it starts from a static equilibrium of rigid bodies (their turns there): not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
         return control_tangents_unsupported(m);
     if (!pair_states_none(s))

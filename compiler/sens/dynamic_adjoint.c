@@ -21,6 +21,7 @@
  * read directly, the loads, and (summed over the run) the masses. */
 typedef struct Pull {
     double **lc, *lp, *lfext, *lM, *lq_eval;
+    double  *lq_end;          /* a split step's constraints' at its end (dyn_split_set) */
     double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
     double   lalpha, lbeta;   /* the dampings' (the run's, as lM's) */
     double  *lK;              /* beta's share: K0^T lambda by DOF (rhs_adjoint), for the slides' */
@@ -39,6 +40,7 @@ static Pull pull_new(const DynamicRun *r)
     p.lalpha = p.lbeta = 0;
     p.lK = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lq_eval = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    p.lq_end = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmq = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lmv = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     p.lma = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
@@ -63,6 +65,7 @@ static void pull_clear(const DynamicRun *r, Pull *p)
     memset(p->lp, 0, sizeof(double) * (size_t)r->n_params);
     memset(p->lfext, 0, sizeof(double) * (size_t)r->n_dofs);
     memset(p->lq_eval, 0, sizeof(double) * (size_t)r->n_dofs);
+    memset(p->lq_end, 0, sizeof(double) * (size_t)r->n_dofs);
     memset(p->lmq, 0, sizeof(double) * (size_t)r->n_dofs);
     memset(p->lmv, 0, sizeof(double) * (size_t)r->n_dofs);
     memset(p->lma, 0, sizeof(double) * (size_t)r->n_dofs);
@@ -72,7 +75,7 @@ static void pull_free(const DynamicRun *r, Pull *p)
 {
     for (int k = 0; k < r->n_sets; k++)
         free(p->lc[k]);
-    free(p->lc), free(p->lp), free(p->lfext), free(p->lM), free(p->lq_eval);
+    free(p->lc), free(p->lp), free(p->lfext), free(p->lM), free(p->lq_eval), free(p->lq_end);
     free(p->lmq), free(p->lmv), free(p->lma), free(p->lK), free(p->lJ);
 }
 
@@ -192,6 +195,26 @@ static void beta_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *
     free(u);
 }
 
+/* The transpose of split_set_tangent (dynamic_forward.c): the force rows' lambda at the evaluation
+ * point into out, the constraints' at the end into out's other inputs and lq_end (the end's). */
+static void split_set_adjoint(DynamicRun *r, int k, const srd_eval_ctx *ctx, const double *lg, InputAdjoints *out,
+                              double *lq_end)
+{
+    srd_sim *s = &r->b->s;
+    size_t len = srd_system_grad_len(&s->solver.sys);
+    double *forces = srd_xcalloc(len, sizeof(double)), *ends = srd_xcalloc(len, sizeof(double));
+    bool *rows = dyn_multiplier_rows(s);
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        (rows[f] ? ends : forces)[f] = lg[f];
+    kernel_tangent_adjoint(&r->b->tangents[k], ctx, &s->kernels[k].batch.b, forces, r->n_dofs, out);
+    srd_eval_ctx end = *ctx;
+    end.q = s->q;
+    InputAdjoints at_end = *out;
+    at_end.lq = lq_end;
+    kernel_tangent_adjoint(&r->b->tangents[k], &end, &s->kernels[k].batch.b, ends, r->n_dofs, &at_end);
+    free(forces), free(ends), free(rows);
+}
+
 static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
 {
     srd_sim *s = &r->b->s;
@@ -202,11 +225,14 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
     pull_clear(r, p);
     for (int k = 0; k < r->n_sets; k++) {
         InputAdjoints out = { p->lq_eval, start->q, start->v, start->S[k], p->lc[k], p->lp };
-        kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lg, r->n_dofs, &out);
+        if (dyn_split_set(s, k))
+            split_set_adjoint(r, k, &ctx, lg, &out, p->lq_end);
+        else
+            kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lg, r->n_dofs, &out);
     }
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
-        start->q[d] += (1 - b) * p->lq_eval[d];
+        start->q[d] += dyn_averaged(m, d) ? (1 - b) * p->lq_eval[d] : 0;
         if (f < 0)
             continue;
         double M = m->dof_mass[d], l = lg[f];
@@ -255,7 +281,7 @@ static void motion_adjoint(const DynamicRun *r, const Record *x, const Tan *end,
     for (int d = 0; d < r->n_dofs; d++) { /* held DOFs too: a moving geometry holds them at its reference */
         if (s->solver.sys.free_index[d] >= 0)
             continue;
-        p->lmq[d] = lq1[d] + s->stiffness_b * p->lq_eval[d] + (dyn_damps(r, d) ? beta * c1 * p->lK[d] : 0);
+        p->lmq[d] = lq1[d] + s->stiffness_b * p->lq_eval[d] + p->lq_end[d] + (dyn_damps(r, d) ? beta * c1 * p->lK[d] : 0);
         p->lmv[d] = end->v[d];
         p->lma[d] = r->method == SRD_NEWMARK ? end->a[d] : 0;
     }
@@ -284,7 +310,7 @@ static void slides_adjoint(DynamicRun *r, const Record *x, const double *lq1, co
         for (int d = 0; d < r->n_dofs; d++) {
             int f = s->solver.sys.free_index[d];
             if (f >= 0 && w[d] != 0)
-                grad[k] += w[d] * (lq1[d] + s->stiffness_b * p->lq_eval[d] + (a + alpha * c1) * s->m->dof_mass[d] * lg[f] +
+                grad[k] += w[d] * (lq1[d] + s->stiffness_b * p->lq_eval[d] + p->lq_end[d] + (a + alpha * c1) * s->m->dof_mass[d] * lg[f] +
                                    s->m->damping_beta * c1 * p->lK[d]);
         }
     }
@@ -384,6 +410,8 @@ static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *
     free(lq0), free(shared);
     pull_params(r, p, 0, r->b->m->simulate.dt, grad, status);
     memset(adj->a, 0, sizeof(double) * (size_t)r->n_dofs);
+    dyn_bodies_frames_adjoint(r, first, adj); /* the frames it read: the start's axes' turn */
+    dyn_bodies_settle(&r->b->s, adj->q);
     free(lres);
 }
 
@@ -426,7 +454,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
         const Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
-        grad[k] += dyn_dot(lq, r->dq_eq[k], (size_t)r->n_dofs);
+        grad[k] += dyn_dot(lq, r->dq_eq[k], (size_t)r->n_dofs) + dyn_bodies_equilibrium_pull(r, r->dq_eq[k], adj);
         if (t->geometry) /* the reference the state is carried from moves too */
             grad[k] += dyn_dot(lq_ref, t->dx0, (size_t)r->n_dofs) + state_pull(r, t, lS_ref);
     }

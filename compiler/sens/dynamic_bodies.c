@@ -208,6 +208,25 @@ double dyn_bodies_start_pull(const DynamicRun *r, const Track *t, const Tan *adj
     return sum;
 }
 
+void dyn_bodies_equilibrium_start(const DynamicRun *r, const double *dq, Tan *in)
+{
+    const srd_model *m = r->b->m;
+    for (int k = 0; k < m->n_bodies; k++) {
+        memset(&in->B[SRD_BODY_TAN * k], 0, SRD_BODY_TAN * sizeof(double)); /* at rest, no torque yet */
+        memcpy(&in->B[SRD_BODY_TAN * k], &dq[rot_dof(m, k)], 3 * sizeof(double));
+    }
+}
+
+double dyn_bodies_equilibrium_pull(const DynamicRun *r, const double *dq, const Tan *adj)
+{
+    const srd_model *m = r->b->m;
+    double sum = 0;
+    for (int k = 0; k < m->n_bodies; k++)
+        for (int c = 0; c < 3; c++)
+            sum += adj->B[SRD_BODY_TAN * k + c] * dq[rot_dof(m, k) + c];
+    return sum;
+}
+
 void dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in)
 {
     const srd_sim *s = &r->b->s;

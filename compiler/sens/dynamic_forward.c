@@ -313,6 +313,43 @@ static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track 
     free(u), free(du);
 }
 
+bool dyn_averaged(const srd_model *m, int d) { return m->dof_kind[d] != SRD_DOF_LAMBDA; }
+
+bool dyn_split_set(const srd_sim *s, int k) { return s->stiffness_b != 1 && s->m->sets[k].n_lambda; }
+
+bool *dyn_multiplier_rows(const srd_sim *s)
+{
+    bool *rows = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(bool));
+    for (int k = 0; k < s->n_lambda_rows; k++)
+        rows[s->lambda_rows[k]] = true;
+    return rows;
+}
+
+/* Constraint set k's rows of a split step (sim.c's constraints_at_end): its forces at the
+ * evaluation point (their tangent along in->dq there), its constraints at the step's end, which
+ * moves only where the end is not solved for (a held DOF's motion, a sliding node's line: w and
+ * the motion's dmq). Into g (free rows). */
+static void split_set_tangent(DynamicRun *r, int k, const srd_eval_ctx *ctx, const InputTangents *in, const double *w,
+                              const Track *t, double *g)
+{
+    srd_sim *s = &r->b->s;
+    size_t len = srd_system_grad_len(&s->solver.sys);
+    double *forces = srd_xcalloc(len, sizeof(double)), *ends = srd_xcalloc(len, sizeof(double));
+    double *dq1 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        dq1[d] = s->solver.sys.free_index[d] < 0 ? t->dmq[d] : w[d];
+    srd_eval_ctx at = *ctx, end = *ctx;
+    at.grad = forces, end.grad = ends, end.q = s->q;
+    InputTangents in_end = *in;
+    in_end.dq = dq1;
+    kernel_tangent_forward(&r->b->tangents[k], &at, &s->kernels[k].batch.b, in);
+    kernel_tangent_forward(&r->b->tangents[k], &end, &s->kernels[k].batch.b, &in_end);
+    bool *rows = dyn_multiplier_rows(s);
+    for (int f = 0; f < s->solver.sys.n_free; f++)
+        g[f] += rows[f] ? ends[f] : forces[f];
+    free(forces), free(ends), free(dq1), free(rows);
+}
+
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
  * evaluation point moves by (1 - b) dq0), inertia, damping, loads and masses. */
 static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, double *g)
@@ -326,11 +363,15 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     dyn_track_at(r, t, x->t, x->dt);
     dyn_slide_tangent(r, t, x->q1, w);
     for (int d = 0; d < r->n_dofs; d++) /* a driven DOF's end is the motion's; a sliding node's, part the line's */
-        dqe[d] = (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : b * w[d]);
+        dqe[d] = dyn_averaged(m, d) ? (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : b * w[d])
+                                    : 0; /* a multiplier is the step's own */
     srd_eval_ctx ctx = dyn_step_ctx(s, g);
     for (int k = 0; k < r->n_sets; k++) {
-        InputTangents w = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };
-        kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+        InputTangents in_k = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };
+        if (dyn_split_set(s, k))
+            split_set_tangent(r, k, &ctx, &in_k, w, t, g);
+        else
+            kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &in_k);
     }
     free(dqe);
     for (int d = 0; d < r->n_dofs; d++) {
@@ -584,6 +625,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
     const srd_sim *s = &r->b->s;
     const Track *t = &r->tracks[k];
     memcpy(in->q, r->dq_eq[k], sizeof(double) * (size_t)r->n_dofs);
+    dyn_bodies_equilibrium_start(r, r->dq_eq[k], in);
     double *zero = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int j = 0; j < r->n_sets; j++) { /* the reference's state and configuration move with a geometry */
         double *zs = srd_xcalloc(dyn_set_state_len(s, j) + 1, sizeof(double));

@@ -173,6 +173,14 @@ void dyn_tan_swap(Tan *a, Tan *b);
 double dyn_dot(const double *a, const double *b, size_t n);
 void dyn_set_params(DynamicRun *r, const double *params);
 void dyn_linearize(DynamicRun *r, const Record *x);
+/* Whether set k's rows split in the linearised step (constraints under the midpoint rule: their
+ * forces at the evaluation point, their constraints at the end), and which free rows are the
+ * constraints' (a new array of srd_system_grad_len). */
+bool dyn_split_set(const srd_sim *s, int k);
+/* Whether DOF d is read at the evaluation point b q1 + (1 - b) q0: all but a multiplier, which is
+ * the step's (sim.c's assemble). */
+bool dyn_averaged(const srd_model *m, int d);
+bool *dyn_multiplier_rows(const srd_sim *s);
 int dyn_solve_step(srd_sim *s, double *g, bool transposed);
 srd_eval_ctx dyn_step_ctx(const srd_sim *s, double *g);
 void dyn_damping_constants(const DynamicRun *r, double dt, double *c1, double *c0);
@@ -232,6 +240,11 @@ void    dyn_bodies_settle(const srd_sim *s, double *q);
 /* The start's tangent along t (the momenta: J w0), and an adjoint's pull on it. */
 void    dyn_bodies_start(const DynamicRun *r, const Track *t, Tan *in);
 double  dyn_bodies_start_pull(const DynamicRun *r, const Track *t, const Tan *adj);
+/* A start from a static equilibrium (srd_static folds the bodies' turns into their axes): the axes'
+ * turn is the equilibrium's dq at the rotation DOFs (dq: the static derivative), and the pull of
+ * an adjoint on it. */
+void    dyn_bodies_equilibrium_start(const DynamicRun *r, const double *dq, Tan *in);
+double  dyn_bodies_equilibrium_pull(const DynamicRun *r, const double *dq, const Tan *adj);
 /* Newmark's start torque -(residual) from the start residual's tangent g (free rows); its
  * transpose into lres and lfext. */
 void    dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in);
