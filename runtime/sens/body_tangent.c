@@ -112,66 +112,49 @@ void srd_body_finish_adjoint(const srd_body_step *st, const double *lout, double
     }
 }
 
-/* The body whose frame state entry j of instance i reads (-1 for none), and through `row` the
- * axes' row the entry's component takes: entry = row . (phi x e_axis) for R0's change R0 hat(phi). */
-static int frame_body(const srd_model *m, int k, const srd_kernel_info *info, int i, int j)
+/* Frame state entry j of instance i as a linear function of its body's turn phi (R0's change
+ * R0 hat(phi)): the entry is component `comp` of axis `axis`, row . (phi x e_axis) with row the
+ * axes' row comp, so entry = phi . v with v = e_axis x row. Returns the body, or -1 for none. */
+static int frame_gradient(const srd_model *m, int k, const srd_kernel_info *info, const double *axes, int i, int j,
+                          double *v)
 {
     const srd_elemset *set = &m->sets[k];
-    int p = info->state_param[j], rank = 0;
+    int p = info->state_param[j], rank = 0, axis = info->state_comp[j] / 3, comp = info->state_comp[j] % 3;
     for (int q = 0; q < p; q++)
         rank += info->param_is_node[q] != 0;
-    return m->node_body[set->nodes[i * set->n_node + rank]];
-}
-
-/* Row `comp` of body b's R0 (axes: column c is axis c). */
-static void axes_row(const double *axes, int b, int comp, double *row)
-{
-    for (int c = 0; c < 3; c++)
+    int b = m->node_body[set->nodes[i * set->n_node + rank]];
+    if (b < 0)
+        return -1;
+    double row[3], e[3] = { 0, 0, 0 };
+    for (int c = 0; c < 3; c++) /* axes: column c is axis c */
         row[c] = axes[9 * b + 3 * c + comp];
+    e[axis] = 1;
+    srd_cross3(e, row, v);
+    return b;
 }
 
 void srd_body_frames_tangent(const srd_model *m, int k, const srd_kernel_info *info, const double *axes,
                              const double *B, double *S)
 {
     int ns = info->n_state;
-    for (int j = 0; j < ns; j++) {
-        if (info->state_kind[j] != SRD_STATE_FRAME)
-            continue;
-        int axis = info->state_comp[j] / 3, comp = info->state_comp[j] % 3;
-        for (int i = 0; i < m->sets[k].n; i++) {
-            int b = frame_body(m, k, info, i, j);
-            double row[3], e[3] = { 0, 0, 0 }, turn[3];
-            if (b < 0) {
-                S[(size_t)i * ns + j] = 0;
-                continue;
-            }
-            e[axis] = 1;
-            axes_row(axes, b, comp, row);
-            srd_cross3(&B[SRD_BODY_TAN * b], e, turn);
-            S[(size_t)i * ns + j] = srd_dot3(row, turn);
+    for (int j = 0; j < ns; j++)
+        for (int i = 0; info->state_kind[j] == SRD_STATE_FRAME && i < m->sets[k].n; i++) {
+            double v[3];
+            int b = frame_gradient(m, k, info, axes, i, j, v);
+            S[(size_t)i * ns + j] = b >= 0 ? srd_dot3(&B[SRD_BODY_TAN * b], v) : 0;
         }
-    }
 }
 
 void srd_body_frames_adjoint(const srd_model *m, int k, const srd_kernel_info *info, const double *axes, double *lS,
                              double *lB)
 {
     int ns = info->n_state;
-    for (int j = 0; j < ns; j++) {
-        if (info->state_kind[j] != SRD_STATE_FRAME)
-            continue;
-        int axis = info->state_comp[j] / 3, comp = info->state_comp[j] % 3;
-        for (int i = 0; i < m->sets[k].n; i++) {
-            int b = frame_body(m, k, info, i, j);
-            double *l = &lS[(size_t)i * ns + j], row[3], e[3] = { 0, 0, 0 }, pull[3];
-            if (b >= 0) { /* row . (phi x e) = phi . (e x row) */
-                e[axis] = 1;
-                axes_row(axes, b, comp, row);
-                srd_cross3(e, row, pull);
-                for (int c = 0; c < 3; c++)
-                    lB[SRD_BODY_TAN * b + c] += *l * pull[c];
-            }
+    for (int j = 0; j < ns; j++)
+        for (int i = 0; info->state_kind[j] == SRD_STATE_FRAME && i < m->sets[k].n; i++) {
+            double v[3], *l = &lS[(size_t)i * ns + j];
+            int b = frame_gradient(m, k, info, axes, i, j, v);
+            for (int c = 0; b >= 0 && c < 3; c++)
+                lB[SRD_BODY_TAN * b + c] += *l * v[c];
             *l = 0;
         }
-    }
 }
