@@ -122,7 +122,7 @@ static int simulate_and_derive(StaticPoint *pt, const GradOptions *o, srd_gradie
                 not_derived(g, k, grad_simulation_why(pt, k, status[k]));
             else
                 for (int i = 0; i < g->n_probes; i++)
-                    if (!grad_force_probe(&m->simulate.probes[i]))
+                    if (!grad_end_probe(&m->simulate.probes[i]))
                         fill_probe(g, pt, &m->simulate, i, k, dq[k], NULL, NULL, NULL);
                     else /* derived at the end of the run */
                         memcpy(&g->values[((size_t)i * g->n_params + k) * WIDTH], &df[k][GRAD_FORCE_WIDTH * i],

@@ -468,6 +468,7 @@ DynamicRun *dynamic_run(StaticPoint *b, const GradOptions *o, const DynamicOptio
         return NULL;
     }
     r->qT = dyn_dup(s->q, (size_t)r->n_dofs), r->vT = dyn_dup(s->v, (size_t)r->n_dofs);
+    r->bodiesT = dyn_bodies_save(s);
     r->params_end = dyn_dup(s->params, (size_t)r->n_params);
     return r;
 }
@@ -485,7 +486,7 @@ void dynamic_run_free(DynamicRun *r)
         free(r->segments[i].checkpoint), free(r->segments[i].released);
     free(r->segments);
     states_free(r, r->S_ref);
-    free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->start_pairs);
+    free(r->q_ref), free(r->q_start), free(r->q0_start), free(r->qT), free(r->vT), free(r->bodiesT), free(r->start_pairs);
     free(r->start_axes), free(r->slide_res), free(r->v_start);
     for (int k = 0; r->dq_eq && k < r->n_params; k++)
         free(r->dq_eq[k]);

@@ -62,8 +62,9 @@ const double *dynamic_final_v(const DynamicRun *r);
 int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *why, size_t why_n);
 
 /* After dynamic_forward: the derivative along param k of force probe pr of the simulate block
- * at the run's end (a reaction's force and moment, 6 values; a contact force's 3), into out.
- * False when it has none: param k not derived, a probe of the parts' contact or of a body. */
+ * at the run's end (a reaction's force and moment, 6 values; a contact force's 3; a body's axis,
+ * angular velocity or momentum, 3; a motor's effort, 1), into out. False when it has none: param
+ * k not derived, a probe of the parts' contact or of a joint's force or torque. */
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out);
 
 /* The adjoint: grad[k] = dJ/dp_k for J = wq . q(T) + wv . v(T) (NULL: 0) plus what slopes adds
@@ -74,7 +75,7 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
 /* The adjoint for force probe pr of the simulate block at the run's end: grad[k] = d(w . its
  * values)/dp_k (w: 6 weights for a reaction's force and moment, 3 for a contact force); status as
  * above. 0, -1 when a solve failed (why says when), 1 when the probe has no derivative here (the
- * parts' contact, a body's or a joint's). */
+ * parts' contact, a joint's force or torque). Also for a body's probe and a motor's effort. */
 int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
                           size_t why_n);
 

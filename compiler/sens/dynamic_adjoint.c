@@ -883,6 +883,22 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
     return backward(r, &bw, grad, status, why, why_n);
 }
 
+/* dynamic_force_adjoint of a body's or a motor's probe: the end's seeds, then what each param
+ * moves directly. */
+static int end_probe_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
+                             size_t why_n)
+{
+    double *direct = srd_xcalloc((size_t)r->n_params + 1, sizeof(double));
+    Backward bw = backward_new(r, NULL, NULL, NULL, NULL);
+    dyn_end_probe_seed(r, pr, w, status, bw.adj.q, bw.adj.B, direct);
+    int code = backward(r, &bw, grad, status, why, why_n);
+    for (int k = 0; k < r->n_params; k++)
+        if (status[k] == STATIC_DERIVED)
+            grad[k] += direct[k];
+    free(direct);
+    return code;
+}
+
 int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
                           size_t why_n)
 {
@@ -890,6 +906,8 @@ int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, d
     memset(grad, 0, sizeof(double) * (size_t)r->n_params);
     if (!r->n_records)
         return 1;
+    if (dyn_end_probe_derived(pr))
+        return end_probe_adjoint(r, pr, w, grad, status, why, why_n);
     if (!dyn_segment_records(r, r->n_segments - 1)) { /* the run's last step */
         snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
         return -1;

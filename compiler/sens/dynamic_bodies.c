@@ -8,6 +8,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "sens/body_tangent.h"
+#include "vec3.h"
 
 enum { SAVED = 15 }; /* a body's axes (9), momentum (3) and torque (3) */
 
@@ -225,6 +226,91 @@ double dyn_bodies_equilibrium_pull(const DynamicRun *r, const double *dq, const 
         for (int c = 0; c < 3; c++)
             sum += adj->B[SRD_BODY_TAN * k + c] * dq[rot_dof(m, k) + c];
     return sum;
+}
+
+/* ---- a body's and a motor's probes at the run's end ---- */
+
+bool dyn_end_probe_derived(const srd_probe *pr)
+{
+    return pr->kind == SRD_PROBE_BODY || (pr->kind == SRD_PROBE_JOINT && pr->component == SRD_JOINT_MOTOR);
+}
+
+/* Body probe pr's change (world) at the run's end along the body's tangent B (its axes' turn phi
+ * and momentum's) and its moments' dJ: with R the axes, an axis R e turns by R (phi x e), the
+ * momentum R Pi changes by R (phi x Pi + dPi), the angular velocity R w (w = J^-1 Pi) by
+ * R (phi x w + dw), dw = (dPi - w dJ) / J. */
+static void body_probe_tangent(const DynamicRun *r, const srd_probe *pr, const double *B, const double *dJ, double *out)
+{
+    int b = pr->target;
+    const double *R = &r->bodiesT[SAVED * b], *Pi = &r->bodiesT[SAVED * b + 9], *J = r->b->m->bodies[b].inertia;
+    double v[3] = { 0, 0, 0 }, dv[3] = { 0, 0, 0 }, turn[3];
+    for (int c = 0; c < 3; c++) {
+        if (pr->component == SRD_BODY_MOMENTUM)
+            v[c] = Pi[c], dv[c] = B[3 + c];
+        else if (pr->component == SRD_BODY_OMEGA)
+            v[c] = Pi[c] / J[c], dv[c] = (B[3 + c] - Pi[c] / J[c] * dJ[c]) / J[c];
+        else
+            v[c] = c == pr->component - SRD_BODY_AXIS;
+    }
+    srd_cross3(B, v, turn);
+    for (int i = 0; i < 3; i++)
+        out[i] = R[i] * (turn[0] + dv[0]) + R[3 + i] * (turn[1] + dv[1]) + R[6 + i] * (turn[2] + dv[2]);
+}
+
+/* A motor's effort (joint.c): minus its multiplier (the DOF returned), or (a torque or force
+ * motor) its target, the data column *column of its set's instance (-1 both: no motor). */
+static int motor_dof(const srd_model *m, const srd_probe *pr, int *column)
+{
+    const srd_part *part = &m->joints[pr->target].motor_part;
+    *column = -1;
+    if (part->set < 0)
+        return -1;
+    const srd_elemset *set = &m->sets[part->set];
+    if (set->n_lambda)
+        return set->lambda_dof[part->instance];
+    *column = part->instance * set->n_data + srd_elemset_column(set, "target");
+    return -1;
+}
+
+void dyn_end_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const Tan *end, double *out)
+{
+    Track *t = &r->tracks[k];
+    if (pr->kind == SRD_PROBE_BODY) {
+        double dJ[3];
+        moments_tangent(t, pr->target, dJ);
+        body_probe_tangent(r, pr, &end->B[SRD_BODY_TAN * pr->target], dJ, out);
+        return;
+    }
+    int column, d = motor_dof(r->b->m, pr, &column);
+    out[0] = d >= 0 ? -end->q[d] : 0;
+    if (column >= 0) { /* the target as the schedules write it at the end */
+        const Record *x = &r->records[r->n_records - 1];
+        dyn_track_at(r, t, x->t, x->dt);
+        out[0] = t->dc[r->b->m->joints[pr->target].motor_part.set][column];
+    }
+}
+
+void dyn_end_probe_seed(DynamicRun *r, const srd_probe *pr, const double *w, const int *status, double *lq,
+                        double *lB, double *direct)
+{
+    int column, d = pr->kind == SRD_PROBE_BODY ? -1 : motor_dof(r->b->m, pr, &column);
+    for (int k = 0; k < r->n_params && d < 0; k++) /* what a param moves directly: the moments, a motor's target */
+        if (status[k] == STATIC_DERIVED) {
+            double out[3] = { 0, 0, 0 }, zero[SRD_BODY_TAN] = { 0 };
+            Tan none = { NULL, NULL, NULL, NULL, zero };
+            dyn_end_probe_tangent(r, k, pr, &none, out);
+            direct[k] = w[0] * out[0] + (pr->kind == SRD_PROBE_BODY ? w[1] * out[1] + w[2] * out[2] : 0);
+        }
+    if (d >= 0)
+        lq[d] -= w[0];
+    if (pr->kind != SRD_PROBE_BODY)
+        return;
+    for (int u = 0; u < 6; u++) { /* linear in the turn and the momentum: its transpose by columns */
+        double B[SRD_BODY_TAN] = { 0 }, zero[3] = { 0, 0, 0 }, out[3];
+        B[u] = 1;
+        body_probe_tangent(r, pr, B, zero, out);
+        lB[SRD_BODY_TAN * pr->target + u] += w[0] * out[0] + w[1] * out[1] + w[2] * out[2];
+    }
 }
 
 void dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in)

@@ -1079,6 +1079,12 @@ static void force_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const
 
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
 {
+    if (dyn_end_probe_derived(pr)) {
+        if (!r->ends || !r->n_records || r->tracks[k].status != STATIC_DERIVED)
+            return false;
+        dyn_end_probe_tangent(r, k, pr, &r->ends[k], out);
+        return true;
+    }
     if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED || !control_force_probe(pr))
         return false;
     const Record *x = &r->records[r->n_records - 1];

@@ -114,6 +114,7 @@ struct DynamicRun {
     Record             pending;
     bool               have_pending;
     double            *qT, *vT;
+    double            *bodiesT;     /* the bodies at the run's end (dyn_bodies_save) */
     long               subdivided;
     double             bytes_now, peak_bytes, record_bytes;
     double             run_seconds, pass_seconds; /* the first run; the passes so far */
@@ -240,6 +241,14 @@ void    dyn_bodies_settle(const srd_sim *s, double *q);
 /* The start's tangent along t (the momenta: J w0), and an adjoint's pull on it. */
 void    dyn_bodies_start(const DynamicRun *r, const Track *t, Tan *in);
 double  dyn_bodies_start_pull(const DynamicRun *r, const Track *t, const Tan *adj);
+/* A body's or a motor's probe at the run's end (derived: a body's axes, angular velocity and
+ * momentum; a motor's effort): whether it is, its tangent along param k after the forward pass
+ * (end: the tangents there), and for the adjoint the seeds of w . its values (into lq, the end's
+ * configuration's, and lB, its bodies') and what each param adds directly (direct, n_params). */
+bool    dyn_end_probe_derived(const srd_probe *pr);
+void    dyn_end_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const Tan *end, double *out);
+void    dyn_end_probe_seed(DynamicRun *r, const srd_probe *pr, const double *w, const int *status, double *lq,
+                           double *lB, double *direct);
 /* A start from a static equilibrium (srd_static folds the bodies' turns into their axes): the axes'
  * turn is the equilibrium's dq at the rotation DOFs (dq: the static derivative), and the pull of
  * an adjoint on it. */

@@ -967,7 +967,7 @@ static void print_reaction(const StaticPoint *b, const srd_probe *pr, const srd_
 {
     double dfm[6];
     srd_probe_reaction_tangent(b->m, pr, b->s.q, r, dq, dr, dfm);
-    grad_print_force(pr, p, dfm);
+    grad_print_force(b->m, pr, p, dfm);
 }
 
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq)
@@ -1020,13 +1020,29 @@ bool grad_has_probe(const srd_analysis *a, int kind)
             return true;
     return false;
 }
-void grad_print_force(const srd_probe *pr, const srd_param *p, const double *v)
+/* A body's probe's derivative (3 values) or a motor's effort's (1), in its unit per the param's. */
+static void print_body_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *v,
+                             const char *per)
+{
+    if (pr->kind == SRD_PROBE_JOINT) {
+        printf("  d(%s)/d(%s) = %.12e %s%s\n", pr->name, p->name, v[0],
+               m->joints[pr->target].type == SRD_JOINT_REVOLUTE ? "N*m" : "N", per);
+        return;
+    }
+    const char *unit = pr->component == SRD_BODY_MOMENTUM ? "kg*m^2/s" : pr->component == SRD_BODY_OMEGA ? "1/s" : "1";
+    printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) %s%s\n", pr->name, p->name, v[0], v[1], v[2], unit, per);
+}
+
+void grad_print_force(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *v)
 {
     char per[96];
     per_unit(p, per, sizeof per);
     if (isnan(v[0]))
         printf("  d(%s)/d(%s): not derived (%s)\n", pr->name, p->name,
-               pr->kind == SRD_PROBE_CONTACT ? "the parts' forces on each other" : "a force probe");
+               pr->kind == SRD_PROBE_CONTACT ? "the parts' forces on each other"
+               : pr->kind == SRD_PROBE_JOINT ? "a joint's force or torque" : "a force probe");
+    else if (pr->kind == SRD_PROBE_BODY || pr->kind == SRD_PROBE_JOINT)
+        print_body_probe(m, pr, p, v, per);
     else if (pr->kind == SRD_PROBE_REACTION)
         printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) N%s, moment (%.12e, %.12e, %.12e) N*m%s\n", pr->name, p->name,
                v[0], v[1], v[2], per, v[3], v[4], v[5], per);
@@ -1048,7 +1064,7 @@ static void print_param(StaticPoint *b, const GradOptions *o, int k, double *dq,
         if (pr->kind == SRD_PROBE_REACTION)
             print_reaction(b, pr, p, dq, r, dr);
         else if (pr->kind == SRD_PROBE_CONTACT)
-            grad_print_force(pr, p, &dc[3 * i]);
+            grad_print_force(b->m, pr, p, &dc[3 * i]);
         else
             grad_print_probe(b->m, pr, p, dq);
     }

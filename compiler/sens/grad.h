@@ -137,20 +137,22 @@ void grad_print_param_head(const srd_param *p);
 bool grad_print_param_head_or_why(const srd_param *p, int status);
 /* Prints "  d(probe)/d(param) = value unit" from the state's derivative dq (n_dofs). */
 void grad_print_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *dq);
-/* Prints a force probe's derivative v: a reaction's force and moment (6 values), a contact
- * force's 3; NaN: not derived. */
-void grad_print_force(const srd_probe *pr, const srd_param *p, const double *v);
+/* Prints the derivative v of a probe derived at a simulation's end besides the state: a
+ * reaction's force and moment (6 values), a contact force's 3, a body's vector (3), a motor's
+ * effort (1); NaN: not derived. */
+void grad_print_force(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *v);
 
 /* `srdc grad` of the simulate block (grad_dynamic.c): its probes at the end of the run. */
 int grad_simulation(StaticPoint *b, const GradOptions *o);
 /* The same without printing: dq[k] (n_dofs) the final state's derivative along param k
- * (forward, or by the adjoint for the DOFs the probes read), dforce[k] (may be NULL) the force
- * probes' (GRAD_FORCE_WIDTH values per probe of the simulate block: a reaction's 6, a contact
- * force's 3; NaN where not derived), status[k] STATIC_DERIVED or why not (grad_simulation_why);
+ * (forward, or by the adjoint for the DOFs the probes read), dforce[k] (may be NULL) the other
+ * probes' (grad_end_probe: GRAD_FORCE_WIDTH values per probe of the simulate block: a reaction's
+ * 6, a contact force's 3, a body's vector 3, a motor's effort 1; NaN where not derived), status[k] STATIC_DERIVED or why not (grad_simulation_why);
  * stats the run's figures (may be NULL). An exit status, with a message in why on failure. */
 enum { GRAD_FORCE_WIDTH = 6 };
-/* Whether pr is a reaction or a contact force probe (the force probes derived). */
-bool        grad_force_probe(const srd_probe *pr);
+/* Whether pr is derived at the run's end besides the state (dforce): a force, a body's or a
+ * joint's probe. */
+bool        grad_end_probe(const srd_probe *pr);
 typedef struct DynamicStats DynamicStats;
 int         grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, double **dforce, int *status,
                                    DynamicStats *stats, char *why, size_t why_n);

@@ -54,7 +54,7 @@ static void forward_forces(DynamicRun *r, const srd_model *m, double **dforce, c
         for (int i = 0; i < m->simulate.n_probes; i++) {
             double *out = &dforce[k][GRAD_FORCE_WIDTH * i];
             const srd_probe *pr = &m->simulate.probes[i];
-            if (grad_force_probe(pr) && !(status[k] == STATIC_DERIVED && dynamic_force_probe(r, k, pr, out)))
+            if (grad_end_probe(pr) && !(status[k] == STATIC_DERIVED && dynamic_force_probe(r, k, pr, out)))
                 for (int c = 0; c < GRAD_FORCE_WIDTH; c++)
                     out[c] = NAN;
         }
@@ -76,7 +76,7 @@ static int adjoint_forces(DynamicRun *r, const srd_model *m, double **dforce, in
     int code = 0;
     for (int i = 0; dforce && i < m->simulate.n_probes && code >= 0; i++) {
         const srd_probe *pr = &m->simulate.probes[i];
-        int n = grad_force_probe(pr) ? srd_probe_width(pr) : 0;
+        int n = grad_end_probe(pr) ? srd_probe_width(pr) : 0;
         if (n)
             forces_unknown(m, dforce, i);
         code = 0;
@@ -106,8 +106,8 @@ static void print_params(const StaticPoint *b, double **dq, double **dforce, con
         grad_print_param_head(p);
         for (int i = 0; i < m->simulate.n_probes; i++) {
             const srd_probe *pr = &m->simulate.probes[i];
-            if (grad_force_probe(pr))
-                grad_print_force(pr, p, &dforce[k][GRAD_FORCE_WIDTH * i]);
+            if (grad_end_probe(pr))
+                grad_print_force(m, pr, p, &dforce[k][GRAD_FORCE_WIDTH * i]);
             else
                 grad_print_probe(m, pr, p, dq[k]);
         }
@@ -164,7 +164,7 @@ int grad_simulation_derive(StaticPoint *b, const GradOptions *o, double **dq, do
     return code == 0 ? SRD_EXIT_OK : SRD_EXIT_NUMERIC;
 }
 
-bool grad_force_probe(const srd_probe *pr) { return pr->kind == SRD_PROBE_REACTION || pr->kind == SRD_PROBE_CONTACT; }
+bool grad_end_probe(const srd_probe *pr) { return pr->kind != SRD_PROBE_STATE; }
 
 const char *grad_simulation_why(const StaticPoint *b, int k, int status)
 {
