@@ -8,8 +8,12 @@
 # stiffness-proportional damping (beta = 1 ms); then tests/physics/grad/controlled.srd (a PID
 # control block sampling every 5 ms) for 1,000 steps, its tip's height; and the same controller
 # reading the clamp's reaction too (force feedback: the reaction is a probe, so the adjoint runs
-# seven passes, the tip's height and the reaction's six values). The times are srdc grad's own (its
-# "cost:" line): the recorded run, and the pass after it.
+# seven passes, the tip's height and the reaction's six values); then rigid bodies and joints:
+# examples/rigid_gripper.srd (2,000 steps: a palm on a prismatic joint, two fingers welded to it,
+# a box they press, contact and friction), its box's height, and examples/appendage_base.srd (3,000
+# steps: a rod on a motor-driven base, a welded sensor, its two params), the sensor's y, with and
+# without its stiffness-proportional damping. The times are srdc grad's own (its "cost:" line):
+# the recorded run, and the pass after it.
 #   sh bench/grad_dynamic.sh [build dir]
 set -e
 cd "$(dirname "$0")/.."
@@ -43,3 +47,18 @@ sed -e "s/METHOD/implicit_euler/" -e "s/duration = 0.1 s;/duration = 1 s;/" -e "
 printf 'force feedback, 1,000 steps\n  adjoint, seven passes:    %s\n  forward, six params:       %s\n' \
     "$("$build/srdc" grad "$work/feedback.srd" --adjoint | grep '^cost:')" \
     "$("$build/srdc" grad "$work/feedback.srd" | grep '^cost:')"
+sed -e '/probe palm_z/d' -e '/probe left_tip/d' -e '/probe right_tip/d' -e '/probe lift/d' -e '/output vtk/d' \
+    -e 's/probe box = cargo.node every 10 ms;/probe box_z = cargo.node.z;/' examples/rigid_gripper.srd > "$work/gripper.srd"
+"$build/srdc" grad "$work/gripper.srd" > /dev/null
+printf 'rigid bodies and joints: the gripper, 2,000 steps\n  adjoint, records kept:    %s\n  forward, one param:        %s\n' \
+    "$("$build/srdc" grad "$work/gripper.srd" --adjoint | grep '^cost:')" \
+    "$("$build/srdc" grad "$work/gripper.srd" | grep '^cost:')"
+sed -e '/probe end/d' -e '/probe torque/d' -e '/output vtk/d' -e 's/probe tip = sensor.node every 5 ms;/probe tip_y = sensor.node.y;/' \
+    -e 's/^let E_tube = 205 kPa;/param E_tube = 205 kPa in 100 kPa..400 kPa;/' examples/appendage_base.srd > "$work/appendage.srd"
+sed '/^damping { beta/d' "$work/appendage.srd" > "$work/appendage_undamped.srd"
+for model in appendage appendage_undamped; do
+    "$build/srdc" grad "$work/$model.srd" > /dev/null
+    printf '%s, 3,000 steps\n  adjoint, records kept:    %s\n  forward, two params:       %s\n' "$model" \
+        "$("$build/srdc" grad "$work/$model.srd" --adjoint | grep '^cost:')" \
+        "$("$build/srdc" grad "$work/$model.srd" | grep '^cost:')"
+done
