@@ -63,8 +63,8 @@ int dynamic_forward(DynamicRun *r, double **dq, double **dv, int *status, char *
 
 /* After dynamic_forward: the derivative along param k of force probe pr of the simulate block
  * at the run's end (a reaction's force and moment, 6 values; a contact force's 3; a body's axis,
- * angular velocity or momentum, 3; a motor's effort, 1), into out. False when it has none: param
- * k not derived, a probe of the parts' contact or of a joint's force or torque. */
+ * angular velocity or momentum, 3; a joint's force or torque, 3; a motor's effort, 1), into out.
+ * False when it has none: param k not derived, a probe of the parts' contact. */
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out);
 
 /* The adjoint: grad[k] = dJ/dp_k for J = wq . q(T) + wv . v(T) (NULL: 0) plus what slopes adds
@@ -75,7 +75,7 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
 /* The adjoint for force probe pr of the simulate block at the run's end: grad[k] = d(w . its
  * values)/dp_k (w: 6 weights for a reaction's force and moment, 3 for a contact force); status as
  * above. 0, -1 when a solve failed (why says when), 1 when the probe has no derivative here (the
- * parts' contact, a joint's force or torque). Also for a body's probe and a motor's effort. */
+ * parts' contact). Also for a body's and a joint's probes. */
 int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
                           size_t why_n);
 

@@ -883,6 +883,22 @@ int dynamic_adjoint(DynamicRun *r, const double *wq, const double *wv, DynamicSl
     return backward(r, &bw, grad, status, why, why_n);
 }
 
+/* A joint's force or torque at record x's end, the sim there: w . its value's seeds (the
+ * transpose of dynamic_forward.c's joint_probe_tangent). */
+static void joint_seed(DynamicRun *r, const Record *x, const srd_probe *pr, const double *w, Backward *bw,
+                       EndSeed *seed, double *grad, const int *status)
+{
+    const srd_joint *j = &r->b->m->joints[pr->target];
+    Instant at = dyn_at_record_end(r, x);
+    double *g = dyn_joint_gradient(r, pr), *lam = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    pull_clear(r, &bw->p);
+    dyn_joint_wrench_seed(r, x, pr, g, w, lam, bw->adj.q, bw->adj.B);
+    for (int i = 0; i < j->n_parts; i++)
+        end_set_adjoint(r, j->part[i].set, j->part[i].instance, j->part[i].instance + 1, lam, bw, seed);
+    end_pull(r, &at, lam, NULL, NULL, &bw->p, grad, status);
+    free(g), free(lam);
+}
+
 /* dynamic_force_adjoint of a body's or a motor's probe: the end's seeds, then what each param
  * moves directly. */
 static int end_probe_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, double *grad, int *status, char *why,
@@ -908,6 +924,16 @@ int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, d
         return 1;
     if (dyn_end_probe_derived(pr))
         return end_probe_adjoint(r, pr, w, grad, status, why, why_n);
+    if (pr->kind == SRD_PROBE_JOINT) { /* its force or torque */
+        if (!dyn_segment_records(r, r->n_segments - 1)) {
+            snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
+            return -1;
+        }
+        Backward bw = backward_new(r, NULL, NULL, NULL, NULL);
+        joint_seed(r, &r->records[r->n_records - 1], pr, w, &bw, &bw.pending, grad, status);
+        bw.seed = &bw.pending;
+        return backward(r, &bw, grad, status, why, why_n);
+    }
     if (!dyn_segment_records(r, r->n_segments - 1)) { /* the run's last step */
         snprintf(why, why_n, "a segment of the run could not be recomputed from its checkpoint");
         return -1;

@@ -313,6 +313,126 @@ void dyn_end_probe_seed(DynamicRun *r, const srd_probe *pr, const double *w, con
     }
 }
 
+/* ---- a joint's force and torque at a record's end (joint.c's joint_wrench) ---- */
+
+/* The joint's body b as the record's end leaves it: its DOFs, its turn theta in the step (the
+ * linearised chart: axes R0 at the step's start), its axes R1 = R0 cay(theta) (row-major), and the
+ * joint's point in its axes (rb, from the reference). */
+typedef struct JointEnd {
+    int    d;
+    double theta[3], R1[9], rb[3];
+} JointEnd;
+
+static JointEnd joint_end(const DynamicRun *r, const Record *x, const srd_probe *pr)
+{
+    const srd_model *m = r->b->m;
+    const srd_joint *j = &m->joints[pr->target];
+    const srd_body *body = &m->bodies[j->body_b];
+    JointEnd e;
+    e.d = m->node_dof[body->node];
+    double R0[9], C[9], ref[3];
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++)
+            R0[3 * i + c] = x->bodies0[SAVED * j->body_b + 3 * c + i];
+    memcpy(e.theta, &x->q1[e.d + 3], sizeof e.theta);
+    srd_cayley(e.theta, C);
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++)
+            e.R1[3 * i + c] = R0[3 * i] * C[c] + R0[3 * i + 1] * C[3 + c] + R0[3 * i + 2] * C[6 + c];
+    srd_sub3(j->at, &m->x0[3 * body->node], ref);
+    for (int c = 0; c < 3; c++)
+        e.rb[c] = srd_dot3(&body->axes[3 * c], ref);
+    return e;
+}
+
+static void rotate(const double *R, const double *v, double *out, bool transposed)
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = transposed ? R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2]
+                            : R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+}
+
+/* B(theta)^-T x (transposed: B^-1 x), B^-T = I - theta^/2 + theta theta^T / 4: the torque in the
+ * body's axes now from the rotation rows in the step's chart (B^T times it). */
+static void unturned(const double *th, const double *x, double *out, bool transposed)
+{
+    double tx[3], along = srd_dot3(th, x) / 4;
+    srd_cross3(th, x, tx);
+    for (int c = 0; c < 3; c++)
+        out[c] = x[c] + (transposed ? 0.5 : -0.5) * tx[c] + along * th[c];
+}
+
+void dyn_joint_wrench_tangent(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
+                              const double *dg, const Tan *end, double *out)
+{
+    JointEnd e = joint_end(r, x, pr);
+    const srd_joint *j = &r->b->m->joints[pr->target];
+    double f[3], df[3], tau[3], dtau[3], turn[3], arm[3], darm[3], v[3], w[3];
+    for (int c = 0; c < 3; c++)
+        f[c] = -g[e.d + c], df[c] = -dg[e.d + c];
+    if (pr->component == SRD_JOINT_FORCE) {
+        memcpy(out, df, sizeof df);
+        return;
+    }
+    const double *phi = &end->B[SRD_BODY_TAN * j->body_b], *dth = &end->q[e.d + 3], *gr = &g[e.d + 3];
+    double cross[3], along = srd_dot3(e.theta, gr), across = srd_dot3(dth, gr);
+    unturned(e.theta, gr, tau, false);
+    unturned(e.theta, &dg[e.d + 3], dtau, false);
+    srd_cross3(dth, gr, cross); /* B^-T's change along dtheta, on the rows */
+    for (int c = 0; c < 3; c++) { /* the torque on b is minus its rows' */
+        dtau[c] = -(dtau[c] - 0.5 * cross[c] + 0.25 * (dth[c] * along + e.theta[c] * across));
+        tau[c] = -tau[c];
+    }
+    srd_cross3(phi, tau, turn);
+    for (int c = 0; c < 3; c++)
+        turn[c] += dtau[c];
+    rotate(e.R1, turn, out, false);     /* d(R1 tau) */
+    rotate(e.R1, e.rb, arm, false);
+    srd_cross3(phi, e.rb, v);
+    rotate(e.R1, v, darm, false);
+    for (int c = 0; c < 3; c++)
+        arm[c] = -arm[c], darm[c] = -darm[c];
+    srd_cross3(darm, f, v);
+    srd_cross3(arm, df, w);
+    for (int c = 0; c < 3; c++)
+        out[c] += v[c] + w[c];
+}
+
+void dyn_joint_wrench_seed(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
+                           const double *w, double *lam, double *lq, double *lB)
+{
+    JointEnd e = joint_end(r, x, pr);
+    const srd_joint *j = &r->b->m->joints[pr->target];
+    double f[3], u[3], tau[3], arm[3], fw[3], v[3], a[3];
+    for (int c = 0; c < 3; c++)
+        f[c] = -g[e.d + c];
+    if (pr->component == SRD_JOINT_FORCE) {
+        for (int c = 0; c < 3; c++)
+            lam[e.d + c] -= w[c];
+        return;
+    }
+    const double *gr = &g[e.d + 3];
+    double *lphi = &lB[SRD_BODY_TAN * j->body_b], *lth = &lq[e.d + 3], ug[3];
+    rotate(e.R1, w, u, true);                     /* R1^T w */
+    unturned(e.theta, gr, tau, false);
+    unturned(e.theta, u, ug, true);              /* the rows' weights: -B^-1 R1^T w (the torque is minus the rows') */
+    for (int c = 0; c < 3; c++)
+        lam[e.d + 3 + c] -= ug[c], tau[c] = -tau[c];
+    rotate(e.R1, e.rb, arm, false);
+    srd_cross3(w, arm, v);                       /* w . (arm x dg) with arm = -R1 rb */
+    srd_cross3(f, w, fw);
+    rotate(e.R1, fw, a, true);
+    srd_cross3(tau, u, ug);
+    double cross[3], ux = srd_dot3(u, e.theta), tx = srd_dot3(e.theta, gr);
+    srd_cross3(e.rb, a, fw);
+    srd_cross3(gr, u, cross);
+    for (int c = 0; c < 3; c++) {
+        lam[e.d + c] += v[c];
+        lphi[c] += ug[c] - fw[c];
+        lth[c] -= -0.5 * cross[c] + 0.25 * (u[c] * tx + gr[c] * ux);
+    }
+}
+
 void dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in)
 {
     const srd_sim *s = &r->b->s;

@@ -1077,8 +1077,46 @@ static void force_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const
     free(dr);
 }
 
+/* The gradient g of joint pr's constraint instances where the sim stands (every DOF's rows), and
+ * with end and start (the tangents there, as end_set_tangent takes them) its change dg. */
+static void joint_parts_tangent(DynamicRun *r, int k, const srd_probe *pr, const Tan *end, const Tan *start,
+                                double *g, double *dg)
+{
+    const srd_joint *j = &r->b->m->joints[pr->target];
+    for (int i = 0; i < j->n_parts; i++) {
+        srd_sim_instance_gradient(&r->b->s, j->part[i].set, j->part[i].instance, j->part[i].instance + 1, g);
+        if (dg)
+            end_set_tangent(r, k, end, start, j->part[i].set, j->part[i].instance, j->part[i].instance + 1, dg);
+    }
+}
+
+double *dyn_joint_gradient(DynamicRun *r, const srd_probe *pr)
+{
+    double *g = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    joint_parts_tangent(r, 0, pr, NULL, NULL, g, NULL);
+    return g;
+}
+
+/* A joint's force or torque at the run's end along param k (dyn_joint_wrench_tangent). */
+static void joint_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, double *out)
+{
+    const Record *x = &r->records[r->n_records - 1];
+    dyn_at_record_end(r, x);
+    dyn_track_at(r, &r->tracks[k], x->t, x->dt);
+    double *g = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double)), *dg = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    joint_parts_tangent(r, k, pr, &r->ends[k], &r->last[k], g, dg);
+    dyn_joint_wrench_tangent(r, x, pr, g, dg, &r->ends[k], out);
+    free(g), free(dg);
+}
+
 bool dynamic_force_probe(DynamicRun *r, int k, const srd_probe *pr, double *out)
 {
+    if (pr->kind == SRD_PROBE_JOINT && !dyn_end_probe_derived(pr)) {
+        if (!r->ends || !r->last || !r->n_records || r->tracks[k].status != STATIC_DERIVED)
+            return false;
+        joint_probe_tangent(r, k, pr, out);
+        return true;
+    }
     if (dyn_end_probe_derived(pr)) {
         if (!r->ends || !r->n_records || r->tracks[k].status != STATIC_DERIVED)
             return false;

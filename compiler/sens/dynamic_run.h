@@ -249,6 +249,17 @@ bool    dyn_end_probe_derived(const srd_probe *pr);
 void    dyn_end_probe_tangent(DynamicRun *r, int k, const srd_probe *pr, const Tan *end, double *out);
 void    dyn_end_probe_seed(DynamicRun *r, const srd_probe *pr, const double *w, const int *status, double *lq,
                            double *lB, double *direct);
+/* A joint's force or torque (on its body b, the torque about the joint's point now) at record x's
+ * end, the sim there: its tangent from the joint's parts' gradient g there and its change dg
+ * (every DOF's rows), with end's tangents (the turn's, at the rotation DOFs, and the axes');
+ * and for the adjoint of w . its value, the weights lam on g's rows (added) and the seeds of the
+ * end's configuration (lq: the turn's) and bodies (lB). */
+/* The gradient of joint pr's constraint instances where the sim stands (every DOF's rows). */
+double *dyn_joint_gradient(DynamicRun *r, const srd_probe *pr);
+void    dyn_joint_wrench_tangent(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
+                                 const double *dg, const Tan *end, double *out);
+void    dyn_joint_wrench_seed(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
+                              const double *w, double *lam, double *lq, double *lB);
 /* A start from a static equilibrium (srd_static folds the bodies' turns into their axes): the axes'
  * turn is the equilibrium's dq at the rotation DOFs (dq: the static derivative), and the pull of
  * an adjoint on it. */

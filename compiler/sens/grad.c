@@ -1024,12 +1024,13 @@ bool grad_has_probe(const srd_analysis *a, int kind)
 static void print_body_probe(const srd_model *m, const srd_probe *pr, const srd_param *p, const double *v,
                              const char *per)
 {
-    if (pr->kind == SRD_PROBE_JOINT) {
+    if (pr->kind == SRD_PROBE_JOINT && pr->component == SRD_JOINT_MOTOR) {
         printf("  d(%s)/d(%s) = %.12e %s%s\n", pr->name, p->name, v[0],
                m->joints[pr->target].type == SRD_JOINT_REVOLUTE ? "N*m" : "N", per);
         return;
     }
-    const char *unit = pr->component == SRD_BODY_MOMENTUM ? "kg*m^2/s" : pr->component == SRD_BODY_OMEGA ? "1/s" : "1";
+    const char *unit = pr->kind == SRD_PROBE_JOINT ? (pr->component == SRD_JOINT_FORCE ? "N" : "N*m")
+                     : pr->component == SRD_BODY_MOMENTUM ? "kg*m^2/s" : pr->component == SRD_BODY_OMEGA ? "1/s" : "1";
     printf("  d(%s)/d(%s) = (%.12e, %.12e, %.12e) %s%s\n", pr->name, p->name, v[0], v[1], v[2], unit, per);
 }
 
@@ -1039,8 +1040,7 @@ void grad_print_force(const srd_model *m, const srd_probe *pr, const srd_param *
     per_unit(p, per, sizeof per);
     if (isnan(v[0]))
         printf("  d(%s)/d(%s): not derived (%s)\n", pr->name, p->name,
-               pr->kind == SRD_PROBE_CONTACT ? "the parts' forces on each other"
-               : pr->kind == SRD_PROBE_JOINT ? "a joint's force or torque" : "a force probe");
+               pr->kind == SRD_PROBE_CONTACT ? "the parts' forces on each other" : "a force probe");
     else if (pr->kind == SRD_PROBE_BODY || pr->kind == SRD_PROBE_JOINT)
         print_body_probe(m, pr, p, v, per);
     else if (pr->kind == SRD_PROBE_REACTION)

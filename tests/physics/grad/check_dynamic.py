@@ -752,6 +752,27 @@ for method, segment in IMPLICIT:
     against_differences(label, model, {"mass": (0.02, "kg"), "F": (4e-3, "N")},
                         dict((n, {"R": p["R"]}) for n, p in derived.items()), forces=("R",))
 
+# A joint's force and torque (on the box, the torque about the joint's point): the box welded to
+# the rod's end (a fixed joint), the rod stiffer. The joint's rows are taken in the step's chart
+# (the box's axes at the step's start, turned by theta) and brought to the box's axes now. Implicit
+# Euler and midpoint (Newmark subdivides a step of this stiff weld, and the differences then
+# compare runs that subdivide differently).
+WELD = [(PINNED[0], "joint weld { type = fixed; a = arm.end; b = box; }"),
+        ("param E = 3 MPa in 1 MPa..10 MPa;", "param E = 30 MPa in 10 MPa..100 MPa;"),
+        ("  probe R = reaction(arm.start);", "  probe R = reaction(arm.start);\n  probe Fj = joint_force(weld);\n"
+                                            "  probe Tj = joint_torque(weld);")]
+for method, segment in (("implicit_euler", 7),) if SHORT else (("implicit_euler", 7), ("implicit_midpoint", None)):
+    label = "a welded rigid body's joint force and torque (%s)" % method
+    model = os.path.join(tap.scratch("dyn_"), "weld_%s.srd" % method)
+    text_of = bodies_text.replace("METHOD", method)
+    for old, new in WELD:
+        text_of = text_of.replace(old, new)
+    with open(model, "w") as f:
+        f.write(text_of)
+    derived = forward_and_adjoint(label, model, segment=segment, forces=("R",), own=dict(
+        [(n, ("tip", "centre", "R", "Fj", "Tj", "spin", "L", "e1")) for n in ON_JOINT] + [("k", ())]))
+    against_differences(label, model, dict(ON_JOINT, E=(3e7, "Pa")), derived, forces=("R",))
+
 # Stiffness-proportional damping with the joint: its stiffness (the elements' at the step's start)
 # drops the multipliers' rows and columns (the runtime's drop_multiplier_couplings), and reads
 # the box's rotation velocities, J^-1 Pi.
