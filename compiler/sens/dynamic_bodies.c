@@ -362,34 +362,51 @@ static void unturned(const double *th, const double *x, double *out, bool transp
         out[c] = x[c] + (transposed ? 0.5 : -0.5) * tx[c] + along * th[c];
 }
 
-void dyn_joint_wrench_tangent(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
-                              const double *dg, const Tan *end, double *out)
+/* The torque on the body in its axes now, tau = -B^-T g_rot (g_rot: its rotation rows), and its
+ * change along dg and the turn's dtheta: -(B^-T dg_rot + d(B^-T)[dtheta] g_rot), where
+ * d(B^-T)[dth] x = -dth x x / 2 + (dth (theta . x) + theta (dth . x)) / 4. */
+static void body_torque(const JointEnd *e, const double *g, const double *dg, const double *dth, double *tau,
+                        double *dtau)
 {
-    JointEnd e = joint_end(r, x, pr);
-    const srd_joint *j = &r->b->m->joints[pr->target];
-    double f[3], df[3], tau[3], dtau[3], turn[3], arm[3], darm[3], v[3], w[3];
-    for (int c = 0; c < 3; c++)
-        f[c] = -g[e.d + c], df[c] = -dg[e.d + c];
-    if (pr->component == SRD_JOINT_FORCE) {
-        memcpy(out, df, sizeof df);
-        return;
-    }
-    const double *phi = &end->B[SRD_BODY_TAN * j->body_b], *dth = &end->q[e.d + 3], *gr = &g[e.d + 3];
-    double cross[3], along = srd_dot3(e.theta, gr), across = srd_dot3(dth, gr);
-    unturned(e.theta, gr, tau, false);
-    unturned(e.theta, &dg[e.d + 3], dtau, false);
-    srd_cross3(dth, gr, cross); /* B^-T's change along dtheta, on the rows */
-    for (int c = 0; c < 3; c++) { /* the torque on b is minus its rows' */
-        dtau[c] = -(dtau[c] - 0.5 * cross[c] + 0.25 * (dth[c] * along + e.theta[c] * across));
+    const double *gr = &g[e->d + 3];
+    double cross[3], along = srd_dot3(e->theta, gr), across = srd_dot3(dth, gr);
+    unturned(e->theta, gr, tau, false);
+    unturned(e->theta, &dg[e->d + 3], dtau, false);
+    srd_cross3(dth, gr, cross);
+    for (int c = 0; c < 3; c++) {
+        dtau[c] = -(dtau[c] - 0.5 * cross[c] + 0.25 * (dth[c] * along + e->theta[c] * across));
         tau[c] = -tau[c];
     }
+}
+
+/* Its transpose: for u (the torque's adjoint in the body's axes), the rows' weights into lam and
+ * the turn's adjoint into lth. */
+static void body_torque_adjoint(const JointEnd *e, const double *g, const double *u, double *lam, double *lth)
+{
+    const double *gr = &g[e->d + 3];
+    double rows[3], cross[3], ut = srd_dot3(u, e->theta), gt = srd_dot3(e->theta, gr);
+    unturned(e->theta, u, rows, true); /* B^-1 u */
+    srd_cross3(gr, u, cross);
+    for (int c = 0; c < 3; c++) {
+        lam[e->d + 3 + c] -= rows[c];
+        lth[c] -= -0.5 * cross[c] + 0.25 * (u[c] * gt + gr[c] * ut);
+    }
+}
+
+/* The joint's torque about its point: T = R1 tau + arm x f, arm = -R1 rb (from the point to the
+ * centre); f = -g_trans. Along the axes' turn phi (R1 hat(phi)), dtau, and df:
+ * dT = R1 (phi x tau + dtau) + darm x f + arm x df, darm = -R1 (phi x rb). */
+static void joint_torque_tangent(const JointEnd *e, const double *phi, const double *tau, const double *dtau,
+                                 const double *f, const double *df, double *out)
+{
+    double turn[3], arm[3], darm[3], v[3], w[3];
     srd_cross3(phi, tau, turn);
     for (int c = 0; c < 3; c++)
         turn[c] += dtau[c];
-    rotate(e.R1, turn, out, false);     /* d(R1 tau) */
-    rotate(e.R1, e.rb, arm, false);
-    srd_cross3(phi, e.rb, v);
-    rotate(e.R1, v, darm, false);
+    rotate(e->R1, turn, out, false);
+    rotate(e->R1, e->rb, arm, false);
+    srd_cross3(phi, e->rb, v);
+    rotate(e->R1, v, darm, false);
     for (int c = 0; c < 3; c++)
         arm[c] = -arm[c], darm[c] = -darm[c];
     srd_cross3(darm, f, v);
@@ -398,39 +415,55 @@ void dyn_joint_wrench_tangent(const DynamicRun *r, const Record *x, const srd_pr
         out[c] += v[c] + w[c];
 }
 
+void dyn_joint_wrench_tangent(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
+                              const double *dg, const Tan *end, double *out)
+{
+    JointEnd e = joint_end(r, x, pr);
+    double f[3], df[3], tau[3], dtau[3];
+    for (int c = 0; c < 3; c++)
+        f[c] = -g[e.d + c], df[c] = -dg[e.d + c];
+    if (pr->component == SRD_JOINT_FORCE) {
+        memcpy(out, df, sizeof df);
+        return;
+    }
+    body_torque(&e, g, dg, &end->q[e.d + 3], tau, dtau);
+    joint_torque_tangent(&e, &end->B[SRD_BODY_TAN * r->b->m->joints[pr->target].body_b], tau, dtau, f, df, out);
+}
+
+/* The transpose of joint_torque_tangent for w: w . R1 (phi x tau) = phi . (tau x R1^T w) and
+ * w . (darm x f) = -phi . (rb x R1^T (f x w)) into lphi; R1^T w, the adjoint of dtau, into u;
+ * w . (arm x df) = df . (w x arm) into ldf. */
+static void joint_torque_adjoint(const JointEnd *e, const double *tau, const double *f, const double *w,
+                                 double *lphi, double *u, double *ldf)
+{
+    double arm[3], fw[3], a[3], tu[3], ra[3];
+    rotate(e->R1, w, u, true);
+    rotate(e->R1, e->rb, arm, false);
+    for (int c = 0; c < 3; c++)
+        arm[c] = -arm[c];
+    srd_cross3(w, arm, ldf);
+    srd_cross3(f, w, fw);
+    rotate(e->R1, fw, a, true);
+    srd_cross3(tau, u, tu);
+    srd_cross3(e->rb, a, ra);
+    for (int c = 0; c < 3; c++)
+        lphi[c] += tu[c] - ra[c];
+}
+
 void dyn_joint_wrench_seed(const DynamicRun *r, const Record *x, const srd_probe *pr, const double *g,
                            const double *w, double *lam, double *lq, double *lB)
 {
     JointEnd e = joint_end(r, x, pr);
-    const srd_joint *j = &r->b->m->joints[pr->target];
-    double f[3], u[3], tau[3], arm[3], fw[3], v[3], a[3];
+    double f[3], ldf[3], u[3], tau[3], dtau[3], zero[3] = { 0, 0, 0 };
     for (int c = 0; c < 3; c++)
-        f[c] = -g[e.d + c];
-    if (pr->component == SRD_JOINT_FORCE) {
-        for (int c = 0; c < 3; c++)
-            lam[e.d + c] -= w[c];
-        return;
+        f[c] = -g[e.d + c], ldf[c] = w[c];
+    if (pr->component != SRD_JOINT_FORCE) {
+        body_torque(&e, g, g, zero, tau, dtau);
+        joint_torque_adjoint(&e, tau, f, w, &lB[SRD_BODY_TAN * r->b->m->joints[pr->target].body_b], u, ldf);
+        body_torque_adjoint(&e, g, u, lam, &lq[e.d + 3]);
     }
-    const double *gr = &g[e.d + 3];
-    double *lphi = &lB[SRD_BODY_TAN * j->body_b], *lth = &lq[e.d + 3], ug[3];
-    rotate(e.R1, w, u, true);                     /* R1^T w */
-    unturned(e.theta, gr, tau, false);
-    unturned(e.theta, u, ug, true);              /* the rows' weights: -B^-1 R1^T w (the torque is minus the rows') */
-    for (int c = 0; c < 3; c++)
-        lam[e.d + 3 + c] -= ug[c], tau[c] = -tau[c];
-    rotate(e.R1, e.rb, arm, false);
-    srd_cross3(w, arm, v);                       /* w . (arm x dg) with arm = -R1 rb */
-    srd_cross3(f, w, fw);
-    rotate(e.R1, fw, a, true);
-    srd_cross3(tau, u, ug);
-    double cross[3], ux = srd_dot3(u, e.theta), tx = srd_dot3(e.theta, gr);
-    srd_cross3(e.rb, a, fw);
-    srd_cross3(gr, u, cross);
-    for (int c = 0; c < 3; c++) {
-        lam[e.d + c] += v[c];
-        lphi[c] += ug[c] - fw[c];
-        lth[c] -= -0.5 * cross[c] + 0.25 * (u[c] * tx + gr[c] * ux);
-    }
+    for (int c = 0; c < 3; c++) /* f = -g_trans */
+        lam[e.d + c] -= ldf[c];
 }
 
 void dyn_bodies_start_torque(const DynamicRun *r, const Track *t, const double *g, Tan *in)
