@@ -312,22 +312,23 @@ void srd_batch_remap_range(srd_batch_owner *bo, const srd_system *sys, int first
     remap_range(bo, sys, first, n, bo->b.n_dofs);
 }
 
+int srd_batch_frame_body(const srd_model *m, int set_index, const srd_kernel_info *info, int i, int k)
+{
+    const srd_elemset *set = &m->sets[set_index];
+    int rank = 0;
+    for (int p = 0; p < info->state_param[k]; p++) /* the body's place among the instance's nodes */
+        rank += info->param_is_node[p] != 0;
+    return m->node_body[set->nodes[i * set->n_node + rank]];
+}
+
 void srd_batch_set_frames(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,
                           const double *body_axes)
 {
-    const srd_elemset *set = &m->sets[set_index];
-    int rank[64], nodes = 0;
-    for (int p = 0; p < info->n_params && p < 64; p++)
-        rank[p] = info->param_is_node[p] ? nodes++ : -1;
-    for (int k = 0; k < info->n_state; k++) {
-        if (info->state_kind[k] != SRD_STATE_FRAME)
-            continue;
-        int p = info->state_param[k], c = info->state_comp[k];
-        for (int i = 0; i < set->n; i++) {
-            int b = m->node_body[set->nodes[i * set->n_node + rank[p]]];
-            bo->state[i * info->n_state + k] = b >= 0 ? body_axes[9 * b + c] : 0;
+    for (int k = 0; k < info->n_state; k++)
+        for (int i = 0; info->state_kind[k] == SRD_STATE_FRAME && i < m->sets[set_index].n; i++) {
+            int b = srd_batch_frame_body(m, set_index, info, i, k);
+            bo->state[i * info->n_state + k] = b >= 0 ? body_axes[9 * b + info->state_comp[k]] : 0;
         }
-    }
 }
 
 int srd_batch_build(srd_batch_owner *out, const srd_model *m, int set_index, const srd_kernel_info *info,

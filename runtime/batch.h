@@ -65,6 +65,8 @@ void srd_batch_free(srd_batch_owner *bo);
 srd_elem_batch srd_batch_every_dof(const srd_elem_batch *b, int lo, int hi);
 /* Recomputes the residual rows and Jacobian positions for another system (a release frees
  * DOFs); DOFs, data and state stay. */
+/* The body whose axes frame state entry k (SRD_STATE_FRAME) of instance i holds, or -1. */
+int  srd_batch_frame_body(const srd_model *m, int set_index, const srd_kernel_info *info, int i, int k);
 /* Puts the bodies' axes at the step start (9 per body, column k = axis k) into the state of
  * every body parameter of the set. */
 void srd_batch_set_frames(srd_batch_owner *bo, const srd_model *m, int set_index, const srd_kernel_info *info,

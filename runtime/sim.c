@@ -1156,9 +1156,8 @@ void srd_start_state_free(srd_start_state *st)
 void srd_sim_start_at(srd_sim *s, const srd_start_state *st)
 {
     memcpy(s->q, st->q, sizeof(double) * (size_t)s->m->n_dofs);
-    for (int k = 0; k < s->bodies.n; k++)
-        srd_body_set_turn(s, k, &st->axes[9 * k], NULL);
-    srd_sim_start_here(s);
+    memcpy(s->bodies.axes, st->axes, 9 * sizeof(double) * (size_t)s->bodies.n);
+    srd_sim_start_here(s); /* which gives the elements the axes (srd_bodies_finish) */
 }
 
 void srd_sim_stiffness(srd_sim *s)

@@ -202,17 +202,17 @@ static void split_set_adjoint(DynamicRun *r, int k, const srd_eval_ctx *ctx, con
 {
     srd_sim *s = &r->b->s;
     size_t len = srd_system_grad_len(&s->solver.sys);
-    double *forces = srd_xcalloc(len, sizeof(double)), *ends = srd_xcalloc(len, sizeof(double));
-    bool *rows = dyn_multiplier_rows(s);
-    for (int f = 0; f < s->solver.sys.n_free; f++)
-        (rows[f] ? ends : forces)[f] = lg[f];
+    double *forces = dyn_dup(lg, len), *ends = srd_xcalloc(len, sizeof(double));
+    dyn_drop_multiplier_rows(r, forces, false);
+    for (int j = 0; j < s->n_lambda_rows; j++)
+        ends[s->lambda_rows[j]] = lg[s->lambda_rows[j]];
     kernel_tangent_adjoint(&r->b->tangents[k], ctx, &s->kernels[k].batch.b, forces, r->n_dofs, out);
     srd_eval_ctx end = *ctx;
     end.q = s->q;
     InputAdjoints at_end = *out;
     at_end.lq = lq_end;
     kernel_tangent_adjoint(&r->b->tangents[k], &end, &s->kernels[k].batch.b, ends, r->n_dofs, &at_end);
-    free(forces), free(ends), free(rows);
+    free(forces), free(ends);
 }
 
 static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *start, Pull *p)
@@ -232,7 +232,7 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
     }
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
-        start->q[d] += dyn_averaged(m, d) ? (1 - b) * p->lq_eval[d] : 0;
+        start->q[d] += dyn_multiplier(m, d) ? 0 : (1 - b) * p->lq_eval[d];
         if (f < 0)
             continue;
         double M = m->dof_mass[d], l = lg[f];

@@ -10,7 +10,10 @@
 #include "sens/body_tangent.h"
 #include "vec3.h"
 
-enum { SAVED = 15 }; /* a body's axes (9), momentum (3) and torque (3) */
+/* The bodies as dyn_bodies_save keeps them: every body's axes (9 each, as srd_bodies.axes), then
+ * their momenta (3 each), then their torques (3 each). */
+static const double *saved_momentum(const double *saved, int n, int k) { return &saved[9 * n + 3 * k]; }
+static const double *saved_torque(const double *saved, int n, int k) { return &saved[12 * n + 3 * k]; }
 
 static int rot_dof(const srd_model *m, int k) { return m->node_dof[m->bodies[k].node] + 3; }
 
@@ -22,22 +25,21 @@ double *dyn_bodies_save(const srd_sim *s)
     int n = s->bodies.n;
     if (!n)
         return NULL;
-    double *c = srd_xcalloc((size_t)n * SAVED, sizeof(double));
-    for (int k = 0; k < n; k++) {
-        memcpy(&c[SAVED * k], &s->bodies.axes[9 * k], 9 * sizeof(double));
-        memcpy(&c[SAVED * k + 9], &s->bodies.momentum[3 * k], 3 * sizeof(double));
-        memcpy(&c[SAVED * k + 12], &s->bodies.torque[3 * k], 3 * sizeof(double));
-    }
+    double *c = srd_xcalloc(15 * (size_t)n, sizeof(double));
+    memcpy(c, s->bodies.axes, 9 * sizeof(double) * (size_t)n);
+    memcpy(&c[9 * n], s->bodies.momentum, 3 * sizeof(double) * (size_t)n);
+    memcpy(&c[12 * n], s->bodies.torque, 3 * sizeof(double) * (size_t)n);
     return c;
 }
 
 void dyn_bodies_put(srd_sim *s, const double *saved)
 {
-    for (int k = 0; saved && k < s->bodies.n; k++) {
-        memcpy(&s->bodies.axes[9 * k], &saved[SAVED * k], 9 * sizeof(double));
-        memcpy(&s->bodies.momentum[3 * k], &saved[SAVED * k + 9], 3 * sizeof(double));
-        memcpy(&s->bodies.torque[3 * k], &saved[SAVED * k + 12], 3 * sizeof(double));
-    }
+    size_t n = (size_t)s->bodies.n;
+    if (!saved)
+        return;
+    memcpy(s->bodies.axes, saved, 9 * sizeof(double) * n);
+    memcpy(s->bodies.momentum, &saved[9 * n], 3 * sizeof(double) * n);
+    memcpy(s->bodies.torque, &saved[12 * n], 3 * sizeof(double) * n);
 }
 
 void dyn_bodies_turn(const srd_sim *s, double *q1)
@@ -47,36 +49,18 @@ void dyn_bodies_turn(const srd_sim *s, double *q1)
             q1[rot_dof(s->m, k) + c] = -s->q0[rot_dof(s->m, k) + c]; /* srd_bodies_finish left q0 = -theta */
 }
 
-/* The axes of every body at record x's start (9 per body, as srd_bodies.axes). */
-static double *start_axes(const DynamicRun *r, const Record *x)
-{
-    int n = r->b->m->n_bodies;
-    double *a = srd_xcalloc((size_t)n * 9 + 1, sizeof(double));
-    for (int k = 0; k < n; k++)
-        memcpy(&a[9 * k], &x->bodies0[SAVED * k], 9 * sizeof(double));
-    return a;
-}
-
 void dyn_bodies_frames(const DynamicRun *r, const Record *x, const Tan *t)
 {
     const srd_sim *s = &r->b->s;
-    if (!s->bodies.n)
-        return;
-    double *axes = start_axes(r, x);
-    for (int k = 0; k < r->n_sets; k++)
-        srd_body_frames_tangent(s->m, k, &s->kernels[k].info, axes, t->B, t->S[k]);
-    free(axes);
+    for (int k = 0; s->bodies.n && k < r->n_sets; k++) /* x->bodies0 starts with the axes */
+        srd_body_frames_tangent(s->m, k, &s->kernels[k].info, x->bodies0, t->B, t->S[k]);
 }
 
 void dyn_bodies_frames_adjoint(const DynamicRun *r, const Record *x, Tan *t)
 {
     const srd_sim *s = &r->b->s;
-    if (!s->bodies.n)
-        return;
-    double *axes = start_axes(r, x);
-    for (int k = 0; k < r->n_sets; k++)
-        srd_body_frames_adjoint(s->m, k, &s->kernels[k].info, axes, t->S[k], t->B);
-    free(axes);
+    for (int k = 0; s->bodies.n && k < r->n_sets; k++)
+        srd_body_frames_adjoint(s->m, k, &s->kernels[k].info, x->bodies0, t->S[k], t->B);
 }
 
 /* Body k's principal moments' tangent along track t (zero without one). */
@@ -120,7 +104,8 @@ void dyn_bodies_rows_adjoint(const DynamicRun *r, const Record *x, const double 
 static srd_body_step body_step(const DynamicRun *r, const Record *x, int k)
 {
     const srd_model *m = r->b->m;
-    return (srd_body_step){ m->bodies[k].inertia, &x->bodies0[SAVED * k + 9], &x->bodies0[SAVED * k + 12],
+    return (srd_body_step){ m->bodies[k].inertia, saved_momentum(x->bodies0, m->n_bodies, k),
+                            saved_torque(x->bodies0, m->n_bodies, k),
                             &x->q1[rot_dof(m, k)], x->dt, (int)r->method };
 }
 
@@ -242,7 +227,8 @@ bool dyn_end_probe_derived(const srd_probe *pr)
 static void body_probe_tangent(const DynamicRun *r, const srd_probe *pr, const double *B, const double *dJ, double *out)
 {
     int b = pr->target;
-    const double *R = &r->bodiesT[SAVED * b], *Pi = &r->bodiesT[SAVED * b + 9], *J = r->b->m->bodies[b].inertia;
+    const double *R = &r->bodiesT[9 * b], *Pi = saved_momentum(r->bodiesT, r->b->m->n_bodies, b);
+    const double *J = r->b->m->bodies[b].inertia;
     double v[3] = { 0, 0, 0 }, dv[3] = { 0, 0, 0 }, turn[3];
     for (int c = 0; c < 3; c++) {
         if (pr->component == SRD_BODY_MOMENTUM)
@@ -333,7 +319,7 @@ static JointEnd joint_end(const DynamicRun *r, const Record *x, const srd_probe 
     double R0[9], C[9], ref[3];
     for (int i = 0; i < 3; i++)
         for (int c = 0; c < 3; c++)
-            R0[3 * i + c] = x->bodies0[SAVED * j->body_b + 3 * c + i];
+            R0[3 * i + c] = x->bodies0[9 * j->body_b + 3 * c + i];
     memcpy(e.theta, &x->q1[e.d + 3], sizeof e.theta);
     srd_cayley(e.theta, C);
     for (int i = 0; i < 3; i++)

@@ -274,10 +274,7 @@ static void beta_tangent(DynamicRun *r, const double *q, const double *q0, const
 /* Whether stiffness-proportional damping reads DOF d's velocity: every DOF but a multiplier (the
  * runtime's add_damping on the free ones, held_damping on the held ones' prescribed motion; its
  * damping stiffness drops the multipliers' rows and columns, drop_multiplier_couplings). */
-bool dyn_damps(const DynamicRun *r, int d)
-{
-    return r->b->m->dof_kind[d] != SRD_DOF_LAMBDA;
-}
+bool dyn_damps(const DynamicRun *r, int d) { return !dyn_multiplier(r->b->m, d); }
 
 void dyn_drop_multiplier_rows(const DynamicRun *r, double *g, bool every)
 {
@@ -313,17 +310,9 @@ static void beta_rhs(DynamicRun *r, const Record *x, const Tan *in, const Track 
     free(u), free(du);
 }
 
-bool dyn_averaged(const srd_model *m, int d) { return m->dof_kind[d] != SRD_DOF_LAMBDA; }
+bool dyn_multiplier(const srd_model *m, int d) { return m->dof_kind[d] == SRD_DOF_LAMBDA; }
 
 bool dyn_split_set(const srd_sim *s, int k) { return s->stiffness_b != 1 && s->m->sets[k].n_lambda; }
-
-bool *dyn_multiplier_rows(const srd_sim *s)
-{
-    bool *rows = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(bool));
-    for (int k = 0; k < s->n_lambda_rows; k++)
-        rows[s->lambda_rows[k]] = true;
-    return rows;
-}
 
 /* Constraint set k's rows of a split step (sim.c's constraints_at_end): its forces at the
  * evaluation point (their tangent along in->dq there), its constraints at the step's end, which
@@ -344,10 +333,12 @@ static void split_set_tangent(DynamicRun *r, int k, const srd_eval_ctx *ctx, con
     in_end.dq = dq1;
     kernel_tangent_forward(&r->b->tangents[k], &at, &s->kernels[k].batch.b, in);
     kernel_tangent_forward(&r->b->tangents[k], &end, &s->kernels[k].batch.b, &in_end);
-    bool *rows = dyn_multiplier_rows(s);
+    dyn_drop_multiplier_rows(r, forces, false);
     for (int f = 0; f < s->solver.sys.n_free; f++)
-        g[f] += rows[f] ? ends[f] : forces[f];
-    free(forces), free(ends), free(dq1), free(rows);
+        g[f] += forces[f];
+    for (int j = 0; j < s->n_lambda_rows; j++)
+        g[s->lambda_rows[j]] += ends[s->lambda_rows[j]];
+    free(forces), free(ends), free(dq1);
 }
 
 /* dR at fixed q1 along the start's tangents `in` and param track t: the kernels' inputs (the
@@ -363,8 +354,8 @@ static void step_rhs(DynamicRun *r, const Record *x, const Tan *in, Track *t, do
     dyn_track_at(r, t, x->t, x->dt);
     dyn_slide_tangent(r, t, x->q1, w);
     for (int d = 0; d < r->n_dofs; d++) /* a driven DOF's end is the motion's; a sliding node's, part the line's */
-        dqe[d] = dyn_averaged(m, d) ? (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : b * w[d])
-                                    : 0; /* a multiplier is the step's own */
+        dqe[d] = dyn_multiplier(m, d) ? 0 /* a multiplier is the step's own */
+                                      : (1 - b) * in->q[d] + (s->solver.sys.free_index[d] < 0 ? b * t->dmq[d] : b * w[d]);
     srd_eval_ctx ctx = dyn_step_ctx(s, g);
     for (int k = 0; k < r->n_sets; k++) {
         InputTangents in_k = { dqe, in->q, in->v, in->S[k], t->dc[k], t->dparams };

@@ -43,7 +43,7 @@ typedef struct Record {
     unsigned char *released; /* the releases done when it ran (NULL without releases) */
     double  *axes;    /* the sliding clamps' lines at its end, when a rotation turns them (else NULL) */
     Sampled *sample;  /* the controller's sample before it (the first substep of a step), or NULL */
-    double  *bodies0; /* rigid bodies at its start: axes, momentum and torque (15 each; NULL without) */
+    double  *bodies0; /* rigid bodies at its start: their axes, momenta, torques (dyn_bodies_save) */
 } Record;
 
 /* A stretch of the run from a checkpoint: recomputed to record it when the records of the whole
@@ -175,13 +175,11 @@ double dyn_dot(const double *a, const double *b, size_t n);
 void dyn_set_params(DynamicRun *r, const double *params);
 void dyn_linearize(DynamicRun *r, const Record *x);
 /* Whether set k's rows split in the linearised step (constraints under the midpoint rule: their
- * forces at the evaluation point, their constraints at the end), and which free rows are the
- * constraints' (a new array of srd_system_grad_len). */
+ * forces at the evaluation point, their constraints at the end). */
 bool dyn_split_set(const srd_sim *s, int k);
-/* Whether DOF d is read at the evaluation point b q1 + (1 - b) q0: all but a multiplier, which is
- * the step's (sim.c's assemble). */
-bool dyn_averaged(const srd_model *m, int d);
-bool *dyn_multiplier_rows(const srd_sim *s);
+/* Whether DOF d is a constraint's multiplier: the step's own, never read at the evaluation point
+ * b q1 + (1 - b) q0 (sim.c's assemble), and no velocity damping reads. */
+bool dyn_multiplier(const srd_model *m, int d);
 int dyn_solve_step(srd_sim *s, double *g, bool transposed);
 srd_eval_ctx dyn_step_ctx(const srd_sim *s, double *g);
 void dyn_damping_constants(const DynamicRun *r, double dt, double *c1, double *c0);

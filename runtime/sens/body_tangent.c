@@ -118,11 +118,7 @@ void srd_body_finish_adjoint(const srd_body_step *st, const double *lout, double
 static int frame_gradient(const srd_model *m, int k, const srd_kernel_info *info, const double *axes, int i, int j,
                           double *v)
 {
-    const srd_elemset *set = &m->sets[k];
-    int p = info->state_param[j], rank = 0, axis = info->state_comp[j] / 3, comp = info->state_comp[j] % 3;
-    for (int q = 0; q < p; q++)
-        rank += info->param_is_node[q] != 0;
-    int b = m->node_body[set->nodes[i * set->n_node + rank]];
+    int axis = info->state_comp[j] / 3, comp = info->state_comp[j] % 3, b = srd_batch_frame_body(m, k, info, i, j);
     if (b < 0)
         return -1;
     double row[3], e[3] = { 0, 0, 0 };
