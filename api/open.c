@@ -132,7 +132,7 @@ static srd_status check_model(srd_instance *inst)
     char *buf;
     size_t len;
     FILE *f = api_stream_open(&buf, &len);
-    bool refused = f && srd_report_unsupported_method(f, "srd", m, inst->table->infos, true);
+    bool refused = f && srd_report_unsupported_method(f, "srd", m, inst->table->infos);
     char *text = api_stream_text(f, &buf, &len);
     if (!refused) {
         free(text);

@@ -34,7 +34,7 @@ static const char *prog_name = "srdc";
 /* What the runtime cannot do yet is refused before anything runs (report.h). */
 static int check_supported(const srd_model *m)
 {
-    return srd_report_unsupported_method(stderr, prog_name, m, NULL, false) ? -1 : 0;
+    return srd_report_unsupported_method(stderr, prog_name, m, NULL) ? -1 : 0;
 }
 
 /* The files a run wrote, for the summary: names under the output directory. */
@@ -983,9 +983,7 @@ static int init_sim(srd_sim *s, const srd_model *m, const srd_kernel_table *kt, 
 
 static int check_method(const srd_model *m, const srd_kernel_table *kt)
 {
-    const char *env = getenv("SRD_EXPLICIT");
-    bool general = env && !strcmp(env, "general");
-    return srd_report_unsupported_method(stderr, prog_name, m, kt->infos, general) ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
+    return srd_report_unsupported_method(stderr, prog_name, m, kt->infos) ? SRD_EXIT_BAD_INPUT : SRD_EXIT_OK;
 }
 
 /* Whether analysis a runs: --resume continues the simulation only (the static and modes

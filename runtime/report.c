@@ -84,10 +84,10 @@ static bool refuse_contact(FILE *out, const char *program, const srd_model *m, c
 }
 
 /* Friction and viscous drag are written for the implicit step, whose velocity is (q - q0) / dt:
- * the general explicit path would silently leave them out. The fast path gives them
- * q0 = q - dt v, so that they see the current velocity. */
-bool srd_report_unsupported_method(FILE *out, const char *program, const srd_model *m, const srd_kernel_info *infos,
-                                   bool general_path)
+ * under explicit methods both paths give them q0 = q - dt v, so that they see the current
+ * velocity (sim.c's add_velocity_forces). A set that kept step-start state as well would read
+ * the wrong start, so such sets are refused. */
+bool srd_report_unsupported_method(FILE *out, const char *program, const srd_model *m, const srd_kernel_info *infos)
 {
     const char *method = m->simulate.present ? m->simulate.method : NULL;
     if (!method || srd_method_from_name(method) < SRD_SYMPLECTIC_EULER)
@@ -96,11 +96,9 @@ bool srd_report_unsupported_method(FILE *out, const char *program, const srd_mod
         return true;
     if (!infos)
         return false;
-    if (!general_path && !srd_explicit_unsupported(m, infos))
-        return false;
     for (int k = 0; k < m->n_sets; k++)
-        if (infos[k].needs_time_step) {
-            fprintf(out, "%s: error: `%s` elements (friction, viscous drag) need an implicit method, not `%s`\n"
+        if (infos[k].needs_time_step && infos[k].n_state) {
+            fprintf(out, "%s: error: `%s` elements (friction, viscous drag) keep step-start state and need an implicit method, not `%s`\n"
                          "  hint: use method = implicit_euler, implicit_midpoint or newmark\n", program,
                     m->sets[k].kind, method);
             return true;

@@ -11,9 +11,8 @@
 void srd_report_step_failure(FILE *out, const char *program, const srd_sim *s, int method, int code);
 
 /* Whether the simulate block's method cannot run this model, saying why on out: contact
- * between parts needs an implicit method, and so do friction and drag, except on the explicit
- * fast path (general_path false when the driver will take it). infos NULL: contact only. */
-bool srd_report_unsupported_method(FILE *out, const char *program, const srd_model *m, const srd_kernel_info *infos,
-                                   bool general_path);
+ * between parts needs an implicit method, and so do friction and drag elements that keep
+ * step-start state. infos NULL: contact only. */
+bool srd_report_unsupported_method(FILE *out, const char *program, const srd_model *m, const srd_kernel_info *infos);
 
 #endif

@@ -663,15 +663,41 @@ static void held_step_damping(srd_sim *s)
     free(vel);
 }
 
+/* Under an explicit method, adds friction's and drag's forces at configuration q and velocity v
+ * into s->res: their kernels read the velocity as (q - q0) / dt, so they are given q0 = q - dt v
+ * (and v0 = v), as the fast path does (explicit.c). Their own state, had they any, would be the
+ * step start's: srd_report_unsupported_method refuses such sets under explicit methods. */
+static void add_velocity_forces(srd_sim *s, double t, const double *q, const double *v)
+{
+    if (s->method < SRD_SYMPLECTIC_EULER)
+        return;
+    int n = s->m->n_dofs;
+    double *before = NULL;
+    for (int k = 0; k < s->m->n_sets; k++) {
+        const srd_sim_kernel *sk = &s->kernels[k];
+        if (!sk->info.needs_time_step || !sk->batch.b.n)
+            continue;
+        if (!before) {
+            before = srd_xcalloc((size_t)n + 1, sizeof(double));
+            for (int d = 0; d < n; d++)
+                before[d] = q[d] - s->dt * v[d];
+        }
+        srd_eval_ctx ctx = { q, before, v, s->params, t, s->dt, NULL, s->res, NULL };
+        sk->gradient(&ctx, &sk->batch.b);
+    }
+    free(before);
+}
+
 /* acc = M^-1 (fext - grad E(q) - (alpha M + beta K(q)) v) on free DOFs (massless DOFs cannot be
- * integrated explicitly). */
-static int acceleration(srd_sim *s, double t, const double *q, const double *v, double *acc)
+ * integrated explicitly), with friction and drag at velocity v under explicit methods. */
+int srd_sim_acceleration(srd_sim *s, double t, const double *q, const double *v, double *acc)
 {
     const srd_model *m = s->m;
     const srd_system *sys = &s->solver.sys;
     double alpha = m->damping_alpha, beta = m->damping_beta;
     apply_schedules(s, t);
     net_force_residual(s, q, beta > 0);
+    add_velocity_forces(s, t, q, v);
     if (is_damped(s)) {
         for (int d = 0; d < m->n_dofs; d++)
             if (sys->free_index[d] >= 0)
@@ -962,10 +988,11 @@ static int explicit_step(srd_sim *s, srd_method method)
     catch_up_state(s);
     memcpy(s->q0, s->q, bytes);
     memcpy(s->v0, s->v, bytes);
+    hook(s, SRD_SUBSTEP_BEGIN);
     double *acc = s->work;
     int code = 0;
     if (method == SRD_SYMPLECTIC_EULER) {
-        code = acceleration(s, s->t, s->q, s->v, acc);
+        code = srd_sim_acceleration(s, s->t, s->q, s->v, acc);
         srd_bodies_kick(s, s->bodies.torque, dt);
         for (int d = 0; d < n; d++) {
             s->v[d] += dt * acc[d];
@@ -974,7 +1001,7 @@ static int explicit_step(srd_sim *s, srd_method method)
         srd_bodies_drift(s, dt);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
     } else if (method == SRD_VERLET) {
-        code = acceleration(s, s->t, s->q, s->v, acc);
+        code = srd_sim_acceleration(s, s->t, s->q, s->v, acc);
         srd_bodies_kick(s, s->bodies.torque, 0.5 * dt);
         for (int d = 0; d < n; d++) {
             s->v[d] += 0.5 * dt * acc[d];
@@ -982,7 +1009,7 @@ static int explicit_step(srd_sim *s, srd_method method)
         }
         srd_bodies_drift(s, dt);
         srd_motion_impose(s, s->t + dt, 1, s->q, s->v);
-        code |= acceleration(s, s->t + dt, s->q, s->v, acc);
+        code |= srd_sim_acceleration(s, s->t + dt, s->q, s->v, acc);
         srd_bodies_kick(s, s->bodies.torque, 0.5 * dt);
         for (int d = 0; d < n; d++)
             s->v[d] += 0.5 * dt * acc[d];
@@ -997,7 +1024,7 @@ static int explicit_step(srd_sim *s, srd_method method)
             for (int d = 0; d < n; d++)
                 kq[st * n + d] = s->v0[d] + (st ? c[st] * dt * kv[(st - 1) * n + d] : 0);
             srd_motion_impose(s, s->t + c[st] * dt, 1, qs, &kq[st * n]); /* the stage's driven DOFs */
-            code = acceleration(s, s->t + c[st] * dt, qs, &kq[st * n], &kv[st * n]);
+            code = srd_sim_acceleration(s, s->t + c[st] * dt, qs, &kq[st * n], &kv[st * n]);
             srd_bodies_rk4_stage(s, qs, &kq[st * n], &kv[st * n]);
         }
         for (int d = 0; d < n; d++) {
@@ -1017,6 +1044,7 @@ static int explicit_step(srd_sim *s, srd_method method)
             code = 2;
     if (!code)
         end_step(s);
+    hook(s, code ? SRD_SUBSTEP_FAILED : SRD_SUBSTEP_DONE);
     return code;
 }
 
@@ -1102,7 +1130,7 @@ int srd_step(srd_sim *s, srd_method method, int max_halvings)
     if (method >= SRD_SYMPLECTIC_EULER)
         return explicit_step(s, method);
     if (method == SRD_NEWMARK && s->steps == 0 && s->t == 0)
-        acceleration(s, s->t, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
+        srd_sim_acceleration(s, s->t, s->q, s->v, s->a0); /* the initial acceleration from the initial state */
     double dt = s->dt, t_end = s->t + dt;
     int code = implicit_substep(s, method);
     /* Retry what is left of the step in 2, 4, 8, ... substeps. The substeps that succeeded

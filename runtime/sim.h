@@ -133,6 +133,11 @@ void srd_sim_run_kernels(const srd_sim *s, const srd_eval_ctx *ctx, const srd_ev
  * from then on every step evaluates them at its own time. The control block's steps are among
  * them: the controller (control.h) starts anew with them. */
 void srd_sim_set_schedules(srd_sim *s, int n, const srd_kernel_fn *fns, const int *actuation, const int *expr);
+/* The acceleration explicit methods take (and Newmark's first): at time t (the schedules applied
+ * there), configuration q and velocity v, with the sim's step start q0 and elements' state;
+ * -(static residual + damping) / mass on free DOFs with mass, 0 elsewhere, sliding nodes' along
+ * their lines; the rigid bodies' torques into s->bodies.torque. 0, or 2 when not finite. */
+int  srd_sim_acceleration(srd_sim *s, double t, const double *q, const double *v, double *acc);
 /* Evaluates the schedules at time t into the element data and the external forces. */
 void srd_sim_apply_schedules(srd_sim *s, double t);
 

@@ -392,6 +392,8 @@ static inline void rk_update(srd_explicit *x, enum Update u, size_t j, double ac
     if (u == RK_FINAL) {
         x->q[j] += dt / 6 * (x->qsum[j] + kq);
         x->v[j] += dt / 6 * (x->vsum[j] + acc);
+        if (x->needs_prev) /* the next step's first stage reads the step's end */
+            x->qprev[j] = x->q[j] - dt * x->v[j];
         return;
     }
     double c = u == RK_STAGE2 ? dt : 0.5 * dt;

@@ -296,15 +296,19 @@ if len(bimorph_errors) == 2:
 # 8. The explicit fast path (runtime/explicit: structure-of-arrays state, a thread team over
 # contiguous instance blocks) computes the same steps as the general path (SRD_EXPLICIT=general,
 # the assembled residual of sim.c): the swinging cantilever with Verlet, with symplectic Euler
-# under mass damping, with RK4, and the walker's slab actuated by region; the fast path on 2
-# threads. The sums are taken in another order, so they agree to round-off: frames printed to
+# under mass damping, with RK4, the walker's slab actuated by region, and the block sliding with
+# friction (which reads the velocity through q0 = q - dt v on both paths) with Verlet and RK4;
+# the fast path on 2 threads. The sums are taken in another order, so they agree to round-off: frames printed to
 # 12 digits, positions within 1e-11 m (1e-10 of the 0.1 m beam; measured 1e-13 m).
 swing_csv = {'output vtk "swing" every 20 ms': 'output csv "swing" every 20 ms'}
+short_slide = {"duration = 0.2 s": "duration = 50 ms", "every 50 ms": "every 10 ms"}
 cases = (("swing.srd", "swing.csv", dict(swing_csv)),
          ("swing.srd", "swing.csv", dict(swing_csv, **{"method = verlet": "method = euler",
                                                         "clamp beam": "damping { alpha = 20 /s; }\nclamp beam"})),
          ("swing.srd", "swing.csv", dict(swing_csv, **{"method = verlet": "method = rk4"})),
-         ("walker.srd", "slab.csv", {"every 50 ms": "every 10 ms"}))
+         ("walker.srd", "slab.csv", {"every 50 ms": "every 10 ms"}),
+         ("slide.srd", "block.csv", dict(short_slide)),
+         ("slide.srd", "block.csv", dict(short_slide, **{"method = verlet": "method = rk4"})))
 for name, table, replace in cases:
     model = variant(name, **replace)
     fast, general = run(model, {"SRD_THREADS": "2"}), run(model, {"SRD_EXPLICIT": "general"})
