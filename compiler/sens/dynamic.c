@@ -258,11 +258,30 @@ static bool pair_states_none(const srd_sim *s)
     return true;
 }
 
+/* Why an explicit method's run of the model has no derivative here ("" when it has). */
+static const char *explicit_unsupported(const srd_model *m, const srd_sim *s)
+{
+    if (m->n_bodies)
+        return "it has rigid bodies under an explicit method: derivatives are taken of their implicit_euler, "
+               "implicit_midpoint and newmark runs";
+    if (m->n_slides)
+        return "it has clamped rod ends under an explicit method: derivatives are taken of their implicit_euler, "
+               "implicit_midpoint and newmark runs";
+    if (s->n_multipliers)
+        return "it has constraints with multipliers under an explicit method: not derived";
+    if (s->pairs)
+        return "it has contact between its parts under an explicit method: derivatives are taken of their "
+               "implicit_euler, implicit_midpoint and newmark runs";
+    return "";
+}
+
 /* Why the model's simulation has no derivative here ("" when it has). */
 static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method method)
 {
-    if ((int)method < 0 || method > SRD_NEWMARK)
-        return "its method is explicit: derivatives are taken of implicit_euler, implicit_midpoint and newmark runs";
+    if ((int)method < 0 || method > SRD_RK4)
+        return "its method has no derivative";
+    if (method >= SRD_SYMPLECTIC_EULER && *explicit_unsupported(m, s))
+        return explicit_unsupported(m, s);
     if (m->n_bodies && s->controller && control_reads_forces(m))
         return "its `control` block reads force probes of a model with rigid bodies: not derived yet";
     if (s->controller && *control_tangents_unsupported(m))

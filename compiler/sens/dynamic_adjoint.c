@@ -17,17 +17,6 @@
 
 /* ---- adjoint ---- */
 
-/* Adjoints of one record's inputs besides the state: the kernels' data (per set), the params
- * read directly, the loads, and (summed over the run) the masses. */
-typedef struct Pull {
-    double **lc, *lp, *lfext, *lM, *lq_eval;
-    double  *lq_end;          /* a split step's constraints' at its end (dyn_split_set) */
-    double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
-    double   lalpha, lbeta;   /* the dampings' (the run's, as lM's) */
-    double  *lK;              /* beta's share: K0^T lambda by DOF (rhs_adjoint), for the slides' */
-    double  *lJ;              /* the rigid bodies' principal moments' (3 per body; the run's, as lM's) */
-} Pull;
-
 static Pull pull_new(const DynamicRun *r)
 {
     Pull p;
@@ -56,7 +45,7 @@ static size_t data_len(const DynamicRun *r, int k)
 }
 
 /* Zeroes the pull, its data adjoints sized to the sets' instances now. */
-static void pull_clear(const DynamicRun *r, Pull *p)
+void dyn_pull_clear(const DynamicRun *r, Pull *p)
 {
     for (int k = 0; k < r->n_sets; k++) {
         p->lc[k] = srd_xrealloc(p->lc[k], sizeof(double) * (data_len(r, k) + 1));
@@ -222,7 +211,7 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
     double b = s->stiffness_b, a = s->inertia_a, dt = x->dt, alpha = m->damping_alpha, c1, c0;
     dyn_damping_constants(r, dt, &c1, &c0);
     srd_eval_ctx ctx = dyn_step_ctx(s, NULL);
-    pull_clear(r, p);
+    dyn_pull_clear(r, p);
     for (int k = 0; k < r->n_sets; k++) {
         InputAdjoints out = { p->lq_eval, start->q, start->v, start->S[k], p->lc[k], p->lp };
         if (dyn_split_set(s, k))
@@ -252,7 +241,7 @@ static void rhs_adjoint(DynamicRun *r, const Record *x, const double *lg, Tan *s
 }
 
 /* grad[k] += what the record's data, loads and params' own reads contribute (at time at). */
-static void pull_params(DynamicRun *r, const Pull *p, double at, double h, double *grad, int *status)
+void dyn_pull_params(DynamicRun *r, const Pull *p, double at, double h, double *grad, int *status)
 {
     for (int k = 0; k < r->n_params; k++) {
         Track *t = &r->tracks[k];
@@ -343,7 +332,7 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
     if (code == 0) {
         rhs_adjoint(r, x, lg, start, p);
         motion_adjoint(r, x, end, lq1, p);
-        pull_params(r, p, x->t, x->dt, grad, status);
+        dyn_pull_params(r, p, x->t, x->dt, grad, status);
         slides_adjoint(r, x, lq1, lg, p, grad, status);
     }
     dyn_bodies_frames_adjoint(r, x, start); /* the frames the step's elements read: the axes' turn */
@@ -355,60 +344,91 @@ static int adjoint_record(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
     return 0;
 }
 
-/* The transpose of start_acceleration_tangent: Newmark's start acceleration's adjoint into the
- * start's configuration, state and the params. */
-/* The transpose of beta_start_tangent with lambda lres: beta K^T lres into v0's adjoint, beta
- * dK[v0]'s into the start's q (adj->q), its q0 (lq0), its state and the pull, lres . K v0 into lbeta. */
-static void beta_start_adjoint(DynamicRun *r, const Record *first, const double *lres, Tan *adj, double *lq0, Pull *p)
+/* The transpose of dyn_acceleration_tangent at point e, in two parts. The first, from la (the
+ * acceleration's adjoint by DOF, projected onto the sliding lines in place): the residual's
+ * adjoint (free rows) into lres, the velocity's into adj->v, the loads' into the pull, the
+ * masses' and alpha's (summed over the run) too. */
+void dyn_acceleration_adjoint(DynamicRun *r, const AccelPoint *e, double *la, double *lres, Tan *adj, Pull *p)
 {
     srd_sim *s = &r->b->s;
-    size_t n = (size_t)r->n_dofs + 1;
-    double *u = srd_xcalloc(n, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
-    for (int d = 0; d < r->n_dofs; d++)
-        if (dyn_damps(r, d))
-            u[d] = first->v0[d];
-    beta_pull(r, s->q, s->q0, u, lres, false, kt, adj->q, lq0, adj->S, p);
-    for (int d = 0; d < r->n_dofs; d++)
-        if (dyn_damps(r, d))
-            adj->v[d] += s->m->damping_beta * kt[d];
-    free(u), free(kt);
+    memset(lres, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
+    srd_slides_along(s, la); /* the projection onto the lines is its own transpose */
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        double M = s->m->dof_mass[d];
+        if (f < 0 || M <= 0)
+            continue;
+        lres[f] = -la[d] / M;
+        p->lM[d] += (e->a[d] + s->m->damping_alpha * e->v[d]) * lres[f];
+        p->lalpha += M * e->v[d] * lres[f];
+        adj->v[d] += s->m->damping_alpha * M * lres[f];
+        p->lfext[d] -= s->load_factor * lres[f];
+    }
 }
 
+/* The transpose of velocity_forces_tangent (dynamic_forward.c) with lres: into adj's q and v and
+ * the pull. */
+static void velocity_forces_adjoint(DynamicRun *r, const AccelPoint *e, const double *lres, Tan *adj, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    double *behind = dyn_behind(r, e->q, e->v), *lbehind = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
+    srd_eval_ctx ctx = { e->q, behind, e->v, s->params, e->t, s->dt, NULL, NULL, NULL };
+    for (int k = 0; k < r->n_sets; k++) {
+        InputAdjoints out = { adj->q, lbehind, adj->v, NULL, p->lc[k], p->lp };
+        if (!dyn_stiffness_set(s, k))
+            kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
+    }
+    for (int d = 0; d < r->n_dofs; d++)
+        adj->q[d] += lbehind[d], adj->v[d] -= s->dt * lbehind[d];
+    free(behind), free(lbehind);
+}
+
+/* The second: the residual's adjoint lres into adj's q and v (e's configuration and velocity), lq0
+ * (the step start's), adj's S and the pull's data, params and beta. */
+void dyn_residual_adjoint(DynamicRun *r, const AccelPoint *e, const double *lres, Tan *adj, double *lq0, Pull *p)
+{
+    srd_sim *s = &r->b->s;
+    srd_eval_ctx ctx = { e->q, s->q0, s->v0, s->params, e->t, s->dt, NULL, NULL, NULL };
+    for (int k = 0; k < r->n_sets; k++) {
+        InputAdjoints out = { adj->q, lq0, NULL, adj->S[k], p->lc[k], p->lp };
+        if (dyn_stiffness_set(s, k)) /* the runtime's acceleration is static: no friction */
+            kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
+    }
+    if (dyn_explicit(r))
+        velocity_forces_adjoint(r, e, lres, adj, p);
+    if (beta_moves(r)) { /* beta K^T lres into v's adjoint, beta dK[v]'s into q's, q0's, the state's */
+        size_t n = (size_t)r->n_dofs + 1;
+        double *u = srd_xcalloc(n, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
+        for (int d = 0; d < r->n_dofs; d++)
+            if (dyn_damps(r, d))
+                u[d] = e->v[d];
+        beta_pull(r, e->q, s->q0, u, lres, false, kt, adj->q, lq0, adj->S, p);
+        for (int d = 0; d < r->n_dofs; d++)
+            if (dyn_damps(r, d))
+                adj->v[d] += s->m->damping_beta * kt[d];
+        free(u), free(kt);
+    }
+}
+
+/* The transpose of start_acceleration_tangent: Newmark's start acceleration's adjoint into the
+ * start's configuration, state and the params. */
 static void start_acceleration_adjoint(DynamicRun *r, const Record *first, Tan *adj, Pull *p, double *grad,
                                        int *status)
 {
     srd_sim *s = &r->b->s;
     dyn_at_start(r, first);
     double *lres = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
-    pull_clear(r, p);
-    srd_slides_along(s, adj->a); /* the projection onto the lines is its own transpose */
-    for (int d = 0; d < r->n_dofs; d++) {
-        int f = s->solver.sys.free_index[d];
-        double M = s->m->dof_mass[d];
-        if (f < 0 || M <= 0)
-            continue;
-        lres[f] = -adj->a[d] / M;
-        p->lM[d] -= adj->a[d] * first->a0[d] / M;
-        p->lM[d] += s->m->damping_alpha * first->v0[d] * lres[f]; /* the start's damping force */
-        p->lalpha += M * first->v0[d] * lres[f];
-        adj->v[d] += s->m->damping_alpha * M * lres[f];
-        p->lfext[d] = -s->load_factor * lres[f];
-    }
-    dyn_bodies_start_torque_adjoint(r, adj, lres, p->lfext);
-    srd_eval_ctx ctx = dyn_step_ctx(s, NULL);
     double *lq0 = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    for (int k = 0; k < r->n_sets; k++) {
-        InputAdjoints out = { adj->q, lq0, NULL, adj->S[k], p->lc[k], p->lp };
-        if (dyn_stiffness_set(s, k)) /* the runtime's acceleration() is static: no friction */
-            kernel_tangent_adjoint(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, lres, r->n_dofs, &out);
-    }
-    if (beta_moves(r))
-        beta_start_adjoint(r, first, lres, adj, lq0, p);
+    dyn_pull_clear(r, p);
+    AccelPoint e = { s->q, first->v0, first->a0, 0 };
+    dyn_acceleration_adjoint(r, &e, adj->a, lres, adj, p);
+    dyn_bodies_start_torque_adjoint(r, adj, lres, p->lfext);
+    dyn_residual_adjoint(r, &e, lres, adj, lq0, p);
     double *shared = dyn_start_q0_share(r, lq0);
     for (int d = 0; d < r->n_dofs; d++)
         adj->q[d] += shared[d];
     free(lq0), free(shared);
-    pull_params(r, p, 0, r->b->m->simulate.dt, grad, status);
+    dyn_pull_params(r, p, 0, r->b->m->simulate.dt, grad, status);
     memset(adj->a, 0, sizeof(double) * (size_t)r->n_dofs);
     dyn_bodies_frames_adjoint(r, first, adj); /* the frames it read: the start's axes' turn */
     dyn_bodies_settle(&r->b->s, adj->q);
@@ -630,7 +650,7 @@ static bool seed_force(DynamicRun *r, const Instant *at, const srd_probe *pr, co
 {
     if (!control_force_probe(pr))
         return false;
-    pull_clear(r, &bw->p);
+    dyn_pull_clear(r, &bw->p);
     if (pr->kind == SRD_PROBE_REACTION)
         reaction_seed(r, at, pr, w, bw, seed, grad, status);
     else
@@ -787,14 +807,24 @@ static void adjoint_sample(DynamicRun *r, const Record *x, Backward *bw, double 
     dyn_reactions_free(&rx);
 }
 
+/* Carries bw's adjoint back over record x's step: explicit, or linearised and solved. */
+static int step_adjoint(DynamicRun *r, const Record *x, Backward *bw, double *grad, int *status)
+{
+    if (dyn_explicit(r)) {
+        dyn_explicit_adjoint(r, x, &bw->adj, &bw->other, &bw->p, grad, status);
+        return 0;
+    }
+    dyn_linearize(r, x);
+    return adjoint_record(r, x, &bw->adj, &bw->other, &bw->p, bw->lg, grad, status);
+}
+
 static int adjoint_segment(DynamicRun *r, Backward *bw, double *grad, int *status, char *why, size_t why_n)
 {
     for (long i = r->n_records - 1; i >= 0; i--) {
         const Record *x = &r->records[i];
         if (x->step > 0 && bw->slopes)
             step_slopes_at(r, x, bw, grad, status);
-        dyn_linearize(r, x);
-        if (adjoint_record(r, x, &bw->adj, &bw->other, &bw->p, bw->lg, grad, status) != 0) {
+        if (step_adjoint(r, x, bw, grad, status) != 0) {
             snprintf(why, why_n, "the Jacobian of the step ending at t = %.6g s is singular: no sensitivity", x->t);
             return -1;
         }
@@ -891,7 +921,7 @@ static void joint_seed(DynamicRun *r, const Record *x, const srd_probe *pr, cons
     const srd_joint *j = &r->b->m->joints[pr->target];
     Instant at = dyn_at_record_end(r, x);
     double *g = dyn_joint_gradient(r, pr), *lam = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
-    pull_clear(r, &bw->p);
+    dyn_pull_clear(r, &bw->p);
     dyn_joint_wrench_seed(r, x, pr, g, w, lam, bw->adj.q, bw->adj.B);
     for (int i = 0; i < j->n_parts; i++)
         end_set_adjoint(r, j->part[i].set, j->part[i].instance, j->part[i].instance + 1, lam, bw, seed);

@@ -79,7 +79,7 @@ void dyn_set_params(DynamicRun *r, const double *params)
 /* The sim at record x as its step ran: its start (q0, v0, a0, the elements' state), its end q1,
  * its pairs, its params, its time and step. So the runtime leaves a step: forces read at its end
  * are the step's own (sim.h: state_behind). */
-static void put_record(DynamicRun *r, const Record *x)
+void dyn_put_record(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
@@ -105,7 +105,7 @@ static void put_record(DynamicRun *r, const Record *x)
 void dyn_linearize(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
-    put_record(r, x);
+    dyn_put_record(r, x);
     srd_sim_step_jacobian(s, r->method);
     for (int k = 0; k < s->m->n_slides; k++) /* before the reduction keeps only their rows along the lines */
         for (int c = 0, node = s->m->node_dof[s->m->slide_node[k]]; c < 3; c++) {
@@ -538,45 +538,76 @@ double *dyn_start_q0_share(const DynamicRun *r, const double *x)
     return y;
 }
 
-/* The start acceleration's beta K v0 (K at the start, acceleration()'s): its change (beta_tangent
- * with u = v0, du = dv0 on the DOFs damping reads) into g. dq0: the start's q0 tangent. */
-static void beta_start_tangent(DynamicRun *r, const Record *first, const Track *t, const Tan *in, const double *dq0,
-                               double *g)
+/* The configuration one step behind point e at its velocity, q - dt v: where explicit methods
+ * put friction's and drag's step start (sim.c's add_velocity_forces), or its tangent. */
+double *dyn_behind(const DynamicRun *r, const double *q, const double *v)
 {
-    srd_sim *s = &r->b->s;
-    size_t n = (size_t)r->n_dofs + 1;
-    double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
+    double *behind = srd_xcalloc((size_t)r->n_dofs + 1, sizeof(double));
     for (int d = 0; d < r->n_dofs; d++)
-        if (dyn_damps(r, d))
-            u[d] = first->v0[d], du[d] = in->v[d];
-    beta_tangent(r, s->q, s->q0, u, du, in->q, dq0, in->S, t, false, g);
-    free(u), free(du);
+        behind[d] = q[d] - r->b->s.dt * v[d];
+    return behind;
 }
 
-/* Newmark's start acceleration a = -(R_static + alpha M v) / M: its tangent along param t (in: the start's). */
+/* Under an explicit method, friction's and drag's change at point e (q0 = q - dt v, v0 = v) into g. */
+static void velocity_forces_tangent(DynamicRun *r, const AccelPoint *e, const Track *t, const Tan *in, double *g)
+{
+    srd_sim *s = &r->b->s;
+    double *behind = dyn_behind(r, e->q, e->v), *dbehind = dyn_behind(r, in->q, in->v);
+    srd_eval_ctx ctx = { e->q, behind, e->v, s->params, e->t, s->dt, NULL, g, NULL };
+    for (int k = 0; k < r->n_sets; k++) {
+        InputTangents w = { in->q, dbehind, in->v, NULL, t->dc[k], t->dparams };
+        if (!dyn_stiffness_set(s, k))
+            kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+    }
+    free(behind), free(dbehind);
+}
+
+/* The change of the runtime's acceleration a = -(R + alpha M v + beta K v - F) / M
+ * (srd_sim_acceleration: static forces, and friction and drag under explicit methods) at point e, the sim's step start q0 and
+ * state read with it, along the tangents of e's configuration and velocity (in->q, in->v), of the
+ * step start (dq0) and state (in->S), and param track t at e's time: into in->a, and the
+ * residual's change (free rows) into g. The sim holds e's data (the schedules at e's time). */
+void dyn_acceleration_tangent(DynamicRun *r, const AccelPoint *e, const Track *t, const double *dq0, Tan *in, double *g)
+{
+    srd_sim *s = &r->b->s;
+    memset(g, 0, sizeof(double) * srd_system_grad_len(&s->solver.sys));
+    srd_eval_ctx ctx = { e->q, s->q0, s->v0, s->params, e->t, s->dt, NULL, g, NULL };
+    for (int k = 0; k < r->n_sets; k++) {
+        InputTangents w = { in->q, dq0, NULL, in->S[k], t->dc[k], t->dparams };
+        if (dyn_stiffness_set(s, k))
+            kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
+    }
+    if (dyn_explicit(r))
+        velocity_forces_tangent(r, e, t, in, g);
+    if (s->m->damping_beta > 0 || t->dbeta != 0) { /* beta K v: K at e, v on the DOFs damping reads */
+        size_t n = (size_t)r->n_dofs + 1;
+        double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
+        for (int d = 0; d < r->n_dofs; d++)
+            if (dyn_damps(r, d))
+                u[d] = e->v[d], du[d] = in->v[d];
+        beta_tangent(r, e->q, s->q0, u, du, in->q, dq0, in->S, t, false, g);
+        free(u), free(du);
+    }
+    double alpha = s->m->damping_alpha;
+    for (int d = 0; d < r->n_dofs; d++) {
+        int f = s->solver.sys.free_index[d];
+        double M = s->m->dof_mass[d], damping = (alpha * t->dmass[d] + t->dalpha * M) * e->v[d] + alpha * M * in->v[d];
+        in->a[d] = f >= 0 && M > 0 ? -(g[f] + damping - s->load_factor * t->dfext[d] + e->a[d] * t->dmass[d]) / M : 0;
+    }
+    srd_slides_along(s, in->a); /* a sliding node accelerates along its line (a projection) */
+}
+
+/* Newmark's start acceleration: its tangent along param t (in: the start's). */
 static void start_acceleration_tangent(DynamicRun *r, const Record *first, Track *t, Tan *in)
 {
     srd_sim *s = &r->b->s;
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys), sizeof(double));
     dyn_track_at(r, t, 0, r->b->m->simulate.dt);
-    srd_eval_ctx ctx = dyn_step_ctx(s, g);
     double *dq0 = dyn_start_q0_share(r, in->q);
-    for (int k = 0; k < r->n_sets; k++) {
-        InputTangents w = { in->q, dq0, NULL, in->S[k], t->dc[k], t->dparams };
-        if (dyn_stiffness_set(s, k)) /* the runtime's acceleration() is static: no friction */
-            kernel_tangent_forward(&r->b->tangents[k], &ctx, &s->kernels[k].batch.b, &w);
-    }
-    if (s->m->damping_beta > 0 || t->dbeta != 0)
-        beta_start_tangent(r, first, t, in, dq0, g);
+    AccelPoint e = { s->q, first->v0, first->a0, 0 };
+    dyn_acceleration_tangent(r, &e, t, dq0, in, g);
     free(dq0);
-    double alpha = s->m->damping_alpha;
-    for (int d = 0; d < r->n_dofs; d++) {
-        int f = s->solver.sys.free_index[d];
-        double M = s->m->dof_mass[d], damping = (alpha * t->dmass[d] + t->dalpha * M) * first->v0[d] + alpha * M * in->v[d];
-        in->a[d] = f >= 0 && M > 0 ? -(g[f] + damping - s->load_factor * t->dfext[d] + first->a0[d] * t->dmass[d]) / M : 0;
-    }
     dyn_bodies_start_torque(r, t, g, in);
-    srd_slides_along(s, in->a); /* a sliding node accelerates along its line (a projection) */
     free(g);
 }
 
@@ -822,6 +853,10 @@ static int forward_segment(DynamicRun *r, Tan *tans, int *status, bool *first, b
         for (int k = 0; r->before && k < r->n_params; k++) /* the next sample's forces read them */
             if (status[k] == STATIC_DERIVED)
                 tan_copy(r, &r->before[k], &tans[k]);
+        if (dyn_explicit(r)) {
+            dyn_explicit_forward(r, x, tans, status);
+            continue;
+        }
         dyn_linearize(r, x);
         code = forward_record(r, x, tans, status, &out, g, B);
         if (code)
@@ -911,7 +946,7 @@ static void motion_at(DynamicRun *r, double t, const double *q, const double *v)
 Instant dyn_at_record_end(DynamicRun *r, const Record *x)
 {
     srd_sim *s = &r->b->s;
-    put_record(r, x);
+    dyn_put_record(r, x);
     s->dynamic = 1;
     motion_at(r, x->t, x->q1, x->v1);
     return (Instant){ x->q1, x->t, x->dt };

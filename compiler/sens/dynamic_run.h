@@ -55,6 +55,17 @@ typedef struct Segment {
     unsigned char *released; /* the releases done at its start (the checkpoint keeps none) */
 } Segment;
 
+/* Adjoints of one record's inputs besides the state: the kernels' data (per set), the params
+ * read directly, the loads, and (summed over the run) the masses. */
+typedef struct Pull {
+    double **lc, *lp, *lfext, *lM, *lq_eval;
+    double  *lq_end;          /* a split step's constraints' at its end (dyn_split_set) */
+    double  *lmq, *lmv, *lma; /* the driven DOFs' end position, velocity, acceleration */
+    double   lalpha, lbeta;   /* the dampings' (the run's, as lM's) */
+    double  *lK;              /* beta's share: K0^T lambda by DOF (rhs_adjoint), for the slides' */
+    double  *lJ;              /* the rigid bodies' principal moments' (3 per body; the run's, as lM's) */
+} Pull;
+
 /* How param k moves the model: the derivative of the data the runtime reads at a time t
  * (columns after the schedules, external forces), of the masses and of the prescribed motion.
  * The static part (what elaboration gives) comes from one seeded elaboration, exactly
@@ -154,6 +165,13 @@ typedef struct Instant {
     double        t, dt;
 } Instant;
 
+/* A point where an acceleration is taken (srd_sim_acceleration): configuration q, velocity v,
+ * the acceleration a there, time t. */
+typedef struct AccelPoint {
+    const double *q, *v, *a;
+    double        t;
+} AccelPoint;
+
 /* The helpers one file lends the others; each is described where it is defined. */
 
 /* dynamic.c: the run, its records and segments, the params' tracks */
@@ -173,7 +191,10 @@ void dyn_tan_free(const DynamicRun *r, Tan *t);
 void dyn_tan_swap(Tan *a, Tan *b);
 double dyn_dot(const double *a, const double *b, size_t n);
 void dyn_set_params(DynamicRun *r, const double *params);
+void dyn_put_record(DynamicRun *r, const Record *x);
 void dyn_linearize(DynamicRun *r, const Record *x);
+double *dyn_behind(const DynamicRun *r, const double *q, const double *v);
+void dyn_acceleration_tangent(DynamicRun *r, const AccelPoint *e, const Track *t, const double *dq0, Tan *in, double *g);
 /* Whether set k's rows split in the linearised step (constraints under the midpoint rule: their
  * forces at the evaluation point, their constraints at the end). */
 bool dyn_split_set(const srd_sim *s, int k);
@@ -217,6 +238,19 @@ void dyn_mark_switches(DynamicRun *r, int *status);
 void dyn_forget_ends(DynamicRun *r);
 Instant dyn_at_record_end(DynamicRun *r, const Record *x);
 Instant dyn_at_start_record(DynamicRun *r);
+
+/* dynamic_adjoint.c: the pull of a record's inputs, an acceleration's transpose */
+void dyn_pull_clear(const DynamicRun *r, Pull *p);
+void dyn_pull_params(DynamicRun *r, const Pull *p, double at, double h, double *grad, int *status);
+void dyn_acceleration_adjoint(DynamicRun *r, const AccelPoint *e, double *la, double *lres, Tan *adj, Pull *p);
+void dyn_residual_adjoint(DynamicRun *r, const AccelPoint *e, const double *lres, Tan *adj, double *lq0, Pull *p);
+
+/* dynamic_explicit.c: the steps of explicit methods (symplectic Euler, Verlet, RK4), forward and
+ * transposed: every derived param's tangent carried over record x (status as forward_record's), and
+ * the adjoint `end` of x's end carried to its start (into `start`, then swapped into end). */
+bool dyn_explicit(const DynamicRun *r);
+void dyn_explicit_forward(DynamicRun *r, const Record *x, Tan *tans, int *status);
+void dyn_explicit_adjoint(DynamicRun *r, const Record *x, Tan *end, Tan *start, Pull *p, double *grad, int *status);
 
 /* dynamic_bodies.c: rigid bodies' records and their share of a step, forward and transposed */
 double *dyn_bodies_save(const srd_sim *s);
