@@ -12,7 +12,7 @@
 # examples/rigid_gripper.srd (2,000 steps: a palm on a prismatic joint, two fingers welded to it,
 # a box they press, contact and friction), its box's height, and examples/appendage_base.srd (3,000
 # steps: a rod on a motor-driven base, a welded sensor, its two params), the sensor's y, with and
-# without its stiffness-proportional damping. The times are srdc grad's own (its "cost:" line):
+# without its stiffness-proportional damping; then an explicit run (below). The times are srdc grad's own (its "cost:" line):
 # the recorded run, and the pass after it.
 #   sh bench/grad_dynamic.sh [build dir]
 set -e
@@ -61,4 +61,14 @@ for model in appendage appendage_undamped; do
     printf '%s, 3,000 steps\n  adjoint, records kept:    %s\n  forward, two params:       %s\n' "$model" \
         "$("$build/srdc" grad "$work/$model.srd" --adjoint | grep '^cost:')" \
         "$("$build/srdc" grad "$work/$model.srd" | grep '^cost:')"
+done
+# Explicit methods: the lattice slab of tests/physics/grad/explicit.srd (landing on frictional
+# ground, pushed and actuated; five params) for 1,000 Verlet and RK4 steps, its corner's x.
+for method in verlet rk4; do
+    sed -e "s/METHOD/$method/" -e "s/probe corner = \(.*\);/probe corner_x = (\1).x;/" -e "/probe top/d" \
+        tests/physics/grad/explicit.srd > "$work/slab_$method.srd"
+    "$build/srdc" grad "$work/slab_$method.srd" > /dev/null
+    printf 'explicit: the slab, 1,000 steps of %s\n  adjoint, records kept:    %s\n  forward, five params:      %s\n' "$method" \
+        "$("$build/srdc" grad "$work/slab_$method.srd" --adjoint | grep '^cost:')" \
+        "$("$build/srdc" grad "$work/slab_$method.srd" | grep '^cost:')"
 done

@@ -176,14 +176,17 @@ void dyn_explicit_forward(DynamicRun *r, const Record *x, Tan *tans, int *status
 /* ---- adjoint ---- */
 
 /* The held DOFs' adjoints of (q, v) where the runtime imposes the motion: into the pull's, and
- * cleared. */
-static void release_held(const DynamicRun *r, double *lq, double *lv, Pull *p)
+ * cleared. Whether any was nonzero. */
+static bool release_held(const DynamicRun *r, double *lq, double *lv, Pull *p)
 {
+    bool any = false;
     for (int d = 0; d < r->n_dofs; d++)
         if (r->b->s.solver.sys.free_index[d] < 0) {
             p->lmq[d] += lq[d], p->lmv[d] += lv[d];
+            any |= lq[d] != 0 || lv[d] != 0;
             lq[d] = lv[d] = 0;
         }
+    return any;
 }
 
 /* The transpose of row i of the scheme (combine) with the adjoints lq, lv of its (q, v): into the
@@ -207,7 +210,8 @@ static void stage_adjoint(DynamicRun *r, const Scheme *sc, const Stages *st, int
                           Tan *start, Pull *p, double *lres, double *grad, int *status)
 {
     srd_sim *s = &r->b->s;
-    srd_sim_apply_schedules(s, st->t[i]);
+    if (i < sc->n - 1) /* the replay left the last stage's data */
+        srd_sim_apply_schedules(s, st->t[i]);
     dyn_pull_clear(r, p);
     AccelPoint e = { st->q[i], st->v[i], st->a[i], st->t[i] };
     Tan at = { l->q[i], l->v[i], NULL, start->S, NULL };
@@ -230,8 +234,8 @@ static void end_adjoint(DynamicRun *r, const Scheme *sc, const Record *x, Tan *e
     for (int j = 0; j < r->n_sets; j++)
         srd_state_adjoint(s->m, j, &s->kernels[j].info, x->S0[j], x->q0, x->q1, end->S[j], start->S[j], start->q, lq1);
     dyn_pull_clear(r, p);
-    release_held(r, lq1, lv1, p);
-    dyn_pull_params(r, p, x->t, x->dt, grad, status);
+    if (release_held(r, lq1, lv1, p)) /* the motion's reads: nothing else is pulled here */
+        dyn_pull_params(r, p, x->t, x->dt, grad, status);
     combine_adjoint(sc, sc->n, x->dt, lq1, lv1, start, l, r->n_dofs);
     free(lq1), free(lv1);
 }
