@@ -105,6 +105,22 @@ def test_simulation_with_a_rigid_body(srdc, tmp_path):
         assert np.allclose(grads["spin"][param][:3], expected, rtol=1e-9, atol=0), param  # adjoint against forward
 
 
+def test_simulation_with_an_explicit_method(srdc, tmp_path):
+    """The lattice slab on frictional ground under RK4: its corner's derivatives by the adjoint, as
+    srdc grad prints them (forward)."""
+    model = tmp_path / "slab.srd"
+    model.write_text(open(os.path.join(ROOT, "tests", "physics", "grad", "explicit.srd")).read().replace("METHOD", "rk4"))
+    grads, why = srd.simulation_gradient(model, adjoint=True)
+    assert why == {}
+    printed = subprocess.run([srdc, "grad", str(model)], capture_output=True, text=True, check=True,
+                             env=srdc_env()).stdout
+    found = re.findall(r"d\(corner\)/d\((\w+)\) = \(([^)]*)\)", printed)
+    assert len(found) == 5, "every param"
+    for param, values in found:
+        expected = np.array([float(v) for v in values.split(",")])
+        assert np.allclose(grads["corner"][param][:3], expected, rtol=1e-9, atol=0), param
+
+
 ROD = os.path.join(ROOT, "tests", "physics", "grad_modal", "rod.srd")
 SAG = os.path.join(ROOT, "tests", "physics", "grad_modal", "sag.srd")
 
