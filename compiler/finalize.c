@@ -664,6 +664,79 @@ static void add_uneven_ground(Fin *f)
                            env->ground_slip_velocity);
 }
 
+/* Each set's instance count, before rigid bodies' contact rows are added (record_body_contact). */
+static int *set_counts(const srd_model *m)
+{
+    int *n = srd_xcalloc((size_t)m->n_sets + 1, sizeof(int));
+    for (int k = 0; k < m->n_sets; k++)
+        n[k] = m->sets[k].n;
+    return n;
+}
+
+/* A contact column's Dual: x where it is the column's value; else (a number elaboration made
+ * otherwise) the column's value, x marked as carrying no derivative there. */
+static Dual column_dual(Elab *e, Dual x, double value)
+{
+    if (x.v == value)
+        return x;
+    elab_dual_only(e, x);
+    return dual_const(value);
+}
+
+static Dual ground_column(Elab *e, const char *name, double value)
+{
+    const ElabEnv *env = &e->env;
+    static const char *const names[] = { "kc", "delta", "mu", "slip_velocity", "pz", "nx", "ny", "nz" };
+    const Dual *duals[] = { &env->ground_stiffness, &env->ground_delta, &env->ground_friction, &env->ground_slip_velocity,
+                            &env->ground_level, &env->ground_normal[0], &env->ground_normal[1], &env->ground_normal[2] };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(name, names[k]))
+            return column_dual(e, *duals[k], value);
+    return dual_const(value);
+}
+
+static Dual obstacle_column(const ElabObstacle *d, const char *name, double value);
+
+/* Column `name` (value `value`) of a rigid body's contact with the ground (obstacle NULL) or an
+ * obstacle: the body's own touch point and radius are its shape's, which no param sets. */
+static Dual body_contact_column(Elab *e, const ElabObstacle *obstacle, const char *name, double value)
+{
+    static const char *const own[] = { "rx", "ry", "rz", "radius", "which" };
+    for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+        if (!strcmp(name, own[k]))
+            return dual_const(value);
+    if (!obstacle)
+        return ground_column(e, name, value);
+    if (!strcmp(name, "mu"))
+        return column_dual(e, obstacle->friction, value);
+    if (!strcmp(name, "slip_velocity"))
+        return column_dual(e, obstacle->slip_velocity, value);
+    if (!strcmp(name, "obstacle_radius"))
+        return column_dual(e, obstacle->radius, value);
+    return obstacle_column(obstacle, name, value);
+}
+
+/* The rows rigid_add_ground or rigid_add_obstacles added after the counts `before` (n_before
+ * sets then), with their derivatives: an obstacle's rows name it in their `which` column. */
+static void record_body_contact(Fin *f, const int *before, int n_before)
+{
+    srd_model *m = f->m;
+    for (int k = 0; k < m->n_sets; k++) {
+        const srd_elemset *set = &m->sets[k];
+        int which = -1, w = set->n_data;
+        for (int c = 0; c < w; c++)
+            which = !strcmp(set->data_names[c], "which") ? c : which;
+        for (int i = k < n_before ? before[k] : 0; i < set->n && w <= 64; i++) {
+            const double *v = &set->data[(size_t)i * w];
+            const ElabObstacle *o = which >= 0 ? &f->e->obstacles.a[(int)v[which]] : NULL;
+            Dual row[64];
+            for (int c = 0; c < w; c++)
+                row[c] = body_contact_column(f->e, o, set->data_names[c], v[c]);
+            elab_record_row(f->e, m, k, i, row);
+        }
+    }
+}
+
 static void add_ground(Fin *f)
 {
     srd_model *m = f->m;
@@ -680,11 +753,10 @@ static void add_ground(Fin *f)
                        env->ground_normal[0], env->ground_normal[1], env->ground_normal[2] };
     add_contact_everywhere(f, "ground_contact", "ground_friction", names, values, 8, env->ground_friction,
                            env->ground_slip_velocity);
+    int n_before = m->n_sets, *before = set_counts(m);
     rigid_add_ground(m);
-    Dual body_values[] = { env->ground_stiffness, env->ground_delta, env->ground_friction, env->ground_slip_velocity,
-                           env->ground_level, env->ground_normal[0], env->ground_normal[1], env->ground_normal[2] };
-    for (size_t k = 0; m->n_bodies && k < sizeof body_values / sizeof body_values[0]; k++)
-        elab_dual_only(f->e, body_values[k]); /* bodies' touch points carry no derivative */
+    record_body_contact(f, before, n_before);
+    free(before);
 }
 
 /* A pose column group (cx cy cz, ux uy uz, angle, spin, ...) of a moving obstacle or a plane,
@@ -847,14 +919,10 @@ static void add_obstacles(Fin *f)
             add_fixed_obstacle(f, k, "cylinder", cylinder, values, 10);
         }
     }
+    int n_before = m->n_sets, *before = set_counts(m);
     rigid_add_obstacles(m);
-    for (int k = 0; m->n_bodies && k < m->n_obstacles; k++) { /* bodies' touch points carry no derivative */
-        const ElabObstacle *d = &f->e->obstacles.a[k];
-        Dual all[] = { d->stiffness, d->delta, d->friction, d->slip_velocity, d->radius, d->size[0], d->size[1],
-                       d->size[2], d->length };
-        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-            elab_dual_only(f->e, all[i]);
-    }
+    record_body_contact(f, before, n_before);
+    free(before);
     for (int k = 0; k < m->n_obstacles; k++)
         push_body_pose_actuations(f, &m->obstacles[k], k);
 }
