@@ -158,10 +158,17 @@ static bool unit_direction(double *u, SrcLoc loc, const char *what, bool timed)
     return true;
 }
 
-/* The pose: centre (a plane's point), axis (a plane's normal), angle and spin, with the
- * expressions of those that change with time. */
-/* The pose; the centre (a plane's point), angle and spin with their derivatives in d (an axis,
- * made a unit vector, carries none). */
+/* The unit vector along u (its derivative with it); u's length is positive. */
+static void unit_dual(Dual *u)
+{
+    Dual len = dual_sqrt(dual_add(dual_add(dual_mul(u[0], u[0]), dual_mul(u[1], u[1])), dual_mul(u[2], u[2])));
+    for (int c = 0; c < 3; c++)
+        u[c] = dual_div(u[c], len);
+}
+
+/* The pose (centre or a plane's point, axis or a plane's normal, angle, spin) with the
+ * expressions of those that change with time, and the derivatives of those that do not in d
+ * (the axis made a unit vector; one that changes with time takes the schedules'). */
 static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_obstacle *o, ElabObstacle *d)
 {
     bool plane = k == 3;
@@ -169,7 +176,8 @@ static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_o
         o->expr[j] = -1;
     obstacle_pose(pv, plane ? "point" : "center", o->center, 3, &o->expr[SRD_OBSTACLE_CENTER], d->center);
     o->axis[2] = 1;
-    obstacle_pose(pv, plane ? "normal" : "axis", o->axis, 3, &o->expr[SRD_OBSTACLE_AXIS], NULL);
+    d->axis[0] = d->axis[1] = dual_const(0), d->axis[2] = dual_const(1);
+    obstacle_pose(pv, plane ? "normal" : "axis", o->axis, 3, &o->expr[SRD_OBSTACLE_AXIS], d->axis);
     obstacle_pose(pv, "angle", &o->angle, 1, &o->expr[SRD_OBSTACLE_ANGLE], &d->angle);
     obstacle_pose(pv, "spin", &o->spin, 1, &o->expr[SRD_OBSTACLE_SPIN], &d->spin);
     if (k == 1 && o->expr[SRD_OBSTACLE_AXIS] >= 0) {
@@ -181,6 +189,7 @@ static bool obstacle_read_pose(const Stmt *s, const PropValues *pv, int k, srd_o
     if (!unit_direction(o->axis, prop_loc(pv, plane ? "normal" : "axis", s->loc), what,
                         o->expr[SRD_OBSTACLE_AXIS] >= 0))
         return false;
+    unit_dual(d->axis);
     bool timed = false;
     for (int j = 0; j < SRD_OBSTACLE_N_EXPR; j++)
         timed |= o->expr[j] >= 0;

@@ -251,6 +251,7 @@ typedef struct ElabEnv {
 typedef struct ElabObstacle {
     Dual stiffness, delta, friction, slip_velocity, radius, size[3], length;
     Dual center[3], angle, spin;   /* a plane's point is its centre */
+    Dual axis[3];                  /* a unit vector; a plane's normal is its axis */
 } ElabObstacle;
 
 typedef struct Elab {

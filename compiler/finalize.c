@@ -633,12 +633,14 @@ static void add_contact_everywhere(Fin *f, const char *contact_kind, const char 
 static Dual obstacle_column(const ElabObstacle *d, const char *name, double value)
 {
     static const char *const names[] = { "kc", "delta", "radius", "hx", "hy", "hz", "half_length", "cx", "cy", "cz",
-                                         "px", "py", "pz", "angle", "spin" };
+                                         "px", "py", "pz", "angle", "spin", "ux", "uy", "uz", "kx", "ky", "kz",
+                                         "nx", "ny", "nz" };
     const Dual *duals[] = { &d->stiffness, &d->delta, &d->radius, &d->size[0], &d->size[1], &d->size[2], &d->length,
                             &d->center[0], &d->center[1], &d->center[2], &d->center[0], &d->center[1], &d->center[2],
-                            &d->angle, &d->spin };
+                            &d->angle, &d->spin, &d->axis[0], &d->axis[1], &d->axis[2], &d->axis[0], &d->axis[1],
+                            &d->axis[2], &d->axis[0], &d->axis[1], &d->axis[2] };
     size_t len = strlen(name) - (name[0] && name[strlen(name) - 1] == '0');
-    for (int k = 0; k < 15; k++) {
+    for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
         if (strlen(names[k]) != len || strncmp(name, names[k], len))
             continue;
         Dual x = k >= 3 && k <= 6 ? dual_scale(0.5, *duals[k]) : *duals[k];
