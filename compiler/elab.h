@@ -175,7 +175,7 @@ typedef struct PendingJoint {
     SrcLoc      end_loc[2];
     double      at[3], axis[3], axis2[3];
     double      k, c, rest, lim[2], k_lim, lim_width; /* spring, damper, natural value, limits (rad or m) */
-    double      k_rot[3], c_rot[3];   /* rfem: rotational springs and dampers about axis, axis2, their normal */
+    Dual        k_rot[3], c_rot[3];   /* rfem: rotational springs and dampers about axis, axis2, their normal */
     bool        has_lim;
     int         motor;        /* MOTOR_* */
     double      target;       /* the motor's value when constant */

@@ -62,7 +62,7 @@ void elab_joint(Elab *e, Stmt *s, const char *name);
 /* A rigid body made by elaboration (an rfem element): a uniform shape of density rho about
  * `center` with its z axis along `axis` (size: radius and length). False after an error. */
 bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center, int shape, double radius,
-                    double length, double rho, const double *axis);
+                    double length, Dual rho, const double *axis);
 /* rfem.c */
 void elab_rfem(Elab *e, Stmt *s, const char *name);
 /* finalize: the model's rigid bodies (node_body too), the joints' element instances (map: node

@@ -15,7 +15,8 @@
 typedef struct RfemSpec {
     const char *name;
     SrcLoc      loc;
-    double      from[3], axis[3], length, radius, E, G, rho, damping;
+    double      from[3], axis[3], length, radius;
+    Dual        E, G, rho, damping;
     int         n;
 } RfemSpec;
 
@@ -56,13 +57,12 @@ static bool rfem_spec(Elab *e, Stmt *s, const char *name, RfemSpec *r)
     if (!mat || !rfem_line(&pv, r, s->loc))
         return false;
     const ElabMaterial *m = &e->mats.a[mat->index];
-    /* The rigid elements' masses and the joints' springs carry no derivative yet. */
-    r->E = elab_dual_only(e, m->E);
-    r->rho = elab_dual_only(e, m->rho);
-    r->G = r->E / (2 * (1 + (m->has_nu ? elab_dual_only(e, m->nu) : 0.5)));
+    r->E = m->E;
+    r->rho = m->rho;
+    r->G = dual_div(m->E, dual_scale(2, dual_add(dual_const(1), m->has_nu ? m->nu : dual_const(0.5))));
     r->radius = prop_num(&pv, "radius", 0);
     r->n = (int)prop_num(&pv, "elements", 0);
-    r->damping = prop_num(&pv, "damping", 0);
+    r->damping = prop_dual(&pv, "damping", dual_const(0));
     if (!(r->radius > 0) || r->n < 1) {
         diag_error(s->loc, "rfem `%s` needs a positive radius and at least one element", name);
         return false;
@@ -107,10 +107,10 @@ static void add_spring(Elab *e, const RfemSpec *r, int k, int first_rigid)
     double n2 = sqrt(srd_dot3(j.axis2, j.axis2));
     for (int c = 0; c < 3; c++)
         j.axis2[c] /= n2;
-    j.k_rot[0] = r->G * J / l;
-    j.k_rot[1] = j.k_rot[2] = r->E * I / l;
+    j.k_rot[0] = dual_scale(J / l, r->G);
+    j.k_rot[1] = j.k_rot[2] = dual_scale(I / l, r->E);
     for (int c = 0; c < 3; c++)
-        j.c_rot[c] = r->damping * j.k_rot[c];
+        j.c_rot[c] = dual_mul(r->damping, j.k_rot[c]);
     j.target_expr = -1;
     DPUSH(e->joints, j);
 }

@@ -371,7 +371,7 @@ static ElabObj body_object(const Elab *e, const char *name, SrcLoc loc)
 }
 
 bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center, int shape, double radius,
-                    double length, double rho, const double *axis)
+                    double length, Dual rho, const double *axis)
 {
     ElabObj o = body_object(e, name, loc);
     ElabRigid r;
@@ -380,7 +380,8 @@ bool elab_add_rigid(Elab *e, const char *name, SrcLoc loc, const double *center,
     r.shape = shape;
     r.size[0] = radius;
     r.size[1] = length;
-    o.mass = dual_const(rho * shape_volume(shape, r.size));
+    o.mass = dual_scale(shape_volume(shape, r.size), rho);
+    r.mass = o.mass; /* the moments follow it (elab_tangent.c's finish_masses) */
     shape_inertia(shape, r.size, o.mass.v, r.inertia);
     double x[3] = { 1, 0, 0 }, y[3];
     if (fabs(axis[0]) > 0.9)
@@ -941,16 +942,17 @@ static void add_coordinate_elements(Elab *e, srd_model *m, const PendingJoint *p
     }
 }
 
-/* A ball joint's rotational springs and dampers (rfem): about u (the axis), v (axis2) and w. */
-static void add_rotation_springs(srd_model *m, const PendingJoint *pj, const JointFrame *f)
+/* A ball joint's rotational springs and dampers (rfem): about u (the axis), v (axis2) and w, their
+ * stiffnesses and dampings with their derivatives. */
+static void add_rotation_springs(Elab *e, srd_model *m, const PendingJoint *pj, const JointFrame *f)
 {
     static const char *n[] = { "u1", "u2", "u3", "v1", "v2", "v3", "ub1", "ub2", "ub3", "vb1", "vb2", "vb3",
                                "k1", "k2", "k3" };
     static const char *kinds[2] = { "joint_rotation_spring", "joint_rotation_damper" };
     static const char *kn[2][3] = { { "ku", "kv", "kw" }, { "cu", "cv", "cw" } };
     for (int which = 0; which < 2 && f->a >= 0; which++) {
-        const double *k = which ? pj->c_rot : pj->k_rot;
-        if (!(k[0] > 0 || k[1] > 0 || k[2] > 0))
+        const Dual *k = which ? pj->c_rot : pj->k_rot;
+        if (!(k[0].v > 0 || k[1].v > 0 || k[2].v > 0))
             continue;
         const char *names[15];
         double d[15], ub[3], vb[3];
@@ -963,9 +965,14 @@ static void add_rotation_springs(srd_model *m, const PendingJoint *pj, const Joi
         copy3(d + 3, f->v_a);
         copy3(d + 6, ub);
         copy3(d + 9, vb);
-        copy3(d + 12, k);
+        Dual row[15];
+        for (int c = 0; c < 15; c++)
+            row[c] = c < 12 ? dual_const(d[c]) : k[c - 12];
+        for (int c = 12; c < 15; c++)
+            d[c] = k[c - 12].v;
         int nodes[2] = { m->bodies[f->a].node, m->bodies[f->b].node };
-        add_part(m, kinds[which], 0, nodes, names, d, 15);
+        srd_part p = add_part(m, kinds[which], 0, nodes, names, d, 15);
+        elab_record_row(e, m, p.set, p.instance, row);
     }
 }
 
@@ -1023,7 +1030,7 @@ bool rigid_add_joints(Elab *e, srd_model *m, const int *map, unsigned char *need
         copy3(j->axis, pj->axis);
         j->motor_part.set = -1;
         add_holding_parts(m, pj, &f, j);
-        add_rotation_springs(m, pj, &f);
+        add_rotation_springs(e, m, pj, &f);
         if (pj->type == JOINT_REVOLUTE || pj->type == JOINT_PRISMATIC)
             add_coordinate_elements(e, m, pj, &f, j);
     }

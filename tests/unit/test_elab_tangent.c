@@ -202,7 +202,7 @@ static void check_flags(void)
 
 int main(void)
 {
-    static const char *models[] = { "elab_tangent/catalog.srd", "elab_tangent/bodies.srd", "elab_tangent/ground.srd", "elab_tangent/body_contact.srd", "../physics/grad/arm.srd", "../physics/grad/swing.srd",
+    static const char *models[] = { "elab_tangent/catalog.srd", "elab_tangent/bodies.srd", "elab_tangent/ground.srd", "elab_tangent/body_contact.srd", "elab_tangent/rfem.srd", "../physics/grad/arm.srd", "../physics/grad/swing.srd",
                                     "../physics/grad_modal/plate.srd", "../physics/grad_modal/lattice.srd",
                                     "../physics/grad_modal/solid.srd", "../../examples/rod_fit.srd" };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
