@@ -258,15 +258,26 @@ static bool pair_states_none(const srd_sim *s)
     return true;
 }
 
+/* Whether prescribed motion drives a clamped rod end (its anchor: the runtime carries the sliding
+ * node with it). */
+static bool anchors_driven(const srd_model *m)
+{
+    for (int i = 0; i < m->n_motions; i++)
+        for (int j = 0; j < m->motions[i].n_nodes; j++)
+            for (int k = 0; k < m->n_slides; k++)
+                if (m->motions[i].nodes[j] == m->slide_anchor[k])
+                    return true;
+    return false;
+}
+
 /* Why an explicit method's run of the model has no derivative here ("" when it has). */
 static const char *explicit_unsupported(const srd_model *m, const srd_sim *s)
 {
     if (m->n_bodies)
         return "it has rigid bodies under an explicit method: derivatives are taken of their implicit_euler, "
                "implicit_midpoint and newmark runs";
-    if (m->n_slides)
-        return "it has clamped rod ends under an explicit method: derivatives are taken of their implicit_euler, "
-               "implicit_midpoint and newmark runs";
+    if (anchors_driven(m))
+        return "prescribed motion carries its clamped rod ends under an explicit method: not derived yet";
     if (s->n_multipliers)
         return "it has constraints with multipliers under an explicit method: not derived";
     if (s->pairs)
@@ -883,6 +894,9 @@ static void track_geometry(DynamicRun *r, Track *t, const PointSample *x)
     for (int i = 0; i < 4; i++)
         f[i] = x[i].s.slide_axis;
     t->daxis = combined(t, f, 3 * (size_t)m->n_slides);
+    for (int k = 0; dyn_explicit(r) && k < 3 * m->n_slides; k++) /* the lines explicit steps project on */
+        if (fabs(t->daxis[k]) > 1e-8 && t->status == STATIC_DERIVED) /* above the differences' rounding */
+            t->status = DYNAMIC_TURNS_LINE;
     t->dS0 = srd_xcalloc((size_t)r->n_sets + 1, sizeof *t->dS0);
     for (int j = 0; j < r->n_sets; j++) {
         for (int i = 0; i < 4; i++)

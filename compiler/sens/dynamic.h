@@ -83,7 +83,7 @@ int dynamic_force_adjoint(DynamicRun *r, const srd_probe *pr, const double *w, d
  * the model's values has a switch (a kink or a jump) within reach of its difference stencil (a
  * schedule's switch, schedule_tangent.h, or one between the samples of its elaborated values),
  * first at the time dynamic_switch_time gives, and one that moves the time of a `release`. */
-enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH, DYNAMIC_NOT_ASKED, DYNAMIC_MOVES_RELEASE };
+enum { DYNAMIC_MOVES_MOTION = 16, DYNAMIC_NOT_SMOOTH, DYNAMIC_NOT_ASKED, DYNAMIC_MOVES_RELEASE, DYNAMIC_TURNS_LINE };
 const char *dynamic_why(int status);
 double      dynamic_switch_time(const DynamicRun *r, int k);
 

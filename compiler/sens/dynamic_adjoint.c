@@ -982,6 +982,9 @@ const char *dynamic_why(int status)
 {
     if (status == DYNAMIC_MOVES_MOTION)
         return "it turns a clamped rod end by prescribed motion (`rotate`: its slide's line with it): not derived yet";
+    if (status == DYNAMIC_TURNS_LINE)
+        return "it turns a clamped rod end's line under an explicit method (the steps project the end's acceleration "
+               "on it): not derived yet";
     if (status == DYNAMIC_NOT_ASKED)
         return "not asked for";
     if (status == DYNAMIC_MOVES_RELEASE)
