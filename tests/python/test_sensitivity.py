@@ -90,35 +90,30 @@ def test_simulation_same_as_srdc_grad(srdc, adjoint):
         srd.simulation_gradient(ARM)
 
 
-def test_simulation_with_a_rigid_body(srdc, tmp_path):
-    """A spinning box tethered to a rod: its angular velocity's derivatives, as srdc grad prints them."""
-    model = tmp_path / "bodies.srd"
-    model.write_text(open(os.path.join(ROOT, "tests", "physics", "grad", "bodies.srd")).read().replace("METHOD", "newmark"))
+def adjoint_as_printed(srdc, tmp_path, name, method, probe, n_params):
+    """tests/physics/grad/NAME with METHOD: the adjoint of PROBE (a vector) by the package against
+    the forward sensitivities srdc grad prints, for every param."""
+    model = tmp_path / name
+    model.write_text(open(os.path.join(ROOT, "tests", "physics", "grad", name)).read().replace("METHOD", method))
     grads, why = srd.simulation_gradient(model, adjoint=True)
     assert why == {}
     printed = subprocess.run([srdc, "grad", str(model)], capture_output=True, text=True, check=True,
                              env=srdc_env()).stdout
-    found = re.findall(r"d\(spin\)/d\((\w+)\) = \(([^)]*)\)", printed)
-    assert len(found) == 5, "every param"
+    found = re.findall(r"d\(%s\)/d\((\w+)\) = \(([^)]*)\)" % probe, printed)
+    assert len(found) == n_params, "every param"
     for param, values in found:
         expected = np.array([float(v) for v in values.split(",")])
-        assert np.allclose(grads["spin"][param][:3], expected, rtol=1e-9, atol=0), param  # adjoint against forward
+        assert np.allclose(grads[probe][param][:3], expected, rtol=1e-9, atol=0), param
+
+
+def test_simulation_with_a_rigid_body(srdc, tmp_path):
+    """A spinning box tethered to a rod (Newmark): its angular velocity."""
+    adjoint_as_printed(srdc, tmp_path, "bodies.srd", "newmark", "spin", 5)
 
 
 def test_simulation_with_an_explicit_method(srdc, tmp_path):
-    """The lattice slab on frictional ground under RK4: its corner's derivatives by the adjoint, as
-    srdc grad prints them (forward)."""
-    model = tmp_path / "slab.srd"
-    model.write_text(open(os.path.join(ROOT, "tests", "physics", "grad", "explicit.srd")).read().replace("METHOD", "rk4"))
-    grads, why = srd.simulation_gradient(model, adjoint=True)
-    assert why == {}
-    printed = subprocess.run([srdc, "grad", str(model)], capture_output=True, text=True, check=True,
-                             env=srdc_env()).stdout
-    found = re.findall(r"d\(corner\)/d\((\w+)\) = \(([^)]*)\)", printed)
-    assert len(found) == 5, "every param"
-    for param, values in found:
-        expected = np.array([float(v) for v in values.split(",")])
-        assert np.allclose(grads["corner"][param][:3], expected, rtol=1e-9, atol=0), param
+    """The lattice slab on frictional ground under RK4: its corner."""
+    adjoint_as_printed(srdc, tmp_path, "explicit.srd", "rk4", "corner", 5)
 
 
 ROD = os.path.join(ROOT, "tests", "physics", "grad_modal", "rod.srd")
