@@ -366,6 +366,23 @@ void dyn_acceleration_adjoint(DynamicRun *r, const AccelPoint *e, double *la, do
     }
 }
 
+/* The transpose of an acceleration's beta K v with lres: beta K^T lres into v's adjoint, beta dK[v]'s
+ * into q's, q0's (lq0) and the state's, lres . K v into lbeta. */
+static void beta_acceleration_adjoint(DynamicRun *r, const AccelPoint *e, const double *lres, Tan *adj, double *lq0,
+                                      Pull *p)
+{
+    size_t n = (size_t)r->n_dofs + 1;
+    double *u = srd_xcalloc(n, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (dyn_damps(r, d))
+            u[d] = e->v[d];
+    beta_pull(r, e->q, r->b->s.q0, u, lres, false, kt, adj->q, lq0, adj->S, p);
+    for (int d = 0; d < r->n_dofs; d++)
+        if (dyn_damps(r, d))
+            adj->v[d] += r->b->m->damping_beta * kt[d];
+    free(u), free(kt);
+}
+
 /* The transpose of velocity_forces_tangent (dynamic_forward.c) with lres: into adj's q and v and
  * the pull. */
 static void velocity_forces_adjoint(DynamicRun *r, const AccelPoint *e, const double *lres, Tan *adj, Pull *p)
@@ -396,18 +413,8 @@ void dyn_residual_adjoint(DynamicRun *r, const AccelPoint *e, const double *lres
     }
     if (dyn_explicit(r))
         velocity_forces_adjoint(r, e, lres, adj, p);
-    if (beta_moves(r)) { /* beta K^T lres into v's adjoint, beta dK[v]'s into q's, q0's, the state's */
-        size_t n = (size_t)r->n_dofs + 1;
-        double *u = srd_xcalloc(n, sizeof(double)), *kt = srd_xcalloc(n, sizeof(double));
-        for (int d = 0; d < r->n_dofs; d++)
-            if (dyn_damps(r, d))
-                u[d] = e->v[d];
-        beta_pull(r, e->q, s->q0, u, lres, false, kt, adj->q, lq0, adj->S, p);
-        for (int d = 0; d < r->n_dofs; d++)
-            if (dyn_damps(r, d))
-                adj->v[d] += s->m->damping_beta * kt[d];
-        free(u), free(kt);
-    }
+    if (beta_moves(r))
+        beta_acceleration_adjoint(r, e, lres, adj, lq0, p);
 }
 
 /* The transpose of start_acceleration_tangent: Newmark's start acceleration's adjoint into the

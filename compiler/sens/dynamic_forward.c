@@ -562,11 +562,26 @@ static void velocity_forces_tangent(DynamicRun *r, const AccelPoint *e, const Tr
     free(behind), free(dbehind);
 }
 
+/* An acceleration's beta K v (K at point e with the sim's step start, v on the DOFs damping reads):
+ * its change (beta_tangent with u = v, du = in->v) into g. */
+static void beta_acceleration_tangent(DynamicRun *r, const AccelPoint *e, const Track *t, const double *dq0,
+                                      const Tan *in, double *g)
+{
+    size_t n = (size_t)r->n_dofs + 1;
+    double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
+    for (int d = 0; d < r->n_dofs; d++)
+        if (dyn_damps(r, d))
+            u[d] = e->v[d], du[d] = in->v[d];
+    beta_tangent(r, e->q, r->b->s.q0, u, du, in->q, dq0, in->S, t, false, g);
+    free(u), free(du);
+}
+
 /* The change of the runtime's acceleration a = -(R + alpha M v + beta K v - F) / M
- * (srd_sim_acceleration: static forces, and friction and drag under explicit methods) at point e, the sim's step start q0 and
- * state read with it, along the tangents of e's configuration and velocity (in->q, in->v), of the
- * step start (dq0) and state (in->S), and param track t at e's time: into in->a, and the
- * residual's change (free rows) into g. The sim holds e's data (the schedules at e's time). */
+ * (srd_sim_acceleration: static forces, and friction and drag under explicit methods) at point
+ * e, with the sim's step start q0 and state, along the tangents of e's configuration and
+ * velocity (in->q, in->v), of the step start (dq0) and state (in->S), and param track t at e's
+ * time: into in->a, and the residual's change (free rows) into g. The sim holds e's data (the
+ * schedules at e's time). */
 void dyn_acceleration_tangent(DynamicRun *r, const AccelPoint *e, const Track *t, const double *dq0, Tan *in, double *g)
 {
     srd_sim *s = &r->b->s;
@@ -579,15 +594,8 @@ void dyn_acceleration_tangent(DynamicRun *r, const AccelPoint *e, const Track *t
     }
     if (dyn_explicit(r))
         velocity_forces_tangent(r, e, t, in, g);
-    if (s->m->damping_beta > 0 || t->dbeta != 0) { /* beta K v: K at e, v on the DOFs damping reads */
-        size_t n = (size_t)r->n_dofs + 1;
-        double *u = srd_xcalloc(n, sizeof(double)), *du = srd_xcalloc(n, sizeof(double));
-        for (int d = 0; d < r->n_dofs; d++)
-            if (dyn_damps(r, d))
-                u[d] = e->v[d], du[d] = in->v[d];
-        beta_tangent(r, e->q, s->q0, u, du, in->q, dq0, in->S, t, false, g);
-        free(u), free(du);
-    }
+    if (s->m->damping_beta > 0 || t->dbeta != 0)
+        beta_acceleration_tangent(r, e, t, dq0, in, g);
     double alpha = s->m->damping_alpha;
     for (int d = 0; d < r->n_dofs; d++) {
         int f = s->solver.sys.free_index[d];
