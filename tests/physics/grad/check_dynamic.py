@@ -855,6 +855,14 @@ for name, params, segment in (("explicit.srd", SLAB, 7), ("explicit_beam.srd", B
         derived = forward_and_adjoint(label, model, segment=segment)
         against_differences(label, model, params, derived)
 
+# An objective of the slab under Verlet (a time integral and a final value): its gradient by the
+# adjoint against differences of its values.
+slab = os.path.join(tap.scratch("dyn_"), "slab_verlet.srd")
+with open(slab, "w") as f:
+    f.write(open(os.path.join(here, "explicit.srd")).read().replace("METHOD", "verlet"))
+objective_against_differences("an objective of the slab (verlet)", slab, "integral(corner.x) / 1 s + top.z",
+                              ["mu", "F", "amp", "c"], SLAB)
+
 # A rod (its frames carried step to step, its twists integrated too) with both ends driven and a
 # geometry param (moved.srd), and the closed loop of controlled.srd held by fixed nodes instead of
 # a clamp, under Verlet and RK4 at dt = 20 us. Differences at 1e-4 where 1e-3 leaves 1e-5 of
