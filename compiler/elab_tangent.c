@@ -105,16 +105,16 @@ static void mark_columns(Elab *e, srd_model *m)
     }
 }
 
-/* Whether the param moves a contact radius the pairs take from their objects (a rod's radius,
- * half a shell's thickness: no radius given in `contact`). */
-static bool moves_part_radius(const Elab *e, const srd_model *m)
+/* Each object's own contact radius' derivative (srd_contact_radius): a rod's radius, half a
+ * shell's thickness; zero when `contact` gives the radius (the pairs' then, ElabTangent.pairs). */
+static double *contact_radii(Elab *e, const srd_model *m)
 {
-    if (m->self_contact.radius > 0)
-        return false;
-    for (int i = 0; i < e->objs.n; i++)
-        if (e->objs.a[i].radius.d != 0 || e->objs.a[i].thickness.d != 0)
-            return true;
-    return false;
+    double *d = arena_alloc(e->arena, sizeof(double) * ((size_t)e->objs.n + 1));
+    for (int i = 0; i < e->objs.n; i++) {
+        bool shell = i < m->n_objects && m->objects[i].kind == SRD_OBJ_SHELL;
+        d[i] = m->self_contact.radius > 0 ? 0 : shell ? 0.5 * e->objs.a[i].thickness.d : e->objs.a[i].radius.d;
+    }
+    return d;
 }
 
 void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
@@ -138,7 +138,8 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     out->damping_beta = e->env.damping_beta.d;
     for (int k = 0; k < 5; k++)
         out->pairs[k] = e->env.contact[k].d;
-    out->moves_pairs = m->self_contact.present && moves_part_radius(e, m);
+    out->object_contact_radius = contact_radii(e, m);
+    out->moves_pairs = false;
     out->control_init = arena_alloc(e->arena, sizeof(double) * ((size_t)m->control.n_data + 1));
     memset(out->control_init, 0, sizeof(double) * ((size_t)m->control.n_data + 1));
     if (e->control_dinit_n)

@@ -24,7 +24,9 @@ typedef struct ElabTangent {
     bool     lost;           /* the param moves a value elaboration carries no derivative of */
     double   pairs[5];       /* contact between parts: delta, stiffness, friction, slip velocity and the
                               * contact radius given (the pairs' data, made at run time) */
-    bool     moves_pairs;    /* it moves the parts' own contact radii (no radius given in `contact`) */
+    double  *object_contact_radius; /* per object: its own contact radius' (a rod's radius, half a
+                              * shell's thickness), which contact pairs take when `contact` gives none */
+    bool     moves_pairs;    /* it moves the parts' own contact radii where the pairs cannot follow */
     bool     moves_release;  /* it moves the time of a `release` */
     double  *control_init;   /* the control block's data's initial values (its vars') */
 } ElabTangent;

@@ -618,7 +618,7 @@ void dyn_track_at(DynamicRun *r, Track *t, double at, double h)
     bool kink = schedule_tangents_apply(r->schedules, &base->schedules, m, base->params, t->dparams, t->hk, at,
                                         m->simulate.dt, h, t->dE, t->dc, t->dfext);
     dyn_note_kink(t, kink || t->static_kink, at);
-    sens_pair_columns(base, t->dpairs, t->dc); /* the pairs the sim holds now (the step's) */
+    sens_pair_columns(base, t->dpairs, t->dradius, t->dc); /* the pairs the sim holds now (the step's) */
     dyn_track_motion(r, t, at);
 }
 
@@ -682,6 +682,7 @@ static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
     t->dinertia = moments_of(r->b->m, t->dmass);
     t->dalpha = st->alpha, t->dbeta = st->beta;
     memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
+    t->dradius = st->radius, st->radius = NULL;
     t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : st->moves_release ? DYNAMIC_MOVES_RELEASE : STATIC_DERIVED;
     t->static_kink = st->switched;
     memset(st, 0, sizeof *st);
@@ -929,7 +930,7 @@ static void track_free(DynamicRun *r, Track *t)
     for (int j = 0; t->dc && j < r->n_sets; j++)
         free(t->dc[j]), free(t->dc0[j]);
     free(t->dc), free(t->dc0), free(t->dfext), free(t->dfext0), free(t->dE), free(t->dmass), free(t->dparams);
-    free(t->dinit), free(t->dinertia);
+    free(t->dinit), free(t->dinertia), free(t->dradius);
     free(t->dmq), free(t->dmv), free(t->dma);
 }
 

@@ -82,6 +82,7 @@ typedef struct Track {
     double     *dE;      /* per object: its material's E's tangent (E schedules' e0) */
     double      dalpha, dbeta; /* the mass- and stiffness-proportional damping's tangents */
     double      dpairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
+    double     *dradius;  /* per object: its own contact radius' (StaticTangent.radius; NULL: none) */
     double     *dinit;   /* the control block's data's initial values' (its vars') */
     /* a param that moves the reference geometry: the start's configuration (every DOF; a held
      * DOF keeps it through the run) and the elements' state, and the sliding clamps' axes */

@@ -438,6 +438,7 @@ typedef struct Deriv {
     double  *axis;   /* the sliding clamps' lines' directions', then too (3 per slide) */
     double  *slide;  /* where the lines take their sliding nodes across them (n_dofs), then too */
     double   pairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
+    double  *radius;   /* per object: its own contact radius' (NULL: none moves) */
     bool     turns_clamps; /* it moves a rotation that turns rod frames or a sliding line */
 } Deriv;
 
@@ -448,7 +449,7 @@ static void deriv_free(Deriv *d, int n_sets)
     for (int j = 0; d->state && j < n_sets; j++)
         free(d->state[j]);
     free(d->columns), free(d->fext), free(d->mass), free(d->held), free(d->q0), free(d->state);
-    free(d->axis), free(d->slide);
+    free(d->axis), free(d->slide), free(d->radius);
     memset(d, 0, sizeof *d);
 }
 
@@ -542,7 +543,7 @@ static void deriv_of_samples(const StaticPoint *b, const Sample *x, const Stenci
     for (int i = 0; i < 4; i++)
         for (int c = 0; c < 5; c++)
             d->pairs[c] += st->w[i] * x[i].contact[c];
-    sens_pair_columns(&b->s, d->pairs, d->columns); /* the pairs the equilibrium holds */
+    sens_pair_columns(&b->s, d->pairs, NULL, d->columns); /* the pairs the equilibrium holds */
 }
 
 /* The reference geometry's tangents: the step start's configuration and the elements' state. */
@@ -637,6 +638,7 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
     t->beta = e->damping_beta;
     t->switched = e->switched;
     t->moves_pairs = e->moves_pairs;
+    t->radius = copy_of(e->object_contact_radius, (size_t)m->n_objects);
     t->moves_release = e->moves_release;
     memcpy(t->pairs, e->pairs, sizeof t->pairs);
     t->dinit = copy_of(e->control_init, (size_t)m->control.n_data);
@@ -665,7 +667,7 @@ void static_tangent_free(StaticTangent *t, int n_sets)
 {
     for (int j = 0; t->data && j < n_sets; j++)
         free(t->data[j]);
-    free(t->data), free(t->fext), free(t->mass), free(t->E), free(t->dinit);
+    free(t->data), free(t->fext), free(t->mass), free(t->E), free(t->dinit), free(t->radius);
     memset(t, 0, sizeof *t);
 }
 
@@ -726,7 +728,8 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
     d->columns = st.data, d->fext = st.fext, d->mass = st.mass;
     st.data = NULL, st.fext = NULL, st.mass = NULL;
     memcpy(d->pairs, st.pairs, sizeof d->pairs);
-    sens_pair_columns(&b->s, d->pairs, d->columns); /* the pairs the equilibrium holds */
+    d->radius = st.radius, st.radius = NULL;
+    sens_pair_columns(&b->s, d->pairs, d->radius, d->columns); /* the pairs the equilibrium holds */
     d->held = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
     bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d)), pairs = st.moves_pairs;
     static_tangent_free(&st, b->m->n_sets);
@@ -909,6 +912,7 @@ int static_point_data_derivative(StaticPoint *b, const GradOptions *o, int k, Da
         d->columns = dd.columns, d->mass = dd.mass, d->q0 = dd.q0, d->state = dd.state, d->axis = dd.axis;
         dd.columns = NULL, dd.mass = NULL, dd.q0 = NULL, dd.state = NULL, dd.axis = NULL;
         memcpy(d->pairs, dd.pairs, sizeof d->pairs);
+        d->radius = dd.radius, dd.radius = NULL;
     }
     deriv_free(&dd, b->m->n_sets);
     return status;
@@ -921,7 +925,7 @@ void data_derivative_free(DataDerivative *d, int n_sets)
     for (int j = 0; d->state && j < n_sets; j++)
         free(d->state[j]);
     free(d->columns), free(d->state);
-    free(d->mass), free(d->q0), free(d->axis);
+    free(d->mass), free(d->q0), free(d->axis), free(d->radius);
     memset(d, 0, sizeof *d);
 }
 
@@ -1005,8 +1009,9 @@ const char *static_point_why(int status)
         return "it turns a clamped rod end by prescribed motion (`rotate`): its sliding line turns with it, not "
                "derived yet";
     if (status == STATIC_MOVES_PAIRS)
-        return "with contact between parts, it moves the parts' own contact data (a rod's radius or a shell's "
-               "thickness, which the pairs take when `contact` gives no `radius`; a rigid body's shape): not derived yet";
+        return "with contact between parts, it moves the parts' own contact radii (a rod's radius or a shell's "
+               "thickness, which the pairs take when `contact` gives no `radius`) and the reference geometry, "
+               "which elaboration carries no derivative of: not derived yet";
     if (status == STATIC_NOT_SMOOTH)
         return "the model's values are not smooth in it near this value (a switch: min, max, abs, a step or a "
                "periodic wrap of an expression): no derivative";

@@ -56,6 +56,7 @@ typedef struct StaticTangent {
     double   alpha, beta; /* the mass- and stiffness-proportional damping's */
     bool     switched;
     double   pairs[5];    /* the `contact` block's values' (ElabTangent.pairs) */
+    double  *radius;      /* per object: its own contact radius' (ElabTangent.object_contact_radius) */
     bool     moves_pairs; /* it moves the parts' own contact radii: not derived */
     bool     moves_release; /* it moves the time of a `release` (simulations: no derivative) */
     double  *dinit;       /* the control block's data's initial values' (its vars') */
@@ -165,6 +166,7 @@ typedef struct DataDerivative {
     double **columns;
     double  *mass;
     double   pairs[5]; /* the `contact` block's values' (ElabTangent.pairs) */
+    double  *radius;   /* per object: its own contact radius' (NULL: none moves) */
     double  *q0;       /* a moving reference geometry: the reference configuration's (n_dofs), else NULL */
     double **state;    /* then the elements' reference state's (per set) */
     double  *axis;     /* and the sliding clamps' lines' directions' (3 per slide) */

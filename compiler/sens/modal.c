@@ -365,7 +365,7 @@ static int param_tangents(const ModalPoint *md, StaticPoint *b, const GradOption
 {
     int status = static_point_data_derivative(b, o, k, dd);
     if (status == STATIC_DERIVED)
-        sens_pair_columns(md->s, dd->pairs, dd->columns); /* the pairs at the modes' configuration */
+        sens_pair_columns(md->s, dd->pairs, dd->radius, dd->columns); /* the pairs at the modes' configuration */
     if (status == STATIC_DERIVED && md->at_equilibrium)
         status = static_point_derivative(b, o, k, dq);
     return status;

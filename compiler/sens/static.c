@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "pairs.h"
 #include "vec3.h"
 
 void sens_residual_tangent_moved(srd_sim *s, const KernelTangent *tangents, double *const *column_tangents,
@@ -102,19 +103,31 @@ void sens_slides_turn_rows(const srd_sim *s, const double *res, const double *da
     }
 }
 
-/* One pair set's rows: each instance's contact columns along dpairs (sens_pair_columns). */
-static void pair_rows(const srd_elemset *set, int n, const double dpairs[5], double *rows)
+/* Instance i's contact thickness h: twice the radius `contact` gives (dpairs[4]), or the two
+ * parts' objects' own radii (dradius, per object; a rigid body's is its shape's). */
+static double pair_thickness(const srd_sim *s, int kind, int i, const double dpairs[5], const double *dradius)
+{
+    int a, b;
+    if (s->m->self_contact.radius > 0 || !dradius || !srd_pairs_instance_objects(s->pairs, kind, i, &a, &b))
+        return 2 * dpairs[4];
+    return (a >= 0 ? dradius[a] : 0) + (b >= 0 ? dradius[b] : 0);
+}
+
+/* Pair set `kind`'s rows: each instance's contact columns along dpairs and dradius
+ * (sens_pair_columns). */
+static void pair_rows(const srd_sim *s, int kind, int n, const double dpairs[5], const double *dradius, double *rows)
 {
     static const char *const names[] = { "delta", "kc", "mu", "slip_velocity", "h" }; /* dpairs' order */
+    const srd_elemset *set = &s->m->sets[s->m->self_contact.set[kind]];
     memset(rows, 0, sizeof(double) * (size_t)n * (size_t)set->n_data);
     for (int k = 0; k < 5; k++) {
         int c = srd_elemset_column(set, names[k]);
         for (int i = 0; c >= 0 && i < n; i++)
-            rows[(size_t)i * set->n_data + c] = k < 4 ? dpairs[k] : 2 * dpairs[4];
+            rows[(size_t)i * set->n_data + c] = k < 4 ? dpairs[k] : pair_thickness(s, kind, i, dpairs, dradius);
     }
 }
 
-void sens_pair_columns(const srd_sim *s, const double dpairs[5], double **columns)
+void sens_pair_columns(const srd_sim *s, const double dpairs[5], const double *dradius, double **columns)
 {
     const srd_model *m = s->m;
     for (int k = 0; s->pairs && k < SRD_PAIR_SETS; k++) {
@@ -123,7 +136,7 @@ void sens_pair_columns(const srd_sim *s, const double dpairs[5], double **column
             continue;
         int n = s->kernels[j].batch.b.n;
         columns[j] = srd_xrealloc(columns[j], sizeof(double) * ((size_t)n * (size_t)m->sets[j].n_data + 1));
-        pair_rows(&m->sets[j], n, dpairs, columns[j]);
+        pair_rows(s, k, n, dpairs, dradius, columns[j]);
     }
 }
 

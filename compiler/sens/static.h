@@ -49,11 +49,12 @@ void sens_reactions_across(const srd_sim *s, const double *res, const double *da
 void sens_slides_turn_rows(const srd_sim *s, const double *res, const double *daxis, double *g);
 
 /* The contact pairs' data tangents for the pairs s's batches hold now: every instance of each
- * pair set (m->self_contact.set) takes its `kc`, `delta`, `h`, `mu` and `slip_velocity` from the
- * `contact` block, so they move as its values do (dpairs: ElabTangent.pairs; h, two contact
- * radii, moves by twice the radius given). columns[set] is made the batch's size (n * n_data);
- * other sets are left alone. */
-void sens_pair_columns(const srd_sim *s, const double dpairs[5], double **columns);
+ * pair set (m->self_contact.set) takes its `kc`, `delta`, `mu` and `slip_velocity` from the
+ * `contact` block, so they move as its values do (dpairs: ElabTangent.pairs), and its `h`, two
+ * contact radii, moves by twice the radius the block gives or, when it gives none, by the two
+ * parts' objects' own radii's (dradius: ElabTangent.object_contact_radius; NULL: none moves).
+ * columns[set] is made the batch's size (n * n_data); other sets are left alone. */
+void sens_pair_columns(const srd_sim *s, const double dpairs[5], const double *dradius, double **columns);
 
 /* dq/dp at the sim's configuration, an equilibrium (n_dofs values, 0 on held DOFs). Returns 0,
  * or 1 when the stiffness is singular. */

@@ -733,6 +733,36 @@ void srd_pairs_hold(srd_sim *s, const int *pairs, int n)
     fill_candidates(s, p);
 }
 
+/* The object a part belongs to (-1: a rigid body). */
+static int part_object(const srd_parts *ps, int k)
+{
+    const srd_model *m = ps->m;
+    int l = ps->label[k];
+    switch (ps->kind[k]) {
+    case SRD_PART_EDGE: return m->edge_object[l];
+    case SRD_PART_TRI: return m->tri_object[l];
+    case SRD_PART_NODE: return m->node_object[l];
+    default: return -1;
+    }
+}
+
+bool srd_pairs_instance_objects(const srd_pairs *p, int kind, int i, int *a, int *b)
+{
+    for (int cls = 0; p->filled_valid && cls < SRD_CLASSES; cls++) {
+        class_set cs[3];
+        int n = class_sets(cls, cs);
+        for (int j = 0; j < n; j++) {
+            int k = cs[j].set == kind ? p->filled_group[cls] + i / cs[j].per : -1;
+            if (k < 0 || k >= p->filled_group[cls + 1])
+                continue;
+            *a = part_object(&p->parts, p->filled[2 * k]);
+            *b = part_object(&p->parts, p->filled[2 * k + 1]);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* ---- checkpoints ---- */
 
 /* The pairs the batches hold (the forces read after a step are the step's pairs') and the

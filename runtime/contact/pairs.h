@@ -37,6 +37,11 @@ int  srd_pairs_held(const srd_pairs *p, const int **pairs);
 /* Puts n pairs (as srd_pairs_held gave them) into the batches: the candidates of a step taken
  * earlier, for its Jacobian and the kernels' tangents. */
 void srd_pairs_hold(struct srd_sim *s, const int *pairs, int n);
+/* The model objects of the two parts whose contact instance i of the contact pairs' set `kind`
+ * (SRD_PAIR_*) stands for, among the pairs the batches hold (-1 for a rigid body, whose contact
+ * radius is its shape); false when the set has no such instance. For the sensitivities, which
+ * move the instance's contact thickness with the two objects' contact radii. */
+bool srd_pairs_instance_objects(const srd_pairs *p, int kind, int i, int *a, int *b);
 /* A checkpoint's part (checkpoint.c): the pairs held now and the margin's memory; load holds
  * them again. False when a write failed, or the file is short or names parts this model lacks. */
 bool srd_pairs_save(const srd_pairs *p, FILE *f);

@@ -573,6 +573,15 @@ CROSS_BETA = dict(CROSS, r=(1e-3, "m", 1e-4), zb=(-2.4e-3, "m", 1e-4))
 against_differences("contact between parts with beta damping", model,
                     CROSS_BETA if not SHORT else {"kc": CROSS["kc"], "r": CROSS_BETA["r"]}, derived)
 
+# Without a radius in `contact` the pairs take the rods' own: the beam's radius moves each pair's
+# contact thickness at every step (implicit Euler; r at 1e-4, as above).
+model = os.path.join(tap.scratch("dyn_"), "cross_own_radius.srd")
+with open(model, "w") as f:
+    f.write(cross_text.replace(" radius = r; }", " }").replace("radius = 1 mm; material = beam_stuff;",
+                                                               "radius = r; material = beam_stuff;"))
+derived = forward_and_adjoint("the rods' own contact radius", model, segment=17)
+against_differences("the rods' own contact radius", model, {"r": (1e-3, "m", 1e-4), "kc": CROSS["kc"]}, derived)
+
 # Prescribed motion that carries a clamped rod end (clamp_moved.srd): the sliding node moves across
 # its line with the anchor, in the step, its inertia and damping, and the adjoint.
 clamp_text = each_method("a moved clamp", "clamp_moved.srd", {"squeeze": (2e-3, "m"), "w": (3, "Hz")}, forces=("R",),
