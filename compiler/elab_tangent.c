@@ -139,7 +139,6 @@ void elab_tangent_finish(Elab *e, srd_model *m, ElabTangent *out)
     for (int k = 0; k < 5; k++)
         out->pairs[k] = e->env.contact[k].d;
     out->object_contact_radius = contact_radii(e, m);
-    out->moves_pairs = false;
     out->control_init = arena_alloc(e->arena, sizeof(double) * ((size_t)m->control.n_data + 1));
     memset(out->control_init, 0, sizeof(double) * ((size_t)m->control.n_data + 1));
     if (e->control_dinit_n)

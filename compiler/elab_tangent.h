@@ -26,7 +26,6 @@ typedef struct ElabTangent {
                               * contact radius given (the pairs' data, made at run time) */
     double  *object_contact_radius; /* per object: its own contact radius' (a rod's radius, half a
                               * shell's thickness), which contact pairs take when `contact` gives none */
-    bool     moves_pairs;    /* it moves the parts' own contact radii where the pairs cannot follow */
     bool     moves_release;  /* it moves the time of a `release` */
     double  *control_init;   /* the control block's data's initial values (its vars') */
 } ElabTangent;

@@ -683,7 +683,7 @@ static void track_take(DynamicRun *r, int k, Track *t, StaticTangent *st)
     t->dalpha = st->alpha, t->dbeta = st->beta;
     memcpy(t->dpairs, st->pairs, sizeof t->dpairs);
     t->dradius = st->radius, st->radius = NULL;
-    t->status = st->moves_pairs ? STATIC_MOVES_PAIRS : st->moves_release ? DYNAMIC_MOVES_RELEASE : STATIC_DERIVED;
+    t->status = st->moves_release ? DYNAMIC_MOVES_RELEASE : STATIC_DERIVED;
     t->static_kink = st->switched;
     memset(st, 0, sizeof *st);
     track_room(r, k, t);

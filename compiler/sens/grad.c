@@ -637,7 +637,6 @@ static void static_tangent_fill(const srd_model *m, const ElabTangent *e, Static
     t->alpha = e->damping_alpha;
     t->beta = e->damping_beta;
     t->switched = e->switched;
-    t->moves_pairs = e->moves_pairs;
     t->radius = copy_of(e->object_contact_radius, (size_t)m->n_objects);
     t->moves_release = e->moves_release;
     memcpy(t->pairs, e->pairs, sizeof t->pairs);
@@ -731,9 +730,9 @@ static int exact_derivative(StaticPoint *b, const GradOptions *o, int k, Deriv *
     d->radius = st.radius, st.radius = NULL;
     sens_pair_columns(&b->s, d->pairs, d->radius, d->columns); /* the pairs the equilibrium holds */
     d->held = srd_xcalloc((size_t)b->m->n_dofs + 1, sizeof(double));
-    bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d)), pairs = st.moves_pairs;
+    bool kink = st.switched || (scheduled && schedules_at_start(b, k, &st, d));
     static_tangent_free(&st, b->m->n_sets);
-    return pairs ? STATIC_MOVES_PAIRS : kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
+    return kink ? STATIC_NOT_SMOOTH : holds_motion(b, d) ? STATIC_MOVES_MOTION : STATIC_DERIVED;
 }
 
 /* Prescribed motion that moves a sliding clamp's anchor moves its line, and the sliding node

@@ -57,7 +57,6 @@ typedef struct StaticTangent {
     bool     switched;
     double   pairs[5];    /* the `contact` block's values' (ElabTangent.pairs) */
     double  *radius;      /* per object: its own contact radius' (ElabTangent.object_contact_radius) */
-    bool     moves_pairs; /* it moves the parts' own contact radii: not derived */
     bool     moves_release; /* it moves the time of a `release` (simulations: no derivative) */
     double  *dinit;       /* the control block's data's initial values' (its vars') */
 } StaticTangent;
