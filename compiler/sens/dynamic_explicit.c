@@ -150,8 +150,8 @@ void dyn_explicit_forward(DynamicRun *r, const Record *x, Tan *tans, int *status
     srd_sim *s = &r->b->s;
     Scheme sc = scheme_of(r->method);
     Stages st = stages_new(r), *d = srd_xcalloc((size_t)r->n_params + 1, sizeof *d);
+    replay(r, x, &sc, &st); /* first: a release done by then frees more rows */
     double *g = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
-    replay(r, x, &sc, &st);
     for (int k = 0; k < r->n_params; k++)
         if (status[k] == STATIC_DERIVED)
             d[k] = stages_new(r);
@@ -253,8 +253,8 @@ void dyn_explicit_adjoint(DynamicRun *r, const Record *x, Tan *end, Tan *start, 
     srd_sim *s = &r->b->s;
     Scheme sc = scheme_of(r->method);
     Stages st = stages_new(r), l = stages_new(r);
+    replay(r, x, &sc, &st); /* first: a release done by then frees more rows */
     double *lres = srd_xcalloc(srd_system_grad_len(&s->solver.sys) + 1, sizeof(double));
-    replay(r, x, &sc, &st);
     tan_clear(r, start);
     end_adjoint(r, &sc, x, end, start, &l, p, grad, status);
     for (int i = sc.n - 1; i >= 0; i--)

@@ -86,7 +86,10 @@ void dyn_put_record(DynamicRun *r, const Record *x)
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     memcpy(s->v, x->v1, bytes);
     s->method = r->method;
+    int n_free = s->solver.sys.n_free;
     srd_sim_set_released(s, x->released); /* before the pairs: they couple in the step's system */
+    for (int k = 0; r->tracks && s->solver.sys.n_free != n_free && k < r->n_params; k++)
+        r->tracks[k].at = NAN; /* the held DOFs' motion tangents (dyn_track_motion) are the new set's */
     if (x->axes) /* a rotation turns the lines: where the step's end held them */
         memcpy(s->slide_axis, x->axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, x);

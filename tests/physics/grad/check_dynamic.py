@@ -903,6 +903,17 @@ derived = forward_and_adjoint("swing (verlet)", explicit, segment=7, forces=("R"
 against_differences("swing (verlet)", explicit, dict(PARAMS, E=(3e6, "Pa", 1e-4), rho=(1100, "kg/m^3", 1e-4)),
                     derived, forces=("R",))
 
+# A release under Verlet (released.srd to 60 ms): the freed end's tangents carry on from the motion's
+# held ones (the tracks are taken anew when a release changes the held set: a stage at the step's
+# start shares its time with the step before, whose end held them). E and L at 1e-4, as above.
+explicit = os.path.join(tap.scratch("dyn_"), "released_verlet.srd")
+with open(explicit, "w") as f:
+    f.write(open(os.path.join(here, "released.srd")).read()
+            .replace("method = METHOD; dt = 2 ms; duration = 0.1 s", "method = verlet; dt = 0.02 ms; duration = 60 ms"))
+derived = forward_and_adjoint("a release (verlet)", explicit, segment=7, forces=("R",))
+against_differences("a release (verlet)", explicit, {"E": (3e6, "Pa", 1e-4), "F": (4e-3, "N"), "L": (0.12, "m", 1e-4)},
+                    derived, forces=("R",))
+
 # What is not covered is refused or named with the reason: under an explicit method, rigid bodies,
 # prescribed motion carrying a clamped end, and a param turning a clamped end's line.
 with open(os.path.join(here, "bodies.srd")) as f:
