@@ -634,11 +634,12 @@ static Dual obstacle_column(const ElabObstacle *d, const char *name, double valu
 {
     static const char *const names[] = { "kc", "delta", "radius", "hx", "hy", "hz", "half_length", "cx", "cy", "cz",
                                          "px", "py", "pz", "angle", "spin", "ux", "uy", "uz", "kx", "ky", "kz",
-                                         "nx", "ny", "nz" };
+                                         "nx", "ny", "nz", "obstacle_radius", "mu", "slip_velocity" };
     const Dual *duals[] = { &d->stiffness, &d->delta, &d->radius, &d->size[0], &d->size[1], &d->size[2], &d->length,
                             &d->center[0], &d->center[1], &d->center[2], &d->center[0], &d->center[1], &d->center[2],
                             &d->angle, &d->spin, &d->axis[0], &d->axis[1], &d->axis[2], &d->axis[0], &d->axis[1],
-                            &d->axis[2], &d->axis[0], &d->axis[1], &d->axis[2] };
+                            &d->axis[2], &d->axis[0], &d->axis[1], &d->axis[2], &d->radius, &d->friction,
+                            &d->slip_velocity };
     size_t len = strlen(name) - (name[0] && name[strlen(name) - 1] == '0');
     for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
         if (strlen(names[k]) != len || strncmp(name, names[k], len))
@@ -707,15 +708,7 @@ static Dual body_contact_column(Elab *e, const ElabObstacle *obstacle, const cha
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (!strcmp(name, own[k]))
             return dual_const(value);
-    if (!obstacle)
-        return ground_column(e, name, value);
-    if (!strcmp(name, "mu"))
-        return column_dual(e, obstacle->friction, value);
-    if (!strcmp(name, "slip_velocity"))
-        return column_dual(e, obstacle->slip_velocity, value);
-    if (!strcmp(name, "obstacle_radius"))
-        return column_dual(e, obstacle->radius, value);
-    return obstacle_column(obstacle, name, value);
+    return obstacle ? obstacle_column(obstacle, name, value) : ground_column(e, name, value);
 }
 
 /* The rows rigid_add_ground or rigid_add_obstacles added after the counts `before` (n_before
@@ -728,14 +721,15 @@ static void record_body_contact(Fin *f, const int *before, int n_before)
         int which = -1, w = set->n_data;
         for (int c = 0; c < w; c++)
             which = !strcmp(set->data_names[c], "which") ? c : which;
-        for (int i = k < n_before ? before[k] : 0; i < set->n && w <= 64; i++) {
+        Dual *row = srd_xcalloc((size_t)w + 1, sizeof(Dual));
+        for (int i = k < n_before ? before[k] : 0; i < set->n; i++) {
             const double *v = &set->data[(size_t)i * w];
             const ElabObstacle *o = which >= 0 ? &f->e->obstacles.a[(int)v[which]] : NULL;
-            Dual row[64];
             for (int c = 0; c < w; c++)
                 row[c] = body_contact_column(f->e, o, set->data_names[c], v[c]);
             elab_record_row(f->e, m, k, i, row);
         }
+        free(row);
     }
 }
 
