@@ -291,8 +291,9 @@ static const char *unsupported(const srd_model *m, const srd_sim *s, srd_method 
 {
     if ((int)method < 0 || method > SRD_RK4)
         return "its method has no derivative";
-    if (method >= SRD_SYMPLECTIC_EULER && *explicit_unsupported(m, s))
-        return explicit_unsupported(m, s);
+    const char *why = method >= SRD_SYMPLECTIC_EULER ? explicit_unsupported(m, s) : "";
+    if (*why)
+        return why;
     if (m->n_bodies && s->controller && control_reads_forces(m))
         return "its `control` block reads force probes of a model with rigid bodies: not derived yet";
     if (s->controller && *control_tangents_unsupported(m))
@@ -358,7 +359,7 @@ static bool save_checkpoint(DynamicRun *r, Segment *seg)
 
 static bool load_checkpoint(DynamicRun *r, const Segment *seg)
 {
-    srd_sim_set_released(&r->b->s, seg->released); /* first: the checkpoint's pairs couple in its system */
+    dyn_set_released(r, seg->released); /* first: the checkpoint's pairs couple in its system */
     FILE *f = fmemopen(seg->checkpoint, seg->size, "rb");
     srd_checkpoint_pos pos;
     char err[256];

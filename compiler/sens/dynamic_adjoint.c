@@ -459,7 +459,7 @@ static void start_adjoint(DynamicRun *r, Tan *adj, double *grad, const int *stat
         Track *t = &r->tracks[k];
         if (status[k] != STATIC_DERIVED)
             continue;
-        srd_sim_set_released(&r->b->s, NULL); /* as start_tangent: the start holds every constraint */
+        dyn_set_released(r, NULL); /* as start_tangent: the start holds every constraint */
         dyn_track_motion(r, t, 0);
         t->at = NAN;
         memcpy(dv, t->dmv, sizeof(double) * (size_t)r->n_dofs);

@@ -76,6 +76,19 @@ void dyn_set_params(DynamicRun *r, const double *params)
     memcpy(r->b->s.params, params, sizeof(double) * (size_t)r->n_params);
 }
 
+/* The sim's releases as `released` says (NULL: none). The params' tracks hold the held DOFs' motion
+ * tangents (dyn_track_motion) at the time they were taken: when the held set changes they are
+ * taken anew, even at the same time (an explicit step's first stage shares the time of the step
+ * before's end, across a release). */
+void dyn_set_released(DynamicRun *r, const unsigned char *released)
+{
+    srd_sim *s = &r->b->s;
+    int n_free = s->solver.sys.n_free;
+    srd_sim_set_released(s, released);
+    for (int k = 0; r->tracks && s->solver.sys.n_free != n_free && k < r->n_params; k++)
+        r->tracks[k].at = NAN;
+}
+
 /* The sim at record x as its step ran: its start (q0, v0, a0, the elements' state), its end q1,
  * its pairs, its params, its time and step. So the runtime leaves a step: forces read at its end
  * are the step's own (sim.h: state_behind). */
@@ -86,10 +99,7 @@ void dyn_put_record(DynamicRun *r, const Record *x)
     memcpy(s->q0, x->q0, bytes), memcpy(s->v0, x->v0, bytes), memcpy(s->a0, x->a0, bytes), memcpy(s->q, x->q1, bytes);
     memcpy(s->v, x->v1, bytes);
     s->method = r->method;
-    int n_free = s->solver.sys.n_free;
-    srd_sim_set_released(s, x->released); /* before the pairs: they couple in the step's system */
-    for (int k = 0; r->tracks && s->solver.sys.n_free != n_free && k < r->n_params; k++)
-        r->tracks[k].at = NAN; /* the held DOFs' motion tangents (dyn_track_motion) are the new set's */
+    dyn_set_released(r, x->released); /* before the pairs: they couple in the step's system */
     if (x->axes) /* a rotation turns the lines: where the step's end held them */
         memcpy(s->slide_axis, x->axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, x);
@@ -517,7 +527,7 @@ void dyn_at_start(DynamicRun *r, const Record *first)
     srd_sim *s = &r->b->s;
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
-    srd_sim_set_released(s, first->released); /* srd_step releases before it takes the acceleration */
+    dyn_set_released(r, first->released); /* srd_step releases before it takes the acceleration */
     memcpy(s->slide_axis, r->start_axes, 3 * sizeof(double) * (size_t)s->m->n_slides);
     hold_pairs(s, first); /* found at the start */
     if (first->params) /* after the first sample, as srd_step takes the acceleration */
@@ -644,7 +654,7 @@ static void start_tangent(DynamicRun *r, int k, Tan *in)
 {
     if (!r->from_equilibrium) { /* the reference, but where prescribed motion puts the driven DOFs */
         Track *t = &r->tracks[k];
-        srd_sim_set_released(&r->b->s, NULL); /* the start: nothing is released before the first step */
+        dyn_set_released(r, NULL); /* the start: nothing is released before the first step */
         dyn_track_motion(r, t, 0); /* the motion alone: the base sim's data are not at t = 0 here */
         t->at = NAN;
         memcpy(in->q, t->geometry ? t->dx0 : t->dmq, sizeof(double) * (size_t)r->n_dofs);
@@ -973,7 +983,7 @@ Instant dyn_at_start_record(DynamicRun *r)
     memcpy(s->q, r->q_start, bytes), memcpy(s->q0, r->q0_start, bytes), memcpy(s->v0, first->v0, bytes);
     memcpy(s->v, first->v0, bytes), memcpy(s->a0, first->a0, bytes);
     s->method = r->method;
-    srd_sim_set_released(s, NULL);
+    dyn_set_released(r, NULL);
     if (s->pairs)
         srd_pairs_hold(s, r->start_pairs, r->n_start_pairs);
     dyn_set_params(r, r->params_start);
@@ -1183,7 +1193,7 @@ static Instant at_sample_view(DynamicRun *r, const Record *x)
     size_t bytes = sizeof(double) * (size_t)r->n_dofs;
     memcpy(s->q, x->q0, bytes), memcpy(s->q0, v->q0, bytes), memcpy(s->v0, v->v0, bytes), memcpy(s->v, x->v0, bytes);
     s->method = r->method;
-    srd_sim_set_released(s, v->released);
+    dyn_set_released(r, v->released);
     if (s->pairs) /* before the state: the pairs' sets are sized by them */
         srd_pairs_hold(s, v->pairs, v->n_pairs);
     for (int k = 0; k < r->n_sets; k++)

@@ -192,6 +192,7 @@ void dyn_tan_free(const DynamicRun *r, Tan *t);
 void dyn_tan_swap(Tan *a, Tan *b);
 double dyn_dot(const double *a, const double *b, size_t n);
 void dyn_set_params(DynamicRun *r, const double *params);
+void dyn_set_released(DynamicRun *r, const unsigned char *released);
 void dyn_put_record(DynamicRun *r, const Record *x);
 void dyn_linearize(DynamicRun *r, const Record *x);
 double *dyn_behind(const DynamicRun *r, const double *q, const double *v);
